@@ -1,0 +1,111 @@
+# Tessera - GNU make. `make demo` and `make test` set everything up on a fresh Debian 12.
+#
+#   make            build ./tessera
+#   make test       install missing packages, build, run every test
+#   make demo       install missing packages, build, replay the bundled example cluster
+#   make bench      run the benchmarks; results in bench/results/
+#   make sanitize   ASan + UBSan build running the whole test suite
+#   make check-style  clang-format dry run
+#   make clean
+
+CC      ?= cc
+BUILD   ?= build
+SAN     ?= 0
+PKGS    := jansson libcurl libuv yaml-0.1 openssl
+
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla \
+           -Wno-missing-field-initializers -Wno-format-truncation
+OPT     := -O2 -g
+ifeq ($(SAN),1)
+OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=undefined
+LDSAN   := -fsanitize=address,undefined
+endif
+CFLAGS  := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -I. $(PKG_CFLAGS) \
+           -MMD -MP $(EXTRA_CFLAGS)
+LDLIBS  := $(PKG_LIBS) -lm
+
+MODULES   := common cel model queueing scheduler kubeclient config
+LIB_SRCS  := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
+LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+CMD_SRCS  := $(wildcard cmd/*.c)
+CMD_OBJS  := $(CMD_SRCS:%.c=$(BUILD)/obj/%.o)
+SUP_SRCS  := $(wildcard tests/support/*.c)
+SUP_OBJS  := $(SUP_SRCS:%.c=$(BUILD)/obj/%.o)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+CONF_SRCS := $(wildcard tests/conformance/*.c)
+CONF_BINS := $(CONF_SRCS:tests/conformance/%.c=$(BUILD)/tests/%)
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
+LIB       := $(BUILD)/libtessera.a
+TESSERA   := $(BUILD)/tessera
+
+.PHONY: all deps test demo bench sanitize check-style format clean tests run-tests
+
+all: tessera
+
+tessera: $(TESSERA)
+	cp $(TESSERA) tessera
+
+deps:
+	@scripts/deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(LIB): $(LIB_OBJS)
+	@mkdir -p $(dir $@)
+	rm -f $@
+	ar rcs $@ $^
+
+$(TESSERA): $(CMD_OBJS) $(LIB)
+	$(CC) $(LDSAN) -o $@ $(CMD_OBJS) $(LIB) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/unit/%.o $(SUP_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $< $(SUP_OBJS) $(LIB) $(LDLIBS) $(CMOCKA_LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/conformance/%.o $(SUP_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $< $(SUP_OBJS) $(LIB) $(LDLIBS) $(CMOCKA_LIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $< $(LIB) $(LDLIBS)
+
+tests: $(TESSERA) $(UNIT_BINS) $(CONF_BINS)
+
+run-tests: tests
+	@scripts/run-tests.sh $(BUILD)
+
+test: deps
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory run-tests
+
+demo: deps
+	@$(MAKE) --no-print-directory all
+	./tessera replay examples/cluster
+
+bench: deps
+	@$(MAKE) --no-print-directory all $(BENCH_BINS)
+	@scripts/run-bench.sh $(BUILD)
+
+sanitize: deps
+	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 run-tests
+
+check-style:
+	@scripts/check-style.sh
+
+format:
+	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf build tessera
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

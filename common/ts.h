@@ -1,0 +1,264 @@
+/*
+ * common/ts.h - the one public header of Tessera's common module (libc only).
+ *
+ * Errors, allocation (with a failure hook for tests), arenas, string interning, growable
+ * buffers with caps, a string-keyed hash map, intrusive lists, vectors, time parsing,
+ * logging, and Kubernetes quantities. Every other module may include this header.
+ */
+#ifndef TS_H
+#define TS_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+/* One table: the enum, the names and the messages are generated from it. */
+#define TS_ERRORS(X)                                                                               \
+  X(OK, "success")                                                                                 \
+  X(ENOMEM, "out of memory")                                                                       \
+  X(EINVAL, "invalid value")                                                                       \
+  X(ERANGE, "value out of range")                                                                  \
+  X(EOVERFLOW, "arithmetic overflow")                                                              \
+  X(EPARSE, "syntax error")                                                                        \
+  X(EIO, "input/output error")                                                                     \
+  X(ENOTFOUND, "not found")                                                                        \
+  X(EEXIST, "already exists")                                                                      \
+  X(ELIMIT, "limit exceeded")                                                                      \
+  X(EUNSUPPORTED, "not supported")                                                                 \
+  X(ETYPE, "wrong type")                                                                           \
+  X(ECONFLICT, "conflict")                                                                         \
+  X(ETIMEOUT, "timed out")                                                                         \
+  X(EHTTP, "HTTP error")                                                                           \
+  X(EAUTH, "authentication or authorization failed")                                               \
+  X(EUNSCHEDULABLE, "cannot be scheduled")
+
+typedef enum ts_rc {
+#define TS__ENUM(name, msg) TS_##name,
+  TS_ERRORS(TS__ENUM)
+#undef TS__ENUM
+      TS__ERR_COUNT
+} ts_rc;
+
+const char *ts_errname(ts_rc rc);  /* "EINVAL"; borrowed, static */
+const char *ts_strerror(ts_rc rc); /* "invalid value"; borrowed, static */
+
+#define TS_ERR_TEXT_MAX 1024
+
+/* A caller-owned error: parsers and loaders fill it and never print. */
+typedef struct ts_err {
+  ts_rc code;                 /* TS_OK when nothing went wrong */
+  int line;                   /* 1-based source line, 0 when unknown */
+  int column;                 /* 1-based source column, 0 when unknown */
+  char text[TS_ERR_TEXT_MAX]; /* the whole human-readable message */
+} ts_err;
+
+void ts_err_clear(ts_err *e);
+/* Sets code and text (printf format) and returns code. e may be NULL. */
+ts_rc ts_err_set(ts_err *e, ts_rc code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+ts_rc ts_err_vset(ts_err *e, ts_rc code, const char *fmt, va_list ap);
+/* Prepends "PREFIX: " to the existing text; returns e->code. e may be NULL. */
+ts_rc ts_err_prefix(ts_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- allocation ------------------------------------------------------------------------ */
+
+/* malloc-family wrappers. All return NULL on failure (never abort). Tests can make the Nth
+ * allocation from now fail with ts_alloc_fail_after(N) (0 = the next one); -1 disables. */
+void *ts_malloc(size_t n);
+void *ts_calloc(size_t n, size_t size);
+void *ts_realloc(void *p, size_t n);
+void ts_free(void *p);
+char *ts_strdup(const char *s);            /* returns new */
+char *ts_strndup(const char *s, size_t n); /* returns new, NUL-terminated */
+void *ts_memdup(const void *p, size_t n);  /* returns new */
+void ts_alloc_fail_after(long n);
+bool ts_alloc_failed(void); /* true once an injected failure has happened since the last arm */
+
+/* ---- arenas ---------------------------------------------------------------------------- */
+
+typedef struct ts_arena_chunk ts_arena_chunk;
+
+/* A bump allocator: many small allocations, freed all at once. */
+typedef struct ts_arena {
+  ts_arena_chunk *head; /* private: newest chunk first */
+  size_t chunk_size;    /* private: default chunk payload size */
+  size_t used;          /* read-only: bytes handed out since the last reset */
+} ts_arena;
+
+void ts_arena_init(ts_arena *a, size_t chunk_size);
+/* Returns borrowed memory aligned to 16, valid until reset/free; NULL when out of memory. */
+void *ts_arena_alloc(ts_arena *a, size_t n);
+char *ts_arena_strndup(ts_arena *a, const char *s, size_t n);
+/* Forgets everything allocated; keeps one chunk for reuse. */
+void ts_arena_reset(ts_arena *a);
+void ts_arena_free(ts_arena *a);
+
+/* ---- interning ------------------------------------------------------------------------- */
+
+/* Returns the unique copy of the string (borrowed, valid for the process lifetime), so that
+ * equal interned strings compare equal as pointers. NULL only when out of memory.
+ * Intern vocabulary (label keys, resource names, namespaces, node names, drivers), not
+ * per-object identities such as pod names or uids: interned strings are never freed. */
+const char *ts_intern(const char *s, size_t len);
+const char *ts_intern_cstr(const char *s);
+size_t ts_intern_count(void); /* number of distinct interned strings (for tests, stats) */
+
+/* ---- growable buffers with a cap ------------------------------------------------------- */
+
+typedef struct ts_buf {
+  char *data; /* read-only: NUL-terminated contents (NULL until the first append) */
+  size_t len; /* read-only: bytes used, without the NUL */
+  size_t cap; /* private: bytes allocated */
+  size_t max; /* private: maximum len; exceeding it is TS_ELIMIT */
+} ts_buf;
+
+#define TS_BUF_DEFAULT_MAX ((size_t)64 << 20)
+
+void ts_buf_init(ts_buf *b, size_t max);
+ts_rc ts_buf_append(ts_buf *b, const void *p, size_t n);
+ts_rc ts_buf_puts(ts_buf *b, const char *s);
+ts_rc ts_buf_putc(ts_buf *b, char c);
+ts_rc ts_buf_printf(ts_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+ts_rc ts_buf_vprintf(ts_buf *b, const char *fmt, va_list ap);
+void ts_buf_reset(ts_buf *b); /* len = 0, keeps memory */
+void ts_buf_free(ts_buf *b);
+/* Hands the contents to the caller (returns new, never NULL: "" when empty) and resets b. */
+char *ts_buf_steal(ts_buf *b);
+/* Appends s as a JSON string literal, with quotes and escapes. */
+ts_rc ts_buf_put_json_string(ts_buf *b, const char *s);
+
+/* Copies at most cap-1 bytes and always terminates; returns strlen(src). */
+size_t ts_strlcpy(char *dst, const char *src, size_t cap);
+
+/* ---- string-keyed hash map ------------------------------------------------------------- */
+
+typedef struct ts_map_slot {
+  const char *key; /* borrowed: the caller keeps keys alive while they are in the map */
+  size_t len;      /* key length */
+  uint64_t hash;   /* full hash of the key */
+  void *value;     /* the caller's value */
+} ts_map_slot;
+
+/* Open addressing with linear probing and backward-shift deletion: no tombstones. */
+typedef struct ts_map {
+  ts_map_slot *slots; /* private */
+  size_t cap;         /* private: power of two, or 0 */
+  size_t count;       /* read-only: number of entries */
+} ts_map;
+
+uint64_t ts_hash(const void *p, size_t n); /* 64-bit FNV-1a-style hash with a finaliser */
+void ts_map_init(ts_map *m);
+void ts_map_free(ts_map *m); /* frees the table, not keys or values */
+void *ts_map_get(const ts_map *m, const char *key, size_t len);
+/* Inserts or replaces. *old (if non-NULL) receives the replaced value or NULL. */
+ts_rc ts_map_put(ts_map *m, const char *key, size_t len, void *value, void **old);
+/* Removes and returns the value, or NULL when absent. */
+void *ts_map_del(ts_map *m, const char *key, size_t len);
+/* Iteration: for (size_t i = 0; ts_map_next(m, &i, &slot);) visits each entry once. Mutating
+ * the map during iteration is not allowed. */
+bool ts_map_next(const ts_map *m, size_t *iter, const ts_map_slot **slot);
+
+/* ---- intrusive lists ------------------------------------------------------------------- */
+
+typedef struct ts_list {
+  struct ts_list *prev, *next;
+} ts_list;
+
+#define ts_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+static inline void ts_list_init(ts_list *h) {
+  h->prev = h->next = h;
+}
+static inline bool ts_list_empty(const ts_list *h) {
+  return h->next == h;
+}
+static inline void ts_list_insert_tail(ts_list *h, ts_list *n) {
+  n->next = h;
+  n->prev = h->prev;
+  h->prev->next = n;
+  h->prev = n;
+}
+static inline void ts_list_remove(ts_list *n) {
+  n->prev->next = n->next;
+  n->next->prev = n->prev;
+  n->prev = n->next = n;
+}
+#define ts_list_foreach(it, head) for ((it) = (head)->next; (it) != (head); (it) = (it)->next)
+
+/* ---- vectors --------------------------------------------------------------------------- */
+
+/* A growable array of T: TS_VEC(int) v = {0}; ts_vec_push(&v, 3) returns ts_rc. */
+#define TS_VEC(T)                                                                                  \
+  struct {                                                                                         \
+    T *v;                                                                                          \
+    size_t n, cap;                                                                                 \
+  }
+ts_rc ts__vec_grow(void **v, size_t *cap, size_t need, size_t elem);
+#define ts_vec_reserve(vec, need)                                                                  \
+  ((need) <= (vec)->cap                                                                            \
+       ? TS_OK                                                                                     \
+       : ts__vec_grow((void **)&(vec)->v, &(vec)->cap, (need), sizeof(*(vec)->v)))
+#define ts_vec_push(vec, item)                                                                     \
+  (ts_vec_reserve((vec), (vec)->n + 1) != TS_OK ? TS_ENOMEM                                        \
+                                                : ((vec)->v[(vec)->n++] = (item), TS_OK))
+#define ts_vec_free(vec) (ts_free((vec)->v), (vec)->v = NULL, (vec)->n = (vec)->cap = 0)
+
+/* ---- time ------------------------------------------------------------------------------ */
+
+/* Parses an RFC 3339 timestamp ("2026-12-02T12:00:00Z", fractions and offsets allowed) into
+ * nanoseconds since the Unix epoch. */
+ts_rc ts_time_parse(const char *s, int64_t *unix_ns);
+/* Formats as RFC 3339 UTC with second precision ("2026-12-02T12:00:00Z"). */
+void ts_time_format(int64_t unix_ns, char *out, size_t cap);
+
+/* ---- logging --------------------------------------------------------------------------- */
+
+typedef enum ts_log_level { TS_LOG_DEBUG, TS_LOG_INFO, TS_LOG_WARN, TS_LOG_ERROR } ts_log_level;
+void ts_log_set_level(ts_log_level l);
+void ts_log(ts_log_level l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- Kubernetes quantities ------------------------------------------------------------- */
+
+typedef enum ts_qformat {
+  TS_QFMT_DECIMAL_SI,  /* m, k, M, G, ... or none */
+  TS_QFMT_BINARY_SI,   /* Ki, Mi, ... Ei */
+  TS_QFMT_DECIMAL_EXP, /* 1e3, 5E-2 */
+} ts_qformat;
+
+/* An exact decimal value, mantissa x 10^scale, and the format it was written in (which only
+ * matters for printing, as in Kubernetes). Values finer than 10^-9 are rounded up on parse,
+ * as Kubernetes does. A value whose mantissa does not fit in int64 is TS_EOVERFLOW. */
+typedef struct ts_quantity {
+  int64_t mant;      /* mantissa; kept without trailing zero digits */
+  int32_t scale;     /* power of ten */
+  ts_qformat format; /* how Kubernetes would print it */
+} ts_quantity;
+
+#define TS_QUANTITY_STR_MAX 48
+
+ts_rc ts_quantity_parse(const char *s, ts_quantity *out, ts_err *err);
+ts_rc ts_quantity_parse_n(const char *s, size_t len, ts_quantity *out, ts_err *err);
+ts_quantity ts_quantity_from_int(int64_t v, ts_qformat format);
+ts_quantity ts_quantity_from_milli(int64_t milli, ts_qformat format);
+/* -1, 0, 1 as a <, ==, > b. Exact for every representable value. */
+int ts_quantity_cmp(const ts_quantity *a, const ts_quantity *b);
+/* Results keep a's format (as Kubernetes' Add/Sub). TS_EOVERFLOW when unrepresentable. */
+ts_rc ts_quantity_add(const ts_quantity *a, const ts_quantity *b, ts_quantity *out);
+ts_rc ts_quantity_sub(const ts_quantity *a, const ts_quantity *b, ts_quantity *out);
+ts_rc ts_quantity_mul_int(const ts_quantity *a, int64_t k, ts_quantity *out);
+int ts_quantity_sign(const ts_quantity *q);
+bool ts_quantity_is_zero(const ts_quantity *q);
+/* Value rounded up to an integer (Kubernetes' Value()); TS_EOVERFLOW when out of int64. */
+ts_rc ts_quantity_value(const ts_quantity *q, int64_t *out);
+/* Value x 1000 rounded up (Kubernetes' MilliValue()). */
+ts_rc ts_quantity_milli(const ts_quantity *q, int64_t *out);
+/* True when the value is a whole number. */
+bool ts_quantity_is_integer(const ts_quantity *q);
+double ts_quantity_approx(const ts_quantity *q);
+/* Canonical text exactly as kubectl prints it ("1536Mi", "1500m", "1k", "5e-3").
+ * out must hold TS_QUANTITY_STR_MAX bytes. */
+void ts_quantity_format(const ts_quantity *q, char *out);
+
+#endif
