@@ -1,0 +1,138 @@
+/* config/input.c - loading snapshot files and directories into objects. */
+#include "config/config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+ts_rc cfg_read_file(const char *path, char **out, size_t *len, ts_err *err) {
+  FILE *f = fopen(path, "rb");
+  ts_buf b;
+  char chunk[65536];
+  size_t n;
+  ts_rc rc = TS_OK;
+  if (!f) return ts_err_set(err, TS_EIO, "%s: %s", path, strerror(errno));
+  ts_buf_init(&b, CFG_FILE_MAX);
+  while (rc == TS_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    rc = ts_buf_append(&b, chunk, n);
+  if (rc == TS_OK && ferror(f))
+    rc = ts_err_set(err, TS_EIO, "%s: read error", path);
+  else if (rc == TS_ELIMIT)
+    ts_err_set(err, rc, "%s: larger than %d bytes", path, CFG_FILE_MAX);
+  else if (rc != TS_OK)
+    ts_err_set(err, rc, "%s: %s", path, ts_strerror(rc));
+  fclose(f);
+  if (rc != TS_OK) {
+    ts_buf_free(&b);
+    return rc;
+  }
+  *len = b.len;
+  *out = ts_buf_steal(&b);
+  return *out ? TS_OK : ts_err_set(err, TS_ENOMEM, "out of memory");
+}
+
+static bool has_suffix(const char *s, const char *suf) {
+  size_t n = strlen(s), k = strlen(suf);
+  return n >= k && !strcmp(s + n - k, suf);
+}
+
+static bool looks_like_json(const char *path, const char *text) {
+  if (has_suffix(path, ".json")) return true;
+  if (has_suffix(path, ".yaml") || has_suffix(path, ".yml")) return false;
+  while (*text == ' ' || *text == '\t' || *text == '\r' || *text == '\n') text++;
+  return *text == '{' || *text == '[';
+}
+
+/* Passes a document to fn: each item of a List, or the object itself. */
+static ts_rc emit_doc(const cfg_doc *d, const char *file, cfg_object_fn fn, void *ud) {
+  json_t *kind = json_object_get(d->value, "kind");
+  json_t *items = json_object_get(d->value, "items");
+  const char *k = json_string_value(kind);
+  if (k && has_suffix(k, "List") && (json_is_array(items) || json_is_null(items))) {
+    size_t i;
+    json_t *item;
+    json_array_foreach(items, i, item) {
+      int line = i < d->nitems ? d->item_lines[i] : 0;
+      ts_rc rc = fn(ud, item, file, line, (int)i);
+      if (rc != TS_OK) return rc;
+    }
+    return TS_OK;
+  }
+  return fn(ud, d->value, file, d->line, -1);
+}
+
+/* Loads one file; syntax errors go to on_error and do not stop the walk. */
+static ts_rc load_file(const char *path, cfg_object_fn fn, cfg_error_fn on_error, void *ud) {
+  char *text = NULL;
+  size_t len = 0;
+  cfg_docs docs = {0};
+  ts_err err;
+  ts_rc rc;
+  ts_err_clear(&err);
+  rc = cfg_read_file(path, &text, &len, &err);
+  if (rc == TS_OK) {
+    rc = looks_like_json(path, text) ? cfg_json_parse(text, len, &docs, &err)
+                                     : cfg_yaml_parse(text, len, &docs, &err);
+    if (rc != TS_OK) ts_err_prefix(&err, "%s", path);
+  }
+  /* Documents before a syntax error in a YAML stream still load. */
+  for (size_t i = 0; i < docs.n; i++) {
+    ts_rc frc = emit_doc(&docs.v[i], path, fn, ud);
+    if (frc != TS_OK) {
+      cfg_docs_free(&docs);
+      ts_free(text);
+      return frc;
+    }
+  }
+  if (rc != TS_OK && on_error) on_error(ud, &err);
+  cfg_docs_free(&docs);
+  ts_free(text);
+  return TS_OK;
+}
+
+static int name_cmp(const struct dirent **a, const struct dirent **b) {
+  return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static ts_rc load_dir(const char *path, int depth, cfg_object_fn fn, cfg_error_fn on_error,
+                      void *ud) {
+  struct dirent **ents = NULL;
+  int n = scandir(path, &ents, NULL, name_cmp);
+  ts_rc rc = TS_OK;
+  if (n < 0) {
+    ts_err err;
+    ts_err_set(&err, TS_EIO, "%s: %s", path, strerror(errno));
+    if (on_error) on_error(ud, &err);
+    return TS_OK;
+  }
+  for (int i = 0; i < n; i++) {
+    const char *name = ents[i]->d_name;
+    char child[4096];
+    struct stat st;
+    if (rc != TS_OK || name[0] == '.') continue;
+    snprintf(child, sizeof child, "%s/%s", path, name);
+    if (stat(child, &st) != 0) continue;
+    if (S_ISDIR(st.st_mode) && depth < 32)
+      rc = load_dir(child, depth + 1, fn, on_error, ud);
+    else if (S_ISREG(st.st_mode) &&
+             (has_suffix(name, ".json") || has_suffix(name, ".yaml") || has_suffix(name, ".yml")))
+      rc = load_file(child, fn, on_error, ud);
+  }
+  for (int i = 0; i < n; i++) free(ents[i]);
+  free(ents);
+  return rc;
+}
+
+ts_rc cfg_load_path(const char *path, cfg_object_fn fn, cfg_error_fn on_error, void *ud) {
+  struct stat st;
+  if (stat(path, &st) != 0) {
+    ts_err err;
+    ts_err_set(&err, TS_EIO, "%s: %s", path, strerror(errno));
+    if (on_error) on_error(ud, &err);
+    return TS_EIO;
+  }
+  if (S_ISDIR(st.st_mode)) return load_dir(path, 0, fn, on_error, ud);
+  return load_file(path, fn, on_error, ud);
+}

@@ -1,0 +1,180 @@
+/* Unit tests of config/: YAML to JSON conversion, JSON parsing, path loading. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config/config.h"
+
+static json_t *one(const char *yaml) {
+  cfg_docs docs = {0};
+  ts_err e;
+  json_t *v;
+  ts_err_clear(&e);
+  if (cfg_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
+  assert_int_equal(docs.n, 1);
+  v = json_incref(docs.v[0].value);
+  cfg_docs_free(&docs);
+  return v;
+}
+
+static void test_scalars(void **state) {
+  json_t *v = one("a: 1\nb: \"1\"\nc: true\nd: 'false'\ne: ~\nf: 1.5\ng: 0x1f\nh: hello\n"
+                  "i: 40Gi\nj: !!str 12\nk: -7\nl: 12345678901234567890123\nm: ''\n");
+  (void)state;
+  assert_int_equal(json_integer_value(json_object_get(v, "a")), 1);
+  assert_string_equal(json_string_value(json_object_get(v, "b")), "1");
+  assert_true(json_is_true(json_object_get(v, "c")));
+  assert_string_equal(json_string_value(json_object_get(v, "d")), "false");
+  assert_true(json_is_null(json_object_get(v, "e")));
+  assert_true(json_real_value(json_object_get(v, "f")) == 1.5);
+  assert_int_equal(json_integer_value(json_object_get(v, "g")), 31);
+  assert_string_equal(json_string_value(json_object_get(v, "h")), "hello");
+  assert_string_equal(json_string_value(json_object_get(v, "i")), "40Gi");
+  assert_string_equal(json_string_value(json_object_get(v, "j")), "12");
+  assert_int_equal(json_integer_value(json_object_get(v, "k")), -7);
+  assert_true(json_is_real(json_object_get(v, "l")));
+  assert_string_equal(json_string_value(json_object_get(v, "m")), "");
+  json_decref(v);
+}
+
+static void test_structure_and_lines(void **state) {
+  const char *y = "# comment\n---\napiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata:\n"
+                  "    name: a\n- kind: Pod\n  metadata: {name: b}\n---\n---\nkind: Node\n";
+  cfg_docs docs = {0};
+  ts_err e;
+  (void)state;
+  assert_int_equal(cfg_yaml_parse(y, strlen(y), &docs, &e), TS_OK);
+  assert_int_equal(docs.n, 2); /* the empty document is skipped */
+  assert_int_equal(docs.v[0].line, 3);
+  assert_int_equal(docs.v[0].nitems, 2);
+  assert_int_equal(docs.v[0].item_lines[0], 6);
+  assert_int_equal(docs.v[0].item_lines[1], 9);
+  assert_int_equal(docs.v[1].line, 13);
+  assert_string_equal(
+      json_string_value(json_object_get(
+          json_object_get(json_array_get(json_object_get(docs.v[0].value, "items"), 1), "metadata"),
+          "name")),
+      "b");
+  cfg_docs_free(&docs);
+}
+
+static void test_anchors_merge(void **state) {
+  json_t *v = one("base: &b {cpu: '1', memory: 1Gi}\nx: *b\ny:\n  <<: *b\n  cpu: '2'\n");
+  (void)state;
+  assert_string_equal(json_string_value(json_object_get(json_object_get(v, "x"), "memory")), "1Gi");
+  assert_string_equal(json_string_value(json_object_get(json_object_get(v, "y"), "cpu")), "2");
+  assert_string_equal(json_string_value(json_object_get(json_object_get(v, "y"), "memory")), "1Gi");
+  json_decref(v);
+}
+
+static void expect_error(const char *yaml, int line, const char *substr) {
+  cfg_docs docs = {0};
+  ts_err e;
+  ts_err_clear(&e);
+  assert_int_not_equal(cfg_yaml_parse(yaml, strlen(yaml), &docs, &e), TS_OK);
+  if (line) assert_int_equal(e.line, line);
+  if (!strstr(e.text, substr)) fail_msg("error \"%s\" lacks \"%s\"", e.text, substr);
+  cfg_docs_free(&docs);
+}
+
+static void test_errors(void **state) {
+  ts_buf b;
+  (void)state;
+  expect_error("a: 1\nb: [1, 2\n", 0, "line");
+  expect_error("a: *nope\n", 1, "unknown anchor");
+  expect_error("a: b: c\n", 1, "line 1");
+  expect_error("? [a]\n: 1\n", 1, "scalars");
+  /* Deep nesting is refused, not a stack overflow. */
+  ts_buf_init(&b, 0);
+  for (int i = 0; i < 300; i++) ts_buf_puts(&b, "[");
+  for (int i = 0; i < 300; i++) ts_buf_puts(&b, "]");
+  expect_error(b.data, 1, "nesting too deep");
+  /* An alias bomb is refused. */
+  ts_buf_reset(&b);
+  ts_buf_puts(&b, "a: &a [x]\n");
+  for (int i = 0; i < 20; i++) {
+    ts_buf_printf(&b, "b%d: [*a", i);
+    for (int j = 0; j < 600; j++) ts_buf_puts(&b, ", *a");
+    ts_buf_puts(&b, "]\n");
+  }
+  expect_error(b.data, 0, "too many alias references");
+  ts_buf_free(&b);
+}
+
+typedef struct seen {
+  char names[16][64];
+  int lines[16];
+  int n, errors;
+  char last_error[512];
+} seen;
+
+static ts_rc on_obj(void *ud, json_t *obj, const char *file, int line, int index) {
+  seen *s = ud;
+  json_t *md = json_object_get(obj, "metadata");
+  (void)file, (void)index;
+  snprintf(s->names[s->n], 64, "%s", json_string_value(json_object_get(md, "name")));
+  s->lines[s->n++] = line;
+  return TS_OK;
+}
+
+static void on_err(void *ud, const ts_err *e) {
+  seen *s = ud;
+  s->errors++;
+  snprintf(s->last_error, sizeof s->last_error, "%s", e->text);
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+static void test_load_path(void **state) {
+  char dir[] = "/tmp/tessera-cfg-XXXXXX", p[256];
+  seen s = {0};
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(p, sizeof p, "%s/b.yaml", dir);
+  write_file(p, "kind: Pod\nmetadata: {name: y1}\n---\nkind: Pod\nmetadata: {name: y2}\n");
+  snprintf(p, sizeof p, "%s/a.json", dir);
+  write_file(p, "{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"name\":\"j1\"}},"
+                "{\"metadata\":{\"name\":\"j2\"}}]}");
+  snprintf(p, sizeof p, "%s/sub", dir);
+  mkdir(p, 0700);
+  snprintf(p, sizeof p, "%s/sub/c.yml", dir);
+  write_file(p, "kind: Node\nmetadata: {name: n1}\n---\nbad: [\n");
+  snprintf(p, sizeof p, "%s/notes.txt", dir);
+  write_file(p, "ignored");
+  assert_int_equal(cfg_load_path(dir, on_obj, on_err, &s), TS_OK);
+  /* Sorted order: a.json, b.yaml, sub/c.yml; the broken document is an error that names the
+   * file and line, and the rest still loads. */
+  assert_int_equal(s.n, 5);
+  assert_string_equal(s.names[0], "j1");
+  assert_string_equal(s.names[1], "j2");
+  assert_string_equal(s.names[2], "y1");
+  assert_string_equal(s.names[3], "y2");
+  assert_int_equal(s.lines[3], 4);
+  assert_string_equal(s.names[4], "n1");
+  assert_int_equal(s.errors, 1);
+  assert_non_null(strstr(s.last_error, "sub/c.yml: line 5"));
+  assert_int_equal(cfg_load_path("/nonexistent/x", on_obj, on_err, &s), TS_EIO);
+  snprintf(p, sizeof p, "rm -rf %s", dir);
+  assert_int_equal(system(p), 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_scalars),       cmocka_unit_test(test_structure_and_lines),
+      cmocka_unit_test(test_anchors_merge), cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_load_path),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
