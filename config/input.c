@@ -52,10 +52,16 @@ static ts_rc emit_doc(const cfg_doc *d, const char *file, cfg_object_fn fn, void
   const char *k = json_string_value(kind);
   if (k && has_suffix(k, "List") && (json_is_array(items) || json_is_null(items))) {
     size_t i;
-    json_t *item;
+    json_t *item, *api = json_object_get(d->value, "apiVersion");
     json_array_foreach(items, i, item) {
       int line = i < d->nitems ? d->item_lines[i] : 0;
-      ts_rc rc = fn(ud, item, file, line, (int)i);
+      ts_rc rc;
+      /* Items of built-in List kinds (PodList, ...) omit kind and apiVersion. */
+      if (json_is_object(item) && !json_object_get(item, "kind") && strcmp(k, "List") != 0) {
+        json_object_set_new(item, "kind", json_stringn(k, strlen(k) - 4));
+        if (api && !json_object_get(item, "apiVersion")) json_object_set(item, "apiVersion", api);
+      }
+      rc = fn(ud, item, file, line, (int)i);
       if (rc != TS_OK) return rc;
     }
     return TS_OK;

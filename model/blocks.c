@@ -1,0 +1,296 @@
+/* model/blocks.c - decoders of the building blocks several kinds share: labels, label and
+ * node selectors, taints, tolerations and resource lists. */
+#include "model/model_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LAST_APPLIED "kubectl.kubernetes.io/last-applied-configuration"
+
+static int kv_cmp(const void *a, const void *b) {
+  return strcmp(((const model_kv *)a)->key, ((const model_kv *)b)->key);
+}
+
+ts_rc model__labels(mdec *d, json_t *parent, const char *key, bool owned_values,
+                    model_labels *out) {
+  ts_rc rc;
+  json_t *obj = model__object(d, parent, key, &rc), *v;
+  const char *k;
+  size_t mark;
+  if (rc != TS_OK || !obj || !json_object_size(obj)) return rc;
+  rc = model__alloc_array(d, json_object_size(obj), sizeof *out->v, (void **)&out->v);
+  if (rc != TS_OK) return rc;
+  mark = model__push(d, key);
+  json_object_foreach(obj, k, v) {
+    model_kv *kv = &out->v[out->n];
+    if (owned_values && !strcmp(k, LAST_APPLIED)) continue;
+    if (!json_is_string(v)) {
+      model__push_key(d, k);
+      return model__fail(d, TS_EINVAL, "must be a string");
+    }
+    kv->key = ts_intern_cstr(k);
+    kv->value =
+        owned_values ? ts_strdup(json_string_value(v)) : ts_intern_cstr(json_string_value(v));
+    if (!kv->key || !kv->value) return model__fail(d, TS_ENOMEM, "out of memory");
+    out->n++;
+  }
+  model__pop(d, mark);
+  qsort(out->v, out->n, sizeof *out->v, kv_cmp);
+  return TS_OK;
+}
+
+void model__labels_free(model_labels *l, bool owned_values) {
+  if (owned_values)
+    for (uint32_t i = 0; i < l->n; i++) ts_free((char *)l->v[i].value);
+  ts_free(l->v);
+  l->v = NULL;
+  l->n = 0;
+}
+
+/* Reads one {key, operator, values} requirement; allow_num admits Gt / Lt. */
+static ts_rc decode_req(mdec *d, json_t *e, model_req *r, bool allow_num, bool field) {
+  static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+  int op = -1;
+  ts_rc rc;
+  if ((rc = model__intern(d, e, "key", &r->key, true)) != TS_OK) return rc;
+  if (!json_object_get(e, "operator")) return model__fail_at(d, "operator", "is required");
+  if ((rc = model__enum(d, e, "operator", ops, allow_num ? 6 : 4, &op)) != TS_OK) return rc;
+  r->op = (model_sel_op)op;
+  if ((rc = model__strings(d, e, "values", &r->values, &r->nvalues)) != TS_OK) return rc;
+  if (field && strcmp(r->key, "metadata.name") != 0)
+    return model__fail_at(d, "key", "not a supported field selector: \"%s\"", r->key);
+  if (field && r->op != MODEL_OP_IN && r->op != MODEL_OP_NOT_IN)
+    return model__fail_at(d, "operator", "not a valid selector operator for fields");
+  switch (r->op) {
+  case MODEL_OP_IN:
+  case MODEL_OP_NOT_IN:
+    if (!r->nvalues)
+      return model__fail_at(d, "values", "must be specified when `operator` is 'In' or 'NotIn'");
+    break;
+  case MODEL_OP_EXISTS:
+  case MODEL_OP_DOES_NOT_EXIST:
+    if (r->nvalues)
+      return model__fail_at(d, "values",
+                            "may not be specified when `operator` is 'Exists' or 'DoesNotExist'");
+    break;
+  default: {
+    char *end;
+    if (r->nvalues != 1)
+      return model__fail_at(d, "values",
+                            "must be specified single value when `operator` is 'Lt' or 'Gt'");
+    errno = 0;
+    r->num = strtoll(r->values[0], &end, 10);
+    if (errno || *end || !*r->values[0])
+      return model__fail_at(d, "values", "must be an integer for 'Gt' or 'Lt': \"%s\"",
+                            r->values[0]);
+  }
+  }
+  return TS_OK;
+}
+
+static void reqs_free(model_req *r, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) ts_free(r[i].values);
+  ts_free(r);
+}
+
+/* Decodes parent[key], a list of requirements, appending to *reqs. */
+static ts_rc decode_reqs(mdec *d, json_t *parent, const char *key, bool allow_num, bool field,
+                         model_req **reqs, uint32_t *n) {
+  ts_rc rc;
+  json_t *arr = model__array(d, parent, key, &rc), *e;
+  size_t i, mark;
+  model_req *nr;
+  if (rc != TS_OK || !arr || !json_array_size(arr)) return rc;
+  nr = ts_realloc(*reqs, (*n + json_array_size(arr)) * sizeof *nr);
+  if (!nr) return model__fail(d, TS_ENOMEM, "out of memory");
+  *reqs = nr;
+  mark = model__push(d, key);
+  json_array_foreach(arr, i, e) {
+    size_t m2 = model__push_index(d, i);
+    model_req *r = &nr[(*n)++];
+    memset(r, 0, sizeof *r);
+    if (!json_is_object(e)) return model__fail(d, TS_EINVAL, "must be an object");
+    if ((rc = decode_req(d, e, r, allow_num, field)) != TS_OK) return rc;
+    model__pop(d, m2);
+  }
+  model__pop(d, mark);
+  return TS_OK;
+}
+
+ts_rc model__label_selector(mdec *d, json_t *parent, const char *key, model_label_selector *out) {
+  ts_rc rc;
+  json_t *sel = model__object(d, parent, key, &rc), *ml, *v;
+  const char *k;
+  size_t mark;
+  if (rc != TS_OK || !sel) return rc;
+  out->present = true;
+  mark = model__push(d, key);
+  ml = model__object(d, sel, "matchLabels", &rc);
+  if (rc != TS_OK) return rc;
+  if (ml && json_object_size(ml)) {
+    out->reqs = ts_calloc(json_object_size(ml), sizeof *out->reqs);
+    if (!out->reqs) return model__fail(d, TS_ENOMEM, "out of memory");
+    json_object_foreach(ml, k, v) {
+      model_req *r = &out->reqs[out->nreqs++];
+      if (!json_is_string(v)) {
+        model__push(d, "matchLabels");
+        model__push_key(d, k);
+        return model__fail(d, TS_EINVAL, "must be a string");
+      }
+      r->key = ts_intern_cstr(k);
+      r->op = MODEL_OP_IN;
+      r->values = ts_malloc(sizeof *r->values);
+      if (!r->key || !r->values) return model__fail(d, TS_ENOMEM, "out of memory");
+      r->values[0] = ts_intern_cstr(json_string_value(v));
+      r->nvalues = 1;
+    }
+  }
+  rc = decode_reqs(d, sel, "matchExpressions", false, false, &out->reqs, &out->nreqs);
+  if (rc == TS_OK) model__pop(d, mark);
+  return rc;
+}
+
+void model__label_selector_free(model_label_selector *s) {
+  reqs_free(s->reqs, s->nreqs);
+  s->reqs = NULL;
+  s->nreqs = 0;
+}
+
+ts_rc model__node_selector(mdec *d, json_t *parent, const char *key, model_node_selector *out) {
+  ts_rc rc;
+  json_t *sel = model__object(d, parent, key, &rc), *terms, *t;
+  size_t i, mark, m2;
+  if (rc != TS_OK || !sel) return rc;
+  mark = model__push(d, key);
+  terms = model__array(d, sel, "nodeSelectorTerms", &rc);
+  if (rc != TS_OK) return rc;
+  if (!terms || !json_array_size(terms))
+    return model__fail_at(d, "nodeSelectorTerms", "must have at least one node selector term");
+  rc = model__alloc_array(d, json_array_size(terms), sizeof *out->terms, (void **)&out->terms);
+  if (rc != TS_OK) return rc;
+  out->nterms = (uint32_t)json_array_size(terms);
+  m2 = model__push(d, "nodeSelectorTerms");
+  json_array_foreach(terms, i, t) {
+    model_node_term *term = &out->terms[i];
+    size_t m3 = model__push_index(d, i);
+    if (!json_is_object(t)) return model__fail(d, TS_EINVAL, "must be an object");
+    if ((rc = decode_reqs(d, t, "matchExpressions", true, false, &term->exprs, &term->nexprs)) ||
+        (rc = decode_reqs(d, t, "matchFields", false, true, &term->fields, &term->nfields)))
+      return rc;
+    model__pop(d, m3);
+  }
+  model__pop(d, m2);
+  model__pop(d, mark);
+  return TS_OK;
+}
+
+void model__node_selector_free(model_node_selector *s) {
+  for (uint32_t i = 0; i < s->nterms; i++) {
+    reqs_free(s->terms[i].exprs, s->terms[i].nexprs);
+    reqs_free(s->terms[i].fields, s->terms[i].nfields);
+  }
+  ts_free(s->terms);
+  s->terms = NULL;
+  s->nterms = 0;
+}
+
+static const char *const effect_names[] = {NULL, "NoSchedule", "PreferNoSchedule", "NoExecute"};
+
+ts_rc model__taints(mdec *d, json_t *parent, const char *key, model_taint **out, uint32_t *n) {
+  ts_rc rc;
+  json_t *arr = model__array(d, parent, key, &rc), *t;
+  size_t i, mark;
+  if (rc != TS_OK || !arr) return rc;
+  if ((rc = model__alloc_array(d, json_array_size(arr), sizeof **out, (void **)out)) != TS_OK)
+    return rc;
+  *n = (uint32_t)json_array_size(arr);
+  mark = model__push(d, key);
+  json_array_foreach(arr, i, t) {
+    model_taint *x = &(*out)[i];
+    int eff = 0;
+    size_t m2 = model__push_index(d, i);
+    x->value = ts_intern_cstr("");
+    if (!json_is_object(t)) return model__fail(d, TS_EINVAL, "must be an object");
+    if ((rc = model__intern(d, t, "key", &x->key, true)) ||
+        (rc = model__intern(d, t, "value", &x->value, false)))
+      return rc;
+    if (!json_object_get(t, "effect")) return model__fail_at(d, "effect", "is required");
+    if ((rc = model__enum(d, t, "effect", effect_names, 4, &eff)) != TS_OK) return rc;
+    x->effect = (model_effect)eff;
+    model__pop(d, m2);
+  }
+  model__pop(d, mark);
+  return TS_OK;
+}
+
+ts_rc model__tolerations(mdec *d, json_t *parent, const char *key, model_toleration **out,
+                         uint32_t *n) {
+  static const char *const op_names[] = {"Equal", "Exists"};
+  ts_rc rc;
+  json_t *arr = model__array(d, parent, key, &rc), *t;
+  size_t i, mark;
+  if (rc != TS_OK || !arr) return rc;
+  if ((rc = model__alloc_array(d, json_array_size(arr), sizeof **out, (void **)out)) != TS_OK)
+    return rc;
+  *n = (uint32_t)json_array_size(arr);
+  mark = model__push(d, key);
+  json_array_foreach(arr, i, t) {
+    model_toleration *x = &(*out)[i];
+    int op = 0, eff = 0;
+    size_t m2 = model__push_index(d, i);
+    x->key = x->value = ts_intern_cstr("");
+    if (!json_is_object(t)) return model__fail(d, TS_EINVAL, "must be an object");
+    if ((rc = model__intern(d, t, "key", &x->key, false)) ||
+        (rc = model__intern(d, t, "value", &x->value, false)) ||
+        (rc = model__enum(d, t, "operator", op_names, 2, &op)) ||
+        (rc = model__enum(d, t, "effect", effect_names, 4, &eff)))
+      return rc;
+    x->exists = op == 1;
+    x->effect = (model_effect)eff;
+    if (x->exists && *x->value)
+      return model__fail_at(d, "operator", "value must be empty when `operator` is 'Exists'");
+    if (!*x->key && !x->exists)
+      return model__fail_at(d, "operator", "operator must be Exists when `key` is empty");
+    model__pop(d, m2);
+  }
+  model__pop(d, mark);
+  return TS_OK;
+}
+
+static int rq_cmp(const void *a, const void *b) {
+  return (int)((const model_rq *)a)->id - (int)((const model_rq *)b)->id;
+}
+
+ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist *out) {
+  ts_rc rc;
+  json_t *obj = model__object(d, parent, key, &rc), *v;
+  const char *k;
+  size_t mark;
+  if (rc != TS_OK || !obj || !json_object_size(obj)) return rc;
+  rc = model__alloc_array(d, json_object_size(obj), sizeof *out->v, (void **)&out->v);
+  if (rc != TS_OK) return rc;
+  mark = model__push(d, key);
+  json_object_foreach(obj, k, v) {
+    model_rq *r = &out->v[out->n];
+    ts_quantity q;
+    int id = model_resource_id(k);
+    size_t m2 = model__push_key(d, k);
+    if (id < 0)
+      return model__fail(d, TS_ELIMIT, "more than %d distinct resource names", MODEL_MAX_RESOURCES);
+    if ((rc = model__quantity_value(d, v, &q)) != TS_OK) return rc;
+    if (ts_quantity_sign(&q) < 0)
+      return model__fail(d, TS_EINVAL, "must be greater than or equal to 0");
+    r->id = (uint16_t)id;
+    if (model_resource_amount(id, &q, &r->v) != TS_OK)
+      return model__fail(d, TS_EOVERFLOW, "is too large");
+    if (id >= MODEL_RES_FIRST_OTHER && !ts_quantity_is_integer(&q) && strchr(k, '/') &&
+        strncmp(k, "hugepages-", 10) != 0)
+      return model__fail(d, TS_EINVAL, "must be an integer");
+    out->n++;
+    model__pop(d, m2);
+  }
+  model__pop(d, mark);
+  qsort(out->v, out->n, sizeof *out->v, rq_cmp);
+  return TS_OK;
+}

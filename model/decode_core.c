@@ -1,0 +1,412 @@
+/* model/decode_core.c - Pod, Node, Namespace, PriorityClass and PodDisruptionBudget. */
+#include "model/model_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Pod ------------------------------------------------------------------------------- */
+
+/* Dense accumulator of one pod's requests, indexed by resource id. */
+typedef struct racc {
+  int64_t v[MODEL_MAX_RESOURCES];
+} racc;
+
+static void racc_add(racc *a, const racc *b) {
+  for (int i = 0; i < MODEL_MAX_RESOURCES; i++) a->v[i] += b->v[i];
+}
+
+static void racc_max(racc *a, const racc *b) {
+  for (int i = 0; i < MODEL_MAX_RESOURCES; i++)
+    if (b->v[i] > a->v[i]) a->v[i] = b->v[i];
+}
+
+/* One container's effective requests: requests, defaulted from limits where missing (as the
+ * API server's defaulting does for manifests that only set limits). */
+static ts_rc container_requests(mdec *d, json_t *c, racc *out) {
+  ts_rc rc;
+  json_t *res = model__object(d, c, "resources", &rc);
+  model_rlist req = {0}, lim = {0};
+  size_t mark;
+  memset(out, 0, sizeof *out);
+  if (rc != TS_OK || !res) return rc;
+  mark = model__push(d, "resources");
+  if ((rc = model__resource_map(d, res, "requests", &req)) == TS_OK &&
+      (rc = model__resource_map(d, res, "limits", &lim)) == TS_OK) {
+    for (uint32_t i = 0; i < lim.n; i++) out->v[lim.v[i].id] = lim.v[i].v;
+    for (uint32_t i = 0; i < req.n; i++) out->v[req.v[i].id] = req.v[i].v;
+    for (uint32_t i = 0; i < req.n; i++) {
+      int64_t l = model_rlist_get(&lim, req.v[i].id);
+      bool has_limit = false;
+      for (uint32_t j = 0; j < lim.n; j++) has_limit |= lim.v[j].id == req.v[i].id;
+      if (has_limit && req.v[i].v > l) {
+        model__push(d, "requests");
+        model__push_key(d, model_resource_name(req.v[i].id));
+        rc = model__fail(d, TS_EINVAL, "must be less than or equal to %s limit",
+                         model_resource_name(req.v[i].id));
+        break;
+      }
+    }
+  }
+  ts_free(req.v);
+  ts_free(lim.v);
+  if (rc == TS_OK) model__pop(d, mark);
+  return rc;
+}
+
+/* Sums the app containers; with init containers applies Kubernetes' rule (PodRequests):
+ * sidecars (restartPolicy Always) run beside everything that starts after them. */
+static ts_rc pod_requests(mdec *d, json_t *spec, model_rlist *out) {
+  racc *sum = ts_calloc(3, sizeof *sum), c;
+  racc *side, *init;
+  ts_rc rc = TS_OK;
+  json_t *arr, *e;
+  size_t i, mark;
+  int n = 0;
+  if (!sum) return model__fail(d, TS_ENOMEM, "out of memory");
+  side = sum + 1, init = sum + 2;
+  for (int pass = 0; pass < 2 && rc == TS_OK; pass++) {
+    const char *key = pass ? "containers" : "initContainers";
+    arr = model__array(d, spec, key, &rc);
+    if (rc != TS_OK || !arr) continue;
+    mark = model__push(d, key);
+    json_array_foreach(arr, i, e) {
+      const char *policy = NULL;
+      size_t m2 = model__push_index(d, i);
+      if ((rc = container_requests(d, e, &c)) != TS_OK) break;
+      if (pass == 1) {
+        racc_add(sum, &c);
+      } else if ((rc = model__string(d, e, "restartPolicy", &policy, false)) != TS_OK) {
+        break;
+      } else if (policy && !strcmp(policy, "Always")) {
+        racc_add(side, &c);
+        racc_max(init, side);
+      } else {
+        racc_add(&c, side);
+        racc_max(init, &c);
+      }
+      model__pop(d, m2);
+    }
+    if (rc == TS_OK) model__pop(d, mark);
+  }
+  if (rc == TS_OK) {
+    model_rlist over = {0};
+    racc_add(sum, side);
+    racc_max(sum, init);
+    rc = model__resource_map(d, spec, "overhead", &over);
+    for (uint32_t k = 0; k < over.n; k++) sum->v[over.v[k].id] += over.v[k].v;
+    ts_free(over.v);
+    sum->v[MODEL_RES_PODS] = 1;
+  }
+  for (int k = 0; k < MODEL_MAX_RESOURCES && rc == TS_OK; k++) n += sum->v[k] != 0;
+  if (rc == TS_OK &&
+      (rc = model__alloc_array(d, (size_t)n, sizeof *out->v, (void **)&out->v)) == TS_OK)
+    for (int k = 0; k < MODEL_MAX_RESOURCES; k++)
+      if (sum->v[k]) out->v[out->n++] = (model_rq){(uint16_t)k, sum->v[k]};
+  ts_free(sum);
+  return rc;
+}
+
+static ts_rc pod_claims(mdec *d, json_t *spec, model_pod *p) {
+  ts_rc rc;
+  json_t *arr = model__array(d, spec, "resourceClaims", &rc), *e;
+  size_t i, mark;
+  if (rc != TS_OK || !arr) return rc;
+  if ((rc = model__alloc_array(d, json_array_size(arr), sizeof *p->claims, (void **)&p->claims)))
+    return rc;
+  mark = model__push(d, "resourceClaims");
+  json_array_foreach(arr, i, e) {
+    model_pod_claim *c = &p->claims[i];
+    json_t *src;
+    size_t m2 = model__push_index(d, i);
+    p->nclaims++;
+    if ((rc = model__intern(d, e, "name", &c->name, true))) return rc;
+    /* Kubernetes 1.27 and older nest the reference in "source". */
+    src = model__object(d, e, "source", &rc);
+    if (rc != TS_OK) return rc;
+    if (!src) src = e;
+    if ((rc = model__strdup(d, src, "resourceClaimName", &c->claim_name, false)) ||
+        (rc = model__strdup(d, src, "resourceClaimTemplateName", &c->template_name, false)))
+      return rc;
+    if (!c->claim_name == !c->template_name)
+      return model__fail(d, TS_EINVAL,
+                         "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`");
+    model__pop(d, m2);
+  }
+  model__pop(d, mark);
+  return TS_OK;
+}
+
+static ts_rc pod_claim_statuses(mdec *d, json_t *status, model_pod *p) {
+  ts_rc rc;
+  json_t *arr = model__array(d, status, "resourceClaimStatuses", &rc), *e;
+  size_t i, mark;
+  if (rc != TS_OK || !arr) return rc;
+  rc = model__alloc_array(d, json_array_size(arr), sizeof *p->claim_statuses,
+                          (void **)&p->claim_statuses);
+  if (rc != TS_OK) return rc;
+  mark = model__push(d, "resourceClaimStatuses");
+  json_array_foreach(arr, i, e) {
+    model_pod_claim_status *s = &p->claim_statuses[i];
+    size_t m2 = model__push_index(d, i);
+    p->nclaim_statuses++;
+    if ((rc = model__intern(d, e, "name", &s->name, true)) ||
+        (rc = model__strdup(d, e, "resourceClaimName", &s->claim_name, false)))
+      return rc;
+    model__pop(d, m2);
+  }
+  model__pop(d, mark);
+  return TS_OK;
+}
+
+static ts_rc conditions(mdec *d, json_t *status, model_condition **out, uint32_t *n) {
+  ts_rc rc;
+  json_t *arr = model__array(d, status, "conditions", &rc), *e;
+  size_t i, mark;
+  if (rc != TS_OK || !arr) return rc;
+  if ((rc = model__alloc_array(d, json_array_size(arr), sizeof **out, (void **)out))) return rc;
+  mark = model__push(d, "conditions");
+  json_array_foreach(arr, i, e) {
+    model_condition *c = &(*out)[i];
+    size_t m2 = model__push_index(d, i);
+    (*n)++;
+    if ((rc = model__intern(d, e, "type", &c->type, true)) ||
+        (rc = model__intern(d, e, "status", &c->status, true)) ||
+        (rc = model__intern(d, e, "reason", &c->reason, false)) ||
+        (rc = model__strdup(d, e, "message", &c->message, false)))
+      return rc;
+    model__pop(d, m2);
+  }
+  model__pop(d, mark);
+  return TS_OK;
+}
+
+static ts_rc pod_affinity(mdec *d, json_t *spec, model_pod *p) {
+  ts_rc rc;
+  json_t *aff = model__object(d, spec, "affinity", &rc), *na;
+  size_t mark;
+  if (rc != TS_OK || !aff) return rc;
+  mark = model__push(d, "affinity");
+  na = model__object(d, aff, "nodeAffinity", &rc);
+  if (rc == TS_OK && na) {
+    size_t m2 = model__push(d, "nodeAffinity");
+    rc =
+        model__node_selector(d, na, "requiredDuringSchedulingIgnoredDuringExecution", &p->affinity);
+    if (rc == TS_OK) model__pop(d, m2);
+  }
+  if (rc == TS_OK) model__pop(d, mark);
+  return rc;
+}
+
+static ts_rc pod_spec(mdec *d, json_t *spec, model_pod *p) {
+  static const char *const policies[] = {"PreemptLowerPriority", "Never"};
+  int policy = 0;
+  bool has;
+  ts_rc rc;
+  if ((rc = model__intern(d, spec, "schedulerName", &p->scheduler_name, false)) ||
+      (rc = model__intern(d, spec, "nodeName", &p->node_name, false)) ||
+      (rc = model__int32(d, spec, "priority", &p->priority, &has)) ||
+      (rc = model__intern(d, spec, "priorityClassName", &p->priority_class, false)) ||
+      (rc = model__enum(d, spec, "preemptionPolicy", policies, 2, &policy)) ||
+      (rc = model__labels(d, spec, "nodeSelector", false, &p->node_selector)) ||
+      (rc = pod_affinity(d, spec, p)) ||
+      (rc = model__tolerations(d, spec, "tolerations", &p->tolerations, &p->ntolerations)) ||
+      (rc = pod_requests(d, spec, &p->requests)) || (rc = pod_claims(d, spec, p)))
+    return rc;
+  p->has_priority = has;
+  p->preempt_never = policy == 1;
+  if (p->node_name && !*p->node_name) p->node_name = NULL;
+  return TS_OK;
+}
+
+ts_rc model__decode_pod(mdec *d, json_t *root, model_obj *o) {
+  static const char *const phases[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
+  model_pod *p = (model_pod *)o;
+  ts_rc rc;
+  json_t *spec, *status;
+  int phase = 0;
+  size_t mark;
+  ts_list_init(&p->node_link);
+  spec = model__object(d, root, "spec", &rc);
+  if (rc != TS_OK) return rc;
+  if (spec) {
+    mark = model__push(d, "spec");
+    if ((rc = pod_spec(d, spec, p)) != TS_OK) return rc;
+    model__pop(d, mark);
+  }
+  if (!p->scheduler_name) p->scheduler_name = ts_intern_cstr("default-scheduler");
+  if (!p->requests.n) { /* no spec: the pod still occupies one pod slot */
+    if ((rc = model__alloc_array(d, 1, sizeof *p->requests.v, (void **)&p->requests.v))) return rc;
+    p->requests.v[0] = (model_rq){MODEL_RES_PODS, 1};
+    p->requests.n = 1;
+  }
+  status = model__object(d, root, "status", &rc);
+  if (rc != TS_OK || !status) return rc;
+  mark = model__push(d, "status");
+  if ((rc = model__enum(d, status, "phase", phases, 5, &phase)) ||
+      (rc = conditions(d, status, &p->conditions, &p->nconditions)) ||
+      (rc = pod_claim_statuses(d, status, p)))
+    return rc;
+  p->phase = (model_pod_phase)phase;
+  model__pop(d, mark);
+  return TS_OK;
+}
+
+static void conditions_free(model_condition *c, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) ts_free(c[i].message);
+  ts_free(c);
+}
+
+void model__free_pod(model_obj *o) {
+  model_pod *p = (model_pod *)o;
+  ts_free(p->requests.v);
+  model__labels_free(&p->node_selector, false);
+  model__node_selector_free(&p->affinity);
+  ts_free(p->tolerations);
+  for (uint32_t i = 0; i < p->nclaims; i++) {
+    ts_free(p->claims[i].claim_name);
+    ts_free(p->claims[i].template_name);
+  }
+  ts_free(p->claims);
+  for (uint32_t i = 0; i < p->nclaim_statuses; i++) ts_free(p->claim_statuses[i].claim_name);
+  ts_free(p->claim_statuses);
+  conditions_free(p->conditions, p->nconditions);
+}
+
+bool model_pod_counts(const model_pod *p) {
+  return p->node_name && p->phase != MODEL_PHASE_SUCCEEDED && p->phase != MODEL_PHASE_FAILED;
+}
+
+const model_condition *model_pod_condition(const model_pod *p, const char *type) {
+  for (uint32_t i = 0; i < p->nconditions; i++)
+    if (!strcmp(p->conditions[i].type, type)) return &p->conditions[i];
+  return NULL;
+}
+
+/* ---- Node ------------------------------------------------------------------------------ */
+
+ts_rc model__decode_node(mdec *d, json_t *root, model_obj *o) {
+  model_node *n = (model_node *)o;
+  ts_rc rc;
+  json_t *spec = model__object(d, root, "spec", &rc), *status;
+  model_rlist alloc = {0};
+  model_condition *conds = NULL;
+  uint32_t nconds = 0;
+  size_t mark;
+  if (rc != TS_OK) return rc;
+  if (spec) {
+    mark = model__push(d, "spec");
+    if ((rc = model__bool(d, spec, "unschedulable", &n->unschedulable, NULL)) ||
+        (rc = model__taints(d, spec, "taints", &n->taints, &n->ntaints)))
+      return rc;
+    model__pop(d, mark);
+  }
+  status = model__object(d, root, "status", &rc);
+  if (rc != TS_OK || !status) return rc;
+  mark = model__push(d, "status");
+  rc = model__resource_map(d, status, "allocatable", &alloc);
+  if (rc == TS_OK && !alloc.n) rc = model__resource_map(d, status, "capacity", &alloc);
+  for (uint32_t i = 0; i < alloc.n; i++) n->alloc[alloc.v[i].id] = alloc.v[i].v;
+  ts_free(alloc.v);
+  if (rc == TS_OK) rc = conditions(d, status, &conds, &nconds);
+  for (uint32_t i = 0; i < nconds; i++)
+    if (!strcmp(conds[i].type, "Ready")) n->ready = !strcmp(conds[i].status, "True");
+  conditions_free(conds, nconds);
+  if (rc == TS_OK) model__pop(d, mark);
+  return rc;
+}
+
+void model__free_node(model_obj *o) {
+  ts_free(((model_node *)o)->taints);
+}
+
+/* ---- Namespace, PriorityClass ---------------------------------------------------------- */
+
+ts_rc model__decode_namespace(mdec *d, json_t *root, model_obj *o) {
+  (void)d, (void)root, (void)o;
+  return TS_OK;
+}
+
+void model__free_namespace(model_obj *o) {
+  (void)o;
+}
+
+ts_rc model__decode_priority_class(mdec *d, json_t *root, model_obj *o) {
+  static const char *const policies[] = {"PreemptLowerPriority", "Never"};
+  model_priority_class *pc = (model_priority_class *)o;
+  bool has = false;
+  int policy = 0;
+  ts_rc rc;
+  if ((rc = model__int32(d, root, "value", &pc->value, &has)) ||
+      (rc = model__bool(d, root, "globalDefault", &pc->global_default, NULL)) ||
+      (rc = model__enum(d, root, "preemptionPolicy", policies, 2, &policy)))
+    return rc;
+  if (!has) return model__fail_at(d, "value", "is required");
+  if (pc->value > 1000000000 && strncmp(o->name, "system-", 7) != 0)
+    return model__fail_at(d, "value", "must be no greater than 1000000000");
+  pc->preempt_never = policy == 1;
+  return TS_OK;
+}
+
+void model__free_priority_class(model_obj *o) {
+  (void)o;
+}
+
+/* ---- PodDisruptionBudget --------------------------------------------------------------- */
+
+static ts_rc int_or_pct(mdec *d, json_t *parent, const char *key, model_int_or_pct *out) {
+  json_t *v = json_object_get(parent, key);
+  const char *s;
+  char *end;
+  long pct;
+  if (!v || json_is_null(v)) return TS_OK;
+  out->set = true;
+  if (json_is_integer(v)) {
+    if (json_integer_value(v) < 0 || json_integer_value(v) > INT32_MAX)
+      return model__fail_at(d, key, "must be greater than or equal to 0");
+    out->value = (int32_t)json_integer_value(v);
+    return TS_OK;
+  }
+  s = json_string_value(v);
+  if (s && *s && s[strlen(s) - 1] == '%') {
+    pct = strtol(s, &end, 10);
+    if (*end == '%' && end != s && pct >= 0 && pct <= 100) {
+      out->percent = true;
+      out->value = (int32_t)pct;
+      return TS_OK;
+    }
+  }
+  return model__fail_at(d, key, "must be an integer or a percentage between 0%% and 100%%");
+}
+
+ts_rc model__decode_pdb(mdec *d, json_t *root, model_obj *o) {
+  model_pdb *p = (model_pdb *)o;
+  ts_rc rc;
+  json_t *spec = model__object(d, root, "spec", &rc), *status;
+  size_t mark;
+  if (rc != TS_OK) return rc;
+  if (spec) {
+    mark = model__push(d, "spec");
+    if ((rc = model__label_selector(d, spec, "selector", &p->selector)) ||
+        (rc = int_or_pct(d, spec, "minAvailable", &p->min_available)) ||
+        (rc = int_or_pct(d, spec, "maxUnavailable", &p->max_unavailable)))
+      return rc;
+    if (p->min_available.set && p->max_unavailable.set)
+      return model__fail(d, TS_EINVAL, "minAvailable and maxUnavailable cannot be both set");
+    model__pop(d, mark);
+  }
+  status = model__object(d, root, "status", &rc);
+  if (rc != TS_OK || !status) return rc;
+  mark = model__push(d, "status");
+  if ((rc = model__int32(d, status, "disruptionsAllowed", &p->disruptions_allowed, NULL)) ||
+      (rc = model__int32(d, status, "currentHealthy", &p->current_healthy, NULL)) ||
+      (rc = model__int32(d, status, "desiredHealthy", &p->desired_healthy, NULL)) ||
+      (rc = model__int32(d, status, "expectedPods", &p->expected_pods, NULL)) ||
+      (rc = model__int(d, status, "observedGeneration", &p->observed_generation, NULL)))
+    return rc;
+  model__pop(d, mark);
+  return TS_OK;
+}
+
+void model__free_pdb(model_obj *o) {
+  model__label_selector_free(&((model_pdb *)o)->selector);
+}

@@ -1,0 +1,376 @@
+/* model/model.c - the object store and its indexes: by kind and key, by uid, pods by node
+ * name (with per-node resource sums), nodes by label, slices by node and by pool. */
+#include "model/model_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Pods that name a node, whether or not the node is known yet. */
+struct model_pod_bucket {
+  const char *node_name; /* interned; the map key */
+  ts_list pods;          /* model_pod.node_link, insertion order */
+  model_node *node;      /* the node when known */
+};
+
+/* A vector of object pointers under an owned string key (label and slice indexes). */
+typedef struct ptr_vec {
+  char *key; /* owned map key */
+  TS_VEC(void *) v;
+} ptr_vec;
+
+model *model_new(void) {
+  model *m = ts_calloc(1, sizeof *m);
+  if (!m) return NULL;
+  for (int k = 0; k < MODEL_KIND_COUNT; k++) ts_map_init(&m->by_key[k]);
+  ts_map_init(&m->by_uid);
+  ts_map_init(&m->buckets);
+  ts_map_init(&m->node_label_index);
+  ts_map_init(&m->slices_by_node);
+  ts_map_init(&m->slices_by_pool);
+  return m;
+}
+
+static void ptr_index_free(ts_map *map) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  while (ts_map_next(map, &it, &s)) {
+    ptr_vec *pv = s->value;
+    ts_free(pv->key);
+    ts_vec_free(&pv->v);
+    ts_free(pv);
+  }
+  ts_map_free(map);
+}
+
+void model_free(model *m) {
+  size_t it;
+  const ts_map_slot *s;
+  if (!m) return;
+  for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+    it = 0;
+    while (ts_map_next(&m->by_key[k], &it, &s)) model_obj_free(s->value);
+    ts_map_free(&m->by_key[k]);
+  }
+  it = 0;
+  while (ts_map_next(&m->buckets, &it, &s)) ts_free(s->value);
+  ts_map_free(&m->buckets);
+  ts_map_free(&m->by_uid);
+  ptr_index_free(&m->node_label_index);
+  ptr_index_free(&m->slices_by_node);
+  ptr_index_free(&m->slices_by_pool);
+  ts_vec_free(&m->nodes);
+  ts_free(m);
+}
+
+/* ---- generic pointer indexes ----------------------------------------------------------- */
+
+static ts_rc ptr_index_add(ts_map *map, const char *key, void *p) {
+  ptr_vec *pv = ts_map_get(map, key, strlen(key));
+  if (!pv) {
+    pv = ts_calloc(1, sizeof *pv);
+    if (!pv || !(pv->key = ts_strdup(key))) {
+      ts_free(pv);
+      return TS_ENOMEM;
+    }
+    if (ts_map_put(map, pv->key, strlen(pv->key), pv, NULL) != TS_OK) {
+      ts_free(pv->key);
+      ts_free(pv);
+      return TS_ENOMEM;
+    }
+  }
+  return ts_vec_push(&pv->v, p);
+}
+
+/* Removes p keeping the order of the rest; drops the entry when it becomes empty. */
+static void ptr_index_del(ts_map *map, const char *key, void *p) {
+  ptr_vec *pv = ts_map_get(map, key, strlen(key));
+  if (!pv) return;
+  for (size_t i = 0; i < pv->v.n; i++) {
+    if (pv->v.v[i] != p) continue;
+    memmove(&pv->v.v[i], &pv->v.v[i + 1], (pv->v.n - i - 1) * sizeof(void *));
+    pv->v.n--;
+    break;
+  }
+  if (!pv->v.n) {
+    ts_map_del(map, pv->key, strlen(pv->key));
+    ts_free(pv->key);
+    ts_vec_free(&pv->v);
+    ts_free(pv);
+  }
+}
+
+static void *const *ptr_index_get(const ts_map *map, const char *key, size_t *n) {
+  ptr_vec *pv = ts_map_get(map, key, strlen(key));
+  *n = pv ? pv->v.n : 0;
+  return pv ? pv->v.v : NULL;
+}
+
+static void label_key(char *out, size_t cap, const char *k, const char *v) {
+  snprintf(out, cap, "%s=%s", k, v);
+}
+
+/* ---- pods and nodes -------------------------------------------------------------------- */
+
+static model_pod_bucket *bucket_get(model *m, const char *node_name, bool create) {
+  model_pod_bucket *b = ts_map_get(&m->buckets, node_name, strlen(node_name));
+  if (b || !create) return b;
+  b = ts_calloc(1, sizeof *b);
+  if (!b) return NULL;
+  b->node_name = node_name;
+  ts_list_init(&b->pods);
+  if (ts_map_put(&m->buckets, node_name, strlen(node_name), b, NULL) != TS_OK) {
+    ts_free(b);
+    return NULL;
+  }
+  return b;
+}
+
+static void bucket_maybe_drop(model *m, model_pod_bucket *b) {
+  if (b->node || !ts_list_empty(&b->pods)) return;
+  ts_map_del(&m->buckets, b->node_name, strlen(b->node_name));
+  ts_free(b);
+}
+
+static void charge(model_node *n, const model_pod *p, int sign) {
+  for (uint32_t i = 0; i < p->requests.n; i++)
+    n->used[p->requests.v[i].id] += sign * p->requests.v[i].v;
+  n->npods += (uint32_t)sign;
+}
+
+static ts_rc pod_index(model *m, model_pod *p) {
+  model_pod_bucket *b;
+  if (!p->node_name) return TS_OK;
+  b = bucket_get(m, p->node_name, true);
+  if (!b) return TS_ENOMEM;
+  ts_list_insert_tail(&b->pods, &p->node_link);
+  if (b->node && model_pod_counts(p)) {
+    p->node = b->node;
+    charge(b->node, p, 1);
+  }
+  return TS_OK;
+}
+
+static void pod_unindex(model *m, model_pod *p) {
+  model_pod_bucket *b;
+  if (!p->node_name) return;
+  b = bucket_get(m, p->node_name, false);
+  if (p->node) charge(p->node, p, -1);
+  p->node = NULL;
+  ts_list_remove(&p->node_link);
+  if (b) bucket_maybe_drop(m, b);
+}
+
+static ts_rc node_index(model *m, model_node *n) {
+  const char *name = ts_intern_cstr(n->obj.name);
+  model_pod_bucket *b = name ? bucket_get(m, name, true) : NULL;
+  ts_list *it;
+  char key[1024];
+  if (!b) return TS_ENOMEM;
+  n->bucket = b;
+  b->node = n;
+  ts_list_foreach(it, &b->pods) {
+    model_pod *p = ts_container_of(it, model_pod, node_link);
+    if (!model_pod_counts(p)) continue;
+    p->node = n;
+    charge(n, p, 1);
+  }
+  n->index = (uint32_t)m->nodes.n;
+  if (ts_vec_push(&m->nodes, n) != TS_OK) return TS_ENOMEM;
+  for (uint32_t i = 0; i < n->obj.labels.n; i++) {
+    label_key(key, sizeof key, n->obj.labels.v[i].key, n->obj.labels.v[i].value);
+    if (ptr_index_add(&m->node_label_index, key, n) != TS_OK) return TS_ENOMEM;
+  }
+  return TS_OK;
+}
+
+static void node_unindex(model *m, model_node *n) {
+  model_pod_bucket *b = n->bucket;
+  ts_list *it;
+  char key[1024];
+  if (b) {
+    ts_list_foreach(it, &b->pods) ts_container_of(it, model_pod, node_link)->node = NULL;
+    b->node = NULL;
+    bucket_maybe_drop(m, b);
+  }
+  if (n->index < m->nodes.n && m->nodes.v[n->index] == n) {
+    m->nodes.v[n->index] = m->nodes.v[--m->nodes.n];
+    m->nodes.v[n->index]->index = n->index;
+  }
+  for (uint32_t i = 0; i < n->obj.labels.n; i++) {
+    label_key(key, sizeof key, n->obj.labels.v[i].key, n->obj.labels.v[i].value);
+    ptr_index_del(&m->node_label_index, key, n);
+  }
+}
+
+/* ---- slices ---------------------------------------------------------------------------- */
+
+static void pool_key(char *out, size_t cap, const char *driver, const char *pool) {
+  snprintf(out, cap, "%s/%s", driver, pool);
+}
+
+static ts_rc slice_index(model *m, model_slice *s) {
+  char key[1024];
+  pool_key(key, sizeof key, s->driver, s->pool);
+  if (ptr_index_add(&m->slices_by_pool, key, s) != TS_OK) return TS_ENOMEM;
+  if (s->node_name && ptr_index_add(&m->slices_by_node, s->node_name, s) != TS_OK) return TS_ENOMEM;
+  return TS_OK;
+}
+
+static void slice_unindex(model *m, model_slice *s) {
+  char key[1024];
+  pool_key(key, sizeof key, s->driver, s->pool);
+  ptr_index_del(&m->slices_by_pool, key, s);
+  if (s->node_name) ptr_index_del(&m->slices_by_node, s->node_name, s);
+}
+
+/* ---- insert and remove ----------------------------------------------------------------- */
+
+static ts_rc index_obj(model *m, model_obj *o) {
+  switch (o->kind) {
+  case MODEL_POD:
+    return pod_index(m, (model_pod *)o);
+  case MODEL_NODE:
+    return node_index(m, (model_node *)o);
+  case MODEL_RESOURCE_SLICE:
+    return slice_index(m, (model_slice *)o);
+  default:
+    return TS_OK;
+  }
+}
+
+static void unindex_obj(model *m, model_obj *o) {
+  switch (o->kind) {
+  case MODEL_POD:
+    pod_unindex(m, (model_pod *)o);
+    break;
+  case MODEL_NODE:
+    node_unindex(m, (model_node *)o);
+    break;
+  case MODEL_RESOURCE_SLICE:
+    slice_unindex(m, (model_slice *)o);
+    break;
+  default:
+    break;
+  }
+}
+
+/* Takes o out of every index and map, and frees it. */
+static void drop(model *m, model_obj *o) {
+  unindex_obj(m, o);
+  ts_map_del(&m->by_key[o->kind], o->key, strlen(o->key));
+  if (*o->uid && ts_map_get(&m->by_uid, o->uid, strlen(o->uid)) == o)
+    ts_map_del(&m->by_uid, o->uid, strlen(o->uid));
+  model_obj_free(o);
+  m->generation++;
+}
+
+ts_rc model_upsert(model *m, model_obj *o) {
+  model_obj *old = ts_map_get(&m->by_key[o->kind], o->key, strlen(o->key));
+  ts_rc rc;
+  o->seq = old ? old->seq : m->seq++;
+  if (old) drop(m, old);
+  rc = ts_map_put(&m->by_key[o->kind], o->key, strlen(o->key), o, NULL);
+  if (rc != TS_OK) {
+    model_obj_free(o);
+    return rc;
+  }
+  if (*o->uid && (rc = ts_map_put(&m->by_uid, o->uid, strlen(o->uid), o, NULL)) != TS_OK) {
+    ts_map_del(&m->by_key[o->kind], o->key, strlen(o->key));
+    model_obj_free(o);
+    return rc;
+  }
+  rc = index_obj(m, o);
+  m->generation++;
+  if (rc != TS_OK) drop(m, o); /* out of memory part-way: leave no half-indexed object */
+  return rc;
+}
+
+model_obj *model_get(const model *m, model_kind kind, const char *ns, const char *name) {
+  char key[1024];
+  if (ns && *ns)
+    snprintf(key, sizeof key, "%s/%s", ns, name);
+  else
+    snprintf(key, sizeof key, "%s", name);
+  return ts_map_get(&m->by_key[kind], key, strlen(key));
+}
+
+ts_rc model_remove(model *m, model_kind kind, const char *ns, const char *name) {
+  model_obj *o = model_get(m, kind, ns, name);
+  if (!o) return TS_ENOTFOUND;
+  drop(m, o);
+  return TS_OK;
+}
+
+ts_rc model_apply_json(model *m, json_t *json, model_event ev, const char *origin,
+                       const model_decode_opts *opts, bool *skipped, ts_err *err) {
+  model_obj *o = NULL;
+  ts_rc rc = model_decode(json, opts, &o, err);
+  if (skipped) *skipped = rc == TS_OK && !o;
+  if (rc != TS_OK || !o) return rc;
+  o->origin = origin;
+  if (ev == MODEL_DELETED) {
+    rc = model_remove(m, o->kind, o->ns, o->name);
+    model_obj_free(o);
+    return rc == TS_ENOTFOUND ? TS_OK : rc;
+  }
+  {
+    model_kind kind = o->kind; /* o is stolen by the upsert */
+    rc = model_upsert(m, o);
+    if (rc != TS_OK) ts_err_set(err, rc, "%s: %s", model_kind_name(kind), ts_strerror(rc));
+  }
+  return rc;
+}
+
+model_obj *model_get_uid(const model *m, const char *uid) {
+  return ts_map_get(&m->by_uid, uid, strlen(uid));
+}
+
+size_t model_count(const model *m, model_kind kind) {
+  return m->by_key[kind].count;
+}
+
+static int obj_key_cmp(const void *a, const void *b) {
+  return strcmp((*(model_obj *const *)a)->key, (*(model_obj *const *)b)->key);
+}
+
+ts_rc model_list(const model *m, model_kind kind, model_obj ***out, size_t *n) {
+  size_t it = 0, i = 0;
+  const ts_map_slot *s;
+  *n = m->by_key[kind].count;
+  *out = ts_malloc((*n ? *n : 1) * sizeof **out);
+  if (!*out) return TS_ENOMEM;
+  while (ts_map_next(&m->by_key[kind], &it, &s)) (*out)[i++] = s->value;
+  qsort(*out, *n, sizeof **out, obj_key_cmp);
+  return TS_OK;
+}
+
+model_pod *model_node_pods_first(const model *m, const char *node_name) {
+  model_pod_bucket *b = ts_map_get(&m->buckets, node_name, strlen(node_name));
+  if (!b || ts_list_empty(&b->pods)) return NULL;
+  return ts_container_of(b->pods.next, model_pod, node_link);
+}
+
+model_pod *model_node_pods_next(const model *m, const model_pod *p) {
+  model_pod_bucket *b = ts_map_get(&m->buckets, p->node_name, strlen(p->node_name));
+  if (!b || p->node_link.next == &b->pods) return NULL;
+  return ts_container_of(p->node_link.next, model_pod, node_link);
+}
+
+model_node *const *model_nodes_with_label(const model *m, const char *key, const char *value,
+                                          size_t *n) {
+  char k[1024];
+  label_key(k, sizeof k, key, value);
+  return (model_node *const *)ptr_index_get(&m->node_label_index, k, n);
+}
+
+model_slice *const *model_slices_of_node(const model *m, const char *node_name, size_t *n) {
+  return (model_slice *const *)ptr_index_get(&m->slices_by_node, node_name, n);
+}
+
+model_slice *const *model_slices_of_pool(const model *m, const char *driver, const char *pool,
+                                         size_t *n) {
+  char key[1024];
+  pool_key(key, sizeof key, driver, pool);
+  return (model_slice *const *)ptr_index_get(&m->slices_by_pool, key, n);
+}

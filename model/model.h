@@ -1,0 +1,682 @@
+/*
+ * model/model.h - the cluster model: every Kubernetes object Tessera reads, decoded from any
+ * supported API version into one internal form, with the indexes the scheduler needs.
+ *
+ * Objects are read-only for everyone but the model: callers change the model only through
+ * model_apply_json / model_upsert / model_remove, which keep the indexes and the per-node
+ * resource sums up to date. Strings marked "interned" come from ts_intern (compare them as
+ * pointers); strings marked "owned" belong to the object and die with it.
+ */
+#ifndef MODEL_H
+#define MODEL_H
+
+#include <jansson.h>
+
+#include "common/ts.h"
+
+/* ---- kinds ----------------------------------------------------------------------------- */
+
+#define MODEL_KINDS(X)                                                                             \
+  X(POD, "Pod")                                                                                    \
+  X(NODE, "Node")                                                                                  \
+  X(NAMESPACE, "Namespace")                                                                        \
+  X(PRIORITY_CLASS, "PriorityClass")                                                               \
+  X(PDB, "PodDisruptionBudget")                                                                    \
+  X(RESOURCE_SLICE, "ResourceSlice")                                                               \
+  X(DEVICE_CLASS, "DeviceClass")                                                                   \
+  X(RESOURCE_CLAIM, "ResourceClaim")                                                               \
+  X(RESOURCE_CLAIM_TEMPLATE, "ResourceClaimTemplate")                                              \
+  X(CLUSTER_QUEUE, "ClusterQueue")                                                                 \
+  X(LOCAL_QUEUE, "LocalQueue")                                                                     \
+  X(RESOURCE_FLAVOR, "ResourceFlavor")                                                             \
+  X(COHORT, "Cohort")                                                                              \
+  X(WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass")                                              \
+  X(POD_GROUP, "PodGroup")
+
+typedef enum model_kind {
+#define MODEL__KIND_ENUM(id, name) MODEL_##id,
+  MODEL_KINDS(MODEL__KIND_ENUM)
+#undef MODEL__KIND_ENUM
+      MODEL_KIND_COUNT
+} model_kind;
+
+const char *model_kind_name(model_kind k); /* "ResourceClaim"; borrowed, static */
+
+/* ---- shared building blocks ------------------------------------------------------------ */
+
+typedef struct model_kv {
+  const char *key;   /* interned */
+  const char *value; /* labels: interned; annotations: owned */
+} model_kv;
+
+/* A label or annotation set, sorted by key (strcmp). */
+typedef struct model_labels {
+  model_kv *v; /* owned array */
+  uint32_t n;  /* entries */
+} model_labels;
+
+/* Returns the value for an interned key, or NULL. O(n), n is small. */
+const char *model_labels_get(const model_labels *l, const char *key);
+
+typedef struct model_owner {
+  const char *api_version; /* interned */
+  const char *kind;        /* interned */
+  char *name;              /* owned */
+  char *uid;               /* owned */
+  bool controller;         /* ownerReferences[].controller */
+} model_owner;
+
+typedef enum model_sel_op {
+  MODEL_OP_IN,
+  MODEL_OP_NOT_IN,
+  MODEL_OP_EXISTS,
+  MODEL_OP_DOES_NOT_EXIST,
+  MODEL_OP_GT,
+  MODEL_OP_LT,
+} model_sel_op;
+
+/* One requirement of a label selector or node selector term. */
+typedef struct model_req {
+  const char *key;     /* interned label key (or "metadata.name" for matchFields) */
+  model_sel_op op;     /* operator */
+  const char **values; /* owned array of interned values */
+  uint32_t nvalues;    /* entries in values */
+  int64_t num;         /* the integer of Gt / Lt */
+} model_req;
+
+/* metav1.LabelSelector: matchLabels become In requirements. */
+typedef struct model_label_selector {
+  bool present;    /* false: the field was absent or null */
+  model_req *reqs; /* owned; all must match */
+  uint32_t nreqs;  /* entries */
+} model_label_selector;
+
+/* True when labels satisfy every requirement (an empty present selector matches all). A
+ * selector that is not present matches nothing. */
+bool model_label_selector_match(const model_label_selector *s, const model_labels *labels);
+
+typedef struct model_node_term {
+  model_req *exprs;  /* owned: matchExpressions on labels */
+  uint32_t nexprs;   /* entries */
+  model_req *fields; /* owned: matchFields (key "metadata.name") */
+  uint32_t nfields;  /* entries */
+} model_node_term;
+
+/* core/v1 NodeSelector: the terms are ORed, the requirements of a term ANDed. */
+typedef struct model_node_selector {
+  model_node_term *terms; /* owned */
+  uint32_t nterms;        /* entries; 0 = no selector */
+} model_node_selector;
+
+/* True when the node's name and labels satisfy at least one term. A selector with no
+ * terms matches nothing (callers check nterms to mean "no constraint"). */
+bool model_node_selector_match(const model_node_selector *s, const char *node_name,
+                               const model_labels *labels);
+
+typedef enum model_effect {
+  MODEL_EFFECT_ANY, /* empty effect in a toleration: matches every effect */
+  MODEL_EFFECT_NO_SCHEDULE,
+  MODEL_EFFECT_PREFER_NO_SCHEDULE,
+  MODEL_EFFECT_NO_EXECUTE,
+} model_effect;
+
+const char *model_effect_name(model_effect e); /* "NoSchedule" ... ; "" for ANY */
+
+typedef struct model_taint {
+  const char *key;     /* interned */
+  const char *value;   /* interned, "" when absent */
+  model_effect effect; /* never ANY */
+} model_taint;
+
+typedef struct model_toleration {
+  const char *key;     /* interned, "" = every key (operator Exists) */
+  bool exists;         /* operator Exists (else Equal) */
+  const char *value;   /* interned, "" when absent */
+  model_effect effect; /* ANY when empty */
+} model_toleration;
+
+/* True when the toleration tolerates the taint (Kubernetes' ToleratesTaint). */
+bool model_tolerates(const model_toleration *t, const model_taint *taint);
+/* Returns the first taint with effect NoSchedule or NoExecute that none of the tolerations
+ * tolerates, or NULL (kube-scheduler's TaintToleration filter). */
+const model_taint *model_untolerated_taint(const model_taint *taints, uint32_t ntaints,
+                                           const model_toleration *tols, uint32_t ntols);
+
+/* ---- resources ------------------------------------------------------------------------- */
+
+#define MODEL_MAX_RESOURCES 64
+
+/* Resource names get small process-wide ids; these four always exist. Values are in the
+ * units kube-scheduler compares: cpu in millicores, everything else in whole units
+ * (Quantity.Value(), rounded up). */
+enum {
+  MODEL_RES_CPU,
+  MODEL_RES_MEMORY,
+  MODEL_RES_EPHEMERAL,
+  MODEL_RES_PODS,
+  MODEL_RES_FIRST_OTHER
+};
+
+/* Returns the id of a resource name, assigning one on first use; -1 when more than
+ * MODEL_MAX_RESOURCES distinct names have been seen. */
+int model_resource_id(const char *name);
+const char *model_resource_name(int id); /* interned; NULL for an unused id */
+int model_resource_count(void);          /* ids in use */
+/* Converts a quantity to the integer units of resource id (see above). */
+ts_rc model_resource_amount(int id, const ts_quantity *q, int64_t *out);
+/* Formats an amount of resource id as Kubernetes would print it ("1500m", "40Gi", "8"). */
+void model_resource_format(int id, int64_t amount, char *out);
+
+typedef struct model_rq {
+  uint16_t id; /* resource id */
+  int64_t v;   /* amount */
+} model_rq;
+
+/* A sparse resource list, sorted by id (pod requests: usually 2 to 4 entries). */
+typedef struct model_rlist {
+  model_rq *v; /* owned */
+  uint32_t n;  /* entries */
+} model_rlist;
+
+int64_t model_rlist_get(const model_rlist *l, int id);
+
+/* ---- the common object header ---------------------------------------------------------- */
+
+typedef struct model_obj {
+  model_kind kind;          /* read-only */
+  const char *api_version;  /* interned apiVersion it was decoded from */
+  const char *ns;           /* interned namespace, "" for cluster-scoped kinds */
+  char *name;               /* owned */
+  char *uid;                /* owned, "" when absent (manifests) */
+  char *resource_version;   /* owned, "" when absent */
+  int64_t generation;       /* metadata.generation */
+  int64_t created_ns;       /* creationTimestamp in ns since the epoch, 0 when absent */
+  int64_t deleted_ns;       /* deletionTimestamp, 0 when absent */
+  model_labels labels;      /* metadata.labels */
+  model_labels annotations; /* metadata.annotations (last-applied-configuration dropped) */
+  model_owner *owners;      /* owned: metadata.ownerReferences */
+  uint32_t nowners;         /* entries */
+  char *key;                /* owned: "ns/name", or "name" for cluster-scoped kinds */
+  uint64_t seq;             /* model-assigned: order of first insertion, for ties */
+  const char *origin;       /* interned "file:line" or NULL: where it was loaded from */
+} model_obj;
+
+/* ---- core kinds ------------------------------------------------------------------------ */
+
+typedef enum model_pod_phase {
+  MODEL_PHASE_PENDING,
+  MODEL_PHASE_RUNNING,
+  MODEL_PHASE_SUCCEEDED,
+  MODEL_PHASE_FAILED,
+  MODEL_PHASE_UNKNOWN,
+} model_pod_phase;
+
+typedef struct model_pod_claim {
+  const char *name;    /* interned: spec.resourceClaims[].name */
+  char *claim_name;    /* owned: resourceClaimName, or NULL */
+  char *template_name; /* owned: resourceClaimTemplateName, or NULL */
+} model_pod_claim;
+
+typedef struct model_pod_claim_status {
+  const char *name; /* interned: status.resourceClaimStatuses[].name */
+  char *claim_name; /* owned: the generated claim, NULL when none is needed */
+} model_pod_claim_status;
+
+typedef struct model_condition {
+  const char *type;   /* interned */
+  const char *status; /* interned "True" / "False" / "Unknown" */
+  const char *reason; /* interned or NULL */
+  char *message;      /* owned or NULL */
+} model_condition;
+
+struct model_node;
+
+typedef struct model_pod {
+  model_obj obj;                          /* header; kind MODEL_POD */
+  const char *scheduler_name;             /* interned; "default-scheduler" when unset */
+  const char *node_name;                  /* interned spec.nodeName, NULL when unbound */
+  model_pod_phase phase;                  /* status.phase (Pending when absent) */
+  int32_t priority;                       /* spec.priority (0 when absent) */
+  bool has_priority;                      /* spec.priority was set */
+  const char *priority_class;             /* interned spec.priorityClassName or NULL */
+  bool preempt_never;                     /* spec.preemptionPolicy: Never */
+  model_rlist requests;                   /* effective requests (init rule + overhead) */
+  model_labels node_selector;             /* spec.nodeSelector */
+  model_node_selector affinity;           /* required node affinity; nterms 0 = none */
+  model_toleration *tolerations;          /* owned */
+  uint32_t ntolerations;                  /* entries */
+  model_pod_claim *claims;                /* owned: spec.resourceClaims */
+  uint32_t nclaims;                       /* entries */
+  model_pod_claim_status *claim_statuses; /* owned: status.resourceClaimStatuses */
+  uint32_t nclaim_statuses;               /* entries */
+  model_condition *conditions;            /* owned: status.conditions */
+  uint32_t nconditions;                   /* entries */
+  /* maintained by the model */
+  struct model_node *node; /* read-only: the node it is bound to, when known and counted */
+  ts_list node_link;       /* private: in the bucket of pods of node_name */
+} model_pod;
+
+/* True for pods that hold node resources: bound and not Succeeded / Failed (kube-scheduler
+ * ignores terminal pods). */
+bool model_pod_counts(const model_pod *p);
+const model_condition *model_pod_condition(const model_pod *p, const char *type);
+
+typedef struct model_node {
+  model_obj obj;                      /* header; kind MODEL_NODE */
+  int64_t alloc[MODEL_MAX_RESOURCES]; /* status.allocatable by resource id */
+  int64_t used[MODEL_MAX_RESOURCES];  /* model-maintained: requests of counted pods */
+  model_taint *taints;                /* owned: spec.taints */
+  uint32_t ntaints;                   /* entries */
+  bool unschedulable;                 /* spec.unschedulable */
+  bool ready;                         /* condition Ready is True */
+  uint32_t npods;                     /* model-maintained: counted pods on it */
+  uint32_t index;                     /* model-maintained: position in model->nodes */
+  struct model_pod_bucket *bucket;    /* private: pods naming this node */
+} model_node;
+
+typedef struct model_namespace {
+  model_obj obj; /* header; kind MODEL_NAMESPACE; labels are what selectors read */
+} model_namespace;
+
+typedef struct model_priority_class {
+  model_obj obj;       /* header */
+  int32_t value;       /* value */
+  bool global_default; /* globalDefault */
+  bool preempt_never;  /* preemptionPolicy: Never */
+} model_priority_class;
+
+/* An IntOrString such as minAvailable: "50%" or 2. */
+typedef struct model_int_or_pct {
+  bool set;     /* the field was present */
+  bool percent; /* value is a percentage */
+  int32_t value;
+} model_int_or_pct;
+
+typedef struct model_pdb {
+  model_obj obj;                 /* header */
+  model_label_selector selector; /* spec.selector (empty selects all pods of the namespace) */
+  model_int_or_pct min_available;
+  model_int_or_pct max_unavailable;
+  int32_t disruptions_allowed; /* status.disruptionsAllowed */
+  int32_t current_healthy;     /* status.currentHealthy */
+  int32_t desired_healthy;     /* status.desiredHealthy */
+  int32_t expected_pods;       /* status.expectedPods */
+  int64_t observed_generation; /* status.observedGeneration */
+} model_pdb;
+
+/* ---- DRA (resource.k8s.io v1beta1, v1beta2, v1) ---------------------------------------- */
+
+typedef enum model_attr_kind {
+  MODEL_ATTR_BOOL,
+  MODEL_ATTR_INT,
+  MODEL_ATTR_STRING,
+  MODEL_ATTR_VERSION,
+} model_attr_kind;
+
+typedef struct model_attr {
+  const char *domain;   /* interned: the qualifying domain (the driver when unqualified) */
+  const char *name;     /* interned: the name without the domain */
+  model_attr_kind kind; /* which value is set */
+  bool b;               /* bool */
+  int64_t i;            /* int */
+  char *s;              /* owned: string or version text */
+} model_attr;
+
+typedef struct model_capacity {
+  const char *domain; /* interned */
+  const char *name;   /* interned */
+  ts_quantity value;  /* capacity value */
+} model_capacity;
+
+typedef struct model_counter {
+  const char *name;  /* interned */
+  ts_quantity value; /* amount */
+} model_counter;
+
+typedef struct model_counter_set {
+  const char *name;        /* interned: counterSet name */
+  model_counter *counters; /* owned */
+  uint32_t ncounters;      /* entries */
+} model_counter_set;
+
+typedef struct model_device_taint {
+  const char *key;     /* interned */
+  const char *value;   /* interned, "" when absent */
+  model_effect effect; /* NoSchedule or NoExecute */
+} model_device_taint;
+
+typedef struct model_device_toleration {
+  const char *key;     /* interned, "" = any key with Exists */
+  bool exists;         /* operator Exists (else Equal) */
+  const char *value;   /* interned */
+  model_effect effect; /* ANY when empty */
+} model_device_toleration;
+
+typedef struct model_device {
+  const char *name;                     /* interned */
+  model_attr *attrs;                    /* owned */
+  uint32_t nattrs;                      /* entries */
+  model_capacity *caps;                 /* owned */
+  uint32_t ncaps;                       /* entries */
+  model_counter_set *consumes;          /* owned: consumesCounters (name = counterSet) */
+  uint32_t nconsumes;                   /* entries */
+  model_device_taint *taints;           /* owned */
+  uint32_t ntaints;                     /* entries */
+  const char *node_name;                /* interned: per-device nodeName, or NULL */
+  model_node_selector node_selector;    /* per-device nodeSelector */
+  bool all_nodes;                       /* per-device allNodes */
+  int allow_multiple;                   /* allowMultipleAllocations: -1 unset, 0, 1 */
+  char **binding_conditions;            /* owned strings */
+  uint32_t nbinding_conditions;         /* entries */
+  char **binding_failure_conditions;    /* owned strings */
+  uint32_t nbinding_failure_conditions; /* entries */
+  bool binds_to_node;                   /* bindsToNode */
+} model_device;
+
+typedef struct model_slice {
+  model_obj obj;                     /* header */
+  const char *driver;                /* interned */
+  const char *pool;                  /* interned pool.name */
+  int64_t pool_generation;           /* pool.generation */
+  int64_t pool_slice_count;          /* pool.resourceSliceCount */
+  const char *node_name;             /* interned spec.nodeName, or NULL */
+  model_node_selector node_selector; /* spec.nodeSelector (nterms 0 = none) */
+  bool all_nodes;                    /* spec.allNodes */
+  bool per_device_node_selection;    /* spec.perDeviceNodeSelection */
+  model_counter_set *counter_sets;   /* owned: spec.sharedCounters */
+  uint32_t ncounter_sets;            /* entries */
+  model_device *devices;             /* owned */
+  uint32_t ndevices;                 /* entries */
+} model_slice;
+
+typedef enum model_selector_kind {
+  MODEL_SELECTOR_CEL,
+  MODEL_SELECTOR_UNKNOWN, /* a selector with no known member ({} in the allocator cases) */
+} model_selector_kind;
+
+typedef struct model_device_selector {
+  model_selector_kind kind; /* CEL or unknown */
+  char *cel;                /* owned: cel.expression */
+} model_device_selector;
+
+typedef struct model_opaque_config {
+  const char *driver; /* interned: opaque.driver */
+  json_t *parameters; /* new reference held by the object: opaque.parameters */
+} model_opaque_config;
+
+typedef struct model_device_class {
+  model_obj obj;                    /* header */
+  model_device_selector *selectors; /* owned */
+  uint32_t nselectors;              /* entries */
+  model_opaque_config *configs;     /* owned: spec.config[].opaque */
+  uint32_t nconfigs;                /* entries */
+  const char *extended_resource;    /* interned spec.extendedResourceName, or NULL */
+} model_device_class;
+
+typedef enum model_alloc_mode {
+  MODEL_ALLOC_EXACT_COUNT,
+  MODEL_ALLOC_ALL,
+  MODEL_ALLOC_UNKNOWN, /* only in lenient decoding (allocator test vectors) */
+} model_alloc_mode;
+
+/* One device request: an `exactly` request or one `firstAvailable` alternative. */
+typedef struct model_subrequest {
+  const char *name;                     /* interned */
+  const char *device_class;             /* interned deviceClassName */
+  model_device_selector *selectors;     /* owned */
+  uint32_t nselectors;                  /* entries */
+  model_alloc_mode mode;                /* allocationMode (ExactCount when absent) */
+  int64_t count;                        /* count (1 when absent with ExactCount) */
+  bool admin_access;                    /* adminAccess */
+  model_device_toleration *tolerations; /* owned */
+  uint32_t ntolerations;                /* entries */
+} model_subrequest;
+
+typedef struct model_request {
+  const char *name;         /* interned request name */
+  bool first_available;     /* true: subs holds the prioritized alternatives */
+  model_subrequest exactly; /* the request when !first_available (name = request name) */
+  model_subrequest *subs;   /* owned: firstAvailable alternatives in order */
+  uint32_t nsubs;           /* entries */
+} model_request;
+
+typedef struct model_constraint {
+  const char **requests;          /* owned array of interned names ("req" or "req/sub") */
+  uint32_t nrequests;             /* entries; 0 = applies to every request */
+  const char *match_attribute;    /* interned fully qualified "domain/name", or NULL */
+  const char *distinct_attribute; /* interned, or NULL */
+} model_constraint;
+
+typedef struct model_claim_config {
+  const char **requests;      /* owned array of interned names; 0 entries = all */
+  uint32_t nrequests;         /* entries */
+  model_opaque_config opaque; /* driver and parameters */
+} model_claim_config;
+
+typedef struct model_claim_spec {
+  model_request *requests;       /* owned */
+  uint32_t nrequests;            /* entries */
+  model_constraint *constraints; /* owned */
+  uint32_t nconstraints;         /* entries */
+  model_claim_config *configs;   /* owned */
+  uint32_t nconfigs;             /* entries */
+} model_claim_spec;
+
+typedef struct model_device_result {
+  const char *request; /* interned "req" or "req/sub" */
+  const char *driver;  /* interned */
+  const char *pool;    /* interned */
+  const char *device;  /* interned */
+  bool admin_access;   /* adminAccess was set true */
+} model_device_result;
+
+typedef enum model_config_source { MODEL_FROM_CLASS, MODEL_FROM_CLAIM } model_config_source;
+
+typedef struct model_alloc_config {
+  model_config_source source; /* FromClass / FromClaim */
+  const char **requests;      /* owned array of interned names */
+  uint32_t nrequests;         /* entries */
+  model_opaque_config opaque; /* driver and parameters */
+} model_alloc_config;
+
+typedef struct model_allocation {
+  bool present;                      /* status.allocation was set */
+  model_device_result *results;      /* owned */
+  uint32_t nresults;                 /* entries */
+  model_alloc_config *configs;       /* owned */
+  uint32_t nconfigs;                 /* entries */
+  model_node_selector node_selector; /* nterms 0 = any node */
+} model_allocation;
+
+typedef struct model_consumer {
+  const char *api_group; /* interned, "" for core */
+  const char *resource;  /* interned, "pods" */
+  char *name;            /* owned */
+  char *uid;             /* owned */
+} model_consumer;
+
+typedef struct model_claim {
+  model_obj obj;                /* header */
+  model_claim_spec spec;        /* spec.devices */
+  model_allocation allocation;  /* status.allocation */
+  model_consumer *reserved_for; /* owned: status.reservedFor */
+  uint32_t nreserved_for;       /* entries */
+} model_claim;
+
+typedef struct model_claim_template {
+  model_obj obj;                  /* header */
+  model_labels claim_labels;      /* spec.metadata.labels */
+  model_labels claim_annotations; /* spec.metadata.annotations */
+  model_claim_spec spec;          /* spec.spec.devices */
+} model_claim_template;
+
+/* ---- Kueue (kueue.x-k8s.io v1beta1, v1beta2) and PodGroup ------------------------------ */
+
+typedef struct model_quota {
+  const char *resource;  /* interned */
+  ts_quantity nominal;   /* nominalQuota */
+  bool has_borrowing;    /* borrowingLimit set */
+  ts_quantity borrowing; /* borrowingLimit */
+  bool has_lending;      /* lendingLimit set */
+  ts_quantity lending;   /* lendingLimit */
+} model_quota;
+
+typedef struct model_flavor_quotas {
+  const char *flavor;     /* interned flavor name */
+  model_quota *resources; /* owned */
+  uint32_t nresources;    /* entries */
+} model_flavor_quotas;
+
+typedef struct model_resource_group {
+  const char **covered;         /* owned array of interned resource names */
+  uint32_t ncovered;            /* entries */
+  model_flavor_quotas *flavors; /* owned, in preference order */
+  uint32_t nflavors;            /* entries */
+} model_resource_group;
+
+typedef enum model_queueing {
+  MODEL_BEST_EFFORT_FIFO,
+  MODEL_STRICT_FIFO,
+} model_queueing;
+
+typedef enum model_preempt_policy {
+  MODEL_PREEMPT_NEVER,
+  MODEL_PREEMPT_LOWER_PRIORITY,
+  MODEL_PREEMPT_LOWER_OR_NEWER_EQUAL_PRIORITY,
+  MODEL_PREEMPT_ANY,
+} model_preempt_policy;
+
+typedef enum model_fungibility {
+  MODEL_FUNGIBILITY_MAY_STOP_SEARCH, /* MayStopSearch (old names Borrow / Preempt) */
+  MODEL_FUNGIBILITY_TRY_NEXT_FLAVOR, /* TryNextFlavor */
+} model_fungibility;
+
+typedef enum model_stop_policy {
+  MODEL_STOP_NONE,
+  MODEL_STOP_HOLD,
+  MODEL_STOP_HOLD_AND_DRAIN,
+} model_stop_policy;
+
+typedef struct model_cluster_queue {
+  model_obj obj;                       /* header */
+  const char *cohort;                  /* interned cohort / cohortName, or NULL */
+  model_label_selector ns_selector;    /* namespaceSelector (absent = no namespace) */
+  model_queueing queueing;             /* queueingStrategy */
+  model_resource_group *groups;        /* owned: resourceGroups */
+  uint32_t ngroups;                    /* entries */
+  model_preempt_policy within_cq;      /* preemption.withinClusterQueue */
+  model_preempt_policy reclaim_cohort; /* preemption.reclaimWithinCohort */
+  model_preempt_policy borrow_cohort;  /* preemption.borrowWithinCohort.policy */
+  bool has_borrow_max_priority;        /* borrowWithinCohort.maxPriorityThreshold set */
+  int32_t borrow_max_priority;         /* maxPriorityThreshold */
+  model_fungibility when_can_borrow;   /* flavorFungibility.whenCanBorrow */
+  model_fungibility when_can_preempt;  /* flavorFungibility.whenCanPreempt */
+  bool has_fair_weight;                /* fairSharing.weight set */
+  ts_quantity fair_weight;             /* fairSharing.weight (default 1) */
+  model_stop_policy stop_policy;       /* stopPolicy */
+} model_cluster_queue;
+
+typedef struct model_local_queue {
+  model_obj obj;                 /* header */
+  const char *cluster_queue;     /* interned spec.clusterQueue */
+  model_stop_policy stop_policy; /* stopPolicy */
+} model_local_queue;
+
+typedef struct model_resource_flavor {
+  model_obj obj;                 /* header */
+  model_labels node_labels;      /* spec.nodeLabels */
+  model_taint *node_taints;      /* owned: spec.nodeTaints */
+  uint32_t nnode_taints;         /* entries */
+  model_toleration *tolerations; /* owned: spec.tolerations */
+  uint32_t ntolerations;         /* entries */
+  const char *topology_name;     /* interned spec.topologyName, or NULL */
+} model_resource_flavor;
+
+typedef struct model_cohort {
+  model_obj obj;                /* header */
+  const char *parent;           /* interned spec.parent / parentName, or NULL */
+  model_resource_group *groups; /* owned: resourceGroups */
+  uint32_t ngroups;             /* entries */
+  bool has_fair_weight;         /* fairSharing.weight set */
+  ts_quantity fair_weight;      /* fairSharing.weight */
+} model_cohort;
+
+typedef struct model_workload_priority_class {
+  model_obj obj; /* header */
+  int32_t value; /* value */
+} model_workload_priority_class;
+
+typedef struct model_pod_group {
+  model_obj obj;                    /* header */
+  int32_t min_member;               /* spec.minMember */
+  model_rlist min_resources;        /* spec.minResources */
+  int32_t schedule_timeout_seconds; /* spec.scheduleTimeoutSeconds (0 = unset) */
+} model_pod_group;
+
+/* ---- decoding -------------------------------------------------------------------------- */
+
+typedef struct model_decode_opts {
+  bool lenient;   /* accept values the API server would reject but an allocator must handle
+                     (unknown allocation modes, selectors and constraints); for test vectors */
+  bool admission; /* also apply the rules admission webhooks enforce on create (Kueue's
+                     "borrowingLimit must be nil when cohort is empty"); for `tessera check`.
+                     Objects read from a server were admitted already and skip them. */
+} model_decode_opts;
+
+/* Decodes one Kubernetes object. On success *out is a new object (free with model_obj_free)
+ * or NULL when the kind is not one Tessera reads (skipped, not an error). An invalid value
+ * fails with an error naming kind, namespace/name and field path:
+ * "ResourceClaim team-a/train: spec.devices.requests[0].exactly.count: must be at least 1". */
+ts_rc model_decode(json_t *json, const model_decode_opts *opts, model_obj **out, ts_err *err);
+void model_obj_free(model_obj *o);
+
+/* ---- the model ------------------------------------------------------------------------- */
+
+typedef struct model_pod_bucket model_pod_bucket;
+
+typedef struct model {
+  ts_map by_key[MODEL_KIND_COUNT]; /* private: key -> object, per kind */
+  ts_map by_uid;                   /* private: uid -> object */
+  ts_map buckets;                  /* private: node name -> model_pod_bucket */
+  ts_map node_label_index;         /* private: "key=value" -> model_node_vec */
+  ts_map slices_by_node;           /* private: node name -> model_slice_vec */
+  ts_map slices_by_pool;           /* private: "driver/pool" -> model_slice_vec */
+  TS_VEC(model_node *) nodes;      /* read-only: dense array of nodes */
+  uint64_t seq;                    /* private: next insertion sequence */
+  uint64_t generation;             /* read-only: bumped by every change */
+} model;
+
+typedef enum model_event { MODEL_ADDED, MODEL_MODIFIED, MODEL_DELETED } model_event;
+
+model *model_new(void); /* returns new, NULL when out of memory */
+void model_free(model *m);
+
+/* Adds or replaces (same kind and key) an object; steals o even on failure. An object that
+ * replaces another keeps the other's seq. */
+ts_rc model_upsert(model *m, model_obj *o);
+/* Removes and frees the object of that kind and key; TS_ENOTFOUND when absent. */
+ts_rc model_remove(model *m, model_kind kind, const char *ns, const char *name);
+/* Decodes json (borrowed) and applies it as a watch event. Unknown kinds are skipped (TS_OK,
+ * *skipped set when non-NULL). origin (interned or NULL) is recorded on the object. */
+ts_rc model_apply_json(model *m, json_t *json, model_event ev, const char *origin,
+                       const model_decode_opts *opts, bool *skipped, ts_err *err);
+
+/* Lookups: borrowed pointers valid until the object is replaced or removed. */
+model_obj *model_get(const model *m, model_kind kind, const char *ns, const char *name);
+model_obj *model_get_uid(const model *m, const char *uid);
+size_t model_count(const model *m, model_kind kind);
+/* Fills a new array (*out, free with ts_free) with every object of a kind, sorted by key. */
+ts_rc model_list(const model *m, model_kind kind, model_obj ***out, size_t *n);
+
+/* Pods that name a node (bound, any phase), in insertion order: for (p = first; p; p = next). */
+model_pod *model_node_pods_first(const model *m, const char *node_name);
+model_pod *model_node_pods_next(const model *m, const model_pod *p);
+/* Nodes carrying label key=value (interned key and value); borrowed array, may be NULL. */
+model_node *const *model_nodes_with_label(const model *m, const char *key, const char *value,
+                                          size_t *n);
+/* Slices published for a node (spec.nodeName), and the slices of a pool. Borrowed arrays. */
+model_slice *const *model_slices_of_node(const model *m, const char *node_name, size_t *n);
+model_slice *const *model_slices_of_pool(const model *m, const char *driver, const char *pool,
+                                         size_t *n);
+
+#endif

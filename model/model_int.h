@@ -1,0 +1,102 @@
+/*
+ * model/model_int.h - internals of the model module: the decoding context with field paths,
+ * typed field readers that report errors as Kubernetes does, and the per-kind decoders.
+ */
+#ifndef MODEL_INT_H
+#define MODEL_INT_H
+
+#include "model/model.h"
+
+#define MD_PATH_MAX 512
+
+/* Decoding context: who is being decoded and where in it we are. */
+typedef struct mdec {
+  ts_err *err;                   /* caller's error */
+  const model_decode_opts *opts; /* never NULL */
+  const char *kind;              /* kind name for messages */
+  const char *ns;                /* namespace for messages ("" when cluster-scoped) */
+  const char *name;              /* name for messages */
+  const char *version;           /* API version part: "v1", "v1beta1", "v1beta2", ... */
+  char path[MD_PATH_MAX];        /* current field path, "spec.devices.requests[0]" */
+  size_t plen;                   /* strlen(path) */
+} mdec;
+
+/* Field paths: each push returns a mark to pop back to. */
+size_t model__push(mdec *d, const char *field);   /* appends ".field" */
+size_t model__push_index(mdec *d, size_t i);      /* appends "[i]" */
+size_t model__push_key(mdec *d, const char *key); /* appends "[key]" */
+void model__pop(mdec *d, size_t mark);
+
+/* Fails the decode: "Kind ns/name: PATH: message". Returns code. */
+ts_rc model__fail(mdec *d, ts_rc code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Same with an extra field appended to the path for the message only. */
+ts_rc model__fail_at(mdec *d, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Typed readers. A member that is absent or null is "absent": optional readers leave the
+ * output untouched and set *present false (when present is non-NULL); a member of the wrong
+ * type is an error naming the field. */
+json_t *model__object(mdec *d, json_t *parent, const char *key, ts_rc *rc);
+json_t *model__array(mdec *d, json_t *parent, const char *key, ts_rc *rc);
+ts_rc model__string(mdec *d, json_t *parent, const char *key, const char **out, bool required);
+ts_rc model__intern(mdec *d, json_t *parent, const char *key, const char **out, bool required);
+ts_rc model__strdup(mdec *d, json_t *parent, const char *key, char **out, bool required);
+ts_rc model__int(mdec *d, json_t *parent, const char *key, int64_t *out, bool *present);
+ts_rc model__int32(mdec *d, json_t *parent, const char *key, int32_t *out, bool *present);
+ts_rc model__bool(mdec *d, json_t *parent, const char *key, bool *out, bool *present);
+/* A quantity from a string or a number at parent[key]; optional. */
+ts_rc model__quantity(mdec *d, json_t *parent, const char *key, ts_quantity *out, bool *present);
+/* A quantity from value v itself (the path names it already). */
+ts_rc model__quantity_value(mdec *d, json_t *v, ts_quantity *out);
+/* Matches an enum string against names[0..n); absent leaves *out untouched. */
+ts_rc model__enum(mdec *d, json_t *parent, const char *key, const char *const *names, int n,
+                  int *out);
+/* A list of interned strings. */
+ts_rc model__strings(mdec *d, json_t *parent, const char *key, const char ***out, uint32_t *n);
+/* A list of owned strings. */
+ts_rc model__strdups(mdec *d, json_t *parent, const char *key, char ***out, uint32_t *n);
+
+/* Building blocks shared by several kinds. */
+ts_rc model__labels(mdec *d, json_t *parent, const char *key, bool owned_values, model_labels *out);
+ts_rc model__label_selector(mdec *d, json_t *parent, const char *key, model_label_selector *out);
+ts_rc model__node_selector(mdec *d, json_t *parent, const char *key, model_node_selector *out);
+ts_rc model__taints(mdec *d, json_t *parent, const char *key, model_taint **out, uint32_t *n);
+ts_rc model__tolerations(mdec *d, json_t *parent, const char *key, model_toleration **out,
+                         uint32_t *n);
+ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist *out);
+/* Allocates a zeroed array of n elements of size sz (n may be 0: returns NULL, TS_OK). */
+ts_rc model__alloc_array(mdec *d, size_t n, size_t sz, void **out);
+
+void model__labels_free(model_labels *l, bool owned_values);
+void model__label_selector_free(model_label_selector *s);
+void model__node_selector_free(model_node_selector *s);
+void model__strdups_free(char **v, uint32_t n);
+
+/* Per-kind decoders (fill the kind's fields; the header is already decoded) and freers. */
+typedef ts_rc (*model__decode_fn)(mdec *d, json_t *root, model_obj *o);
+typedef void (*model__free_fn)(model_obj *o);
+
+#define MODEL__DECL(id, fn)                                                                        \
+  ts_rc model__decode_##fn(mdec *d, json_t *root, model_obj *o);                                   \
+  void model__free_##fn(model_obj *o);
+MODEL__DECL(POD, pod)
+MODEL__DECL(NODE, node)
+MODEL__DECL(NAMESPACE, namespace)
+MODEL__DECL(PRIORITY_CLASS, priority_class)
+MODEL__DECL(PDB, pdb)
+MODEL__DECL(RESOURCE_SLICE, slice)
+MODEL__DECL(DEVICE_CLASS, device_class)
+MODEL__DECL(RESOURCE_CLAIM, claim)
+MODEL__DECL(RESOURCE_CLAIM_TEMPLATE, claim_template)
+MODEL__DECL(CLUSTER_QUEUE, cluster_queue)
+MODEL__DECL(LOCAL_QUEUE, local_queue)
+MODEL__DECL(RESOURCE_FLAVOR, resource_flavor)
+MODEL__DECL(COHORT, cohort)
+MODEL__DECL(WORKLOAD_PRIORITY_CLASS, workload_priority_class)
+MODEL__DECL(POD_GROUP, pod_group)
+#undef MODEL__DECL
+
+/* Frees the members of the common header (not the object). */
+void model__obj_fini(model_obj *o);
+
+#endif
