@@ -1,9 +1,25 @@
-/* cmd/main.c - placeholder entry until the subcommands land in this same commit series. */
+/* cmd/main.c - the tessera binary: dispatches to a subcommand. */
 #include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+
+static const char usage[] =
+    "usage: tessera COMMAND [ARGS]\n"
+    "\n"
+    "commands:\n"
+    "  replay PATH [--output text|json] [--spread]\n"
+    "        load a recorded cluster (JSON, YAML, or a directory of them), schedule what is\n"
+    "        pending, and print each decision and a summary\n"
+    "  help  show this text\n";
 
 int main(int argc, char **argv) {
-  (void)argc;
-  (void)argv;
-  fprintf(stderr, "usage: tessera replay PATH\n");
+  if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
+      !strcmp(argv[1], "-h")) {
+    fputs(usage, argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  if (!strcmp(argv[1], "replay")) return cmd_replay(argc - 2, argv + 2);
+  fprintf(stderr, "tessera: unknown command \"%s\"\n\n%s", argv[1], usage);
   return 2;
 }

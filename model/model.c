@@ -322,6 +322,13 @@ ts_rc model_apply_json(model *m, json_t *json, model_event ev, const char *origi
   return rc;
 }
 
+ts_rc model_pod_bind(model *m, model_pod *p, const char *node_name) {
+  pod_unindex(m, p);
+  p->node_name = node_name;
+  m->generation++;
+  return pod_index(m, p);
+}
+
 model_obj *model_get_uid(const model *m, const char *uid) {
   return ts_map_get(&m->by_uid, uid, strlen(uid));
 }

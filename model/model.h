@@ -661,6 +661,10 @@ ts_rc model_remove(model *m, model_kind kind, const char *ns, const char *name);
 ts_rc model_apply_json(model *m, json_t *json, model_event ev, const char *origin,
                        const model_decode_opts *opts, bool *skipped, ts_err *err);
 
+/* Binds a pod to a node in the model (node_name interned; NULL unbinds), as an assumed
+ * decision: indexes and per-node sums follow. The rest of the pod is unchanged. */
+ts_rc model_pod_bind(model *m, model_pod *p, const char *node_name);
+
 /* Lookups: borrowed pointers valid until the object is replaced or removed. */
 model_obj *model_get(const model *m, model_kind kind, const char *ns, const char *name);
 model_obj *model_get_uid(const model *m, const char *uid);

@@ -12,7 +12,7 @@ pass=0
 run() { # name command...
   name=$1
   shift
-  log="$BUILD/test-logs/$name.log"
+  log="$BUILD/test-logs/$(echo "$name" | tr / _).log"
   mkdir -p "$BUILD/test-logs"
   if "$@" >"$log" 2>&1; then
     pass=$((pass + 1))

@@ -1,0 +1,288 @@
+/* Unit tests of scheduler/: each filter, scoring (bin-pack and spread), pod order, the
+ * wording of reasons, and a randomized comparison of the run-based cycle with a plain
+ * per-pod full scan. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "model/model.h"
+#include "scheduler/sched_int.h"
+
+static void apply(model *m, const char *yaml) {
+  cfg_docs docs = {0};
+  ts_err e;
+  ts_err_clear(&e);
+  if (cfg_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
+  for (size_t i = 0; i < docs.n; i++)
+    if (model_apply_json(m, docs.v[i].value, MODEL_ADDED, NULL, NULL, NULL, &e) != TS_OK)
+      fail_msg("apply: %s", e.text);
+  cfg_docs_free(&docs);
+}
+
+static void add_node(model *m, const char *name, const char *labels, const char *taints,
+                     const char *alloc, bool unschedulable) {
+  char y[2048];
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: {%s}}\n"
+           "spec: {unschedulable: %s, taints: [%s]}\nstatus: {allocatable: {pods: \"110\", %s}}\n",
+           name, labels, unschedulable ? "true" : "false", taints, alloc);
+  apply(m, y);
+}
+
+/* A pod: extra is spec YAML in flow style entries ("priority: 5, nodeSelector: {...}"). */
+static void add_pod(model *m, const char *name, const char *created, const char *requests,
+                    const char *extra) {
+  char y[2048];
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
+           "\"%s\"}\nspec: {schedulerName: tessera, %s%scontainers: [{name: c, resources: "
+           "{requests: {%s}, limits: {%s}}}]}\n",
+           name, created, extra, *extra ? ", " : "", requests, requests);
+  apply(m, y);
+}
+
+static sched_result run(model *m, sched_scoring scoring) {
+  sched_config cfg;
+  sched_result r;
+  ts_err e;
+  sched_config_default(&cfg);
+  cfg.scoring = scoring;
+  if (sched_cycle(m, &cfg, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  return r;
+}
+
+static const sched_decision *decision(const sched_result *r, const char *pod) {
+  for (size_t i = 0; i < r->ndecisions; i++)
+    if (!strcmp(r->decisions[i].pod->obj.name, pod)) return &r->decisions[i];
+  fail_msg("no decision for %s", pod);
+  return NULL;
+}
+
+static const char *node_of(const sched_result *r, const char *pod) {
+  const sched_decision *d = decision(r, pod);
+  return d->kind == SCHED_BIND ? d->node->obj.name : "(pending)";
+}
+
+static void test_filters_and_reasons(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  add_node(m, "cordoned", "gpu: \"yes\"", "", "cpu: \"8\", nvidia.com/gpu: \"8\"", true);
+  add_node(m, "tainted", "gpu: \"yes\"",
+           "{key: nvidia.com/gpu, value: present, effect: NoSchedule}",
+           "cpu: \"8\", nvidia.com/gpu: \"8\"", false);
+  add_node(m, "soft", "gpu: \"yes\"", "{key: soft, effect: PreferNoSchedule}",
+           "cpu: \"1\", nvidia.com/gpu: \"1\"", false);
+  add_node(m, "plain", "gpu: \"no\"", "", "cpu: \"8\"", false);
+  add_pod(m, "a", "2026-01-01T00:00:00Z", "nvidia.com/gpu: 2, cpu: \"2\"",
+          "nodeSelector: {gpu: \"yes\"}");
+  add_pod(m, "b", "2026-01-01T00:00:01Z", "cpu: \"1\"", "nodeSelector: {gpu: \"yes\"}");
+  add_pod(m, "c", "2026-01-01T00:00:02Z", "cpu: \"2\"", "nodeSelector: {gpu: \"yes\"}");
+  r = run(m, SCHED_BINPACK);
+  /* PreferNoSchedule does not block; an untolerated NoSchedule and a cordon do. kube-scheduler
+   * sorts "COUNT REASON" strings. */
+  assert_string_equal(decision(&r, "a")->reason,
+                      "0/4 nodes are available: 1 Insufficient cpu, 1 Insufficient nvidia.com/gpu, "
+                      "1 node(s) didn't match Pod's node affinity/selector, 1 node(s) had "
+                      "untolerated taint {nvidia.com/gpu: present}, 1 node(s) were unschedulable.");
+  assert_string_equal(node_of(&r, "b"), "soft");
+  assert_string_equal(decision(&r, "c")->reason,
+                      "0/4 nodes are available: 1 Insufficient cpu, 1 node(s) didn't match Pod's "
+                      "node affinity/selector, 1 node(s) had untolerated taint {nvidia.com/gpu: "
+                      "present}, 1 node(s) were unschedulable.");
+  assert_int_equal(r.nbound, 1);
+  assert_int_equal(r.npending, 2);
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static void test_tolerations_affinity_pods(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  add_node(m, "n1", "zone: a, gpus: \"8\"", "{key: nvidia.com/gpu, effect: NoSchedule}",
+           "cpu: \"8\", nvidia.com/gpu: \"8\"", false);
+  add_node(m, "n2", "zone: b, gpus: \"4\"", "", "cpu: \"8\", nvidia.com/gpu: \"4\"", true);
+  add_pod(m, "tol", "2026-01-01T00:00:00Z", "nvidia.com/gpu: 1",
+          "tolerations: [{key: nvidia.com/gpu, operator: Exists}]");
+  add_pod(m, "cordon-ok", "2026-01-01T00:00:01Z", "cpu: \"1\"",
+          "tolerations: [{key: node.kubernetes.io/unschedulable, operator: Exists, effect: "
+          "NoSchedule}]");
+  add_pod(
+      m, "aff", "2026-01-01T00:00:02Z", "cpu: \"1\"",
+      "tolerations: [{operator: Exists}], affinity: {nodeAffinity: "
+      "{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchExpressions: "
+      "[{key: gpus, operator: Gt, values: [\"6\"]}]}]}}}");
+  add_pod(m, "byname", "2026-01-01T00:00:03Z", "cpu: \"1\"",
+          "tolerations: [{operator: Exists}], affinity: {nodeAffinity: "
+          "{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: [{matchFields: "
+          "[{key: metadata.name, operator: In, values: [n2]}]}]}}}");
+  r = run(m, SCHED_BINPACK);
+  assert_string_equal(node_of(&r, "tol"), "n1");
+  assert_string_equal(node_of(&r, "cordon-ok"), "n2");
+  assert_string_equal(node_of(&r, "aff"), "n1");
+  assert_string_equal(node_of(&r, "byname"), "n2");
+  sched_result_free(&r);
+  model_free(m);
+  /* Pod count limits: "Too many pods". */
+  m = model_new();
+  apply(m, "apiVersion: v1\nkind: Node\nmetadata: {name: tiny}\nstatus: {allocatable: {cpu: \"8\", "
+           "pods: \"1\"}}\n");
+  add_pod(m, "p1", "2026-01-01T00:00:00Z", "cpu: \"1\"", "");
+  add_pod(m, "p2", "2026-01-01T00:00:01Z", "cpu: \"1\"", "");
+  r = run(m, SCHED_BINPACK);
+  assert_string_equal(node_of(&r, "p1"), "tiny");
+  assert_string_equal(decision(&r, "p2")->reason, "0/1 nodes are available: 1 Too many pods.");
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static void test_scoring(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  add_node(m, "empty", "", "", "cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\"", false);
+  add_node(m, "half", "", "", "cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"8\"", false);
+  add_node(m, "cpuonly", "", "", "cpu: \"64\", memory: 512Gi", false);
+  apply(m, "apiVersion: v1\nkind: Pod\nmetadata: {name: running, namespace: t}\nspec:\n"
+           "  nodeName: half\n  containers: [{resources: {limits: {nvidia.com/gpu: 4}}}]\n"
+           "status: {phase: Running}\n");
+  add_pod(m, "g", "2026-01-01T00:00:00Z", "nvidia.com/gpu: 2", "");
+  add_pod(m, "c", "2026-01-01T00:00:01Z", "cpu: \"4\"", "");
+  r = run(m, SCHED_BINPACK);
+  /* Bin-packing fills the partly used GPU node; a CPU pod stays off GPU nodes. */
+  assert_string_equal(node_of(&r, "g"), "half");
+  assert_string_equal(node_of(&r, "c"), "cpuonly");
+  sched_result_free(&r);
+  r = run(m, SCHED_SPREAD);
+  assert_string_equal(node_of(&r, "g"), "empty");
+  assert_string_equal(node_of(&r, "c"), "cpuonly");
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static void test_order(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  apply(m,
+        "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: hi}\nvalue: 100\n"
+        "---\napiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: dflt}\n"
+        "value: 10\nglobalDefault: true\n");
+  add_node(m, "one", "", "", "nvidia.com/gpu: \"1\"", false);
+  add_pod(m, "old-low", "2026-01-01T00:00:00Z", "nvidia.com/gpu: 1", "priority: 1");
+  add_pod(m, "new-default", "2026-01-01T00:00:05Z", "nvidia.com/gpu: 1", "");
+  add_pod(m, "new-high", "2026-01-01T00:00:09Z", "nvidia.com/gpu: 1", "priorityClassName: hi");
+  assert_int_equal(sched_pod_priority(m, (model_pod *)model_get(m, MODEL_POD, "t", "new-default")),
+                   10);
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.ndecisions, 3);
+  assert_string_equal(r.decisions[0].pod->obj.name, "new-high");
+  assert_int_equal(r.decisions[0].kind, SCHED_BIND);
+  assert_string_equal(r.decisions[1].pod->obj.name, "new-default");
+  assert_string_equal(r.decisions[2].pod->obj.name, "old-low");
+  assert_int_equal(r.decisions[2].kind, SCHED_PENDING);
+  sched_result_free(&r);
+  model_free(m);
+  /* No nodes at all. */
+  m = model_new();
+  add_pod(m, "lonely", "2026-01-01T00:00:00Z", "cpu: \"1\"", "");
+  r = run(m, SCHED_BINPACK);
+  assert_string_equal(r.decisions[0].reason, "no nodes available to schedule pods");
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static int ref_bound, ref_pending; /* totals over the randomized rounds */
+
+/* The reference: every pod scans every node (no runs, no heap). */
+static void reference(const model *m, sched_scoring scoring, const char **out, size_t n) {
+  sched_config cfg;
+  sched_view v;
+  ts_arena a, o;
+  sched_result r = run((model *)m, scoring);
+  sched_config_default(&cfg);
+  cfg.scoring = scoring;
+  ts_arena_init(&a, 0);
+  ts_arena_init(&o, 0);
+  assert_int_equal(sched__view_init(&v, m, &cfg, 0, &a, &o), TS_OK);
+  assert_int_equal(r.ndecisions, n);
+  for (size_t i = 0; i < r.ndecisions; i++) {
+    const model_pod *p = r.decisions[i].pod;
+    int64_t best = 0;
+    int found = -1;
+    for (uint32_t k = 0; k < v.n; k++) {
+      int64_t s;
+      if (sched__static_fit(&v, p, k) != SCHED_FIT || !sched__resources_fit(&v, p, k)) continue;
+      s = sched__score(&v, p, k);
+      if (found < 0 || s > best) best = s, found = (int)k;
+    }
+    out[i] = found < 0 ? "(pending)" : v.nodes[found]->obj.name;
+    found < 0 ? ref_pending++ : ref_bound++;
+    if (found >= 0) sched__place(&v, p, (uint32_t)found);
+    if (strcmp(out[i], node_of(&r, p->obj.name)) != 0)
+      fail_msg("pod %s: cycle chose %s, full scan %s", p->obj.name, node_of(&r, p->obj.name),
+               out[i]);
+  }
+  sched_result_free(&r);
+  ts_arena_free(&a);
+  ts_arena_free(&o);
+}
+
+static void test_runs_match_full_scan(void **state) {
+  static const char *shapes[] = {"nvidia.com/gpu: 1, cpu: \"4\", memory: 16Gi",
+                                 "nvidia.com/gpu: 2, cpu: \"8\"",
+                                 "nvidia.com/gpu: 8, cpu: \"32\", memory: 256Gi",
+                                 "cpu: \"2\", memory: 4Gi", "nvidia.com/gpu: 4"};
+  (void)state;
+  srand(7);
+  for (int round = 0; round < 20; round++) {
+    model *m = model_new();
+    const char *out[400];
+    int npods = 0;
+    for (int k = 0; k < 30; k++) {
+      char name[32], labels[64], alloc[128];
+      int gpus = (rand() % 3) * 4;
+      snprintf(name, sizeof name, "node-%02d", k);
+      snprintf(labels, sizeof labels, "zone: z%d", rand() % 3);
+      snprintf(alloc, sizeof alloc, "cpu: \"%d\", memory: %dGi%s%d", 16 + rand() % 64,
+               64 + rand() % 512, gpus ? ", nvidia.com/gpu: " : ", x: ", gpus ? gpus : 1);
+      add_node(m, name, labels, "", alloc, rand() % 10 == 0);
+    }
+    for (int g = 0; g < 12; g++) {
+      const char *shape = shapes[rand() % 5];
+      int count = 1 + rand() % 25;
+      char extra[64];
+      snprintf(extra, sizeof extra, rand() % 3 ? "priority: %d" : "nodeSelector: {zone: z%d}",
+               rand() % 3);
+      for (int i = 0; i < count && npods < 400; i++, npods++) {
+        char name[32], created[32];
+        snprintf(name, sizeof name, "p%03d", npods);
+        snprintf(created, sizeof created, "2026-01-01T00:%02d:%02dZ", npods / 60, npods % 60);
+        add_pod(m, name, created, shape, extra);
+      }
+    }
+    reference(m, round % 2 ? SCHED_SPREAD : SCHED_BINPACK, out, (size_t)npods);
+    model_free(m);
+  }
+  /* The rounds exercise both outcomes, many times. */
+  assert_true(ref_bound > 1000);
+  assert_true(ref_pending > 100);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_filters_and_reasons),
+      cmocka_unit_test(test_tolerations_affinity_pods),
+      cmocka_unit_test(test_scoring),
+      cmocka_unit_test(test_order),
+      cmocka_unit_test(test_runs_match_full_scan),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
