@@ -80,43 +80,13 @@ static ts_rc collect_pending(sched_view *v, pending **out, size_t *n) {
 
 /* ---- shapes ---------------------------------------------------------------------------- */
 
-static bool same_reqs(const model_req *a, const model_req *b, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
-    if (a[i].key != b[i].key || a[i].op != b[i].op || a[i].nvalues != b[i].nvalues ||
-        a[i].num != b[i].num)
-      return false;
-    for (uint32_t j = 0; j < a[i].nvalues; j++)
-      if (a[i].values[j] != b[i].values[j]) return false;
-  }
-  return true;
-}
-
-static bool same_affinity(const model_node_selector *a, const model_node_selector *b) {
-  if (a->nterms != b->nterms) return false;
-  for (uint32_t i = 0; i < a->nterms; i++) {
-    const model_node_term *x = &a->terms[i], *y = &b->terms[i];
-    if (x->nexprs != y->nexprs || x->nfields != y->nfields) return false;
-    if (!same_reqs(x->exprs, y->exprs, x->nexprs) || !same_reqs(x->fields, y->fields, x->nfields))
-      return false;
-  }
-  return true;
-}
-
 /* True when two pods filter and score identically on every node. */
 static bool same_shape(const model_pod *a, const model_pod *b) {
   if (a->nclaims || b->nclaims) return false;
-  if (a->requests.n != b->requests.n || a->node_selector.n != b->node_selector.n ||
-      a->ntolerations != b->ntolerations)
+  if (a->requests.n != b->requests.n ||
+      memcmp(a->requests.v, b->requests.v, a->requests.n * sizeof *a->requests.v) != 0)
     return false;
-  if (memcmp(a->requests.v, b->requests.v, a->requests.n * sizeof *a->requests.v) != 0)
-    return false;
-  if (a->node_selector.n &&
-      memcmp(a->node_selector.v, b->node_selector.v, a->node_selector.n * sizeof(model_kv)) != 0)
-    return false;
-  if (a->ntolerations &&
-      memcmp(a->tolerations, b->tolerations, a->ntolerations * sizeof *a->tolerations) != 0)
-    return false;
-  return same_affinity(&a->affinity, &b->affinity);
+  return sched__same_static(a, b);
 }
 
 /* ---- the heap of feasible nodes -------------------------------------------------------- */
@@ -162,17 +132,20 @@ static ts_rc add_decision(sched_view *v, sched_result *r, sched_decision d) {
   return TS_OK;
 }
 
-/* Schedules pods[0..n) (one shape) and returns through *used how many it consumed. */
-static ts_rc run_shape(sched_view *v, const pending *pods, size_t n, sched_result *r) {
+/* Schedules pods[0..n), all of one shape; h has room for every node. */
+static ts_rc run_shape(sched_view *v, const pending *pods, size_t n, cand *h, sched_result *r) {
   const model_pod *first = pods[0].pod;
+  const sched_sig *sig = sched__static_nodes(v, first);
   size_t nh = 0, i;
-  cand *h = ts_arena_alloc(v->arena, (v->n + 1) * sizeof *h);
   const char *reason = NULL;
+  sched_shape shape;
   ts_rc rc = TS_OK;
-  if (!h) return TS_ENOMEM;
-  for (uint32_t k = 0; k < v->n; k++)
-    if (sched__static_fit(v, first, k) == SCHED_FIT && sched__resources_fit(v, first, k))
-      h[nh++] = (cand){sched__score(v, first, k), k};
+  if (!sig) return TS_ENOMEM;
+  sched__shape_init(v, first, &shape);
+  for (uint32_t j = 0; j < sig->n; j++) {
+    uint32_t k = sig->nodes[j];
+    if (sched__resources_fit(v, first, k)) h[nh++] = (cand){sched__score(v, &shape, k), k};
+  }
   for (i = nh / 2; i-- > 0;) heap_down(h, nh, i);
   for (i = 0; i < n && rc == TS_OK; i++) {
     const model_pod *p = pods[i].pod;
@@ -184,7 +157,7 @@ static ts_rc run_shape(sched_view *v, const pending *pods, size_t n, sched_resul
     sched__place(v, p, h[0].node);
     rc = add_decision(v, r, (sched_decision){SCHED_BIND, p, v->nodes[h[0].node], NULL});
     if (sched__resources_fit(v, first, h[0].node)) {
-      h[0].score = sched__score(v, first, h[0].node);
+      h[0].score = sched__score(v, &shape, h[0].node);
     } else {
       h[0] = h[--nh];
     }
@@ -203,6 +176,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, int64_t now_ns, sched
   sched_view v;
   ts_arena scratch;
   pending *pods = NULL;
+  cand *heap = NULL;
   size_t n = 0, i = 0;
   ts_rc rc;
   memset(out, 0, sizeof *out);
@@ -210,10 +184,12 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, int64_t now_ns, sched
   ts_arena_init(&scratch, 256 * 1024);
   rc = sched__view_init(&v, m, cfg, now_ns, &scratch, &out->arena);
   if (rc == TS_OK) rc = collect_pending(&v, &pods, &n);
+  if (rc == TS_OK && !(heap = ts_arena_alloc(&scratch, ((size_t)v.n + 1) * sizeof *heap)))
+    rc = TS_ENOMEM;
   while (rc == TS_OK && i < n) {
     size_t j = i + 1;
     while (j < n && same_shape(pods[i].pod, pods[j].pod)) j++;
-    rc = run_shape(&v, pods + i, j - i, out);
+    rc = run_shape(&v, pods + i, j - i, heap, out);
     i = j;
   }
   ts_arena_free(&scratch);

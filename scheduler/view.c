@@ -30,6 +30,18 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
           v->nodes[i]->alloc[r] - v->nodes[i]->used[r];
   for (int r = MODEL_RES_FIRST_OTHER; r < v->stride && v->ngpu < SCHED_MAX_GPU_RESOURCES; r++)
     if (sched_is_gpu_resource(r)) v->gpu[v->ngpu++] = r;
+  v->inv = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->inv);
+  v->has_gpu = ts_arena_alloc(scratch, v->n + 1);
+  if (!v->inv || !v->has_gpu) return TS_ENOMEM;
+  for (uint32_t i = 0; i < v->n; i++) {
+    v->has_gpu[i] = 0;
+    for (int r = 0; r < v->stride; r++) {
+      int64_t a = v->nodes[i]->alloc[r];
+      v->inv[(size_t)i * (size_t)v->stride + (size_t)r] =
+          a > 0 ? (double)SCORE_SCALE / (double)a : 0;
+    }
+    for (int g = 0; g < v->ngpu; g++) v->has_gpu[i] |= v->nodes[i]->alloc[v->gpu[g]] > 0;
+  }
   return TS_OK;
 }
 
@@ -58,6 +70,69 @@ sched_fit sched__static_fit(const sched_view *v, const model_pod *p, uint32_t no
   return SCHED_FIT;
 }
 
+static bool same_reqs(const model_req *a, const model_req *b, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    if (a[i].key != b[i].key || a[i].op != b[i].op || a[i].nvalues != b[i].nvalues ||
+        a[i].num != b[i].num)
+      return false;
+    for (uint32_t j = 0; j < a[i].nvalues; j++)
+      if (a[i].values[j] != b[i].values[j]) return false;
+  }
+  return true;
+}
+
+static bool same_affinity(const model_node_selector *a, const model_node_selector *b) {
+  if (a->nterms != b->nterms) return false;
+  for (uint32_t i = 0; i < a->nterms; i++) {
+    const model_node_term *x = &a->terms[i], *y = &b->terms[i];
+    if (x->nexprs != y->nexprs || x->nfields != y->nfields) return false;
+    if (!same_reqs(x->exprs, y->exprs, x->nexprs) || !same_reqs(x->fields, y->fields, x->nfields))
+      return false;
+  }
+  return true;
+}
+
+bool sched__same_static(const model_pod *a, const model_pod *b) {
+  if (a->node_selector.n != b->node_selector.n || a->ntolerations != b->ntolerations) return false;
+  if (a->node_selector.n &&
+      memcmp(a->node_selector.v, b->node_selector.v, a->node_selector.n * sizeof(model_kv)) != 0)
+    return false;
+  if (a->ntolerations &&
+      memcmp(a->tolerations, b->tolerations, a->ntolerations * sizeof *a->tolerations) != 0)
+    return false;
+  return same_affinity(&a->affinity, &b->affinity);
+}
+
+/* A cheap hash of the static signature (interned pointers and counts). */
+static uint64_t static_hash(const model_pod *p) {
+  uint64_t h = p->node_selector.n * 31 + p->ntolerations * 17 + p->affinity.nterms;
+  for (uint32_t i = 0; i < p->node_selector.n; i++)
+    h = h * 1099511628211ULL ^ (uintptr_t)p->node_selector.v[i].value;
+  for (uint32_t i = 0; i < p->ntolerations; i++)
+    h = h * 1099511628211ULL ^ (uintptr_t)p->tolerations[i].key ^ p->tolerations[i].effect;
+  return h;
+}
+
+const sched_sig *sched__static_nodes(sched_view *v, const model_pod *p) {
+  uint64_t h = static_hash(p);
+  sched_sig *sig;
+  for (int i = 0; i < v->nsigs; i++)
+    if (v->sigs[i].hash == h && sched__same_static(v->sigs[i].pod, p)) return &v->sigs[i];
+  if (v->nsigs < SCHED_MAX_SIGS) {
+    sig = &v->sigs[v->nsigs];
+    sig->nodes = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *sig->nodes);
+    if (!sig->nodes) return NULL;
+    v->nsigs++;
+  } else {
+    sig = &v->sigs[v->next_evict]; /* reuse a slot and its buffer */
+    v->next_evict = (v->next_evict + 1) % SCHED_MAX_SIGS;
+  }
+  sig->pod = p, sig->hash = h, sig->n = 0;
+  for (uint32_t k = 0; k < v->n; k++)
+    if (sched__static_fit(v, p, k) == SCHED_FIT) sig->nodes[sig->n++] = k;
+  return sig;
+}
+
 bool sched__resources_fit(const sched_view *v, const model_pod *p, uint32_t node) {
   const int64_t *free = v->free + (size_t)node * (size_t)v->stride;
   for (uint32_t i = 0; i < p->requests.n; i++)
@@ -67,35 +142,36 @@ bool sched__resources_fit(const sched_view *v, const model_pod *p, uint32_t node
 
 /* Utilisation of resource r on node after adding req, in millionths (0 when none exists). */
 static int64_t util_after(const sched_view *v, uint32_t node, int r, int64_t req) {
-  int64_t alloc = v->nodes[node]->alloc[r];
-  int64_t used = alloc - v->free[(size_t)node * (size_t)v->stride + (size_t)r] + req;
-  if (alloc <= 0) return 0;
-  if (used >= alloc) return SCORE_SCALE;
-  return (int64_t)((__int128)used * SCORE_SCALE / alloc);
+  size_t k = (size_t)node * (size_t)v->stride + (size_t)r;
+  int64_t used = v->nodes[node]->alloc[r] - v->free[k] + req;
+  double u = (double)used * v->inv[k];
+  return u >= SCORE_SCALE ? SCORE_SCALE : (int64_t)u;
+}
+
+void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s) {
+  memset(s, 0, sizeof *s);
+  s->pod = p;
+  s->cpu = model_rlist_get(&p->requests, MODEL_RES_CPU);
+  s->mem = model_rlist_get(&p->requests, MODEL_RES_MEMORY);
+  for (int g = 0; g < v->ngpu; g++) {
+    int64_t req = model_rlist_get(&p->requests, v->gpu[g]);
+    if (!req) continue;
+    s->gpu[s->ngpu] = v->gpu[g];
+    s->gpu_req[s->ngpu++] = req;
+  }
 }
 
 /* Score = tier (a pod without GPUs avoids GPU nodes), then GPU utilisation over the GPU
  * resources the pod asks for, then the mean of cpu and memory utilisation; bin-packing
- * prefers high utilisation, spreading low. */
-int64_t sched__score(const sched_view *v, const model_pod *p, uint32_t node) {
-  const model_node *n = v->nodes[node];
-  bool pod_gpu = false, node_gpu = false;
-  int64_t gpu = 0, cpumem, tier;
-  int ngpu = 0;
-  for (int g = 0; g < v->ngpu; g++) {
-    int64_t req = model_rlist_get(&p->requests, v->gpu[g]);
-    node_gpu |= n->alloc[v->gpu[g]] > 0;
-    if (!req) continue;
-    pod_gpu = true;
-    gpu += util_after(v, node, v->gpu[g], req);
-    ngpu++;
-  }
-  if (ngpu) gpu /= ngpu;
+ * prefers high utilisation, spreading low. Utilisations are integers (millionths) so that
+ * equal scores tie exactly and the node name decides. */
+int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
+  int64_t gpu = 0, cpumem, tier = s->ngpu || !v->has_gpu[node];
+  for (int g = 0; g < s->ngpu; g++) gpu += util_after(v, node, s->gpu[g], s->gpu_req[g]);
+  if (s->ngpu > 1) gpu /= s->ngpu;
   cpumem =
-      (util_after(v, node, MODEL_RES_CPU, model_rlist_get(&p->requests, MODEL_RES_CPU)) +
-       util_after(v, node, MODEL_RES_MEMORY, model_rlist_get(&p->requests, MODEL_RES_MEMORY))) /
+      (util_after(v, node, MODEL_RES_CPU, s->cpu) + util_after(v, node, MODEL_RES_MEMORY, s->mem)) /
       2;
-  tier = pod_gpu || !node_gpu;
   if (v->cfg->scoring == SCHED_SPREAD) gpu = SCORE_SCALE - gpu, cpumem = SCORE_SCALE - cpumem;
   return tier << 61 | gpu << 30 | cpumem;
 }

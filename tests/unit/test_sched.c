@@ -217,10 +217,12 @@ static void reference(const model *m, sched_scoring scoring, const char **out, s
     const model_pod *p = r.decisions[i].pod;
     int64_t best = 0;
     int found = -1;
+    sched_shape shape;
+    sched__shape_init(&v, p, &shape);
     for (uint32_t k = 0; k < v.n; k++) {
       int64_t s;
       if (sched__static_fit(&v, p, k) != SCHED_FIT || !sched__resources_fit(&v, p, k)) continue;
-      s = sched__score(&v, p, k);
+      s = sched__score(&v, &shape, k);
       if (found < 0 || s > best) best = s, found = (int)k;
     }
     out[i] = found < 0 ? "(pending)" : v.nodes[found]->obj.name;
