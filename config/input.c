@@ -69,6 +69,43 @@ static ts_rc emit_doc(const cfg_doc *d, const char *file, cfg_object_fn fn, void
   return fn(ud, d->value, file, d->line, -1);
 }
 
+/* Lines where the elements of the top-level "items" array start, for a JSON text that
+ * jansson already parsed (so it is valid JSON): a scan that tracks strings and depth. */
+static void json_item_lines(const char *t, size_t len, cfg_doc *d) {
+  size_t cap = 0, i;
+  int depth = 0, line = 1, key_depth = -1;
+  bool in_items = false, want_value = false;
+  for (i = 0; i < len; i++) {
+    char c = t[i];
+    if (c == '\n') {
+      line++;
+    } else if (c == '"') {
+      size_t start = ++i;
+      while (i < len && t[i] != '"') i += t[i] == '\\' ? 2 : 1;
+      if (depth == 1 && i - start == 5 && !memcmp(t + start, "items", 5)) key_depth = 1;
+    } else if (c == ':' && key_depth == 1 && depth == 1) {
+      want_value = true, key_depth = -1;
+    } else if (c == '[' || c == '{') {
+      if (in_items && depth == 2 && c == '{') {
+        if (d->nitems == cap) {
+          size_t ncap = cap ? cap * 2 : 256;
+          int *n = ts_realloc(d->item_lines, ncap * sizeof *n);
+          if (!n) return;
+          d->item_lines = n, cap = ncap;
+        }
+        d->item_lines[d->nitems++] = line;
+      }
+      if (want_value && c == '[') in_items = true;
+      want_value = false;
+      depth++;
+    } else if (c == ']' || c == '}') {
+      if (--depth == 1) in_items = false;
+    } else if (c == ',' && depth == 1) {
+      want_value = false;
+    }
+  }
+}
+
 /* Loads one file; syntax errors go to on_error and do not stop the walk. */
 static ts_rc load_file(const char *path, cfg_object_fn fn, cfg_error_fn on_error, void *ud) {
   char *text = NULL;
@@ -79,8 +116,9 @@ static ts_rc load_file(const char *path, cfg_object_fn fn, cfg_error_fn on_error
   ts_err_clear(&err);
   rc = cfg_read_file(path, &text, &len, &err);
   if (rc == TS_OK) {
-    rc = looks_like_json(path, text) ? cfg_json_parse(text, len, &docs, &err)
-                                     : cfg_yaml_parse(text, len, &docs, &err);
+    bool json = looks_like_json(path, text);
+    rc = json ? cfg_json_parse(text, len, &docs, &err) : cfg_yaml_parse(text, len, &docs, &err);
+    if (rc == TS_OK && json && docs.n == 1) json_item_lines(text, len, &docs.v[0]);
     if (rc != TS_OK) ts_err_prefix(&err, "%s", path);
   }
   /* Documents before a syntax error in a YAML stream still load. */

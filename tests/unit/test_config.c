@@ -170,11 +170,30 @@ static void test_load_path(void **state) {
   assert_int_equal(system(p), 0);
 }
 
+static void test_json_item_lines(void **state) {
+  char dir[] = "/tmp/tessera-cfg-XXXXXX", p[256];
+  seen s = {0};
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(p, sizeof p, "%s/list.json", dir);
+  write_file(p, "{\"kind\": \"List\", \"metadata\": {\"x\": [{\"items\": 1}]},\n"
+                " \"items\": [\n  {\"metadata\": {\"name\": \"a\"}},\n"
+                "  {\"metadata\":\n   {\"name\": \"b \\\" [ {\"}}\n]}\n");
+  assert_int_equal(cfg_load_path(p, on_obj, on_err, &s), TS_OK);
+  assert_int_equal(s.errors, 0);
+  assert_int_equal(s.n, 2);
+  assert_int_equal(s.lines[0], 3);
+  assert_int_equal(s.lines[1], 4);
+  assert_string_equal(s.names[1], "b \" [ {");
+  snprintf(p, sizeof p, "rm -rf %s", dir);
+  assert_int_equal(system(p), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_scalars),       cmocka_unit_test(test_structure_and_lines),
       cmocka_unit_test(test_anchors_merge), cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_load_path),
+      cmocka_unit_test(test_load_path),     cmocka_unit_test(test_json_item_lines),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
