@@ -45,6 +45,8 @@ BENCH_BINS := $(BENCH_SRCS:bench/%.c=$(BUILD)/bench/%)
 LIB       := $(BUILD)/libtessera.a
 TESSERA   := $(BUILD)/tessera
 
+.SECONDARY:
+
 .PHONY: all deps test demo bench sanitize check-style format clean tests run-tests
 
 all: tessera
