@@ -1,20 +1,23 @@
-/* scheduler/cycle.c - one scheduling cycle for plain pods.
+/* scheduler/cycle.c - one scheduling cycle.
  *
- * Pending pods are taken in order. Consecutive pods of the same shape (same requests, node
- * selector, affinity and tolerations) form a run: the run filters and scores every node once
- * and keeps the feasible nodes in a heap ordered by score. A placement changes only the chosen
- * node, so after each placement only that node is re-scored; the heap always holds exact
- * scores and each pod gets the node a full scan would pick. Cost: O(nodes) per run plus
- * O(log nodes) per pod, instead of O(nodes) per pod. */
+ * Pending pods are grouped into gangs and taken in order (priority, creation, name). A gang of
+ * one is placed like kube-scheduler places a pod; consecutive single pods of one shape share a
+ * run (see place.c). A larger gang is placed all or nothing. */
 #include "scheduler/sched_int.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 void sched_config_default(sched_config *cfg) {
+  memset(cfg, 0, sizeof *cfg);
   cfg->scheduler_name = ts_intern_cstr("tessera");
   cfg->scoring = SCHED_BINPACK;
+  cfg->topology[0] = ts_intern_cstr("topology.kubernetes.io/zone");
+  cfg->topology[1] = ts_intern_cstr("nvidia.com/gpu.clique");
+  cfg->topology[2] = ts_intern_cstr("kubernetes.io/hostname");
+  cfg->ntopology = 3;
 }
 
 bool sched_is_gpu_resource(int id) {
@@ -24,8 +27,6 @@ bool sched_is_gpu_resource(int id) {
   len = strlen(n);
   return (len >= 4 && !strcmp(n + len - 4, "/gpu")) || !strncmp(n, "nvidia.com/mig-", 15);
 }
-
-/* ---- pending pods ---------------------------------------------------------------------- */
 
 int32_t sched_pod_priority(const model *m, const model_pod *p) {
   const model_priority_class *pc;
@@ -43,77 +44,7 @@ int32_t sched_pod_priority(const model *m, const model_pod *p) {
   return 0;
 }
 
-static bool is_pending(const model_pod *p, const sched_config *cfg) {
-  return p->scheduler_name == cfg->scheduler_name && !p->node_name && !p->obj.deleted_ns &&
-         p->phase == MODEL_PHASE_PENDING;
-}
-
-typedef struct pending {
-  const model_pod *pod; /* the pod */
-  int32_t priority;     /* effective priority */
-} pending;
-
-static int pending_cmp(const void *a, const void *b) {
-  const pending *x = a, *y = b;
-  if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
-  if (x->pod->obj.created_ns != y->pod->obj.created_ns)
-    return x->pod->obj.created_ns < y->pod->obj.created_ns ? -1 : 1;
-  return strcmp(x->pod->obj.key, y->pod->obj.key);
-}
-
-/* Collects the pending pods of this scheduler, in scheduling order (arena memory). */
-static ts_rc collect_pending(sched_view *v, pending **out, size_t *n) {
-  const ts_map *pods = &v->m->by_key[MODEL_POD];
-  size_t it = 0, k = 0;
-  const ts_map_slot *s;
-  pending *arr = ts_arena_alloc(v->arena, (pods->count + 1) * sizeof *arr);
-  if (!arr) return TS_ENOMEM;
-  while (ts_map_next(pods, &it, &s)) {
-    const model_pod *p = s->value;
-    if (is_pending(p, v->cfg)) arr[k++] = (pending){p, sched_pod_priority(v->m, p)};
-  }
-  qsort(arr, k, sizeof *arr, pending_cmp);
-  *out = arr;
-  *n = k;
-  return TS_OK;
-}
-
-/* ---- shapes ---------------------------------------------------------------------------- */
-
-/* True when two pods filter and score identically on every node. */
-static bool same_shape(const model_pod *a, const model_pod *b) {
-  if (a->nclaims || b->nclaims) return false;
-  if (a->requests.n != b->requests.n ||
-      memcmp(a->requests.v, b->requests.v, a->requests.n * sizeof *a->requests.v) != 0)
-    return false;
-  return sched__same_static(a, b);
-}
-
-/* ---- the heap of feasible nodes -------------------------------------------------------- */
-
-typedef struct cand {
-  int64_t score; /* higher is better */
-  uint32_t node; /* index in the name-sorted view; lower wins ties */
-} cand;
-
-static bool cand_better(const cand *a, const cand *b) {
-  return a->score != b->score ? a->score > b->score : a->node < b->node;
-}
-
-static void heap_down(cand *h, size_t n, size_t i) {
-  for (;;) {
-    size_t l = 2 * i + 1, r = l + 1, best = i;
-    if (l < n && cand_better(&h[l], &h[best])) best = l;
-    if (r < n && cand_better(&h[r], &h[best])) best = r;
-    if (best == i) return;
-    cand t = h[i];
-    h[i] = h[best];
-    h[best] = t;
-    i = best;
-  }
-}
-
-/* ---- a run of same-shape pods ---------------------------------------------------------- */
+/* ---- decisions ------------------------------------------------------------------------- */
 
 static ts_rc add_decision(sched_view *v, sched_result *r, sched_decision d) {
   if (r->ndecisions == v->decisions_cap) {
@@ -132,36 +63,87 @@ static ts_rc add_decision(sched_view *v, sched_result *r, sched_decision d) {
   return TS_OK;
 }
 
-/* Schedules pods[0..n), all of one shape; h has room for every node. */
-static ts_rc run_shape(sched_view *v, const pending *pods, size_t n, cand *h, sched_result *r) {
-  const model_pod *first = pods[0].pod;
-  const sched_sig *sig = sched__static_nodes(v, first);
-  size_t nh = 0, i;
+/* A message in the result's arena. */
+static const char *message(sched_view *v, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static const char *message(sched_view *v, const char *fmt, ...) {
+  va_list ap;
+  ts_buf b;
+  const char *out = NULL;
+  ts_buf_init(&b, 0);
+  va_start(ap, fmt);
+  if (ts_buf_vprintf(&b, fmt, ap) == TS_OK) out = ts_arena_strndup(v->out, b.data, b.len);
+  va_end(ap);
+  ts_buf_free(&b);
+  return out;
+}
+
+/* Singles gangs[0..n) of one shape: a run. */
+static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, sched_result *r) {
+  sched_pending *pods = ts_arena_alloc(v->arena, n * sizeof *pods);
+  uint32_t *placed = ts_arena_alloc(v->arena, n * sizeof *placed), got;
   const char *reason = NULL;
-  sched_shape shape;
   ts_rc rc = TS_OK;
-  if (!sig) return TS_ENOMEM;
-  sched__shape_init(v, first, &shape);
-  for (uint32_t j = 0; j < sig->n; j++) {
-    uint32_t k = sig->nodes[j];
-    if (sched__resources_fit(v, first, k)) h[nh++] = (cand){sched__score(v, &shape, k), k};
-  }
-  for (i = nh / 2; i-- > 0;) heap_down(h, nh, i);
-  for (i = 0; i < n && rc == TS_OK; i++) {
-    const model_pod *p = pods[i].pod;
-    if (!nh) {
-      if (!reason && !(reason = sched__why_pending(v, p))) return TS_ENOMEM;
-      rc = add_decision(v, r, (sched_decision){SCHED_PENDING, p, NULL, reason});
+  if (!pods || !placed) return TS_ENOMEM;
+  for (uint32_t i = 0; i < n; i++) pods[i] = gangs[i].pods[0];
+  got = sched__place_run(v, pods, n, NULL, 0, placed);
+  for (uint32_t i = 0; i < n && rc == TS_OK; i++) {
+    if (i < got) {
+      rc = add_decision(v, r,
+                        (sched_decision){SCHED_BIND, pods[i].pod, v->nodes[placed[i]], NULL, NULL});
       continue;
     }
-    sched__place(v, p, h[0].node);
-    rc = add_decision(v, r, (sched_decision){SCHED_BIND, p, v->nodes[h[0].node], NULL});
-    if (sched__resources_fit(v, first, h[0].node)) {
-      h[0].score = sched__score(v, &shape, h[0].node);
-    } else {
-      h[0] = h[--nh];
+    if (!reason && !(reason = sched__why_pending(v, pods[i].pod))) return TS_ENOMEM;
+    rc = add_decision(v, r, (sched_decision){SCHED_PENDING, pods[i].pod, NULL, reason, NULL});
+  }
+  return rc;
+}
+
+/* Why a gang does not run now (arena), given how many of its pods fit at most. */
+static const char *gang_reason(sched_view *v, const sched_gang *g, const char *label, uint32_t best,
+                               const uint32_t *placed) {
+  uint32_t needed = g->min > (int32_t)g->nbound ? (uint32_t)g->min - g->nbound : 0;
+  const model_pod *stuck = g->pods[0].pod;
+  const char *why;
+  if (g->blocked) return message(v, "%s: %s", label, g->blocked);
+  if (g->nmembers < (uint32_t)g->min)
+    return message(v, "%s has %u of its %d pods; waiting for the rest", label, g->nmembers, g->min);
+  if (g->required_level && best < needed)
+    return message(v,
+                   "%s: %u pods must start together within one %s domain and no domain has "
+                   "room for them",
+                   label, needed, g->required_level);
+  for (uint32_t i = 0; i < g->npods; i++)
+    if (placed[i] == UINT32_MAX) {
+      stuck = g->pods[i].pod;
+      break;
     }
-    heap_down(h, nh, 0);
+  why = sched__why_pending(v, stuck);
+  return why ? message(v, "%s: %u pods must start together and only %u fit; %s: %s", label, needed,
+                       best, stuck->obj.key, why)
+             : NULL;
+}
+
+/* A gang of several pods: all that must start together, or none. */
+static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
+  uint32_t *placed = ts_arena_alloc(v->arena, (g->npods + 1) * sizeof *placed), best = 0, got = 0;
+  uint32_t needed = g->min > (int32_t)g->nbound ? (uint32_t)g->min - g->nbound : 0;
+  const char *label = message(v, "%s %s", g->what, g->name), *reason = NULL;
+  ts_rc rc = TS_OK;
+  if (!placed || !label) return TS_ENOMEM;
+  for (uint32_t i = 0; i < g->npods; i++) placed[i] = UINT32_MAX;
+  if (!g->blocked && g->nmembers >= (uint32_t)g->min)
+    got = sched__place_gang(v, g, needed, placed, &best);
+  if (!got && !(reason = gang_reason(v, g, label, best, placed))) return TS_ENOMEM;
+  for (uint32_t i = 0; i < g->npods && rc == TS_OK; i++) {
+    const model_pod *p = g->pods[i].pod;
+    if (got && placed[i] != UINT32_MAX) {
+      rc = add_decision(v, r, (sched_decision){SCHED_BIND, p, v->nodes[placed[i]], NULL, label});
+    } else {
+      const char *why = got ? sched__why_pending(v, p) : reason; /* an extra pod that missed */
+      if (!why) return TS_ENOMEM;
+      rc = add_decision(v, r, (sched_decision){SCHED_PENDING, p, NULL, why, label});
+    }
   }
   return rc;
 }
@@ -171,25 +153,32 @@ void sched_result_free(sched_result *r) {
   memset(r, 0, sizeof *r);
 }
 
+static bool single(const sched_gang *g) {
+  return g->kind == SCHED_GANG_SINGLE;
+}
+
 ts_rc sched_cycle(const model *m, const sched_config *cfg, int64_t now_ns, sched_result *out,
                   ts_err *err) {
   sched_view v;
   ts_arena scratch;
-  pending *pods = NULL;
-  cand *heap = NULL;
+  sched_gang *gangs = NULL;
   size_t n = 0, i = 0;
   ts_rc rc;
   memset(out, 0, sizeof *out);
   ts_arena_init(&out->arena, 64 * 1024);
   ts_arena_init(&scratch, 256 * 1024);
   rc = sched__view_init(&v, m, cfg, now_ns, &scratch, &out->arena);
-  if (rc == TS_OK) rc = collect_pending(&v, &pods, &n);
-  if (rc == TS_OK && !(heap = ts_arena_alloc(&scratch, ((size_t)v.n + 1) * sizeof *heap)))
-    rc = TS_ENOMEM;
+  if (rc == TS_OK) rc = sched__gangs(&v, &gangs, &n);
   while (rc == TS_OK && i < n) {
     size_t j = i + 1;
-    while (j < n && same_shape(pods[i].pod, pods[j].pod)) j++;
-    rc = run_shape(&v, pods + i, j - i, heap, out);
+    if (!single(&gangs[i])) {
+      rc = decide_gang(&v, &gangs[i], out);
+    } else {
+      while (j < n && single(&gangs[j]) &&
+             sched__same_shape(gangs[i].pods[0].pod, gangs[j].pods[0].pod))
+        j++;
+      rc = decide_singles(&v, gangs + i, (uint32_t)(j - i), out);
+    }
     i = j;
   }
   ts_arena_free(&scratch);

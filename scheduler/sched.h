@@ -14,12 +14,17 @@ typedef enum sched_scoring {
   SCHED_SPREAD,  /* prefer the least used nodes */
 } sched_scoring;
 
+#define SCHED_MAX_TOPOLOGY 8 /* topology levels */
+
 typedef struct sched_config {
-  const char *scheduler_name; /* interned; pods whose spec.schedulerName is this */
-  sched_scoring scoring;      /* node scoring */
+  const char *scheduler_name;               /* interned; pods whose spec.schedulerName is this */
+  sched_scoring scoring;                    /* node scoring */
+  const char *topology[SCHED_MAX_TOPOLOGY]; /* interned node label keys, widest first */
+  int ntopology;                            /* entries */
 } sched_config;
 
-/* Fills cfg with the defaults: schedulerName "tessera", bin-packing. */
+/* Fills cfg with the defaults: schedulerName "tessera", bin-packing, topology levels
+ * topology.kubernetes.io/zone > nvidia.com/gpu.clique > kubernetes.io/hostname. */
 void sched_config_default(sched_config *cfg);
 
 typedef enum sched_decision_kind {
@@ -32,6 +37,8 @@ typedef struct sched_decision {
   const model_pod *pod;     /* borrowed from the model */
   const model_node *node;   /* BIND: the node; NULL otherwise */
   const char *reason;       /* PENDING: kube-scheduler style message (arena) */
+  const char *gang;         /* "PodGroup team-a/train" when the pod is part of a gang, or NULL
+                               (arena) */
 } sched_decision;
 
 typedef struct sched_result {

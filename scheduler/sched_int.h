@@ -18,6 +18,7 @@ typedef struct sched_sig {
   uint64_t hash;        /* hash of the signature */
   uint32_t *nodes;      /* passing node indexes, ascending (scratch arena, v->n capacity) */
   uint32_t n;           /* entries */
+  uint8_t *pass;        /* v->n flags: node k passes */
 } sched_sig;
 
 /* What scoring needs of a pod, prepared once per run of same-shape pods. */
@@ -28,6 +29,27 @@ typedef struct sched_shape {
   int64_t gpu_req[SCHED_MAX_GPU_RESOURCES]; /* amounts */
   int ngpu;                                 /* entries */
 } sched_shape;
+
+/* A feasible node in a run's heap. */
+typedef struct sched_cand {
+  int64_t score; /* higher is better */
+  uint32_t node; /* index in the name-sorted view; the lower wins ties */
+} sched_cand;
+
+/* One topology domain: the nodes carrying one value of a level's label. */
+typedef struct sched_domain {
+  const char *value; /* interned label value */
+  uint32_t *nodes;   /* node indexes (scratch arena) */
+  uint32_t n;        /* entries */
+  int64_t free;      /* free amount of the gang's main resource (set per attempt) */
+} sched_domain;
+
+/* The domains of one topology level (a node label key), computed once per cycle. */
+typedef struct sched_level {
+  const char *key; /* interned label key */
+  sched_domain *d; /* domains sorted by value (scratch arena) */
+  uint32_t n;      /* entries */
+} sched_level;
 
 /* The cycle's view: nodes sorted by name, with free capacity per resource. */
 typedef struct sched_view {
@@ -45,9 +67,12 @@ typedef struct sched_view {
   sched_sig sigs[SCHED_MAX_SIGS];   /* static-filter cache */
   int nsigs;                        /* entries in use */
   int next_evict;                   /* round-robin slot to reuse when full */
-  ts_arena *arena;                  /* scratch memory for the cycle */
-  ts_arena *out;                    /* memory of the result (messages) */
-  size_t decisions_cap;             /* capacity of the result's decision array */
+  sched_cand *heap;                 /* one heap buffer of n entries for every run */
+  sched_level levels[SCHED_MAX_TOPOLOGY + 1]; /* topology levels seen this cycle */
+  int nlevels;                                /* entries */
+  ts_arena *arena;                            /* scratch memory for the cycle */
+  ts_arena *out;                              /* memory of the result (messages) */
+  size_t decisions_cap;                       /* capacity of the result's decision array */
 } sched_view;
 
 typedef enum sched_fit {
@@ -56,6 +81,43 @@ typedef enum sched_fit {
   SCHED_TAINT,         /* an untolerated NoSchedule / NoExecute taint */
   SCHED_AFFINITY,      /* nodeSelector or required node affinity */
 } sched_fit;
+
+/* A pending pod with its effective priority. */
+typedef struct sched_pending {
+  const model_pod *pod; /* borrowed from the model */
+  int32_t priority;     /* effective priority */
+} sched_pending;
+
+typedef enum sched_gang_kind {
+  SCHED_GANG_SINGLE,    /* a pod on its own */
+  SCHED_GANG_POD_GROUP, /* scheduler-plugins PodGroup (minMember) */
+  SCHED_GANG_KUEUE,     /* Kueue pod group (pod-group-total-count) */
+  SCHED_GANG_JOBSET,    /* pods of one JobSet */
+  SCHED_GANG_OWNER,     /* pods of one owning job (PyTorchJob, TFJob, MPIJob, Job, ...) */
+} sched_gang_kind;
+
+/* Pods that must run together, and what the cycle knows of them. */
+typedef struct sched_gang {
+  sched_gang_kind kind;        /* how the gang was identified */
+  const char *what;            /* "PodGroup", "PyTorchJob", ... for messages */
+  const char *name;            /* "ns/name" of the group or owner (arena) */
+  int32_t min;                 /* pods that must run together (bound ones count) */
+  uint32_t nbound;             /* members already bound and running */
+  uint32_t nmembers;           /* members that exist: bound + pending */
+  sched_pending *pods;         /* pending members in placement order (arena) */
+  uint32_t npods;              /* entries */
+  uint32_t cap;                /* capacity of pods */
+  int32_t priority;            /* highest member priority */
+  int64_t created;             /* earliest member creation time */
+  const char *required_level;  /* interned topology key the gang must fit in, or NULL */
+  const char *preferred_level; /* interned topology key to try first, or NULL */
+  const char *blocked;         /* why the gang cannot be scheduled at all (arena), or NULL */
+} sched_gang;
+
+/* Groups the pending pods of the cycle's scheduler into gangs (see DESIGN.md §2: PodGroup,
+ * Kueue pod group, JobSet, owning job, else a gang of one) and orders them: priority
+ * (highest first), then earliest creation, then name. Arena memory. */
+ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n);
 
 ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, int64_t now_ns,
                        ts_arena *scratch, ts_arena *out);
@@ -71,8 +133,21 @@ bool sched__resources_fit(const sched_view *v, const model_pod *p, uint32_t node
 void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s);
 /* The node's score if a pod of this shape were placed there; higher is better. */
 int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node);
-/* Charges the pod's requests to the node in the view. */
+/* True when two pods filter and score identically on every node. */
+bool sched__same_shape(const model_pod *a, const model_pod *b);
+/* Places pods[0..n), all of one shape, on the best nodes among subset (all when NULL);
+ * placed[i] = node of pods[i]. Returns the number placed (a prefix). */
+uint32_t sched__place_run(sched_view *v, const sched_pending *pods, uint32_t n,
+                          const uint32_t *subset, uint32_t nsubset, uint32_t *placed);
+/* Places a gang (see place.c) on the view; placed[i] = node of g->pods[i] or UINT32_MAX.
+ * Returns the number placed, or 0 with everything given back when fewer than needed fit;
+ * *best then tells how many fit at most across the cluster. */
+uint32_t sched__place_gang(sched_view *v, const sched_gang *g, uint32_t needed, uint32_t *placed,
+                           uint32_t *best);
+
+/* Charges the pod's requests to the node in the view, or gives them back. */
 void sched__place(sched_view *v, const model_pod *p, uint32_t node);
+void sched__unplace(sched_view *v, const model_pod *p, uint32_t node);
 /* Why the pod fits no node now, as kube-scheduler says it ("0/3 nodes are available: ...").
  * Returns a string in the result arena, NULL when out of memory. */
 const char *sched__why_pending(const sched_view *v, const model_pod *p);

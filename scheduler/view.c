@@ -32,7 +32,8 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
     if (sched_is_gpu_resource(r)) v->gpu[v->ngpu++] = r;
   v->inv = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->inv);
   v->has_gpu = ts_arena_alloc(scratch, v->n + 1);
-  if (!v->inv || !v->has_gpu) return TS_ENOMEM;
+  v->heap = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->heap);
+  if (!v->inv || !v->has_gpu || !v->heap) return TS_ENOMEM;
   for (uint32_t i = 0; i < v->n; i++) {
     v->has_gpu[i] = 0;
     for (int r = 0; r < v->stride; r++) {
@@ -121,15 +122,18 @@ const sched_sig *sched__static_nodes(sched_view *v, const model_pod *p) {
   if (v->nsigs < SCHED_MAX_SIGS) {
     sig = &v->sigs[v->nsigs];
     sig->nodes = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *sig->nodes);
-    if (!sig->nodes) return NULL;
+    sig->pass = ts_arena_alloc(v->arena, (size_t)v->n + 1);
+    if (!sig->nodes || !sig->pass) return NULL;
     v->nsigs++;
   } else {
     sig = &v->sigs[v->next_evict]; /* reuse a slot and its buffer */
     v->next_evict = (v->next_evict + 1) % SCHED_MAX_SIGS;
   }
   sig->pod = p, sig->hash = h, sig->n = 0;
-  for (uint32_t k = 0; k < v->n; k++)
-    if (sched__static_fit(v, p, k) == SCHED_FIT) sig->nodes[sig->n++] = k;
+  for (uint32_t k = 0; k < v->n; k++) {
+    sig->pass[k] = sched__static_fit(v, p, k) == SCHED_FIT;
+    if (sig->pass[k]) sig->nodes[sig->n++] = k;
+  }
   return sig;
 }
 
@@ -179,6 +183,11 @@ int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
 void sched__place(sched_view *v, const model_pod *p, uint32_t node) {
   int64_t *free = v->free + (size_t)node * (size_t)v->stride;
   for (uint32_t i = 0; i < p->requests.n; i++) free[p->requests.v[i].id] -= p->requests.v[i].v;
+}
+
+void sched__unplace(sched_view *v, const model_pod *p, uint32_t node) {
+  int64_t *free = v->free + (size_t)node * (size_t)v->stride;
+  for (uint32_t i = 0; i < p->requests.n; i++) free[p->requests.v[i].id] += p->requests.v[i].v;
 }
 
 /* ---- reasons --------------------------------------------------------------------------- */

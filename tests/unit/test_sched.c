@@ -278,6 +278,198 @@ static void test_runs_match_full_scan(void **state) {
   assert_true(ref_pending > 100);
 }
 
+/* A pod with labels, annotations and an owner: meta is the YAML flow body of metadata
+ * after name and namespace ("labels: {...}, annotations: {...}"). */
+static void add_member(model *m, const char *name, const char *meta, const char *requests,
+                       const char *extra) {
+  char y[2048];
+  snprintf(
+      y, sizeof y,
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
+      "\"2026-01-01T00:00:00Z\", %s}\nspec: {schedulerName: tessera, %s%scontainers: [{name: c, "
+      "resources: {requests: {%s}, limits: {%s}}}]}\n",
+      name, meta, extra, *extra ? ", " : "", requests, requests);
+  apply(m, y);
+}
+
+static void gpu_node(model *m, const char *name, const char *labels, int gpus) {
+  char l[256], a[128];
+  snprintf(l, sizeof l, "kubernetes.io/hostname: %s, %s", name, labels);
+  snprintf(a, sizeof a, "cpu: \"64\", memory: 512Gi, nvidia.com/gpu: \"%d\"", gpus);
+  add_node(m, name, l, "", a, false);
+}
+
+static int count_on(const sched_result *r, const char *node) {
+  int n = 0;
+  for (size_t i = 0; i < r->ndecisions; i++)
+    if (r->decisions[i].kind == SCHED_BIND && !strcmp(r->decisions[i].node->obj.name, node)) n++;
+  return n;
+}
+
+static void test_gang_all_or_nothing(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  /* Fragmented: 4 nodes with 2 GPUs free each (8 free in all). */
+  for (int i = 0; i < 4; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "n%d", i);
+    gpu_node(m, name, "zone: a", 2);
+  }
+  apply(m, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: big, "
+           "namespace: t}\nspec: {minMember: 2}\n");
+  /* Quota-wise 8 GPUs are free, but no node has 4: the gang must not start half. */
+  add_member(m, "big-0", "labels: {scheduling.x-k8s.io/pod-group: big}", "nvidia.com/gpu: 4", "");
+  add_member(m, "big-1", "labels: {scheduling.x-k8s.io/pod-group: big}", "nvidia.com/gpu: 4", "");
+  /* A later single pod uses what the gang could not: nothing was reserved. */
+  add_member(m, "small", "creationTimestamp: \"2026-01-01T00:00:09Z\"", "nvidia.com/gpu: 2", "");
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(decision(&r, "big-0")->kind, SCHED_PENDING);
+  assert_int_equal(decision(&r, "big-1")->kind, SCHED_PENDING);
+  assert_string_equal(decision(&r, "big-0")->gang, "PodGroup t/big");
+  assert_string_equal(decision(&r, "big-0")->reason,
+                      "PodGroup t/big: 2 pods must start together and only 0 fit; t/big-0: 0/4 "
+                      "nodes are available: 4 Insufficient nvidia.com/gpu.");
+  assert_int_equal(decision(&r, "small")->kind, SCHED_BIND);
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static void test_gang_identification(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  gpu_node(m, "n0", "zone: a", 8);
+  gpu_node(m, "n1", "zone: a", 8);
+  /* A PodGroup that does not exist blocks its pods. */
+  add_member(m, "orphan-0", "labels: {scheduling.x-k8s.io/pod-group: nope}", "cpu: \"1\"", "");
+  /* A Kueue pod group of 3 with only 2 pods: waits, holding nothing. */
+  add_member(m, "kq-0",
+             "labels: {kueue.x-k8s.io/pod-group-name: kq}, annotations: "
+             "{kueue.x-k8s.io/pod-group-total-count: \"3\"}",
+             "nvidia.com/gpu: 1", "");
+  add_member(m, "kq-1",
+             "labels: {kueue.x-k8s.io/pod-group-name: kq}, annotations: "
+             "{kueue.x-k8s.io/pod-group-total-count: \"3\"}",
+             "nvidia.com/gpu: 1", "");
+  /* A bad count is said plainly. */
+  add_member(m, "kqbad-0",
+             "labels: {kueue.x-k8s.io/pod-group-name: kqbad}, annotations: "
+             "{kueue.x-k8s.io/pod-group-total-count: many}",
+             "cpu: \"1\"", "");
+  r = run(m, SCHED_BINPACK);
+  assert_string_equal(decision(&r, "orphan-0")->reason,
+                      "PodGroup t/nope: its PodGroup does not exist");
+  assert_string_equal(decision(&r, "kq-0")->reason,
+                      "Kueue pod group t/kq has 2 of its 3 pods; waiting for the rest");
+  assert_int_equal(decision(&r, "kq-1")->kind, SCHED_PENDING);
+  assert_string_equal(decision(&r, "kqbad-0")->reason,
+                      "Kueue pod group t/kqbad: annotation kueue.x-k8s.io/pod-group-total-count is "
+                      "missing or not a positive integer");
+  assert_int_equal(r.nbound, 0);
+  sched_result_free(&r);
+  /* The third pod arrives: the group starts, on one node (the narrowest domain). */
+  add_member(m, "kq-2",
+             "labels: {kueue.x-k8s.io/pod-group-name: kq}, annotations: "
+             "{kueue.x-k8s.io/pod-group-total-count: \"3\"}",
+             "nvidia.com/gpu: 1", "");
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(decision(&r, "kq-2")->kind, SCHED_BIND);
+  assert_int_equal(count_on(&r, "n0") + count_on(&r, "n1"), 3);
+  assert_true(count_on(&r, "n0") == 3 || count_on(&r, "n1") == 3);
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static void test_gang_topology(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  /* Two NVLink cliques: c1 tighter (3 GPUs used on one node) than c2 (empty). */
+  gpu_node(m, "a0", "zone: z1, nvidia.com/gpu.clique: c1", 8);
+  gpu_node(m, "a1", "zone: z1, nvidia.com/gpu.clique: c1", 8);
+  gpu_node(m, "b0", "zone: z1, nvidia.com/gpu.clique: c2", 8);
+  gpu_node(m, "b1", "zone: z1, nvidia.com/gpu.clique: c2", 8);
+  apply(m,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: busy, namespace: t}\nspec:\n  nodeName: a0\n"
+        "  containers: [{resources: {limits: {nvidia.com/gpu: 3}}}]\nstatus: {phase: Running}\n");
+  /* A PyTorchJob of 1 master + 7 workers, 1 GPU each: fits on one node, a1 (empty) or b0/b1;
+   * the tightest domain that fits at the narrowest level is a single node: a1 (a0 has 5). */
+  for (int i = 0; i < 8; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "ft-%d", i);
+    add_member(m, name,
+               "ownerReferences: [{apiVersion: kubeflow.org/v1, kind: PyTorchJob, name: ft, "
+               "uid: u1, controller: true}]",
+               "nvidia.com/gpu: 1", "");
+  }
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 8);
+  assert_int_equal(count_on(&r, "a1"), 8);
+  assert_string_equal(decision(&r, "ft-0")->gang, "PyTorchJob t/ft");
+  sched_result_free(&r);
+  /* 12 pods do not fit one node: the clique with room for all, the tighter one first (c1 has
+   * 13 free, c2 16). */
+  for (int i = 8; i < 12; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "ft-%d", i);
+    add_member(m, name,
+               "ownerReferences: [{apiVersion: kubeflow.org/v1, kind: PyTorchJob, name: ft, "
+               "uid: u1, controller: true}]",
+               "nvidia.com/gpu: 1", "");
+  }
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 12);
+  assert_int_equal(count_on(&r, "a0") + count_on(&r, "a1"), 12);
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static void test_gang_required_topology(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  gpu_node(m, "z1-0", "zone: z1", 4);
+  gpu_node(m, "z2-0", "zone: z2", 4);
+  for (int i = 0; i < 2; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "req-%d", i);
+    add_member(m, name,
+               "labels: {jobset.sigs.k8s.io/jobset-name: js}, annotations: "
+               "{kueue.x-k8s.io/podset-required-topology: zone}",
+               "nvidia.com/gpu: 3", "");
+  }
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 0);
+  assert_string_equal(decision(&r, "req-0")->reason,
+                      "JobSet t/js: 2 pods must start together within one zone domain and no "
+                      "domain has room for them");
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static void test_gang_min_member(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  gpu_node(m, "n0", "zone: a", 2);
+  apply(m, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g, "
+           "namespace: t}\nspec: {minMember: 2}\n");
+  for (int i = 0; i < 3; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "g-%d", i);
+    add_member(m, name, "labels: {scheduling.x-k8s.io/pod-group: g}", "nvidia.com/gpu: 1", "");
+  }
+  /* minMember 2 of 3 pods: the two that fit start; the third waits for room. */
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 2);
+  assert_int_equal(r.npending, 1);
+  assert_string_equal(decision(&r, "g-2")->reason,
+                      "0/1 nodes are available: 1 Insufficient nvidia.com/gpu.");
+  sched_result_free(&r);
+  model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
@@ -285,6 +477,11 @@ int main(void) {
       cmocka_unit_test(test_scoring),
       cmocka_unit_test(test_order),
       cmocka_unit_test(test_runs_match_full_scan),
+      cmocka_unit_test(test_gang_all_or_nothing),
+      cmocka_unit_test(test_gang_identification),
+      cmocka_unit_test(test_gang_topology),
+      cmocka_unit_test(test_gang_required_topology),
+      cmocka_unit_test(test_gang_min_member),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,228 @@
+/* scheduler/gang.c - which pods must run together.
+ *
+ * A pod belongs to, in this order: the scheduler-plugins PodGroup named by its label
+ * `scheduling.x-k8s.io/pod-group` (minMember); the Kueue pod group of its label
+ * `kueue.x-k8s.io/pod-group-name` (annotation `kueue.x-k8s.io/pod-group-total-count`); the
+ * JobSet of its label `jobset.sigs.k8s.io/jobset-name`; the job that controls it (Kubeflow
+ * PyTorchJob / TFJob / MPIJob / XGBoostJob / PaddleJob / JAXJob, batch Job); else it is a gang
+ * of one. For JobSets and owning jobs the gang is every pod of the job that exists. */
+#include "scheduler/sched_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GANG_KEY_MAX 600
+
+static const char *const owner_kinds[] = {"PyTorchJob", "TFJob",  "MPIJob", "XGBoostJob",
+                                          "PaddleJob",  "JAXJob", "Job"};
+
+typedef struct gang_id {
+  sched_gang_kind kind;    /* how */
+  const char *what;        /* for messages */
+  char key[GANG_KEY_MAX];  /* unique key of the gang */
+  char name[GANG_KEY_MAX]; /* "ns/name" shown to people */
+  int32_t min;             /* explicit minimum, or -1 (every member that exists) */
+  const char *blocked;     /* static reason the gang cannot run, or NULL */
+} gang_id;
+
+static const char *label(const model_obj *o, const char *key) {
+  return model_labels_get(&o->labels, ts_intern_cstr(key));
+}
+
+static const char *annotation(const model_obj *o, const char *key) {
+  return model_labels_get(&o->annotations, ts_intern_cstr(key));
+}
+
+static bool from_pod_group(const model *m, const model_pod *p, gang_id *g) {
+  const char *pg = label(&p->obj, "scheduling.x-k8s.io/pod-group");
+  const model_pod_group *grp;
+  if (!pg) return false;
+  g->kind = SCHED_GANG_POD_GROUP, g->what = "PodGroup";
+  snprintf(g->key, sizeof g->key, "pg:%s/%s", p->obj.ns, pg);
+  snprintf(g->name, sizeof g->name, "%s/%s", p->obj.ns, pg);
+  grp = (const model_pod_group *)model_get(m, MODEL_POD_GROUP, p->obj.ns, pg);
+  g->min = grp ? grp->min_member : -1;
+  if (!grp) g->blocked = "its PodGroup does not exist";
+  return true;
+}
+
+static bool from_kueue_group(const model_pod *p, gang_id *g) {
+  const char *name = label(&p->obj, "kueue.x-k8s.io/pod-group-name");
+  const char *count = annotation(&p->obj, "kueue.x-k8s.io/pod-group-total-count");
+  char *end = NULL;
+  long n;
+  if (!name) return false;
+  g->kind = SCHED_GANG_KUEUE, g->what = "Kueue pod group";
+  snprintf(g->key, sizeof g->key, "kq:%s/%s", p->obj.ns, name);
+  snprintf(g->name, sizeof g->name, "%s/%s", p->obj.ns, name);
+  n = count ? strtol(count, &end, 10) : 0;
+  if (!count || *end || n < 1 || n > 100000) {
+    g->min = -1;
+    g->blocked = "annotation kueue.x-k8s.io/pod-group-total-count is missing or not a positive "
+                 "integer";
+  } else {
+    g->min = (int32_t)n;
+  }
+  return true;
+}
+
+static bool from_jobset(const model_pod *p, gang_id *g) {
+  const char *js = label(&p->obj, "jobset.sigs.k8s.io/jobset-name");
+  if (!js) return false;
+  g->kind = SCHED_GANG_JOBSET, g->what = "JobSet";
+  snprintf(g->key, sizeof g->key, "js:%s/%s", p->obj.ns, js);
+  snprintf(g->name, sizeof g->name, "%s/%s", p->obj.ns, js);
+  g->min = -1;
+  return true;
+}
+
+static bool from_owner(const model_pod *p, gang_id *g) {
+  for (uint32_t i = 0; i < p->obj.nowners; i++) {
+    const model_owner *o = &p->obj.owners[i];
+    if (!o->controller) continue;
+    for (size_t k = 0; k < sizeof owner_kinds / sizeof owner_kinds[0]; k++) {
+      if (strcmp(o->kind, owner_kinds[k]) != 0) continue;
+      g->kind = SCHED_GANG_OWNER, g->what = owner_kinds[k];
+      snprintf(g->key, sizeof g->key, "own:%s/%s/%s", p->obj.ns, o->kind, o->name);
+      snprintf(g->name, sizeof g->name, "%s/%s", p->obj.ns, o->name);
+      g->min = -1;
+      return true;
+    }
+  }
+  return false;
+}
+
+/* Identifies the gang of a pod. */
+static void gang_of(const model *m, const model_pod *p, gang_id *g) {
+  memset(g, 0, sizeof *g);
+  if (from_pod_group(m, p, g) || from_kueue_group(p, g) || from_jobset(p, g) || from_owner(p, g))
+    return;
+  g->kind = SCHED_GANG_SINGLE, g->what = "pod";
+  snprintf(g->key, sizeof g->key, "pod:%s", p->obj.key);
+  snprintf(g->name, sizeof g->name, "%s", p->obj.key);
+  g->min = 1;
+}
+
+static bool is_pending(const model_pod *p, const sched_config *cfg) {
+  return p->scheduler_name == cfg->scheduler_name && !p->node_name && !p->obj.deleted_ns &&
+         p->phase == MODEL_PHASE_PENDING;
+}
+
+static int64_t gpus_of(const model_pod *p) {
+  int64_t n = 0;
+  for (uint32_t i = 0; i < p->requests.n; i++)
+    if (sched_is_gpu_resource(p->requests.v[i].id)) n += p->requests.v[i].v;
+  return n;
+}
+
+/* Members inside a gang: the biggest first (first-fit decreasing packs tighter: GPUs, then
+ * cpu, then memory), then by creation and name so that the order is stable and pods of one
+ * shape are adjacent. */
+static int member_cmp(const void *a, const void *b) {
+  const model_pod *x = ((const sched_pending *)a)->pod, *y = ((const sched_pending *)b)->pod;
+  int64_t gx = gpus_of(x), gy = gpus_of(y);
+  int64_t cx = model_rlist_get(&x->requests, MODEL_RES_CPU),
+          cy = model_rlist_get(&y->requests, MODEL_RES_CPU);
+  int64_t mx = model_rlist_get(&x->requests, MODEL_RES_MEMORY),
+          my = model_rlist_get(&y->requests, MODEL_RES_MEMORY);
+  if (gx != gy) return gx > gy ? -1 : 1;
+  if (cx != cy) return cx > cy ? -1 : 1;
+  if (mx != my) return mx > my ? -1 : 1;
+  if (x->obj.created_ns != y->obj.created_ns) return x->obj.created_ns < y->obj.created_ns ? -1 : 1;
+  return strcmp(x->obj.key, y->obj.key);
+}
+
+static int gang_cmp(const void *a, const void *b) {
+  const sched_gang *x = a, *y = b;
+  if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
+  if (x->created != y->created) return x->created < y->created ? -1 : 1;
+  return strcmp(x->name, y->name) ? strcmp(x->name, y->name) : (int)x->kind - (int)y->kind;
+}
+
+static ts_rc gang_add_pod(sched_view *v, sched_gang *g, const model_pod *p, int32_t prio) {
+  if (g->npods == g->cap) {
+    uint32_t ncap = g->cap ? g->cap * 2 : 4;
+    sched_pending *n = ts_arena_alloc(v->arena, ncap * sizeof *n);
+    if (!n) return TS_ENOMEM;
+    if (g->npods) memcpy(n, g->pods, g->npods * sizeof *n);
+    g->pods = n, g->cap = ncap;
+  }
+  g->pods[g->npods++] = (sched_pending){p, prio};
+  if (prio > g->priority || g->npods == 1) g->priority = prio;
+  if (p->obj.created_ns < g->created || g->npods == 1) g->created = p->obj.created_ns;
+  if (!g->required_level &&
+      (g->required_level = annotation(&p->obj, "kueue.x-k8s.io/podset-required-topology")))
+    g->required_level = ts_intern_cstr(g->required_level);
+  if (!g->preferred_level &&
+      (g->preferred_level = annotation(&p->obj, "kueue.x-k8s.io/podset-preferred-topology")))
+    g->preferred_level = ts_intern_cstr(g->preferred_level);
+  return TS_OK;
+}
+
+typedef TS_VEC(sched_gang) gang_vec;
+
+/* Creates the gang for id, or returns the existing one (index in *gangs). */
+static sched_gang *gang_get(sched_view *v, ts_map *index, gang_vec *gangs, const gang_id *id,
+                            bool create) {
+  uintptr_t k = (uintptr_t)ts_map_get(index, id->key, strlen(id->key));
+  sched_gang *g;
+  char *key;
+  if (k) return &gangs->v[k - 1];
+  if (!create) return NULL;
+  if (ts_vec_push(gangs, (sched_gang){0}) != TS_OK) return NULL;
+  key = ts_arena_strndup(v->arena, id->key, strlen(id->key));
+  if (!key || ts_map_put(index, key, strlen(key), (void *)(uintptr_t)gangs->n, NULL) != TS_OK)
+    return NULL;
+  g = &gangs->v[gangs->n - 1];
+  g->kind = id->kind, g->what = id->what, g->min = id->min;
+  g->name = ts_arena_strndup(v->arena, id->name, strlen(id->name));
+  g->blocked = id->blocked;
+  return g->name ? g : NULL;
+}
+
+ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
+  const ts_map *pods = &v->m->by_key[MODEL_POD];
+  gang_vec gangs = {0};
+  ts_map index;
+  size_t it = 0;
+  const ts_map_slot *s;
+  gang_id id;
+  ts_rc rc = TS_OK;
+  ts_map_init(&index);
+  while (rc == TS_OK && ts_map_next(pods, &it, &s)) { /* pending pods make the gangs */
+    const model_pod *p = s->value;
+    sched_gang *g;
+    if (!is_pending(p, v->cfg)) continue;
+    gang_of(v->m, p, &id);
+    g = gang_get(v, &index, &gangs, &id, true);
+    rc = g ? gang_add_pod(v, g, p, sched_pod_priority(v->m, p)) : TS_ENOMEM;
+    if (g) g->nmembers++;
+  }
+  it = 0;
+  while (rc == TS_OK && ts_map_next(pods, &it, &s)) { /* bound members count towards min */
+    const model_pod *p = s->value;
+    sched_gang *g;
+    if (!model_pod_counts(p) || p->obj.deleted_ns) continue;
+    gang_of(v->m, p, &id);
+    if (id.kind == SCHED_GANG_SINGLE || !(g = gang_get(v, &index, &gangs, &id, false))) continue;
+    g->nbound++, g->nmembers++;
+  }
+  ts_map_free(&index);
+  if (rc == TS_OK) {
+    *out = ts_arena_alloc(v->arena, (gangs.n + 1) * sizeof **out);
+    if (!*out) rc = TS_ENOMEM;
+  }
+  if (rc == TS_OK) {
+    if (gangs.n) memcpy(*out, gangs.v, gangs.n * sizeof **out);
+    *n = gangs.n;
+    for (size_t i = 0; i < gangs.n; i++) {
+      sched_gang *g = &(*out)[i];
+      if (g->min < 0 && !g->blocked) g->min = (int32_t)g->nmembers; /* every member that exists */
+      qsort(g->pods, g->npods, sizeof *g->pods, member_cmp);
+    }
+    qsort(*out, *n, sizeof **out, gang_cmp);
+  }
+  ts_vec_free(&gangs);
+  return rc;
+}

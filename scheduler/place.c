@@ -1,0 +1,239 @@
+/* scheduler/place.c - placing pods and gangs on the cycle's view.
+ *
+ * A run of same-shape pods filters and scores the candidate nodes once and keeps the feasible
+ * ones in a heap ordered by score; a placement changes only the chosen node, so only that node
+ * is re-scored and every pod gets the node a full scan would pick.
+ *
+ * A gang is placed all or nothing on a tentative view: in the narrowest topology domain that
+ * fits it (levels from the configuration, narrowest first; the tightest domain first when
+ * bin-packing), else across the cluster; whatever was placed for a gang that does not fit is
+ * given back before the next gang is tried, so nothing is reserved for it. */
+#include "scheduler/sched_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the heap of feasible nodes -------------------------------------------------------- */
+
+static bool cand_better(const sched_cand *a, const sched_cand *b) {
+  return a->score != b->score ? a->score > b->score : a->node < b->node;
+}
+
+static void heap_down(sched_cand *h, size_t n, size_t i) {
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, best = i;
+    sched_cand t;
+    if (l < n && cand_better(&h[l], &h[best])) best = l;
+    if (r < n && cand_better(&h[r], &h[best])) best = r;
+    if (best == i) return;
+    t = h[i], h[i] = h[best], h[best] = t;
+    i = best;
+  }
+}
+
+/* Places pods[0..n), all of one shape, on the best nodes among `subset` (all nodes when
+ * NULL); placed[i] receives the node of pods[i]. Returns how many were placed: a prefix, as a
+ * pod that does not fit means no later pod of the shape fits either. */
+uint32_t sched__place_run(sched_view *v, const sched_pending *pods, uint32_t n,
+                          const uint32_t *subset, uint32_t nsubset, uint32_t *placed) {
+  const model_pod *first = pods[0].pod;
+  const sched_sig *sig = sched__static_nodes(v, first);
+  sched_cand *h = v->heap;
+  size_t nh = 0;
+  uint32_t i, count = subset ? nsubset : sig ? sig->n : 0;
+  sched_shape shape;
+  if (!sig) return 0;
+  sched__shape_init(v, first, &shape);
+  for (uint32_t j = 0; j < count; j++) {
+    uint32_t k = subset ? subset[j] : sig->nodes[j];
+    if ((!subset || sig->pass[k]) && sched__resources_fit(v, first, k))
+      h[nh++] = (sched_cand){sched__score(v, &shape, k), k};
+  }
+  for (i = nh / 2; i-- > 0;) heap_down(h, nh, i);
+  for (i = 0; i < n && nh; i++) {
+    placed[i] = h[0].node;
+    sched__place(v, pods[i].pod, h[0].node);
+    if (sched__resources_fit(v, first, h[0].node))
+      h[0].score = sched__score(v, &shape, h[0].node);
+    else
+      h[0] = h[--nh];
+    heap_down(h, nh, 0);
+  }
+  return i;
+}
+
+/* True when two pods filter and score identically on every node. */
+bool sched__same_shape(const model_pod *a, const model_pod *b) {
+  if (a->nclaims || b->nclaims) return false;
+  if (a->requests.n != b->requests.n ||
+      memcmp(a->requests.v, b->requests.v, a->requests.n * sizeof *a->requests.v) != 0)
+    return false;
+  return sched__same_static(a, b);
+}
+
+/* ---- gangs ----------------------------------------------------------------------------- */
+
+/* Places as many of the gang's pending pods as fit, run by run, within subset (NULL: all
+ * nodes); placed[i] = node of pod i or UINT32_MAX. Returns the number placed. When `whole`,
+ * stops at the first pod that does not fit. */
+static uint32_t place_members(sched_view *v, const sched_gang *g, const uint32_t *subset,
+                              uint32_t nsubset, bool whole, uint32_t *placed) {
+  uint32_t total = 0, i = 0;
+  for (uint32_t k = 0; k < g->npods; k++) placed[k] = UINT32_MAX;
+  while (i < g->npods) {
+    uint32_t j = i + 1, got;
+    while (j < g->npods && sched__same_shape(g->pods[i].pod, g->pods[j].pod)) j++;
+    got = sched__place_run(v, g->pods + i, j - i, subset, nsubset, placed + i);
+    for (uint32_t k = i + got; k < j; k++) placed[k] = UINT32_MAX;
+    total += got;
+    if (whole && got < j - i) return total;
+    i = j;
+  }
+  return total;
+}
+
+static void unplace_members(sched_view *v, const sched_gang *g, const uint32_t *placed) {
+  for (uint32_t i = 0; i < g->npods; i++)
+    if (placed[i] != UINT32_MAX) sched__unplace(v, g->pods[i].pod, placed[i]);
+}
+
+typedef sched_domain domain;
+typedef sched_level level;
+
+static int domain_value_cmp(const void *a, const void *b) {
+  return strcmp(((const domain *)a)->value, ((const domain *)b)->value);
+}
+
+/* The domains of a level, computed once per cycle. */
+static const level *level_of(sched_view *v, const char *key) {
+  level *l;
+  ts_map by_value;
+  for (int i = 0; i < v->nlevels; i++)
+    if (v->levels[i].key == key) return &v->levels[i];
+  if (v->nlevels == SCHED_MAX_TOPOLOGY + 1) return NULL;
+  l = &v->levels[v->nlevels];
+  memset(l, 0, sizeof *l);
+  l->key = key;
+  l->d = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *l->d);
+  if (!l->d) return NULL;
+  ts_map_init(&by_value);
+  for (uint32_t k = 0; k < v->n; k++) {
+    const char *val = model_labels_get(&v->nodes[k]->obj.labels, key);
+    domain *d;
+    if (!val) continue;
+    d = ts_map_get(&by_value, val, strlen(val));
+    if (!d) {
+      d = &l->d[l->n++];
+      d->value = val, d->n = 0;
+      d->nodes = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *d->nodes);
+      if (!d->nodes || ts_map_put(&by_value, val, strlen(val), d, NULL) != TS_OK) {
+        ts_map_free(&by_value);
+        return NULL;
+      }
+    }
+    d->nodes[d->n++] = k;
+  }
+  ts_map_free(&by_value);
+  qsort(l->d, l->n, sizeof *l->d, domain_value_cmp);
+  v->nlevels++;
+  return l;
+}
+
+/* The resource that decides a gang's domain order: its first GPU resource, else cpu. */
+static int main_resource(const sched_view *v, const sched_gang *g) {
+  for (uint32_t i = 0; i < g->npods; i++)
+    for (int k = 0; k < v->ngpu; k++)
+      if (model_rlist_get(&g->pods[i].pod->requests, v->gpu[k])) return v->gpu[k];
+  return MODEL_RES_CPU;
+}
+
+/* True when the domain's free capacity could hold every pending pod (an upper bound). */
+static bool domain_may_fit(const sched_view *v, const domain *d, const int64_t *demand) {
+  for (int r = 0; r < v->stride; r++) {
+    int64_t free = 0;
+    if (!demand[r]) continue;
+    for (uint32_t i = 0; i < d->n && free < demand[r]; i++)
+      free += v->free[(size_t)d->nodes[i] * (size_t)v->stride + (size_t)r];
+    if (free < demand[r]) return false;
+  }
+  return true;
+}
+
+static int domain_free_cmp(const void *a, const void *b) {
+  const domain *x = *(domain *const *)a, *y = *(domain *const *)b;
+  if (x->free != y->free) return x->free < y->free ? -1 : 1;
+  return strcmp(x->value, y->value);
+}
+
+/* Tries the domains of one level, tightest first (loosest first when spreading). */
+static bool try_level(sched_view *v, const sched_gang *g, const level *l, const int64_t *demand,
+                      uint32_t *placed) {
+  domain **cands = ts_arena_alloc(v->arena, ((size_t)l->n + 1) * sizeof *cands);
+  int main = main_resource(v, g);
+  uint32_t nc = 0;
+  if (!cands) return false;
+  for (uint32_t i = 0; i < l->n; i++) {
+    domain *d = &l->d[i];
+    if (!domain_may_fit(v, d, demand)) continue;
+    d->free = 0;
+    for (uint32_t k = 0; k < d->n; k++)
+      d->free += v->free[(size_t)d->nodes[k] * (size_t)v->stride + (size_t)main];
+    if (v->cfg->scoring == SCHED_SPREAD) d->free = -d->free;
+    cands[nc++] = d;
+  }
+  qsort(cands, nc, sizeof *cands, domain_free_cmp);
+  for (uint32_t i = 0; i < nc; i++) {
+    if (place_members(v, g, cands[i]->nodes, cands[i]->n, true, placed) == g->npods) return true;
+    unplace_members(v, g, placed);
+  }
+  return false;
+}
+
+/* The levels to try, narrowest first: only the required one, else from the preferred one (or
+ * the narrowest configured) up to the widest. */
+static int levels_to_try(const sched_view *v, const sched_gang *g, const char **out) {
+  int n = 0, start = v->cfg->ntopology - 1;
+  if (g->required_level) {
+    out[0] = g->required_level;
+    return 1;
+  }
+  if (g->preferred_level) {
+    out[n++] = g->preferred_level;
+    for (int i = 0; i < v->cfg->ntopology; i++)
+      if (v->cfg->topology[i] == g->preferred_level) start = i - 1;
+  }
+  for (int i = start; i >= 0; i--) out[n++] = v->cfg->topology[i];
+  return n;
+}
+
+/* Places the gang: in one domain if any fits, else across the cluster when allowed. Returns
+ * the number of pods placed (placed[] as in place_members); everything is given back when
+ * fewer than `needed` could be placed. */
+uint32_t sched__place_gang(sched_view *v, const sched_gang *g, uint32_t needed, uint32_t *placed,
+                           uint32_t *best) {
+  int64_t *demand = ts_arena_alloc(v->arena, (size_t)v->stride * sizeof *demand);
+  const char *levels[SCHED_MAX_TOPOLOGY + 1];
+  int nlevels;
+  uint32_t got;
+  if (!demand) return 0;
+  memset(demand, 0, (size_t)v->stride * sizeof *demand);
+  for (uint32_t i = 0; i < g->npods; i++)
+    for (uint32_t k = 0; k < g->pods[i].pod->requests.n; k++)
+      demand[g->pods[i].pod->requests.v[k].id] += g->pods[i].pod->requests.v[k].v;
+  *best = 0;
+  nlevels = g->npods > 1 ? levels_to_try(v, g, levels) : 0;
+  for (int i = 0; i < nlevels; i++) {
+    const level *l = level_of(v, levels[i]);
+    if (l && try_level(v, g, l, demand, placed)) return *best = g->npods;
+  }
+  if (g->required_level) {
+    for (uint32_t i = 0; i < g->npods; i++) placed[i] = UINT32_MAX;
+    return 0;
+  }
+  got = *best = place_members(v, g, NULL, 0, false, placed);
+  if (got >= needed && got) return got;
+  unplace_members(v, g, placed);
+  for (uint32_t i = 0; i < g->npods; i++) placed[i] = UINT32_MAX;
+  return 0;
+}
