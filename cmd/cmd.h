@@ -4,5 +4,6 @@
 #define CMD_H
 
 int cmd_replay(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

@@ -8,9 +8,11 @@ static const char usage[] =
     "usage: tessera COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  replay PATH [--output text|json] [--spread]\n"
+    "  replay PATH [--config FILE] [--output text|json] [--spread]\n"
     "        load a recorded cluster (JSON, YAML, or a directory of them), schedule what is\n"
     "        pending, and print each decision and a summary\n"
+    "  check [--config FILE] [PATH...]\n"
+    "        validate tessera.yaml and manifests as the API server and admission would\n"
     "  help  show this text\n";
 
 int main(int argc, char **argv) {
@@ -20,6 +22,7 @@ int main(int argc, char **argv) {
     return argc < 2 ? 2 : 0;
   }
   if (!strcmp(argv[1], "replay")) return cmd_replay(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "check")) return cmd_check(argc - 2, argv + 2);
   fprintf(stderr, "tessera: unknown command \"%s\"\n\n%s", argv[1], usage);
   return 2;
 }

@@ -168,7 +168,7 @@ static void print_summary(const replay *r, const sched_result *res) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: tessera replay PATH [--output text|json] [--spread]\n");
+  fprintf(stderr, "usage: tessera replay PATH [--config FILE] [--output text|json] [--spread]\n");
   return 2;
 }
 
@@ -178,6 +178,7 @@ int cmd_replay(int argc, char **argv) {
   sched_result res;
   ts_err err;
   const char *path = NULL;
+  bool spread = false;
   int status = 0;
   sched_config_default(&cfg);
   r.out = stdout;
@@ -187,7 +188,17 @@ int cmd_replay(int argc, char **argv) {
       if (strcmp(o, "json") && strcmp(o, "text")) return usage();
       r.json = !strcmp(o, "json");
     } else if (!strcmp(argv[i], "--spread")) {
-      cfg.scoring = SCHED_SPREAD;
+      spread = true;
+    } else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+      cfg_tessera t;
+      ts_err e;
+      cfg_tessera_default(&t);
+      ts_err_clear(&e);
+      if (cfg_tessera_load(argv[++i], &t, &e) != TS_OK) {
+        fprintf(stderr, "%s\n", e.text);
+        return 2;
+      }
+      cfg = t.sched;
     } else if (argv[i][0] == '-' || path) {
       return usage();
     } else {
@@ -195,6 +206,7 @@ int cmd_replay(int argc, char **argv) {
     }
   }
   if (!path) return usage();
+  if (spread) cfg.scoring = SCHED_SPREAD;
   if (!(r.m = model_new())) return 1;
   if (cfg_load_path(path, on_object, on_error, &r) != TS_OK) {
     model_free(r.m);

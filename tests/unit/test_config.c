@@ -189,11 +189,92 @@ static void test_json_item_lines(void **state) {
   assert_int_equal(system(p), 0);
 }
 
+static void test_tessera_defaults_and_example(void **state) {
+  cfg_tessera c;
+  ts_err e;
+  (void)state;
+  cfg_tessera_default(&c);
+  assert_string_equal(c.sched.scheduler_name, "tessera");
+  assert_int_equal(c.lease_duration_ms, 15000);
+  assert_int_equal(c.renew_deadline_ms, 10000);
+  assert_int_equal(c.retry_period_ms, 2000);
+  assert_int_equal(c.sched.ntopology, 3);
+  ts_err_clear(&e);
+  if (cfg_tessera_load("examples/tessera.yaml", &c, &e) != TS_OK) fail_msg("%s", e.text);
+  assert_int_equal(c.nmappings, 2);
+  assert_string_equal(c.mappings[1].device_class, "mig-3g.40gb.nvidia.com");
+  assert_int_equal(c.mappings[1].weight.mant, 5);
+  assert_int_equal(c.mappings[1].weight.scale, -1);
+  assert_int_equal(c.pods_ready_timeout_ms, 300000);
+  assert_int_equal(c.requeue_max_ms, 3600000);
+  assert_ptr_equal(c.sched.topology[1], ts_intern_cstr("nvidia.com/gpu.clique"));
+  cfg_tessera_default(&c);
+  {
+    const char *y = "schedulerName: gpu-sched\nscoring: spread\ntopology: {levels: [rack]}\n";
+    assert_int_equal(cfg_tessera_parse(y, strlen(y), &c, &e), TS_OK);
+  }
+  assert_string_equal(c.sched.scheduler_name, "gpu-sched");
+  assert_int_equal(c.sched.scoring, SCHED_SPREAD);
+  assert_int_equal(c.sched.ntopology, 1);
+}
+
+static void bad_config(const char *yaml, const char *want) {
+  cfg_tessera c;
+  ts_err e;
+  cfg_tessera_default(&c);
+  ts_err_clear(&e);
+  if (cfg_tessera_parse(yaml, strlen(yaml), &c, &e) == TS_OK) fail_msg("accepted: %s", yaml);
+  if (strcmp(e.text, want) != 0) fail_msg("error\n  got:  %s\n  want: %s", e.text, want);
+}
+
+static void test_tessera_errors(void **state) {
+  int64_t ms;
+  (void)state;
+  bad_config("schedulerNmae: x\n", "tessera.yaml: schedulerNmae: unknown field");
+  bad_config("scoring: best\n", "tessera.yaml: scoring: supported values: \"binpack\", \"spread\"");
+  bad_config("leaderElection: {renewDeadline: 20s}\n",
+             "tessera.yaml: leaderElection.renewDeadline: must be less than leaseDuration");
+  bad_config("leaderElection: {leaseDuration: 15}\n",
+             "tessera.yaml: leaderElection.leaseDuration: must be a duration such as \"15s\", "
+             "\"500ms\" or \"1m30s\"");
+  bad_config("leaderElection: {enable: yes}\n",
+             "tessera.yaml: leaderElection.enable: must be true or false");
+  bad_config("queueing: {fairSharing: {preemptionStrategies: [Sometimes]}}\n",
+             "tessera.yaml: queueing.fairSharing.preemptionStrategies: entry 0: supported values: "
+             "\"LessThanOrEqualToFinalShare\", \"LessThanInitialShare\"");
+  bad_config(
+      "queueing:\n  deviceClassMappings:\n  - {deviceClassName: a, resource: r, weight: -1}\n",
+      "tessera.yaml: queueing.deviceClassMappings[0].weight: must be a positive quantity "
+      "such as \"1\" or \"143m\"");
+  bad_config("queueing:\n  deviceClassMappings:\n  - {deviceClassName: a}\n",
+             "tessera.yaml: queueing.deviceClassMappings[0].resource: is required");
+  bad_config("topology: {levels: [a, b, a]}\n",
+             "tessera.yaml: topology.levels: \"a\" is listed twice");
+  bad_config("healthAddress: localhost\n",
+             "tessera.yaml: healthAddress: must be HOST:PORT with a port from 1 to 65535, not "
+             "\"localhost\"");
+  bad_config("[1, 2]\n", "tessera.yaml: : must be a mapping of settings");
+  bad_config("a: [\n", "tessera.yaml: line 2 column 1: did not find expected node content");
+  assert_int_equal(cfg_parse_duration("1h30m", &ms), TS_OK);
+  assert_int_equal(ms, 5400000);
+  assert_int_equal(cfg_parse_duration("1.5s", &ms), TS_OK);
+  assert_int_equal(ms, 1500);
+  assert_int_equal(cfg_parse_duration("250ms", &ms), TS_OK);
+  assert_int_equal(ms, 250);
+  assert_int_equal(cfg_parse_duration("5", &ms), TS_EINVAL);
+  assert_int_equal(cfg_parse_duration("5d", &ms), TS_EINVAL);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_scalars),       cmocka_unit_test(test_structure_and_lines),
-      cmocka_unit_test(test_anchors_merge), cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_load_path),     cmocka_unit_test(test_json_item_lines),
+      cmocka_unit_test(test_scalars),
+      cmocka_unit_test(test_structure_and_lines),
+      cmocka_unit_test(test_anchors_merge),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_load_path),
+      cmocka_unit_test(test_json_item_lines),
+      cmocka_unit_test(test_tessera_defaults_and_example),
+      cmocka_unit_test(test_tessera_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

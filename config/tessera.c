@@ -1,0 +1,387 @@
+/* config/tessera.c - tessera.yaml: strict decoding (unknown fields are errors, as in
+ * kube-scheduler's own configuration) with every value validated. */
+#include "config/config.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Decoding state: the current field path for messages. */
+typedef struct cdec {
+  ts_err *err;      /* caller's error */
+  const char *name; /* file name for messages */
+  char path[256];   /* "leaderElection.renewDeadline" */
+} cdec;
+
+static ts_rc fail(cdec *d, const char *field, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static ts_rc fail(cdec *d, const char *field, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return ts_err_set(d->err, TS_EINVAL, "%s: %s%s%s: %s", d->name, d->path,
+                    *d->path && field ? "." : "", field ? field : "", msg);
+}
+
+static size_t enter(cdec *d, const char *field) {
+  size_t mark = strlen(d->path);
+  snprintf(d->path + mark, sizeof d->path - mark, "%s%s", mark ? "." : "", field);
+  return mark;
+}
+
+static void leave(cdec *d, size_t mark) {
+  d->path[mark] = '\0';
+}
+
+/* Every key of obj must be in the NULL-terminated list. */
+static ts_rc known_keys(cdec *d, json_t *obj, const char *const *keys) {
+  const char *k;
+  json_t *v;
+  json_object_foreach(obj, k, v) {
+    bool ok = false;
+    (void)v;
+    for (const char *const *x = keys; *x && !ok; x++) ok = !strcmp(*x, k);
+    if (!ok) return fail(d, k, "unknown field");
+  }
+  return TS_OK;
+}
+
+static ts_rc get_object(cdec *d, json_t *parent, const char *key, json_t **out) {
+  json_t *v = json_object_get(parent, key);
+  *out = NULL;
+  if (!v || json_is_null(v)) return TS_OK;
+  if (!json_is_object(v)) return fail(d, key, "must be a mapping");
+  *out = v;
+  return TS_OK;
+}
+
+static ts_rc get_bool(cdec *d, json_t *parent, const char *key, bool *out) {
+  json_t *v = json_object_get(parent, key);
+  if (!v || json_is_null(v)) return TS_OK;
+  if (!json_is_boolean(v)) return fail(d, key, "must be true or false");
+  *out = json_is_true(v);
+  return TS_OK;
+}
+
+/* A string that fits cap; "" is refused when required. */
+static ts_rc get_string(cdec *d, json_t *parent, const char *key, char *out, size_t cap) {
+  json_t *v = json_object_get(parent, key);
+  if (!v || json_is_null(v)) return TS_OK;
+  if (!json_is_string(v) || !*json_string_value(v))
+    return fail(d, key, "must be a non-empty string");
+  if (strlen(json_string_value(v)) >= cap)
+    return fail(d, key, "is longer than %zu characters", cap - 1);
+  ts_strlcpy(out, json_string_value(v), cap);
+  return TS_OK;
+}
+
+ts_rc cfg_parse_duration(const char *s, int64_t *ms) {
+  static const struct {
+    const char *unit;
+    double ms;
+  } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+  double total = 0;
+  if (!*s) return TS_EINVAL;
+  if (!strcmp(s, "0")) return *ms = 0, TS_OK;
+  while (*s) {
+    double n = 0, scale = 1;
+    bool digits = false, matched = false;
+    for (; isdigit((unsigned char)*s); s++, digits = true) n = n * 10 + (*s - '0');
+    if (*s == '.')
+      for (s++; isdigit((unsigned char)*s); s++, digits = true) n += (*s - '0') * (scale /= 10);
+    if (!digits) return TS_EINVAL;
+    for (size_t i = 0; i < sizeof units / sizeof units[0] && !matched; i++) {
+      size_t k = strlen(units[i].unit);
+      if (!strncmp(s, units[i].unit, k) && !(k == 1 && s[0] == 'm' && s[1] == 's')) {
+        total += n * units[i].ms;
+        s += k;
+        matched = true;
+      }
+    }
+    if (!matched) return TS_EINVAL;
+  }
+  if (total > 365.0 * 86400000) return TS_ERANGE;
+  *ms = (int64_t)total;
+  return TS_OK;
+}
+
+static ts_rc get_duration(cdec *d, json_t *parent, const char *key, int64_t *ms, int64_t min_ms) {
+  json_t *v = json_object_get(parent, key);
+  if (!v || json_is_null(v)) return TS_OK;
+  if (!json_is_string(v) || cfg_parse_duration(json_string_value(v), ms) != TS_OK)
+    return fail(d, key, "must be a duration such as \"15s\", \"500ms\" or \"1m30s\"");
+  if (*ms < min_ms) return fail(d, key, "must be at least %lldms", (long long)min_ms);
+  return TS_OK;
+}
+
+static ts_rc parse_topology(cdec *d, json_t *root, cfg_tessera *c) {
+  static const char *const keys[] = {"levels", NULL};
+  json_t *t, *levels, *v;
+  size_t i, mark;
+  ts_rc rc = get_object(d, root, "topology", &t);
+  if (rc != TS_OK || !t) return rc;
+  mark = enter(d, "topology");
+  if ((rc = known_keys(d, t, keys)) != TS_OK) return rc;
+  levels = json_object_get(t, "levels");
+  if (levels && !json_is_array(levels))
+    return fail(d, "levels", "must be a list of node label keys");
+  if (levels) {
+    if (json_array_size(levels) > SCHED_MAX_TOPOLOGY)
+      return fail(d, "levels", "at most %d levels", SCHED_MAX_TOPOLOGY);
+    c->sched.ntopology = 0;
+    json_array_foreach(levels, i, v) {
+      const char *key = json_string_value(v);
+      if (!key || !*key) return fail(d, "levels", "entry %zu must be a node label key", i);
+      c->sched.topology[c->sched.ntopology] = ts_intern_cstr(key);
+      for (int k = 0; k < c->sched.ntopology; k++)
+        if (c->sched.topology[k] == c->sched.topology[c->sched.ntopology])
+          return fail(d, "levels", "\"%s\" is listed twice", key);
+      c->sched.ntopology++;
+    }
+  }
+  leave(d, mark);
+  return TS_OK;
+}
+
+static ts_rc parse_fair_sharing(cdec *d, json_t *q, cfg_tessera *c) {
+  static const char *const keys[] = {"enable", "preemptionStrategies", NULL};
+  json_t *fs, *strategies, *v;
+  size_t i, mark;
+  ts_rc rc = get_object(d, q, "fairSharing", &fs);
+  if (rc != TS_OK || !fs) return rc;
+  mark = enter(d, "fairSharing");
+  if ((rc = known_keys(d, fs, keys)) || (rc = get_bool(d, fs, "enable", &c->fair_sharing)))
+    return rc;
+  strategies = json_object_get(fs, "preemptionStrategies");
+  if (strategies && !json_is_array(strategies))
+    return fail(d, "preemptionStrategies", "must be a list");
+  if (strategies) c->fs_less_than_or_equal_final = c->fs_less_than_initial = false;
+  json_array_foreach(strategies, i, v) {
+    const char *s = json_string_value(v);
+    if (s && !strcmp(s, "LessThanOrEqualToFinalShare"))
+      c->fs_less_than_or_equal_final = true;
+    else if (s && !strcmp(s, "LessThanInitialShare"))
+      c->fs_less_than_initial = true;
+    else
+      return fail(d, "preemptionStrategies",
+                  "entry %zu: supported values: \"LessThanOrEqualToFinalShare\", "
+                  "\"LessThanInitialShare\"",
+                  i);
+  }
+  leave(d, mark);
+  return TS_OK;
+}
+
+static ts_rc parse_pods_ready(cdec *d, json_t *q, cfg_tessera *c) {
+  static const char *const keys[] = {"enable", "timeout", "requeuingBackoffBase",
+                                     "requeuingBackoffMax", NULL};
+  json_t *w;
+  size_t mark;
+  ts_rc rc = get_object(d, q, "waitForPodsReady", &w);
+  if (rc != TS_OK || !w) return rc;
+  mark = enter(d, "waitForPodsReady");
+  if ((rc = known_keys(d, w, keys)) || (rc = get_bool(d, w, "enable", &c->wait_for_pods_ready)) ||
+      (rc = get_duration(d, w, "timeout", &c->pods_ready_timeout_ms, 1000)) ||
+      (rc = get_duration(d, w, "requeuingBackoffBase", &c->requeue_base_ms, 1000)) ||
+      (rc = get_duration(d, w, "requeuingBackoffMax", &c->requeue_max_ms, 1000)))
+    return rc;
+  if (c->requeue_max_ms < c->requeue_base_ms)
+    return fail(d, "requeuingBackoffMax", "must not be less than requeuingBackoffBase");
+  leave(d, mark);
+  return TS_OK;
+}
+
+static ts_rc parse_mapping(cdec *d, json_t *e, cfg_device_mapping *m) {
+  static const char *const keys[] = {"deviceClassName", "resource", "weight", NULL};
+  char cls[254] = "", res[254] = "";
+  json_t *w;
+  ts_err qe;
+  ts_rc rc;
+  if (!json_is_object(e)) return fail(d, NULL, "must be a mapping");
+  if ((rc = known_keys(d, e, keys)) ||
+      (rc = get_string(d, e, "deviceClassName", cls, sizeof cls)) ||
+      (rc = get_string(d, e, "resource", res, sizeof res)))
+    return rc;
+  if (!*cls) return fail(d, "deviceClassName", "is required");
+  if (!*res) return fail(d, "resource", "is required");
+  m->device_class = ts_intern_cstr(cls);
+  m->resource = ts_intern_cstr(res);
+  m->weight = ts_quantity_from_int(1, TS_QFMT_DECIMAL_SI);
+  w = json_object_get(e, "weight");
+  if (w && !json_is_null(w)) {
+    char num[64];
+    const char *s = json_string_value(w);
+    if (json_is_integer(w))
+      snprintf(num, sizeof num, "%lld", (long long)json_integer_value(w)), s = num;
+    if (json_is_real(w)) snprintf(num, sizeof num, "%.9g", json_real_value(w)), s = num;
+    if (!s || ts_quantity_parse(s, &m->weight, &qe) != TS_OK || ts_quantity_sign(&m->weight) <= 0)
+      return fail(d, "weight", "must be a positive quantity such as \"1\" or \"143m\"");
+  }
+  return TS_OK;
+}
+
+static ts_rc parse_mappings(cdec *d, json_t *q, cfg_tessera *c) {
+  json_t *arr = json_object_get(q, "deviceClassMappings"), *e;
+  size_t i, mark;
+  ts_rc rc = TS_OK;
+  if (!arr || json_is_null(arr)) return TS_OK;
+  if (!json_is_array(arr)) return fail(d, "deviceClassMappings", "must be a list");
+  if (json_array_size(arr) > CFG_MAX_DEVICE_MAPPINGS)
+    return fail(d, "deviceClassMappings", "at most %d entries", CFG_MAX_DEVICE_MAPPINGS);
+  c->nmappings = 0;
+  json_array_foreach(arr, i, e) {
+    char idx[48];
+    snprintf(idx, sizeof idx, "deviceClassMappings[%zu]", i);
+    mark = enter(d, idx);
+    if ((rc = parse_mapping(d, e, &c->mappings[i])) != TS_OK) return rc;
+    for (int k = 0; k < c->nmappings; k++)
+      if (c->mappings[k].device_class == c->mappings[i].device_class)
+        return fail(d, "deviceClassName", "\"%s\" is mapped twice", c->mappings[i].device_class);
+    c->nmappings++;
+    leave(d, mark);
+  }
+  return TS_OK;
+}
+
+static ts_rc parse_queueing(cdec *d, json_t *root, cfg_tessera *c) {
+  static const char *const keys[] = {"manageJobsWithoutQueueName", "fairSharing",
+                                     "waitForPodsReady", "deviceClassMappings", NULL};
+  json_t *q;
+  size_t mark;
+  ts_rc rc = get_object(d, root, "queueing", &q);
+  if (rc != TS_OK || !q) return rc;
+  mark = enter(d, "queueing");
+  if ((rc = known_keys(d, q, keys)) ||
+      (rc = get_bool(d, q, "manageJobsWithoutQueueName", &c->manage_jobs_without_queue)) ||
+      (rc = parse_fair_sharing(d, q, c)) || (rc = parse_pods_ready(d, q, c)) ||
+      (rc = parse_mappings(d, q, c)))
+    return rc;
+  leave(d, mark);
+  return TS_OK;
+}
+
+static ts_rc parse_leader(cdec *d, json_t *root, cfg_tessera *c) {
+  static const char *const keys[] = {
+      "enable",      "leaseName", "leaseNamespace", "leaseDuration", "renewDeadline",
+      "retryPeriod", NULL};
+  json_t *l;
+  size_t mark;
+  ts_rc rc = get_object(d, root, "leaderElection", &l);
+  if (rc != TS_OK || !l) return rc;
+  mark = enter(d, "leaderElection");
+  if ((rc = known_keys(d, l, keys)) || (rc = get_bool(d, l, "enable", &c->leader_election)) ||
+      (rc = get_string(d, l, "leaseName", c->lease_name, sizeof c->lease_name)) ||
+      (rc = get_string(d, l, "leaseNamespace", c->lease_namespace, sizeof c->lease_namespace)) ||
+      (rc = get_duration(d, l, "leaseDuration", &c->lease_duration_ms, 100)) ||
+      (rc = get_duration(d, l, "renewDeadline", &c->renew_deadline_ms, 100)) ||
+      (rc = get_duration(d, l, "retryPeriod", &c->retry_period_ms, 10)))
+    return rc;
+  if (c->renew_deadline_ms >= c->lease_duration_ms)
+    return fail(d, "renewDeadline", "must be less than leaseDuration");
+  if (c->retry_period_ms >= c->renew_deadline_ms)
+    return fail(d, "retryPeriod", "must be less than renewDeadline");
+  leave(d, mark);
+  return TS_OK;
+}
+
+static ts_rc parse_api(cdec *d, json_t *root, cfg_tessera *c) {
+  static const char *const keys[] = {"requestTimeout", "eventInterval", NULL};
+  json_t *a;
+  size_t mark;
+  ts_rc rc = get_object(d, root, "api", &a);
+  if (rc != TS_OK || !a) return rc;
+  mark = enter(d, "api");
+  if ((rc = known_keys(d, a, keys)) ||
+      (rc = get_duration(d, a, "requestTimeout", &c->request_timeout_ms, 100)) ||
+      (rc = get_duration(d, a, "eventInterval", &c->event_interval_ms, 0)))
+    return rc;
+  leave(d, mark);
+  return TS_OK;
+}
+
+/* host:port with a port in 1..65535. */
+static ts_rc check_address(cdec *d, const char *field, const char *addr) {
+  const char *colon = strrchr(addr, ':');
+  long port = 0;
+  if (colon)
+    for (const char *p = colon + 1; *p && port <= 65535; p++)
+      port = isdigit((unsigned char)*p) ? port * 10 + (*p - '0') : 70000;
+  if (!colon || port < 1 || port > 65535)
+    return fail(d, field, "must be HOST:PORT with a port from 1 to 65535, not \"%s\"", addr);
+  return TS_OK;
+}
+
+static ts_rc parse_root(cdec *d, json_t *root, cfg_tessera *c) {
+  static const char *const keys[] = {
+      "apiVersion",     "kind",          "schedulerName",  "scoring", "topology", "queueing",
+      "leaderElection", "healthAddress", "metricsAddress", "api",     NULL};
+  char name[254] = "", scoring[32] = "";
+  ts_rc rc;
+  if (!json_is_object(root)) return fail(d, NULL, "must be a mapping of settings");
+  if ((rc = known_keys(d, root, keys)) ||
+      (rc = get_string(d, root, "schedulerName", name, sizeof name)) ||
+      (rc = get_string(d, root, "scoring", scoring, sizeof scoring)) ||
+      (rc = parse_topology(d, root, c)) || (rc = parse_queueing(d, root, c)) ||
+      (rc = parse_leader(d, root, c)) || (rc = parse_api(d, root, c)) ||
+      (rc = get_string(d, root, "healthAddress", c->health_address, sizeof c->health_address)) ||
+      (rc = get_string(d, root, "metricsAddress", c->metrics_address, sizeof c->metrics_address)) ||
+      (rc = check_address(d, "healthAddress", c->health_address)) ||
+      (rc = check_address(d, "metricsAddress", c->metrics_address)))
+    return rc;
+  if (*name) c->sched.scheduler_name = ts_intern_cstr(name);
+  if (*scoring && strcmp(scoring, "binpack") && strcmp(scoring, "spread"))
+    return fail(d, "scoring", "supported values: \"binpack\", \"spread\"");
+  if (*scoring) c->sched.scoring = strcmp(scoring, "spread") ? SCHED_BINPACK : SCHED_SPREAD;
+  return TS_OK;
+}
+
+void cfg_tessera_default(cfg_tessera *c) {
+  memset(c, 0, sizeof *c);
+  sched_config_default(&c->sched);
+  c->fs_less_than_or_equal_final = c->fs_less_than_initial = true;
+  c->pods_ready_timeout_ms = 5 * 60 * 1000;
+  c->requeue_base_ms = 60 * 1000;
+  c->requeue_max_ms = 3600 * 1000;
+  c->leader_election = true;
+  ts_strlcpy(c->lease_name, "tessera", sizeof c->lease_name);
+  ts_strlcpy(c->lease_namespace, "kube-system", sizeof c->lease_namespace);
+  c->lease_duration_ms = 15000;
+  c->renew_deadline_ms = 10000;
+  c->retry_period_ms = 2000;
+  ts_strlcpy(c->health_address, "0.0.0.0:10259", sizeof c->health_address);
+  ts_strlcpy(c->metrics_address, "0.0.0.0:10260", sizeof c->metrics_address);
+  c->request_timeout_ms = 30000;
+  c->event_interval_ms = 60000;
+}
+
+static ts_rc parse_named(const char *name, const char *text, size_t len, cfg_tessera *c,
+                         ts_err *err) {
+  cfg_docs docs = {0};
+  cdec d = {.err = err, .name = name};
+  ts_rc rc = cfg_yaml_parse(text, len, &docs, err);
+  if (rc != TS_OK) {
+    ts_err_prefix(err, "%s", name);
+  } else if (docs.n > 1) {
+    rc = ts_err_set(err, TS_EINVAL, "%s: holds %zu documents, want one", name, docs.n);
+  } else if (docs.n == 1) {
+    rc = parse_root(&d, docs.v[0].value, c);
+  }
+  cfg_docs_free(&docs);
+  return rc;
+}
+
+ts_rc cfg_tessera_parse(const char *text, size_t len, cfg_tessera *c, ts_err *err) {
+  return parse_named("tessera.yaml", text, len, c, err);
+}
+
+ts_rc cfg_tessera_load(const char *path, cfg_tessera *c, ts_err *err) {
+  char *text = NULL;
+  size_t len = 0;
+  ts_rc rc = cfg_read_file(path, &text, &len, err);
+  if (rc == TS_OK) rc = parse_named(path, text, len, c, err);
+  ts_free(text);
+  return rc;
+}
