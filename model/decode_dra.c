@@ -394,7 +394,9 @@ static ts_rc subrequest(mdec *d, json_t *e, model_subrequest *r, bool need_class
   bool has_count = false;
   int mode = 0;
   ts_rc rc;
-  if ((rc = model__intern(d, e, "deviceClassName", &r->device_class, need_class)) ||
+  if ((rc = model__intern(d, e, "deviceClassName", &r->device_class,
+                          need_class && !d->opts->lenient)) ||
+      (rc = model__intern(d, e, "allocationMode", &r->mode_text, false)) ||
       (rc = selectors(d, e, &r->selectors, &r->nselectors)) ||
       (rc = model__int(d, e, "count", &r->count, &has_count)) ||
       (rc = model__bool(d, e, "adminAccess", &r->admin_access, NULL)) ||

@@ -269,6 +269,7 @@ ts_rc model_upsert(model *m, model_obj *o) {
   model_obj *old = ts_map_get(&m->by_key[o->kind], o->key, strlen(o->key));
   ts_rc rc;
   o->seq = old ? old->seq : m->seq++;
+  o->rev = ++m->revs;
   if (old) drop(m, old);
   rc = ts_map_put(&m->by_key[o->kind], o->key, strlen(o->key), o, NULL);
   if (rc != TS_OK) {

@@ -198,6 +198,7 @@ typedef struct model_obj {
   uint32_t nowners;         /* entries */
   char *key;                /* owned: "ns/name", or "name" for cluster-scoped kinds */
   uint64_t seq;             /* model-assigned: order of first insertion, for ties */
+  uint64_t rev;             /* model-assigned: unique per stored version (changes on update) */
   const char *origin;       /* interned "file:line" or NULL: where it was loaded from */
 } model_obj;
 
@@ -426,6 +427,7 @@ typedef struct model_subrequest {
   model_device_selector *selectors;     /* owned */
   uint32_t nselectors;                  /* entries */
   model_alloc_mode mode;                /* allocationMode (ExactCount when absent) */
+  const char *mode_text;                /* interned allocationMode as written, or NULL */
   int64_t count;                        /* count (1 when absent with ExactCount) */
   bool admin_access;                    /* adminAccess */
   model_device_toleration *tolerations; /* owned */
@@ -643,6 +645,7 @@ typedef struct model {
   ts_map slices_by_pool;           /* private: "driver/pool" -> model_slice_vec */
   TS_VEC(model_node *) nodes;      /* read-only: dense array of nodes */
   uint64_t seq;                    /* private: next insertion sequence */
+  uint64_t revs;                   /* private: last stored-version number handed out */
   uint64_t generation;             /* read-only: bumped by every change */
 } model;
 

@@ -65,4 +65,77 @@ int32_t sched_pod_priority(const model *m, const model_pod *p);
  * resources ("nvidia.com/mig-..."). */
 bool sched_is_gpu_resource(int id);
 
+/* ---- DRA: structured device allocation, as kube-scheduler's allocator ------------------ */
+
+#define SCHED_DRA_MAX_RESULTS 32 /* devices per claim (AllocationResultsMaxSize) */
+#define SCHED_DRA_MAX_CLAIMS  64 /* claims allocated together for one pod */
+
+typedef struct sched_dra_features {
+  bool admin_access;          /* DRAAdminAccess */
+  bool prioritized_list;      /* DRAPrioritizedList (firstAvailable) */
+  bool partitionable_devices; /* DRAPartitionableDevices (shared counters) */
+  bool device_taints;         /* DRADeviceTaints */
+  bool device_binding;        /* DRADeviceBindingConditions */
+} sched_dra_features;
+
+/* Kubernetes 1.34's defaults: admin access and prioritized lists on, the alpha gates on as
+ * well because Tessera implements them (counters are how MIG partitions exclude each other). */
+void sched_dra_features_default(sched_dra_features *f);
+
+/* Evaluates one CEL selector against device `index` of `slice`: *match, or an error whose
+ * text says why (compile or runtime). */
+typedef ts_rc (*sched_dra_eval_fn)(void *ctx, const char *expression, const model_slice *slice,
+                                   uint32_t index, bool *match, ts_err *err);
+/* Finds a DeviceClass by name; NULL when there is none. */
+typedef const model_device_class *(*sched_dra_class_fn)(void *ctx, const char *name);
+
+typedef struct sched_dra_world sched_dra_world;
+
+/* Prepares the devices of `slices` (borrowed, in order; they must outlive the world) for
+ * allocations: ids, pools, indexes by node. Returns new, NULL when out of memory. Cost:
+ * O(devices). */
+sched_dra_world *sched_dra_world_new(const model_slice *const *slices, size_t nslices,
+                                     const sched_dra_features *features, sched_dra_class_fn cls,
+                                     void *cls_ctx, sched_dra_eval_fn eval, void *eval_ctx);
+void sched_dra_world_free(sched_dra_world *w);
+/* Marks a device as allocated to some other claim; unknown devices are ignored. */
+void sched_dra_world_mark(sched_dra_world *w, const char *driver, const char *pool,
+                          const char *device);
+
+typedef struct sched_dra_device {
+  const char *request;        /* interned: "req" or "req/subreq" */
+  const model_slice *slice;   /* borrowed: the slice of the device */
+  const model_device *device; /* borrowed: the device */
+  bool admin_access;          /* allocated with admin access */
+} sched_dra_device;
+
+typedef struct sched_dra_config {
+  model_config_source source;        /* FromClass or FromClaim */
+  const char *const *requests;       /* borrowed request names (NULL: all) */
+  uint32_t nrequests;                /* entries */
+  const model_opaque_config *opaque; /* borrowed driver + parameters */
+} sched_dra_config;
+
+/* The allocation of one claim. */
+typedef struct sched_dra_result {
+  sched_dra_device devices[SCHED_DRA_MAX_RESULTS]; /* the devices, in allocation order */
+  uint32_t ndevices;                               /* entries */
+  sched_dra_config *configs;                       /* arena: class configs, then claim's */
+  uint32_t nconfigs;                               /* entries */
+  model_node_selector node_selector;               /* arena: where the devices are; 0 terms =
+                                                      every node */
+} sched_dra_result;
+
+/* Allocates `claims` (not yet allocated; names for messages in claim_names) for a pod on the
+ * node (name and labels; NULL node_name: no node), exactly as Kubernetes' structured
+ * allocator: claims in order, requests in order, firstAvailable alternatives in order, devices
+ * in the order of slices and devices, first complete solution of a depth-first search.
+ * *ok and results[0..nclaims) on success; *ok false when the claims cannot be allocated on
+ * this node; an error (with upstream's wording) when the input is invalid, including any CEL
+ * error. Arena memory holds configs and node selectors. */
+ts_rc sched_dra_allocate(sched_dra_world *w, const char *node_name, const model_labels *node_labels,
+                         const model_claim_spec *const *claims, const char *const *claim_names,
+                         size_t nclaims, ts_arena *arena, sched_dra_result *results, bool *ok,
+                         ts_err *err);
+
 #endif
