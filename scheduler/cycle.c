@@ -18,6 +18,7 @@ void sched_config_default(sched_config *cfg) {
   cfg->topology[1] = ts_intern_cstr("nvidia.com/gpu.clique");
   cfg->topology[2] = ts_intern_cstr("kubernetes.io/hostname");
   cfg->ntopology = 3;
+  sched_dra_features_default(&cfg->dra);
 }
 
 bool sched_is_gpu_resource(int id) {
@@ -78,6 +79,15 @@ static const char *message(sched_view *v, const char *fmt, ...) {
   return out;
 }
 
+static sched_decision bind(const sched_view *v, const sched_pending *p, uint32_t node,
+                           const char *gang) {
+  return (sched_decision){SCHED_BIND, p->pod, v->nodes[node], NULL, gang, p->claims, p->nclaims};
+}
+
+static sched_decision pend(const sched_pending *p, const char *reason, const char *gang) {
+  return (sched_decision){SCHED_PENDING, p->pod, NULL, reason, gang, NULL, 0};
+}
+
 /* Singles gangs[0..n) of one shape: a run. */
 static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, sched_result *r) {
   sched_pending *pods = ts_arena_alloc(v->arena, n * sizeof *pods);
@@ -86,15 +96,16 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
   ts_rc rc = TS_OK;
   if (!pods || !placed) return TS_ENOMEM;
   for (uint32_t i = 0; i < n; i++) pods[i] = gangs[i].pods[0];
+  v->dra_error = NULL;
   got = sched__place_run(v, pods, n, NULL, 0, placed);
   for (uint32_t i = 0; i < n && rc == TS_OK; i++) {
     if (i < got) {
-      rc = add_decision(v, r,
-                        (sched_decision){SCHED_BIND, pods[i].pod, v->nodes[placed[i]], NULL, NULL});
+      rc = add_decision(v, r, bind(v, &pods[i], placed[i], NULL));
       continue;
     }
-    if (!reason && !(reason = sched__why_pending(v, pods[i].pod))) return TS_ENOMEM;
-    rc = add_decision(v, r, (sched_decision){SCHED_PENDING, pods[i].pod, NULL, reason, NULL});
+    if (!reason) reason = pods[i].blocked ? pods[i].blocked : sched__why_pending(v, &pods[i]);
+    if (!reason) return TS_ENOMEM;
+    rc = add_decision(v, r, pend(&pods[i], reason, NULL));
   }
   return rc;
 }
@@ -103,7 +114,7 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
 static const char *gang_reason(sched_view *v, const sched_gang *g, const char *label, uint32_t best,
                                const uint32_t *placed) {
   uint32_t needed = g->min > (int32_t)g->nbound ? (uint32_t)g->min - g->nbound : 0;
-  const model_pod *stuck = g->pods[0].pod;
+  const sched_pending *stuck = &g->pods[0];
   const char *why;
   if (g->blocked) return message(v, "%s: %s", label, g->blocked);
   if (g->nmembers < (uint32_t)g->min)
@@ -115,12 +126,12 @@ static const char *gang_reason(sched_view *v, const sched_gang *g, const char *l
                    label, needed, g->required_level);
   for (uint32_t i = 0; i < g->npods; i++)
     if (placed[i] == UINT32_MAX) {
-      stuck = g->pods[i].pod;
+      stuck = &g->pods[i];
       break;
     }
   why = sched__why_pending(v, stuck);
   return why ? message(v, "%s: %u pods must start together and only %u fit; %s: %s", label, needed,
-                       best, stuck->obj.key, why)
+                       best, stuck->pod->obj.key, why)
              : NULL;
 }
 
@@ -136,13 +147,13 @@ static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
     got = sched__place_gang(v, g, needed, placed, &best);
   if (!got && !(reason = gang_reason(v, g, label, best, placed))) return TS_ENOMEM;
   for (uint32_t i = 0; i < g->npods && rc == TS_OK; i++) {
-    const model_pod *p = g->pods[i].pod;
+    const sched_pending *p = &g->pods[i];
     if (got && placed[i] != UINT32_MAX) {
-      rc = add_decision(v, r, (sched_decision){SCHED_BIND, p, v->nodes[placed[i]], NULL, label});
+      rc = add_decision(v, r, bind(v, p, placed[i], label));
     } else {
       const char *why = got ? sched__why_pending(v, p) : reason; /* an extra pod that missed */
       if (!why) return TS_ENOMEM;
-      rc = add_decision(v, r, (sched_decision){SCHED_PENDING, p, NULL, why, label});
+      rc = add_decision(v, r, pend(p, why, label));
     }
   }
   return rc;
@@ -174,13 +185,13 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, int64_t now_ns, sched
     if (!single(&gangs[i])) {
       rc = decide_gang(&v, &gangs[i], out);
     } else {
-      while (j < n && single(&gangs[j]) &&
-             sched__same_shape(gangs[i].pods[0].pod, gangs[j].pods[0].pod))
+      while (j < n && single(&gangs[j]) && sched__same_shape(&gangs[i].pods[0], &gangs[j].pods[0]))
         j++;
       rc = decide_singles(&v, gangs + i, (uint32_t)(j - i), out);
     }
     i = j;
   }
+  sched__view_free(&v);
   ts_arena_free(&scratch);
   if (rc != TS_OK) {
     sched_result_free(out);

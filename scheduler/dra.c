@@ -179,6 +179,38 @@ void sched_dra_world_mark(sched_dra_world *w, const char *driver, const char *po
   if (id >= 0) w->allocated[id] = 1;
 }
 
+void sched__dra_mark_result(sched_dra_world *w, const sched_dra_result *r, bool on) {
+  for (uint32_t i = 0; i < r->ndevices; i++) {
+    const sched_dra_device *d = &r->devices[i];
+    int64_t id;
+    if (d->admin_access) continue;
+    id = device_id(w, d->slice->driver, d->slice->pool, d->device->name);
+    if (id >= 0) w->allocated[id] = on;
+  }
+}
+
+bool sched__dra_result_local(const sched_dra_result *r) {
+  for (uint32_t i = 0; i < r->ndevices; i++) {
+    const model_slice *s = r->devices[i].slice;
+    if (!(s->per_device_node_selection ? r->devices[i].device->node_name : s->node_name))
+      return false;
+  }
+  return true;
+}
+
+void sched__dra_node_usage(const sched_dra_world *w, const char *node, uint32_t *used,
+                           uint32_t *total) {
+  const idx_list *l = ts_map_get(&w->local, node, strlen(node));
+  *used = *total = 0;
+  for (uint32_t i = 0; l && i < l->n; i++) {
+    uint32_t si = l->v[i];
+    for (uint32_t d = 0; d < w->slices[si]->ndevices; d++) {
+      (*total)++;
+      *used += w->allocated[w->flat_id[w->flat_base[si] + d]];
+    }
+  }
+}
+
 /* ---- one allocation -------------------------------------------------------------------- */
 
 typedef struct cpool {

@@ -148,7 +148,14 @@ static ts_rc gang_add_pod(sched_view *v, sched_gang *g, const model_pod *p, int3
     if (g->npods) memcpy(n, g->pods, g->npods * sizeof *n);
     g->pods = n, g->cap = ncap;
   }
-  g->pods[g->npods++] = (sched_pending){p, prio};
+  g->pods[g->npods] = (sched_pending){p, prio, NULL, 0, false, NULL};
+  if (sched__pod_claims(v, &g->pods[g->npods]) != TS_OK) return TS_ENOMEM;
+  if (g->pods[g->npods].blocked && !g->blocked && g->kind != SCHED_GANG_SINGLE) {
+    char why[1024];
+    snprintf(why, sizeof why, "pod %s: %s", p->obj.key, g->pods[g->npods].blocked);
+    g->blocked = ts_arena_strndup(v->out, why, strlen(why));
+  }
+  g->npods++;
   if (prio > g->priority || g->npods == 1) g->priority = prio;
   if (p->obj.created_ns < g->created || g->npods == 1) g->created = p->obj.created_ns;
   if (!g->required_level &&

@@ -32,30 +32,60 @@ static void heap_down(sched_cand *h, size_t n, size_t i) {
   }
 }
 
-/* Places pods[0..n), all of one shape, on the best nodes among `subset` (all nodes when
- * NULL); placed[i] receives the node of pods[i]. Returns how many were placed: a prefix, as a
- * pod that does not fit means no later pod of the shape fits either. */
-uint32_t sched__place_run(sched_view *v, const sched_pending *pods, uint32_t n,
-                          const uint32_t *subset, uint32_t nsubset, uint32_t *placed) {
-  const model_pod *first = pods[0].pod;
-  const sched_sig *sig = sched__static_nodes(v, first);
+/* True when node k can take a pod of the run's shape: free resources and, for pods with
+ * claims, an allocation of the claims there. */
+static bool fits(sched_view *v, const sched_pending *p, uint32_t k) {
+  return sched__resources_fit(v, p->pod, k) && (!p->nclaims || sched__dra_fits(v, p, k));
+}
+
+/* Fills the heap with the run's feasible nodes among subset (every node when NULL). */
+static size_t fill_heap(sched_view *v, const sched_pending *first, const sched_sig *sig,
+                        const sched_shape *shape, const uint32_t *subset, uint32_t nsubset) {
   sched_cand *h = v->heap;
   size_t nh = 0;
-  uint32_t i, count = subset ? nsubset : sig ? sig->n : 0;
-  sched_shape shape;
-  if (!sig) return 0;
-  sched__shape_init(v, first, &shape);
+  uint32_t count = subset ? nsubset : sig->n;
   for (uint32_t j = 0; j < count; j++) {
     uint32_t k = subset ? subset[j] : sig->nodes[j];
-    if ((!subset || sig->pass[k]) && sched__resources_fit(v, first, k))
-      h[nh++] = (sched_cand){sched__score(v, &shape, k), k};
+    if ((!subset || sig->pass[k]) && fits(v, first, k))
+      h[nh++] = (sched_cand){sched__score(v, shape, k), k};
   }
-  for (i = nh / 2; i-- > 0;) heap_down(h, nh, i);
-  for (i = 0; i < n && nh; i++) {
-    placed[i] = h[0].node;
-    sched__place(v, pods[i].pod, h[0].node);
-    if (sched__resources_fit(v, first, h[0].node))
-      h[0].score = sched__score(v, &shape, h[0].node);
+  for (size_t i = nh / 2; i-- > 0;) heap_down(h, nh, i);
+  return nh;
+}
+
+/* Places pods[0..n), all of one shape, on the best nodes among `subset` (all nodes when
+ * NULL); placed[i] receives the node of pods[i]. Returns how many were placed: a prefix, as a
+ * pod that does not fit means no later pod of the shape fits either. A placement that takes a
+ * DRA device other nodes can reach too rebuilds the heap, since it may change them all. */
+uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const uint32_t *subset,
+                          uint32_t nsubset, uint32_t *placed) {
+  const sched_pending *first = &pods[0];
+  const sched_sig *sig = sched__static_nodes(v, first->pod);
+  sched_cand *h = v->heap;
+  sched_shape shape;
+  size_t nh;
+  uint32_t i = 0;
+  if (!sig || first->blocked) return 0;
+  sched__shape_init(v, first->pod, &shape);
+  shape.dra_devices = sched__dra_devices(first);
+  nh = fill_heap(v, first, sig, &shape, subset, nsubset);
+  while (i < n && nh) {
+    uint32_t k = h[0].node;
+    bool shared = false;
+    if (pods[i].nclaims && !sched__dra_commit(v, &pods[i], k, &shared)) {
+      h[0] = h[--nh]; /* cannot happen after fits(); drop the node rather than loop */
+      heap_down(h, nh, 0);
+      continue;
+    }
+    placed[i] = k;
+    sched__place(v, pods[i].pod, k);
+    if (++i == n) break;
+    if (shared) {
+      nh = fill_heap(v, first, sig, &shape, subset, nsubset);
+      continue;
+    }
+    if (fits(v, first, k))
+      h[0].score = sched__score(v, &shape, k);
     else
       h[0] = h[--nh];
     heap_down(h, nh, 0);
@@ -63,13 +93,24 @@ uint32_t sched__place_run(sched_view *v, const sched_pending *pods, uint32_t n,
   return i;
 }
 
+static bool same_claims(const sched_pending *a, const sched_pending *b) {
+  if (a->nclaims != b->nclaims || a->blocked || b->blocked) return false;
+  for (uint32_t i = 0; i < a->nclaims; i++) {
+    const sched_claim *x = &a->claims[i], *y = &b->claims[i];
+    if (x->spec != y->spec || x->allocated != y->allocated) return false;
+    if (x->allocated && x->claim != y->claim) return false;
+  }
+  return true;
+}
+
 /* True when two pods filter and score identically on every node. */
-bool sched__same_shape(const model_pod *a, const model_pod *b) {
-  if (a->nclaims || b->nclaims) return false;
-  if (a->requests.n != b->requests.n ||
-      memcmp(a->requests.v, b->requests.v, a->requests.n * sizeof *a->requests.v) != 0)
+bool sched__same_shape(const sched_pending *a, const sched_pending *b) {
+  const model_pod *x = a->pod, *y = b->pod;
+  if (!same_claims(a, b)) return false;
+  if (x->requests.n != y->requests.n ||
+      memcmp(x->requests.v, y->requests.v, x->requests.n * sizeof *x->requests.v) != 0)
     return false;
-  return sched__same_static(a, b);
+  return sched__same_static(x, y);
 }
 
 /* ---- gangs ----------------------------------------------------------------------------- */
@@ -83,7 +124,7 @@ static uint32_t place_members(sched_view *v, const sched_gang *g, const uint32_t
   for (uint32_t k = 0; k < g->npods; k++) placed[k] = UINT32_MAX;
   while (i < g->npods) {
     uint32_t j = i + 1, got;
-    while (j < g->npods && sched__same_shape(g->pods[i].pod, g->pods[j].pod)) j++;
+    while (j < g->npods && sched__same_shape(&g->pods[i], &g->pods[j])) j++;
     got = sched__place_run(v, g->pods + i, j - i, subset, nsubset, placed + i);
     for (uint32_t k = i + got; k < j; k++) placed[k] = UINT32_MAX;
     total += got;
@@ -94,8 +135,11 @@ static uint32_t place_members(sched_view *v, const sched_gang *g, const uint32_t
 }
 
 static void unplace_members(sched_view *v, const sched_gang *g, const uint32_t *placed) {
-  for (uint32_t i = 0; i < g->npods; i++)
-    if (placed[i] != UINT32_MAX) sched__unplace(v, g->pods[i].pod, placed[i]);
+  for (uint32_t i = 0; i < g->npods; i++) {
+    if (placed[i] == UINT32_MAX) continue;
+    sched__unplace(v, g->pods[i].pod, placed[i]);
+    sched__dra_release(v, &g->pods[i]);
+  }
 }
 
 typedef sched_domain domain;

@@ -9,62 +9,6 @@
 #include "common/ts.h"
 #include "model/model.h"
 
-typedef enum sched_scoring {
-  SCHED_BINPACK, /* fill partly used nodes first (GPUs first, then cpu and memory) */
-  SCHED_SPREAD,  /* prefer the least used nodes */
-} sched_scoring;
-
-#define SCHED_MAX_TOPOLOGY 8 /* topology levels */
-
-typedef struct sched_config {
-  const char *scheduler_name;               /* interned; pods whose spec.schedulerName is this */
-  sched_scoring scoring;                    /* node scoring */
-  const char *topology[SCHED_MAX_TOPOLOGY]; /* interned node label keys, widest first */
-  int ntopology;                            /* entries */
-} sched_config;
-
-/* Fills cfg with the defaults: schedulerName "tessera", bin-packing, topology levels
- * topology.kubernetes.io/zone > nvidia.com/gpu.clique > kubernetes.io/hostname. */
-void sched_config_default(sched_config *cfg);
-
-typedef enum sched_decision_kind {
-  SCHED_BIND,    /* place pod on node */
-  SCHED_PENDING, /* pod cannot be placed now; reason says why */
-} sched_decision_kind;
-
-typedef struct sched_decision {
-  sched_decision_kind kind; /* what to do */
-  const model_pod *pod;     /* borrowed from the model */
-  const model_node *node;   /* BIND: the node; NULL otherwise */
-  const char *reason;       /* PENDING: kube-scheduler style message (arena) */
-  const char *gang;         /* "PodGroup team-a/train" when the pod is part of a gang, or NULL
-                               (arena) */
-} sched_decision;
-
-typedef struct sched_result {
-  sched_decision *decisions; /* in the order they were made (arena) */
-  size_t ndecisions;         /* entries */
-  size_t nbound;             /* BIND decisions */
-  size_t npending;           /* PENDING decisions */
-  ts_arena arena;            /* private: owns decisions and messages */
-} sched_result;
-
-/* Runs one cycle over the pending pods of cfg->scheduler_name in the model: pods by
- * priority (highest first), then creation time, then namespace/name. The model is read,
- * never changed; decisions are returned in *out (initialised here; free with
- * sched_result_free). now_ns is the cycle's clock. */
-ts_rc sched_cycle(const model *m, const sched_config *cfg, int64_t now_ns, sched_result *out,
-                  ts_err *err);
-void sched_result_free(sched_result *r);
-
-/* The effective priority of a pod: spec.priority, else its PriorityClass's value, else the
- * global default PriorityClass's value, else 0. */
-int32_t sched_pod_priority(const model *m, const model_pod *p);
-
-/* True for resources counted as GPUs when scoring: names ending in "/gpu" and NVIDIA MIG
- * resources ("nvidia.com/mig-..."). */
-bool sched_is_gpu_resource(int id);
-
 /* ---- DRA: structured device allocation, as kube-scheduler's allocator ------------------ */
 
 #define SCHED_DRA_MAX_RESULTS 32 /* devices per claim (AllocationResultsMaxSize) */
@@ -137,5 +81,81 @@ ts_rc sched_dra_allocate(sched_dra_world *w, const char *node_name, const model_
                          const model_claim_spec *const *claims, const char *const *claim_names,
                          size_t nclaims, ts_arena *arena, sched_dra_result *results, bool *ok,
                          ts_err *err);
+
+/* ---- the cycle ------------------------------------------------------------------------ */
+
+typedef enum sched_scoring {
+  SCHED_BINPACK, /* fill partly used nodes first (GPUs first, then cpu and memory) */
+  SCHED_SPREAD,  /* prefer the least used nodes */
+} sched_scoring;
+
+#define SCHED_MAX_TOPOLOGY 8 /* topology levels */
+
+typedef struct sched_config {
+  const char *scheduler_name;               /* interned; pods whose spec.schedulerName is this */
+  sched_scoring scoring;                    /* node scoring */
+  const char *topology[SCHED_MAX_TOPOLOGY]; /* interned node label keys, widest first */
+  int ntopology;                            /* entries */
+  sched_dra_features dra;                   /* DRA feature gates */
+  sched_dra_eval_fn dra_eval;               /* CEL selector evaluator; NULL: selectors fail */
+  void *dra_eval_ctx;                       /* for dra_eval */
+  bool instantiate_templates;               /* replay: make claims from ResourceClaimTemplates
+                                               (in a cluster the claim controller does) */
+} sched_config;
+
+/* Fills cfg with the defaults: schedulerName "tessera", bin-packing, topology levels
+ * topology.kubernetes.io/zone > nvidia.com/gpu.clique > kubernetes.io/hostname. */
+void sched_config_default(sched_config *cfg);
+
+typedef enum sched_decision_kind {
+  SCHED_BIND,    /* place pod on node */
+  SCHED_PENDING, /* pod cannot be placed now; reason says why */
+} sched_decision_kind;
+
+/* A ResourceClaim of a pod, as the cycle resolved it. */
+typedef struct sched_claim {
+  const char *pod_claim;            /* interned spec.resourceClaims[].name */
+  const char *name;                 /* the claim's name (arena); namespace is the pod's */
+  const model_claim *claim;         /* the existing claim, or NULL when made from a template */
+  const model_claim_template *tmpl; /* the template it is made from (replay), or NULL */
+  const model_claim_spec *spec;     /* what it asks for */
+  bool allocated;                   /* already allocated (a shared claim): reserve only */
+  sched_dra_result result;          /* BIND of an unallocated claim: the new allocation */
+} sched_claim;
+
+typedef struct sched_decision {
+  sched_decision_kind kind;  /* what to do */
+  const model_pod *pod;      /* borrowed from the model */
+  const model_node *node;    /* BIND: the node; NULL otherwise */
+  const char *reason;        /* PENDING: kube-scheduler style message (arena) */
+  const char *gang;          /* "PodGroup team-a/train" when the pod is part of a gang, or NULL
+                                (arena) */
+  const sched_claim *claims; /* BIND: the pod's claims with their allocations (arena) */
+  uint32_t nclaims;          /* entries */
+} sched_decision;
+
+typedef struct sched_result {
+  sched_decision *decisions; /* in the order they were made (arena) */
+  size_t ndecisions;         /* entries */
+  size_t nbound;             /* BIND decisions */
+  size_t npending;           /* PENDING decisions */
+  ts_arena arena;            /* private: owns decisions and messages */
+} sched_result;
+
+/* Runs one cycle over the pending pods of cfg->scheduler_name in the model: pods by
+ * priority (highest first), then creation time, then namespace/name. The model is read,
+ * never changed; decisions are returned in *out (initialised here; free with
+ * sched_result_free). now_ns is the cycle's clock. */
+ts_rc sched_cycle(const model *m, const sched_config *cfg, int64_t now_ns, sched_result *out,
+                  ts_err *err);
+void sched_result_free(sched_result *r);
+
+/* The effective priority of a pod: spec.priority, else its PriorityClass's value, else the
+ * global default PriorityClass's value, else 0. */
+int32_t sched_pod_priority(const model *m, const model_pod *p);
+
+/* True for resources counted as GPUs when scoring: names ending in "/gpu" and NVIDIA MIG
+ * resources ("nvidia.com/mig-..."). */
+bool sched_is_gpu_resource(int id);
 
 #endif

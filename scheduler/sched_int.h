@@ -28,6 +28,7 @@ typedef struct sched_shape {
   int gpu[SCHED_MAX_GPU_RESOURCES];         /* GPU resource ids requested */
   int64_t gpu_req[SCHED_MAX_GPU_RESOURCES]; /* amounts */
   int ngpu;                                 /* entries */
+  int64_t dra_devices;                      /* DRA devices its claims ask for (scoring) */
 } sched_shape;
 
 /* A feasible node in a run's heap. */
@@ -68,6 +69,9 @@ typedef struct sched_view {
   int nsigs;                        /* entries in use */
   int next_evict;                   /* round-robin slot to reuse when full */
   sched_cand *heap;                 /* one heap buffer of n entries for every run */
+  sched_dra_world *dra;             /* devices of every ResourceSlice, and what is in use */
+  ts_arena dra_scratch;             /* memory of trial allocations, reset before each */
+  const char *dra_error;            /* an allocation error met while filtering (result arena) */
   sched_level levels[SCHED_MAX_TOPOLOGY + 1]; /* topology levels seen this cycle */
   int nlevels;                                /* entries */
   ts_arena *arena;                            /* scratch memory for the cycle */
@@ -82,10 +86,14 @@ typedef enum sched_fit {
   SCHED_AFFINITY,      /* nodeSelector or required node affinity */
 } sched_fit;
 
-/* A pending pod with its effective priority. */
+/* A pending pod with its effective priority and its resolved ResourceClaims. */
 typedef struct sched_pending {
   const model_pod *pod; /* borrowed from the model */
   int32_t priority;     /* effective priority */
+  sched_claim *claims;  /* resolved claims (arena), NULL when none */
+  uint32_t nclaims;     /* entries */
+  bool dra;             /* some claim needs an allocation */
+  const char *blocked;  /* why the pod cannot be scheduled at all (a claim is missing), or NULL */
 } sched_pending;
 
 typedef enum sched_gang_kind {
@@ -121,6 +129,8 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n);
 
 ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, int64_t now_ns,
                        ts_arena *scratch, ts_arena *out);
+/* Frees what the view holds outside its arenas (the DRA world). */
+void sched__view_free(sched_view *v);
 /* Filters that do not depend on free capacity, in kube-scheduler's plugin order. */
 sched_fit sched__static_fit(const sched_view *v, const model_pod *p, uint32_t node);
 /* The nodes passing the static filters for p, cached per signature; NULL when out of
@@ -134,22 +144,53 @@ void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s);
 /* The node's score if a pod of this shape were placed there; higher is better. */
 int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node);
 /* True when two pods filter and score identically on every node. */
-bool sched__same_shape(const model_pod *a, const model_pod *b);
+bool sched__same_shape(const sched_pending *a, const sched_pending *b);
 /* Places pods[0..n), all of one shape, on the best nodes among subset (all when NULL);
  * placed[i] = node of pods[i]. Returns the number placed (a prefix). */
-uint32_t sched__place_run(sched_view *v, const sched_pending *pods, uint32_t n,
-                          const uint32_t *subset, uint32_t nsubset, uint32_t *placed);
+uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const uint32_t *subset,
+                          uint32_t nsubset, uint32_t *placed);
 /* Places a gang (see place.c) on the view; placed[i] = node of g->pods[i] or UINT32_MAX.
  * Returns the number placed, or 0 with everything given back when fewer than needed fit;
  * *best then tells how many fit at most across the cluster. */
 uint32_t sched__place_gang(sched_view *v, const sched_gang *g, uint32_t needed, uint32_t *placed,
                            uint32_t *best);
 
+/* DRA in the cycle (claims.c). */
+ts_rc sched__dra_init(sched_view *v);
+void sched__dra_free(sched_view *v);
+/* Resolves the pod's claims into p (arena): existing claims, claims made from templates
+ * (replay) or named in status.resourceClaimStatuses; sets p->blocked when one is missing. */
+ts_rc sched__pod_claims(sched_view *v, sched_pending *p);
+/* True when the pod's claims can be allocated (or are allocated) for node k. An allocation
+ * error (a CEL error) is recorded in v->dra_error and reported as not fitting. */
+bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k);
+/* Allocates the pod's claims on node k into p->claims[].result and marks the devices in use.
+ * Returns false when that fails (it cannot after sched__dra_fits said yes). *shared is set
+ * when a device that other nodes also reach was taken. */
+bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared);
+void sched__dra_release(sched_view *v, const sched_pending *p);
+/* Devices of node k in use and in all, for scoring. */
+void sched__dra_usage(const sched_view *v, uint32_t k, uint32_t *used, uint32_t *total);
+/* Why node k cannot take the pod's claims ("cannot allocate all claims", kube-scheduler's
+ * words), or NULL when it can. */
+const char *sched__dra_node_reason(sched_view *v, const sched_pending *p, uint32_t k);
+/* Devices the pod's unallocated claims ask for (ExactCount; the first alternative). */
+int64_t sched__dra_devices(const sched_pending *p);
+/* Why the pod's claims cannot be allocated anywhere: the first request that fits no node
+ * (arena), or NULL. */
+const char *sched__dra_why(sched_view *v, const sched_pending *p);
+
+/* In dra.c, for the cycle. */
+void sched__dra_mark_result(sched_dra_world *w, const sched_dra_result *r, bool on);
+bool sched__dra_result_local(const sched_dra_result *r);
+void sched__dra_node_usage(const sched_dra_world *w, const char *node, uint32_t *used,
+                           uint32_t *total);
+
 /* Charges the pod's requests to the node in the view, or gives them back. */
 void sched__place(sched_view *v, const model_pod *p, uint32_t node);
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node);
 /* Why the pod fits no node now, as kube-scheduler says it ("0/3 nodes are available: ...").
  * Returns a string in the result arena, NULL when out of memory. */
-const char *sched__why_pending(const sched_view *v, const model_pod *p);
+const char *sched__why_pending(sched_view *v, const sched_pending *p);
 
 #endif

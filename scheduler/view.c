@@ -43,7 +43,17 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
     }
     for (int g = 0; g < v->ngpu; g++) v->has_gpu[i] |= v->nodes[i]->alloc[v->gpu[g]] > 0;
   }
+  if (sched__dra_init(v) != TS_OK) return TS_ENOMEM;
+  for (uint32_t i = 0; i < v->n; i++) { /* nodes with DRA devices count as GPU nodes */
+    uint32_t used, total;
+    sched__dra_usage(v, i, &used, &total);
+    v->has_gpu[i] |= total > 0;
+  }
   return TS_OK;
+}
+
+void sched__view_free(sched_view *v) {
+  sched__dra_free(v);
 }
 
 static bool tolerates_unschedulable(const model_pod *p) {
@@ -170,9 +180,18 @@ void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s) 
  * prefers high utilisation, spreading low. Utilisations are integers (millionths) so that
  * equal scores tie exactly and the node name decides. */
 int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
-  int64_t gpu = 0, cpumem, tier = s->ngpu || !v->has_gpu[node];
+  int64_t gpu = 0, cpumem, tier = s->ngpu || s->dra_devices || !v->has_gpu[node];
+  int parts = s->ngpu;
   for (int g = 0; g < s->ngpu; g++) gpu += util_after(v, node, s->gpu[g], s->gpu_req[g]);
-  if (s->ngpu > 1) gpu /= s->ngpu;
+  if (s->dra_devices) { /* devices the node's DRA slices have in use after the placement */
+    uint32_t used, total;
+    sched__dra_usage(v, node, &used, &total);
+    gpu += total ? (used + s->dra_devices >= total ? SCORE_SCALE
+                                                   : (used + s->dra_devices) * SCORE_SCALE / total)
+                 : 0;
+    parts++;
+  }
+  if (parts > 1) gpu /= parts;
   cpumem =
       (util_after(v, node, MODEL_RES_CPU, s->cpu) + util_after(v, node, MODEL_RES_MEMORY, s->mem)) /
       2;
@@ -213,8 +232,10 @@ static void hist_add(histogram *h, const char *text) {
   h->v[h->n++].count = 1;
 }
 
-static void node_reasons(const sched_view *v, const model_pod *p, uint32_t node, histogram *h) {
+static void node_reasons(sched_view *v, const sched_pending *pp, uint32_t node, histogram *h) {
+  const model_pod *p = pp->pod;
   const model_node *n = v->nodes[node];
+  bool short_of = false;
   const int64_t *free = v->free + (size_t)node * (size_t)v->stride;
   char text[300];
   const model_taint *t;
@@ -240,6 +261,11 @@ static void node_reasons(const sched_view *v, const model_pod *p, uint32_t node,
     else
       snprintf(text, sizeof text, "Insufficient %s", model_resource_name(p->requests.v[i].id));
     hist_add(h, text);
+    short_of = true;
+  }
+  if (!short_of && pp->nclaims) {
+    const char *why = sched__dra_node_reason(v, pp, node);
+    if (why) hist_add(h, why);
   }
 }
 
@@ -247,8 +273,9 @@ static int str_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-const char *sched__why_pending(const sched_view *v, const model_pod *p) {
+const char *sched__why_pending(sched_view *v, const sched_pending *p) {
   histogram h = {0};
+  const char *detail = NULL;
   ts_buf b;
   char **lines;
   const char *msg = NULL;
@@ -268,7 +295,14 @@ const char *sched__why_pending(const sched_view *v, const model_pod *p) {
   ts_buf_init(&b, 0);
   ts_buf_printf(&b, "0/%u nodes are available: ", v->n);
   for (size_t i = 0; i < h.n; i++) ts_buf_printf(&b, "%s%s", i ? ", " : "", lines[i]);
-  if (ts_buf_putc(&b, '.') == TS_OK) msg = ts_arena_strndup(v->out, b.data, b.len);
+  ts_buf_putc(&b, '.');
+  if (p->dra) {
+    for (size_t i = 0; i < h.n && !detail; i++)
+      if (!strcmp(h.v[i].text, "cannot allocate all claims")) detail = sched__dra_why(v, p);
+    if (v->dra_error) detail = v->dra_error; /* an error aborts the attempt: say it */
+  }
+  if (detail) ts_buf_printf(&b, " %s", detail);
+  if (b.data) msg = ts_arena_strndup(v->out, b.data, b.len);
   ts_buf_free(&b);
   return msg;
 }

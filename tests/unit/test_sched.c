@@ -233,6 +233,7 @@ static void reference(const model *m, sched_scoring scoring, const char **out, s
                out[i]);
   }
   sched_result_free(&r);
+  sched__view_free(&v);
   ts_arena_free(&a);
   ts_arena_free(&o);
 }
@@ -470,6 +471,178 @@ static void test_gang_min_member(void **state) {
   model_free(m);
 }
 
+/* ---- DRA in the cycle ------------------------------------------------------------------ */
+
+/* A test double for CEL: `device.driver == "X"`, `type == "T"` (the device's attribute
+ * "type" in the driver's domain), `true`, and `fail` (a runtime error). The real engine is
+ * tested by the CEL suites; this tests the cycle's use of allocations. */
+static ts_rc test_eval(void *ctx, const char *e, const model_slice *s, uint32_t index, bool *m,
+                       ts_err *err) {
+  const model_device *d = &s->devices[index];
+  char want[64];
+  (void)ctx;
+  if (!strcmp(e, "true")) return *m = true, TS_OK;
+  if (!strcmp(e, "fail")) return ts_err_set(err, TS_EINVAL, "no such key: fail");
+  if (sscanf(e, "device.driver == \"%63[^\"]\"", want) == 1)
+    return *m = !strcmp(s->driver, want), TS_OK;
+  if (sscanf(e, "type == \"%63[^\"]\"", want) == 1) {
+    *m = false;
+    for (uint32_t i = 0; i < d->nattrs; i++)
+      if (!strcmp(d->attrs[i].name, "type")) *m = !strcmp(d->attrs[i].s, want);
+    return TS_OK;
+  }
+  return ts_err_set(err, TS_EINVAL, "test_eval: unknown expression %s", e);
+}
+
+static sched_result run_dra(model *m) {
+  sched_config cfg;
+  sched_result r;
+  ts_err e;
+  sched_config_default(&cfg);
+  cfg.dra_eval = test_eval;
+  cfg.instantiate_templates = true;
+  if (sched_cycle(m, &cfg, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  return r;
+}
+
+/* A node with a slice of n GPUs; with mig, GPU 0 also offers two half-GPU partitions that
+ * share its counters with the whole GPU. */
+static void dra_node(model *m, const char *name, int n, bool mig) {
+  char y[8192];
+  int len;
+  add_node(m, name, "", "", "cpu: \"64\", memory: 512Gi", false);
+  len =
+      snprintf(y, sizeof y,
+               "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: %s-gpus}\n"
+               "spec:\n  driver: gpu.nvidia.com\n  nodeName: %s\n"
+               "  pool: {name: %s, generation: 1, resourceSliceCount: 1}\n"
+               "  sharedCounters:\n  - {name: gpu-0, counters: {mem: {value: 80Gi}}}\n  devices:\n",
+               name, name, name);
+  for (int i = 0; i < n; i++)
+    len += snprintf(
+        y + len, sizeof y - (size_t)len,
+        "  - name: gpu-%d\n    attributes: {type: {string: gpu}}\n%s", i,
+        i == 0 && mig
+            ? "    consumesCounters: [{counterSet: gpu-0, counters: {mem: {value: 80Gi}}}]\n"
+            : "");
+  for (int i = 0; mig && i < 2; i++)
+    len += snprintf(y + len, sizeof y - (size_t)len,
+                    "  - name: gpu-0-mig-%d\n    attributes: {type: {string: mig}}\n"
+                    "    consumesCounters: [{counterSet: gpu-0, counters: {mem: {value: 40Gi}}}]\n",
+                    i);
+  apply(m, y);
+}
+
+static void dra_pod(model *m, const char *name, const char *claim_ref) {
+  char y[1024];
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
+           "\"2026-01-01T00:00:00Z\"}\nspec: {schedulerName: tessera, containers: [{name: c}], "
+           "resourceClaims: [{name: gpu, %s}]}\n",
+           name, claim_ref);
+  apply(m, y);
+}
+
+static const char *dra_setup =
+    "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"
+    "spec: {selectors: [{cel: {expression: 'device.driver == \"gpu.nvidia.com\"'}}]}\n---\n"
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: one-gpu, "
+    "namespace: t}\n"
+    "spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu, "
+    "selectors: [{cel: {expression: 'type == \"gpu\"'}}]}}]}}}\n---\n"
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: two-mig, "
+    "namespace: t}\n"
+    "spec: {spec: {devices: {requests: [{name: mig, exactly: {deviceClassName: gpu, count: 2, "
+    "selectors: [{cel: {expression: 'type == \"mig\"'}}]}}]}}}\n";
+
+static void test_dra_templates_binpack(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  apply(m, dra_setup);
+  dra_node(m, "a", 2, false);
+  dra_node(m, "b", 2, false);
+  for (int i = 0; i < 5; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "p%d", i);
+    dra_pod(m, name, "resourceClaimTemplateName: one-gpu");
+  }
+  r = run_dra(m);
+  /* Bin-packing fills node a's two GPUs, then b's; the fifth pod finds no device. */
+  assert_string_equal(node_of(&r, "p0"), "a");
+  assert_string_equal(node_of(&r, "p1"), "a");
+  assert_string_equal(node_of(&r, "p2"), "b");
+  assert_string_equal(node_of(&r, "p3"), "b");
+  assert_int_equal(decision(&r, "p0")->nclaims, 1);
+  assert_string_equal(decision(&r, "p0")->claims[0].name, "p0-gpu");
+  assert_non_null(decision(&r, "p0")->claims[0].tmpl);
+  assert_int_equal(decision(&r, "p0")->claims[0].result.ndevices, 1);
+  assert_string_equal(decision(&r, "p0")->claims[0].result.devices[0].device->name, "gpu-0");
+  assert_string_equal(decision(&r, "p1")->claims[0].result.devices[0].device->name, "gpu-1");
+  assert_string_equal(decision(&r, "p0")->claims[0].result.devices[0].request, "gpu");
+  assert_int_equal(decision(&r, "p0")->claims[0].result.node_selector.nterms, 1);
+  assert_string_equal(decision(&r, "p4")->reason,
+                      "0/2 nodes are available: 2 cannot allocate all claims. claim t/p4-gpu: "
+                      "request \"gpu\" matches no free device on any eligible node");
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static void test_dra_partitions(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  apply(m, dra_setup);
+  dra_node(m, "a", 2, true);
+  dra_pod(m, "mig", "resourceClaimTemplateName: two-mig");
+  dra_pod(m, "whole-0", "resourceClaimTemplateName: one-gpu");
+  dra_pod(m, "whole-1", "resourceClaimTemplateName: one-gpu");
+  r = run_dra(m);
+  /* The two MIG partitions use all of GPU 0's counters: the whole GPU 0 cannot be given too,
+   * so the first whole-GPU pod gets gpu-1 and the second none. */
+  assert_int_equal(decision(&r, "mig")->claims[0].result.ndevices, 2);
+  assert_string_equal(decision(&r, "mig")->claims[0].result.devices[0].device->name, "gpu-0-mig-0");
+  assert_string_equal(decision(&r, "whole-0")->claims[0].result.devices[0].device->name, "gpu-1");
+  assert_int_equal(decision(&r, "whole-1")->kind, SCHED_PENDING);
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static void test_dra_claims(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  apply(m, dra_setup);
+  dra_node(m, "a", 1, false);
+  dra_node(m, "b", 1, false);
+  /* A shared claim already allocated on b: its pod goes to b, whatever b's devices. */
+  apply(m, "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: shared, "
+           "namespace: t}\n"
+           "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}\n"
+           "status:\n  allocation:\n    devices: {results: [{request: gpu, driver: gpu.nvidia.com, "
+           "pool: b, device: gpu-0}]}\n    nodeSelector: {nodeSelectorTerms: [{matchFields: "
+           "[{key: metadata.name, operator: In, values: [b]}]}]}\n");
+  dra_pod(m, "user", "resourceClaimName: shared");
+  dra_pod(m, "missing", "resourceClaimName: nope");
+  dra_pod(m, "new", "resourceClaimTemplateName: one-gpu");
+  apply(m, "apiVersion: resource.k8s.io/v1\nkind: ResourceClaimTemplate\nmetadata: {name: bad, "
+           "namespace: t}\n"
+           "spec: {spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu, "
+           "selectors: [{cel: {expression: fail}}]}}]}}}\n");
+  dra_pod(m, "broken", "resourceClaimTemplateName: bad");
+  r = run_dra(m);
+  assert_string_equal(node_of(&r, "user"), "b");
+  assert_true(decision(&r, "user")->claims[0].allocated);
+  assert_string_equal(decision(&r, "missing")->reason, "resourceclaim \"nope\" not found");
+  /* b's only device is taken by the shared claim: the new claim gets a's. */
+  assert_string_equal(node_of(&r, "new"), "a");
+  /* A CEL error is the reason, not "no match". */
+  assert_non_null(strstr(decision(&r, "broken")->reason,
+                         "claim t/broken-gpu: selector #0: CEL runtime error: no such key: fail"));
+  sched_result_free(&r);
+  model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
@@ -482,6 +655,9 @@ int main(void) {
       cmocka_unit_test(test_gang_topology),
       cmocka_unit_test(test_gang_required_topology),
       cmocka_unit_test(test_gang_min_member),
+      cmocka_unit_test(test_dra_templates_binpack),
+      cmocka_unit_test(test_dra_partitions),
+      cmocka_unit_test(test_dra_claims),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,283 @@
+/* scheduler/claims.c - DRA in the cycle: which claims a pod has, whether they can be
+ * allocated on a node, and committing or releasing their allocations on the cycle's view.
+ *
+ * Claims made from a ResourceClaimTemplate are, in a cluster, the ones the claim controller
+ * created and named in pod.status.resourceClaimStatuses. In replay no controller runs, so the
+ * cycle makes the claim from the template itself, named "<pod>-<pod claim name>". A claim that
+ * is already allocated (shared by several pods) is not allocated again: the pod must go where
+ * the allocation's node selector allows, and is added to the claim's reservedFor. */
+#include "scheduler/sched_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_RESERVED 256 /* ResourceClaimReservedForMaxSize */
+
+static const model_device_class *class_of(void *ctx, const char *name) {
+  return (const model_device_class *)model_get(ctx, MODEL_DEVICE_CLASS, NULL, name);
+}
+
+ts_rc sched__dra_init(sched_view *v) {
+  model_obj **slices = NULL, **claims = NULL;
+  const model_slice **copy;
+  size_t n = 0, nc = 0;
+  ts_rc rc = model_list(v->m, MODEL_RESOURCE_SLICE, &slices, &n);
+  ts_arena_init(&v->dra_scratch, 64 * 1024);
+  if (rc != TS_OK) return rc;
+  copy = ts_arena_alloc(v->arena, (n + 1) * sizeof *copy);
+  if (!copy) {
+    ts_free(slices);
+    return TS_ENOMEM;
+  }
+  for (size_t i = 0; i < n; i++) copy[i] = (const model_slice *)slices[i];
+  ts_free(slices);
+  v->dra = sched_dra_world_new(copy, n, &v->cfg->dra, class_of, (void *)v->m, v->cfg->dra_eval,
+                               v->cfg->dra_eval_ctx);
+  if (!v->dra || (rc = model_list(v->m, MODEL_RESOURCE_CLAIM, &claims, &nc)) != TS_OK)
+    return v->dra ? rc : TS_ENOMEM;
+  for (size_t i = 0; i < nc; i++) {
+    const model_allocation *a = &((const model_claim *)claims[i])->allocation;
+    for (uint32_t k = 0; a->present && k < a->nresults; k++)
+      if (!a->results[k].admin_access)
+        sched_dra_world_mark(v->dra, a->results[k].driver, a->results[k].pool,
+                             a->results[k].device);
+  }
+  ts_free(claims);
+  return TS_OK;
+}
+
+void sched__dra_free(sched_view *v) {
+  sched_dra_world_free(v->dra);
+  v->dra = NULL;
+  ts_arena_free(&v->dra_scratch);
+}
+
+static const char *msg(sched_view *v, const char *fmt, const char *a, const char *b) {
+  char buf[1024];
+  snprintf(buf, sizeof buf, fmt, a, b);
+  return ts_arena_strndup(v->out, buf, strlen(buf));
+}
+
+static const model_pod_claim_status *claim_status(const model_pod *p, const char *name) {
+  for (uint32_t i = 0; i < p->nclaim_statuses; i++)
+    if (p->claim_statuses[i].name == name) return &p->claim_statuses[i];
+  return NULL;
+}
+
+/* The claim a template-based pod claim stands for; sets *blocked when it is not there. */
+static ts_rc from_template(sched_view *v, const model_pod *pod, const model_pod_claim *pc,
+                           sched_claim *x, const char **blocked) {
+  const model_pod_claim_status *st = claim_status(pod, pc->name);
+  char name[600];
+  if (st && st->claim_name) {
+    x->name = ts_arena_strndup(v->out, st->claim_name, strlen(st->claim_name));
+    x->claim =
+        (const model_claim *)model_get(v->m, MODEL_RESOURCE_CLAIM, pod->obj.ns, st->claim_name);
+    if (!x->claim) *blocked = msg(v, "resourceclaim \"%s\" not found", st->claim_name, NULL);
+    return x->name ? TS_OK : TS_ENOMEM;
+  }
+  snprintf(name, sizeof name, "%s-%s", pod->obj.name, pc->name);
+  x->name = ts_arena_strndup(v->out, name, strlen(name));
+  if (!x->name) return TS_ENOMEM;
+  x->claim = (const model_claim *)model_get(v->m, MODEL_RESOURCE_CLAIM, pod->obj.ns, name);
+  if (x->claim) return TS_OK;
+  if (!v->cfg->instantiate_templates) {
+    *blocked = msg(v,
+                   "waiting for the ResourceClaim of pod claim \"%s\" to be created from "
+                   "template \"%s\"",
+                   pc->name, pc->template_name);
+    return TS_OK;
+  }
+  x->tmpl = (const model_claim_template *)model_get(v->m, MODEL_RESOURCE_CLAIM_TEMPLATE,
+                                                    pod->obj.ns, pc->template_name);
+  if (!x->tmpl)
+    *blocked = msg(v, "resourceclaimtemplate \"%s\" not found", pc->template_name, NULL);
+  else
+    x->spec = &x->tmpl->spec;
+  return TS_OK;
+}
+
+static bool reserved_for(const model_claim *c, const model_pod *p) {
+  for (uint32_t i = 0; i < c->nreserved_for; i++)
+    if (!strcmp(c->reserved_for[i].name, p->obj.name)) return true;
+  return false;
+}
+
+ts_rc sched__pod_claims(sched_view *v, sched_pending *p) {
+  const model_pod *pod = p->pod;
+  ts_rc rc = TS_OK;
+  if (!pod->nclaims) return TS_OK;
+  p->claims = ts_arena_alloc(v->out, pod->nclaims * sizeof *p->claims); /* decisions keep it */
+  if (!p->claims) return TS_ENOMEM;
+  for (uint32_t i = 0; i < pod->nclaims && rc == TS_OK && !p->blocked; i++) {
+    const model_pod_claim *pc = &pod->claims[i];
+    const model_pod_claim_status *st = claim_status(pod, pc->name);
+    sched_claim *x = &p->claims[p->nclaims];
+    memset(x, 0, sizeof *x);
+    x->pod_claim = pc->name;
+    if (pc->template_name && st && !st->claim_name) continue; /* the pod needs no claim */
+    if (pc->claim_name) {
+      x->name = ts_arena_strndup(v->out, pc->claim_name, strlen(pc->claim_name));
+      x->claim =
+          (const model_claim *)model_get(v->m, MODEL_RESOURCE_CLAIM, pod->obj.ns, pc->claim_name);
+      if (!x->claim) p->blocked = msg(v, "resourceclaim \"%s\" not found", pc->claim_name, NULL);
+    } else {
+      rc = from_template(v, pod, pc, x, &p->blocked);
+    }
+    if (rc != TS_OK || p->blocked) break;
+    if (x->claim) {
+      x->spec = &x->claim->spec;
+      x->allocated = x->claim->allocation.present;
+      if (x->claim->obj.deleted_ns)
+        p->blocked = msg(v, "resourceclaim \"%s\" is being deleted", x->name, NULL);
+      else if (x->allocated && x->claim->nreserved_for >= MAX_RESERVED &&
+               !reserved_for(x->claim, pod))
+        p->blocked = msg(v, "resourceclaim \"%s\" is in use by too many pods", x->name, NULL);
+    }
+    p->dra |= !x->allocated;
+    p->nclaims++;
+  }
+  return rc;
+}
+
+/* The unallocated claims of p as allocator input (scratch arena). */
+static uint32_t unallocated(sched_view *v, const sched_pending *p, const model_claim_spec ***specs,
+                            const char ***names, ts_arena *arena) {
+  uint32_t n = 0;
+  *specs = ts_arena_alloc(arena, (p->nclaims + 1) * sizeof **specs);
+  *names = ts_arena_alloc(arena, (p->nclaims + 1) * sizeof **names);
+  if (!*specs || !*names) return UINT32_MAX;
+  for (uint32_t i = 0; i < p->nclaims; i++) {
+    char full[700];
+    if (p->claims[i].allocated) continue;
+    snprintf(full, sizeof full, "%s/%s", p->pod->obj.ns, p->claims[i].name);
+    (*specs)[n] = p->claims[i].spec;
+    (*names)[n++] = ts_arena_strndup(arena, full, strlen(full));
+  }
+  (void)v;
+  return n;
+}
+
+static bool allocated_reach(const sched_view *v, const sched_pending *p, uint32_t k) {
+  const model_node *node = v->nodes[k];
+  for (uint32_t i = 0; i < p->nclaims; i++) {
+    const model_node_selector *sel;
+    if (!p->claims[i].allocated) continue;
+    sel = &p->claims[i].claim->allocation.node_selector;
+    if (sel->nterms && !model_node_selector_match(sel, node->obj.name, &node->obj.labels))
+      return false;
+  }
+  return true;
+}
+
+bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k) {
+  const model_claim_spec **specs;
+  const char **names;
+  sched_dra_result *res;
+  uint32_t n;
+  bool ok = false;
+  ts_err err;
+  if (!allocated_reach(v, p, k)) return false;
+  if (!p->dra) return true;
+  ts_arena_reset(&v->dra_scratch);
+  n = unallocated(v, p, &specs, &names, &v->dra_scratch);
+  res = ts_arena_alloc(&v->dra_scratch, (n + 1) * sizeof *res);
+  if (n == UINT32_MAX || !res) return false;
+  ts_err_clear(&err);
+  if (sched_dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, n,
+                         &v->dra_scratch, res, &ok, &err) != TS_OK) {
+    if (!v->dra_error) v->dra_error = ts_arena_strndup(v->out, err.text, strlen(err.text));
+    return false;
+  }
+  return ok;
+}
+
+bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared) {
+  const model_claim_spec **specs;
+  const char **names;
+  sched_dra_result *res;
+  uint32_t n, j = 0;
+  bool ok = false;
+  ts_err err;
+  *shared = false;
+  if (!p->dra) return true;
+  n = unallocated(v, p, &specs, &names, v->out);
+  res = ts_arena_alloc(v->out, (n + 1) * sizeof *res);
+  if (n == UINT32_MAX || !res) return false;
+  if (sched_dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, n,
+                         v->out, res, &ok, &err) != TS_OK ||
+      !ok)
+    return false;
+  for (uint32_t i = 0; i < p->nclaims; i++) {
+    if (p->claims[i].allocated) continue;
+    p->claims[i].result = res[j++];
+    sched__dra_mark_result(v->dra, &p->claims[i].result, true);
+    *shared |= !sched__dra_result_local(&p->claims[i].result);
+  }
+  return true;
+}
+
+void sched__dra_release(sched_view *v, const sched_pending *p) {
+  for (uint32_t i = 0; p->dra && i < p->nclaims; i++)
+    if (!p->claims[i].allocated) sched__dra_mark_result(v->dra, &p->claims[i].result, false);
+}
+
+void sched__dra_usage(const sched_view *v, uint32_t k, uint32_t *used, uint32_t *total) {
+  sched__dra_node_usage(v->dra, v->nodes[k]->obj.name, used, total);
+}
+
+/* True when the single request r of spec can be allocated on some node. */
+static bool request_fits_somewhere(sched_view *v, const sched_pending *p,
+                                   const model_claim_spec *spec, uint32_t r, const char *name) {
+  model_claim_spec one = *spec;
+  const model_claim_spec *specs[1] = {&one};
+  const char *names[1] = {name};
+  one.requests = &spec->requests[r], one.nrequests = 1;
+  one.constraints = NULL, one.nconstraints = 0, one.configs = NULL, one.nconfigs = 0;
+  for (uint32_t k = 0; k < v->n; k++) {
+    sched_dra_result res;
+    bool ok = false;
+    ts_err err;
+    if (sched__static_fit(v, p->pod, k) != SCHED_FIT) continue;
+    ts_arena_reset(&v->dra_scratch);
+    if (sched_dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, 1,
+                           &v->dra_scratch, &res, &ok, &err) == TS_OK &&
+        ok)
+      return true;
+  }
+  return false;
+}
+
+const char *sched__dra_why(sched_view *v, const sched_pending *p) {
+  for (uint32_t i = 0; i < p->nclaims; i++) {
+    const sched_claim *c = &p->claims[i];
+    char full[700];
+    if (c->allocated) continue;
+    snprintf(full, sizeof full, "%s/%s", p->pod->obj.ns, c->name);
+    for (uint32_t r = 0; r < c->spec->nrequests; r++)
+      if (!request_fits_somewhere(v, p, c->spec, r, full))
+        return msg(v, "claim %s: request \"%s\" matches no free device on any eligible node", full,
+                   c->spec->requests[r].name);
+  }
+  return NULL;
+}
+
+const char *sched__dra_node_reason(sched_view *v, const sched_pending *p, uint32_t k) {
+  if (!allocated_reach(v, p, k)) return "resourceclaim not available on the node";
+  return sched__dra_fits(v, p, k) ? NULL : "cannot allocate all claims";
+}
+
+int64_t sched__dra_devices(const sched_pending *p) {
+  int64_t n = 0;
+  for (uint32_t i = 0; i < p->nclaims; i++) {
+    const model_claim_spec *s = p->claims[i].spec;
+    if (p->claims[i].allocated || !s) continue;
+    for (uint32_t r = 0; r < s->nrequests; r++) {
+      const model_subrequest *x =
+          s->requests[r].first_available ? &s->requests[r].subs[0] : &s->requests[r].exactly;
+      if (x->mode == MODEL_ALLOC_EXACT_COUNT) n += x->count;
+    }
+  }
+  return n;
+}
