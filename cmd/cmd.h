@@ -3,7 +3,19 @@
 #ifndef CMD_H
 #define CMD_H
 
+#include <jansson.h>
+#include <stdio.h>
+
+#include "model/model.h"
+#include "scheduler/sched.h"
+
 int cmd_replay(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+
+/* replay_dra.c: DRA output of replay. */
+void replay_print_claims(FILE *out, const sched_decision *d);
+json_t *replay_claims_json(const sched_decision *d); /* returns new */
+/* Devices in use per node after the cycle (text to out, or into summary when non-NULL). */
+void replay_dra_summary(FILE *out, json_t *summary, const model *m, const sched_result *res);
 
 #endif

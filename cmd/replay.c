@@ -79,12 +79,15 @@ static void print_decision(const replay *r, const sched_decision *d) {
       fprintf(r->out, "bind %s -> %s\n", d->pod->obj.key, d->node->obj.name);
     else
       fprintf(r->out, "pending %s: %s\n", d->pod->obj.key, d->reason);
+    if (d->kind == SCHED_BIND) replay_print_claims(r->out, d);
     return;
   }
-  if (d->kind == SCHED_BIND)
-    print_json(r->out, json_pack("{s:s, s:s, s:s}", "action", "bind", "pod", d->pod->obj.key,
-                                 "node", d->node->obj.name));
-  else
+  if (d->kind == SCHED_BIND) {
+    json_t *o = json_pack("{s:s, s:s, s:s}", "action", "bind", "pod", d->pod->obj.key, "node",
+                          d->node->obj.name);
+    if (d->nclaims) json_object_set_new(o, "claims", replay_claims_json(d));
+    print_json(r->out, o);
+  } else
     print_json(r->out, json_pack("{s:s, s:s, s:s}", "action", "pending", "pod", d->pod->obj.key,
                                  "reason", d->reason));
 }
@@ -161,6 +164,7 @@ static void print_summary(const replay *r, const sched_result *res) {
                 100.0 * (double)pools[i].used[g] / (double)pools[i].alloc[g]);
     }
   }
+  replay_dra_summary(r->out, js, r->m, res);
   if (r->json) {
     json_object_set_new(js, "gpus", jp);
     print_json(r->out, json_pack("{s:o}", "summary", js));
@@ -207,6 +211,7 @@ int cmd_replay(int argc, char **argv) {
   }
   if (!path) return usage();
   if (spread) cfg.scoring = SCHED_SPREAD;
+  cfg.instantiate_templates = true; /* no claim controller runs in a replay */
   if (!(r.m = model_new())) return 1;
   if (cfg_load_path(path, on_object, on_error, &r) != TS_OK) {
     model_free(r.m);
