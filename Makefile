@@ -20,6 +20,11 @@ CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla \
            -Wno-missing-field-initializers -Wno-format-truncation
 OPT     := -O2 -g
+ifeq ($(FUZZ),1)
+OPT     := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+WARN    += -Wno-unknown-warning-option
+LDSAN   := -fsanitize=fuzzer,address,undefined
+endif
 ifeq ($(SAN),1)
 OPT     := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
            -fno-sanitize-recover=undefined
@@ -47,7 +52,7 @@ TESSERA   := $(BUILD)/tessera
 
 .SECONDARY:
 
-.PHONY: all deps test demo bench sanitize check-style format clean tests run-tests
+.PHONY: all deps test demo bench sanitize fuzz fuzz-run check-style format clean tests run-tests
 
 all: tessera
 
@@ -82,6 +87,14 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $< $(LIB) $(LDLIBS)
 
+FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
+FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=$(BUILD)/fuzz/%)
+FUZZ_SECONDS ?= 30
+
+$(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $< $(LIB) $(LDLIBS)
+
 tests: $(TESSERA) $(UNIT_BINS) $(CONF_BINS)
 
 run-tests: tests
@@ -101,6 +114,14 @@ bench: deps
 
 sanitize: deps
 	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 run-tests
+
+fuzz:
+	@command -v clang >/dev/null || { echo "make fuzz needs clang and its fuzzer runtime:" \
+	  "apt-get install -y clang libclang-rt-14-dev"; exit 1; }
+	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang FUZZ=1 fuzz-run
+
+fuzz-run: $(FUZZ_BINS)
+	@scripts/run-fuzz.sh $(BUILD) $(FUZZ_SECONDS)
 
 check-style:
 	@scripts/check-style.sh

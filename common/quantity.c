@@ -8,8 +8,11 @@
 typedef __int128 i128;
 typedef unsigned __int128 u128;
 
-#define NANO_SCALE  (-9)
-#define EXP_MAX     100000 /* bound on a decimal exponent written in the input */
+#define NANO_SCALE (-9)
+#define EXP_MAX    100000 /* bound on a decimal exponent written in the input */
+#define SCALE_MAX                                                                                  \
+  10000 /* bound on a parsed value's power of ten, so that every value                             \
+           prints in a form that parses back */
 #define QUANTITY_RE "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 
 static const u128 U128_MAX = ~(u128)0;
@@ -181,6 +184,8 @@ ts_rc ts_quantity_parse_n(const char *s, size_t len, ts_quantity *out, ts_err *e
   if (base == 2 && !mul_pow1024(&m, exp))
     return ts_err_set(err, TS_EOVERFLOW, "quantity \"%.*s\" is too large", (int)len, s);
   round_nano(&m, &scale);
+  if (m && scale > SCALE_MAX)
+    return ts_err_set(err, TS_EOVERFLOW, "quantity \"%.*s\" is too large", (int)len, s);
   if (format == TS_QFMT_BINARY_SI && exceeds_int64(m, scale)) {
     m = (u128)INT64_MAX; /* Kubernetes caps binary quantities at 2^63-1 */
     scale = 0;

@@ -58,6 +58,7 @@ ts_rc ts_time_parse(const char *s, int64_t *unix_ns) {
       se > 60)
     return TS_EINVAL;
   if ((unsigned)d > mdays[mo - 1] + (mo == 2 && leap(y))) return TS_EINVAL;
+  if (y < 1678 || y > 2261) return TS_ERANGE; /* nanoseconds since 1970 must fit in int64 */
   if (s[i] == '.') {
     int64_t scale = 100000000;
     if (!(s[++i] >= '0' && s[i] <= '9')) return TS_EINVAL;

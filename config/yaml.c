@@ -9,7 +9,7 @@
 
 typedef struct anchor {
   char *name;    /* owned */
-  json_t *value; /* borrowed: kept alive by the document */
+  json_t *value; /* a reference held by the anchor */
 } anchor;
 
 typedef struct yconv {
@@ -122,9 +122,11 @@ static ts_rc remember_anchor(yconv *c, const yaml_char_t *name, json_t *v) {
   anchor a;
   if (!name) return TS_OK;
   a.name = ts_strdup((const char *)name);
-  a.value = v;
+  a.value = json_incref(v); /* the anchor keeps its value alive (merges and duplicate keys
+                               free values the document no longer holds) */
   if (!a.name || ts_vec_push(&c->anchors, a) != TS_OK) {
     ts_free(a.name);
+    json_decref(a.value);
     return ts_err_set(c->err, TS_ENOMEM, "out of memory");
   }
   return TS_OK;
@@ -261,7 +263,10 @@ static ts_rc parse_node(yconv *c, yaml_event_t *ev, json_t **out, int role) {
 }
 
 static void clear_anchors(yconv *c) {
-  for (size_t i = 0; i < c->anchors.n; i++) ts_free(c->anchors.v[i].name);
+  for (size_t i = 0; i < c->anchors.n; i++) {
+    ts_free(c->anchors.v[i].name);
+    json_decref(c->anchors.v[i].value);
+  }
   c->anchors.n = 0;
 }
 

@@ -471,6 +471,7 @@ static ts_rc decode_meta(mdec *d, json_t *root, model_obj *o, bool namespaced) {
   }
   if (!o->ns || !o->name || !o->uid || !o->resource_version || !o->key)
     return model__fail(d, TS_ENOMEM, "out of memory");
+  d->name = o->name; /* a generated name lives on this frame; the object's copy lives on */
   return TS_OK;
 }
 

@@ -308,7 +308,7 @@ ts_rc model__decode_node(mdec *d, json_t *root, model_obj *o) {
   for (uint32_t i = 0; i < alloc.n; i++) n->alloc[alloc.v[i].id] = alloc.v[i].v;
   ts_free(alloc.v);
   if (rc == TS_OK) rc = conditions(d, status, &conds, &nconds);
-  for (uint32_t i = 0; i < nconds; i++)
+  for (uint32_t i = 0; rc == TS_OK && i < nconds; i++)
     if (!strcmp(conds[i].type, "Ready")) n->ready = !strcmp(conds[i].status, "True");
   conditions_free(conds, nconds);
   if (rc == TS_OK) model__pop(d, mark);

@@ -140,6 +140,7 @@ static void test_time(void **state) {
   assert_int_equal(ts_time_parse("2026-12-02 12:00:00Z", &ns), TS_EINVAL);
   assert_int_equal(ts_time_parse("2026-12-02T12:00:00", &ns), TS_EINVAL);
   assert_int_equal(ts_time_parse("", &ns), TS_EINVAL);
+  assert_int_equal(ts_time_parse("9999-01-01T00:00:00Z", &ns), TS_ERANGE); /* found by fuzzing */
 }
 
 /* Parses s and checks its canonical text. */
@@ -237,6 +238,7 @@ static void test_quantity_invalid(void **state) {
   bad("--1", TS_EINVAL, "regular expression");
   bad("99999999999999999999999999999999999999999", TS_EOVERFLOW, "too large");
   bad("99999999999999999999", TS_EOVERFLOW, "too many digits");
+  bad("400000e000000000000000000100000", TS_EOVERFLOW, "too large"); /* found by fuzz_quantity */
 }
 
 static ts_quantity q_of(const char *s) {

@@ -65,6 +65,18 @@ static void test_structure_and_lines(void **state) {
   cfg_docs_free(&docs);
 }
 
+static void test_anchor_outlives_its_place(void **state) {
+  /* Found by fuzzing: an anchored value that a merge key or a duplicate key drops from the
+   * document must stay valid for later aliases. */
+  json_t *v = one("a: &x {k: 1}\na: 2\nb: *x\n");
+  (void)state;
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "b"), "k")), 1);
+  json_decref(v);
+  v = one("m:\n  <<: &y {k: 1}\nn: *y\n");
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "n"), "k")), 1);
+  json_decref(v);
+}
+
 static void test_anchors_merge(void **state) {
   json_t *v = one("base: &b {cpu: '1', memory: 1Gi}\nx: *b\ny:\n  <<: *b\n  cpu: '2'\n");
   (void)state;
@@ -267,13 +279,10 @@ static void test_tessera_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_scalars),
-      cmocka_unit_test(test_structure_and_lines),
-      cmocka_unit_test(test_anchors_merge),
-      cmocka_unit_test(test_errors),
-      cmocka_unit_test(test_load_path),
-      cmocka_unit_test(test_json_item_lines),
-      cmocka_unit_test(test_tessera_defaults_and_example),
+      cmocka_unit_test(test_scalars),         cmocka_unit_test(test_structure_and_lines),
+      cmocka_unit_test(test_anchors_merge),   cmocka_unit_test(test_anchor_outlives_its_place),
+      cmocka_unit_test(test_errors),          cmocka_unit_test(test_load_path),
+      cmocka_unit_test(test_json_item_lines), cmocka_unit_test(test_tessera_defaults_and_example),
       cmocka_unit_test(test_tessera_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
