@@ -72,27 +72,27 @@ typedef struct cfg_device_mapping {
 
 /* Everything tessera.yaml sets, with defaults filled in. Durations are in milliseconds. */
 typedef struct cfg_tessera {
-  sched_config sched;                  /* schedulerName, scoring, topology levels */
-  bool manage_jobs_without_queue;      /* queueing.manageJobsWithoutQueueName */
-  bool fair_sharing;                   /* queueing.fairSharing.enable */
-  bool fs_less_than_or_equal_final;    /* strategy LessThanOrEqualToFinalShare */
-  bool fs_less_than_initial;           /* strategy LessThanInitialShare */
-  bool wait_for_pods_ready;            /* queueing.waitForPodsReady.enable */
-  int64_t pods_ready_timeout_ms;       /* waitForPodsReady.timeout */
-  int64_t requeue_base_ms;             /* waitForPodsReady.requeuingBackoffBase */
-  int64_t requeue_max_ms;              /* waitForPodsReady.requeuingBackoffMax */
+  sched_config sched;               /* schedulerName, scoring, topology levels */
+  bool manage_jobs_without_queue;   /* queueing.manageJobsWithoutQueueName */
+  bool fair_sharing;                /* queueing.fairSharing.enable */
+  bool fs_less_than_or_equal_final; /* strategy LessThanOrEqualToFinalShare */
+  bool fs_less_than_initial;        /* strategy LessThanInitialShare */
+  bool wait_for_pods_ready;         /* queueing.waitForPodsReady.enable */
+  int64_t pods_ready_timeout_ms;    /* waitForPodsReady.timeout */
+  int64_t requeue_base_ms;          /* waitForPodsReady.requeuingBackoffBase */
+  int64_t requeue_max_ms;           /* waitForPodsReady.requeuingBackoffMax */
   cfg_device_mapping mappings[CFG_MAX_DEVICE_MAPPINGS]; /* queueing.deviceClassMappings */
-  int nmappings;                       /* entries */
-  bool leader_election;                /* leaderElection.enable */
-  char lease_name[254];                /* leaderElection.leaseName */
-  char lease_namespace[64];            /* leaderElection.leaseNamespace */
-  int64_t lease_duration_ms;           /* leaderElection.leaseDuration (15s) */
-  int64_t renew_deadline_ms;           /* leaderElection.renewDeadline (10s) */
-  int64_t retry_period_ms;             /* leaderElection.retryPeriod (2s) */
-  char health_address[128];            /* healthAddress: /healthz and /readyz */
-  char metrics_address[128];           /* metricsAddress: /metrics */
-  int64_t request_timeout_ms;          /* api.requestTimeout */
-  int64_t event_interval_ms;           /* api.eventInterval: minimum between Events per pod */
+  int nmappings;                                        /* entries */
+  bool leader_election;                                 /* leaderElection.enable */
+  char lease_name[254];                                 /* leaderElection.leaseName */
+  char lease_namespace[64];                             /* leaderElection.leaseNamespace */
+  int64_t lease_duration_ms;                            /* leaderElection.leaseDuration (15s) */
+  int64_t renew_deadline_ms;                            /* leaderElection.renewDeadline (10s) */
+  int64_t retry_period_ms;                              /* leaderElection.retryPeriod (2s) */
+  char health_address[128];                             /* healthAddress: /healthz and /readyz */
+  char metrics_address[128];                            /* metricsAddress: /metrics */
+  int64_t request_timeout_ms;                           /* api.requestTimeout */
+  int64_t event_interval_ms; /* api.eventInterval: minimum between Events per pod */
 } cfg_tessera;
 
 /* Fills c with the defaults documented in README.md (no file needed to run). */
