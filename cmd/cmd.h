@@ -12,6 +12,10 @@
 int cmd_replay(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 
+/* expect.c: checks a replay's decisions against expectations (YAML); prints one line per
+ * expectation; returns the number not met, or -1 when the file is unusable. */
+int replay_expect(const char *path, const model *m, const sched_result *res, FILE *out);
+
 /* replay_dra.c: DRA output of replay. */
 void replay_print_claims(FILE *out, const sched_decision *d);
 json_t *replay_claims_json(const sched_decision *d); /* returns new */

@@ -8,9 +8,9 @@ static const char usage[] =
     "usage: tessera COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  replay PATH [--config FILE] [--output text|json] [--spread]\n"
+    "  replay PATH [--config FILE] [--expect FILE] [--output text|json] [--spread]\n"
     "        load a recorded cluster (JSON, YAML, or a directory of them), schedule what is\n"
-    "        pending, and print each decision and a summary\n"
+    "        pending, and print each decision and a summary; --expect checks the decisions\n"
     "  check [--config FILE] [PATH...]\n"
     "        validate tessera.yaml and manifests as the API server and admission would\n"
     "  help  show this text\n";

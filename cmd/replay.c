@@ -172,7 +172,8 @@ static void print_summary(const replay *r, const sched_result *res) {
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: tessera replay PATH [--config FILE] [--output text|json] [--spread]\n");
+  fprintf(stderr, "usage: tessera replay PATH [--config FILE] [--expect FILE] [--output text|json] "
+                  "[--spread]\n");
   return 2;
 }
 
@@ -181,7 +182,7 @@ int cmd_replay(int argc, char **argv) {
   sched_config cfg;
   sched_result res;
   ts_err err;
-  const char *path = NULL;
+  const char *path = NULL, *expect = NULL;
   bool spread = false;
   int status = 0;
   sched_config_default(&cfg);
@@ -193,6 +194,8 @@ int cmd_replay(int argc, char **argv) {
       r.json = !strcmp(o, "json");
     } else if (!strcmp(argv[i], "--spread")) {
       spread = true;
+    } else if (!strcmp(argv[i], "--expect") && i + 1 < argc) {
+      expect = argv[++i];
     } else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
       cfg_tessera t;
       ts_err e;
@@ -231,6 +234,7 @@ int cmd_replay(int argc, char **argv) {
   }
   print_summary(&r, &res);
   if (r.errors) status = 1;
+  if (expect && replay_expect(expect, r.m, &res, r.out) != 0) status = 1;
   sched_result_free(&res);
   model_free(r.m);
   return status;
