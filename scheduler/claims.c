@@ -193,6 +193,38 @@ bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k) {
   return ok;
 }
 
+/* Copies what a result points to in the scratch arena (configs, node selector) into the
+ * result arena, so that decisions keep it. */
+static bool keep_result(sched_view *v, sched_dra_result *r) {
+  model_node_term *t;
+  if (r->nconfigs) {
+    sched_dra_config *c = ts_arena_alloc(v->out, r->nconfigs * sizeof *c);
+    if (!c) return false;
+    memcpy(c, r->configs, r->nconfigs * sizeof *c);
+    r->configs = c;
+  }
+  if (!r->node_selector.nterms) return true;
+  t = ts_arena_alloc(v->out, sizeof *t); /* one term: allocator results never have more */
+  if (!t) return false;
+  *t = r->node_selector.terms[0];
+  for (int pass = 0; pass < 2; pass++) {
+    model_req **reqs = pass ? &t->fields : &t->exprs;
+    uint32_t n = pass ? t->nfields : t->nexprs;
+    model_req *copy = n ? ts_arena_alloc(v->out, n * sizeof *copy) : NULL;
+    if (n && !copy) return false;
+    for (uint32_t i = 0; i < n; i++) {
+      copy[i] = (*reqs)[i];
+      copy[i].values = ts_arena_alloc(v->out, (copy[i].nvalues + 1) * sizeof *copy[i].values);
+      if (!copy[i].values) return false;
+      memcpy(copy[i].values, (*reqs)[i].values, copy[i].nvalues * sizeof *copy[i].values);
+    }
+    *reqs = copy;
+  }
+  r->node_selector.terms = t;
+  r->node_selector.nterms = 1;
+  return true;
+}
+
 bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared) {
   const model_claim_spec **specs;
   const char **names;
@@ -202,16 +234,18 @@ bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared
   ts_err err;
   *shared = false;
   if (!p->dra) return true;
-  n = unallocated(v, p, &specs, &names, v->out);
-  res = ts_arena_alloc(v->out, (n + 1) * sizeof *res);
+  ts_arena_reset(&v->dra_scratch); /* work in scratch; keep only the results */
+  n = unallocated(v, p, &specs, &names, &v->dra_scratch);
+  res = ts_arena_alloc(&v->dra_scratch, (n + 1) * sizeof *res);
   if (n == UINT32_MAX || !res) return false;
   if (sched_dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, n,
-                         v->out, res, &ok, &err) != TS_OK ||
+                         &v->dra_scratch, res, &ok, &err) != TS_OK ||
       !ok)
     return false;
   for (uint32_t i = 0; i < p->nclaims; i++) {
     if (p->claims[i].allocated) continue;
     p->claims[i].result = res[j++];
+    if (!keep_result(v, &p->claims[i].result)) return false;
     sched__dra_mark_result(v->dra, &p->claims[i].result, true);
     *shared |= !sched__dra_result_local(&p->claims[i].result);
   }

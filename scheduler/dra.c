@@ -214,13 +214,13 @@ void sched__dra_node_usage(const sched_dra_world *w, const char *node, uint32_t 
 /* ---- one allocation -------------------------------------------------------------------- */
 
 typedef struct cpool {
-  uint32_t wpool;              /* index in w->pools */
-  uint32_t *slices;            /* relevant slices (arena) */
-  uint32_t n, cap;             /* entries */
-  int64_t generation;          /* of the slices kept */
-  bool incomplete;             /* not every slice of the pool is present */
-  bool invalid;                /* duplicate device names */
-  char reason[DRA_REASON_MAX]; /* why invalid */
+  uint32_t wpool;     /* index in w->pools */
+  uint32_t *slices;   /* relevant slices (arena) */
+  uint32_t n, cap;    /* entries */
+  int64_t generation; /* of the slices kept */
+  bool incomplete;    /* not every slice of the pool is present */
+  bool invalid;       /* duplicate device names */
+  const char *reason; /* why invalid (interned) */
 } cpool;
 
 typedef struct entry {
@@ -336,8 +336,10 @@ static void check_pool(alloc *a, cpool *p, bool *drop) {
         const model_slice *t = w->slices[p->slices[j]];
         for (uint32_t e = 0; e < (j == i ? d : t->ndevices); e++)
           if (t->devices[e].name == s->devices[d].name) {
+            char why[DRA_REASON_MAX];
             p->invalid = true;
-            snprintf(p->reason, sizeof p->reason, "duplicate device name %s", s->devices[d].name);
+            snprintf(why, sizeof why, "duplicate device name %s", s->devices[d].name);
+            p->reason = ts_intern_cstr(why);
             break;
           }
       }
@@ -349,7 +351,8 @@ static ts_rc gather_pools(alloc *a) {
   idx_list none = {0}, *local = a->node ? ts_map_get(&w->local, a->node, strlen(a->node)) : NULL;
   uint32_t i = 0, j = 0, k = 0;
   if (!local) local = &none;
-  a->pools = ts_arena_alloc(a->arena, (w->npools + 1) * sizeof *a->pools);
+  /* At most one pool per reachable slice. */
+  a->pools = ts_arena_alloc(a->arena, (local->n + w->nglobal + 1) * sizeof *a->pools);
   if (!a->pools) return TS_ENOMEM;
   while (i < local->n || j < w->nglobal) { /* merge both lists in slice order */
     uint32_t si = j >= w->nglobal || (i < local->n && local->v[i] < w->global[j]) ? local->v[i++]
@@ -775,7 +778,7 @@ static ts_rc search_devices(alloc *a, pos p, bool in_sub, bool *done) {
     const cpool *pool = &a->pools[i];
     if (pool->invalid)
       return ts_err_set(a->err, TS_EINVAL, "pool %s is invalid: %s", a->w->pools[pool->wpool].name,
-                        pool->reason);
+                        pool->reason ? pool->reason : "");
     if (pool->incomplete) continue;
     for (uint32_t k = 0; k < pool->n; k++) {
       uint32_t si = pool->slices[k];
