@@ -105,7 +105,7 @@ static void bench(const char *label, bool unique) {
     sched_result res;
     ts_err e;
     double t0 = now_s(), t;
-    if (sched_cycle(m, &cfg, 0, &res, &e) != TS_OK) {
+    if (sched_cycle(m, &cfg, NULL, 0, &res, &e) != TS_OK) {
       fprintf(stderr, "bench: %s\n", e.text);
       exit(1);
     }
@@ -168,7 +168,7 @@ static void bench_gangs(void) {
     sched_result res;
     ts_err e;
     double t0 = now_s(), t;
-    if (sched_cycle(m, &cfg, 0, &res, &e) != TS_OK) {
+    if (sched_cycle(m, &cfg, NULL, 0, &res, &e) != TS_OK) {
       fprintf(stderr, "bench: %s\n", e.text);
       exit(1);
     }

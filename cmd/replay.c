@@ -78,7 +78,8 @@ static void print_decision(const replay *r, const sched_decision *d) {
     if (d->kind == SCHED_BIND)
       fprintf(r->out, "bind %s -> %s\n", d->pod->obj.key, d->node->obj.name);
     else
-      fprintf(r->out, "pending %s: %s\n", d->pod->obj.key, d->reason);
+      fprintf(r->out, "%s %s: %s\n", d->kind == SCHED_EVICT ? "evict" : "pending", d->pod->obj.key,
+              d->reason);
     if (d->kind == SCHED_BIND) replay_print_claims(r->out, d);
     return;
   }
@@ -88,8 +89,9 @@ static void print_decision(const replay *r, const sched_decision *d) {
     if (d->nclaims) json_object_set_new(o, "claims", replay_claims_json(d));
     print_json(r->out, o);
   } else
-    print_json(r->out, json_pack("{s:s, s:s, s:s}", "action", "pending", "pod", d->pod->obj.key,
-                                 "reason", d->reason));
+    print_json(r->out,
+               json_pack("{s:s, s:s, s:s}", "action", d->kind == SCHED_EVICT ? "evict" : "pending",
+                         "pod", d->pod->obj.key, "reason", d->reason));
 }
 
 static const char *pool_of(const model_node *n) {
@@ -143,8 +145,9 @@ static void print_summary(const replay *r, const sched_result *res) {
                    "pending", (int)res->npending, "errors", r->errors);
     jp = json_array();
   } else {
-    fprintf(r->out, "\nsummary: %zu pods bound, %zu pending; %d objects loaded", res->nbound,
-            res->npending, r->objects);
+    fprintf(r->out, "\nsummary: %zu pods bound, %zu pending", res->nbound, res->npending);
+    if (res->nevicted) fprintf(r->out, ", %zu evicted", res->nevicted);
+    fprintf(r->out, "; %d objects loaded", r->objects);
     if (r->errors) fprintf(r->out, ", %d rejected", r->errors);
     fprintf(r->out, "\nGPUs allocated per node pool:\n");
   }
@@ -181,6 +184,7 @@ int cmd_replay(int argc, char **argv) {
   replay r = {0};
   sched_config cfg;
   sched_result res;
+  sched_state *state = NULL;
   ts_err err;
   const char *path = NULL, *expect = NULL;
   bool spread = false;
@@ -206,6 +210,10 @@ int cmd_replay(int argc, char **argv) {
         return 2;
       }
       cfg = t.sched;
+      cfg.wait_for_pods_ready = t.wait_for_pods_ready;
+      cfg.pods_ready_timeout_ns = t.pods_ready_timeout_ms * 1000000LL;
+      cfg.requeue_base_ns = t.requeue_base_ms * 1000000LL;
+      cfg.requeue_max_ns = t.requeue_max_ms * 1000000LL;
     } else if (argv[i][0] == '-' || path) {
       return usage();
     } else {
@@ -221,8 +229,10 @@ int cmd_replay(int argc, char **argv) {
     return 1;
   }
   ts_err_clear(&err);
-  if (sched_cycle(r.m, &cfg, snapshot_time(r.m), &res, &err) != TS_OK) {
-    fprintf(stderr, "tessera: %s\n", err.text);
+  state = sched_state_new();
+  if (!state || sched_cycle(r.m, &cfg, state, snapshot_time(r.m), &res, &err) != TS_OK) {
+    fprintf(stderr, "tessera: %s\n", state ? err.text : "out of memory");
+    sched_state_free(state);
     model_free(r.m);
     return 1;
   }
@@ -231,11 +241,14 @@ int cmd_replay(int argc, char **argv) {
     print_decision(&r, d);
     if (d->kind == SCHED_BIND)
       model_pod_bind(r.m, (model_pod *)d->pod, ts_intern_cstr(d->node->obj.name));
+    else if (d->kind == SCHED_EVICT)
+      model_pod_bind(r.m, (model_pod *)d->pod, NULL); /* its resources are free again */
   }
   print_summary(&r, &res);
   if (r.errors) status = 1;
   if (expect && replay_expect(expect, r.m, &res, r.out) != 0) status = 1;
   sched_result_free(&res);
+  sched_state_free(state);
   model_free(r.m);
   return status;
 }

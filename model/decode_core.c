@@ -174,6 +174,12 @@ static ts_rc conditions(mdec *d, json_t *status, model_condition **out, uint32_t
         (rc = model__intern(d, e, "reason", &c->reason, false)) ||
         (rc = model__strdup(d, e, "message", &c->message, false)))
       return rc;
+    {
+      const char *t = NULL;
+      if ((rc = model__string(d, e, "lastTransitionTime", &t, false)) != TS_OK) return rc;
+      if (t && ts_time_parse(t, &c->last_transition_ns) != TS_OK)
+        return model__fail_at(d, "lastTransitionTime", "invalid RFC 3339 time \"%s\"", t);
+    }
     model__pop(d, m2);
   }
   model__pop(d, mark);

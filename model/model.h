@@ -224,10 +224,11 @@ typedef struct model_pod_claim_status {
 } model_pod_claim_status;
 
 typedef struct model_condition {
-  const char *type;   /* interned */
-  const char *status; /* interned "True" / "False" / "Unknown" */
-  const char *reason; /* interned or NULL */
-  char *message;      /* owned or NULL */
+  const char *type;           /* interned */
+  const char *status;         /* interned "True" / "False" / "Unknown" */
+  const char *reason;         /* interned or NULL */
+  char *message;              /* owned or NULL */
+  int64_t last_transition_ns; /* lastTransitionTime, 0 when absent */
 } model_condition;
 
 struct model_node;

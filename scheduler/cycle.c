@@ -19,6 +19,9 @@ void sched_config_default(sched_config *cfg) {
   cfg->topology[2] = ts_intern_cstr("kubernetes.io/hostname");
   cfg->ntopology = 3;
   sched_dra_features_default(&cfg->dra);
+  cfg->pods_ready_timeout_ns = 300 * 1000000000LL;
+  cfg->requeue_base_ns = 60 * 1000000000LL;
+  cfg->requeue_max_ns = 3600 * 1000000000LL;
 }
 
 bool sched_is_gpu_resource(int id) {
@@ -59,6 +62,8 @@ static ts_rc add_decision(sched_view *v, sched_result *r, sched_decision d) {
   r->decisions[r->ndecisions++] = d;
   if (d.kind == SCHED_BIND)
     r->nbound++;
+  else if (d.kind == SCHED_EVICT)
+    r->nevicted++;
   else
     r->npending++;
   return TS_OK;
@@ -168,8 +173,18 @@ static bool single(const sched_gang *g) {
   return g->kind == SCHED_GANG_SINGLE;
 }
 
-ts_rc sched_cycle(const model *m, const sched_config *cfg, int64_t now_ns, sched_result *out,
-                  ts_err *err) {
+/* Gangs still in their requeue backoff wait, whatever the cluster has room for. */
+static ts_rc decide_held(sched_view *v, const sched_gang *g, const char *why, sched_result *r) {
+  const char *label = g->kind == SCHED_GANG_SINGLE ? NULL : message(v, "%s %s", g->what, g->name);
+  for (uint32_t i = 0; i < g->npods; i++) {
+    ts_rc rc = add_decision(v, r, pend(&g->pods[i], why, label));
+    if (rc != TS_OK) return rc;
+  }
+  return TS_OK;
+}
+
+ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, int64_t now_ns,
+                  sched_result *out, ts_err *err) {
   sched_view v;
   ts_arena scratch;
   sched_gang *gangs = NULL;
@@ -179,13 +194,18 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, int64_t now_ns, sched
   ts_arena_init(&out->arena, 64 * 1024);
   ts_arena_init(&scratch, 256 * 1024);
   rc = sched__view_init(&v, m, cfg, now_ns, &scratch, &out->arena);
+  if (rc == TS_OK) rc = sched__ready_check(&v, state, out, add_decision);
   if (rc == TS_OK) rc = sched__gangs(&v, &gangs, &n);
   while (rc == TS_OK && i < n) {
     size_t j = i + 1;
-    if (!single(&gangs[i])) {
+    const char *held = sched__ready_hold(&v, state, gangs[i].key);
+    if (held) {
+      rc = decide_held(&v, &gangs[i], held, out);
+    } else if (!single(&gangs[i])) {
       rc = decide_gang(&v, &gangs[i], out);
     } else {
-      while (j < n && single(&gangs[j]) && sched__same_shape(&gangs[i].pods[0], &gangs[j].pods[0]))
+      while (j < n && single(&gangs[j]) && !sched__ready_hold(&v, state, gangs[j].key) &&
+             sched__same_shape(&gangs[i].pods[0], &gangs[j].pods[0]))
         j++;
       rc = decide_singles(&v, gangs + i, (uint32_t)(j - i), out);
     }

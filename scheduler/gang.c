@@ -104,6 +104,12 @@ static void gang_of(const model *m, const model_pod *p, gang_id *g) {
   g->min = 1;
 }
 
+void sched__gang_key(const model *m, const model_pod *p, char *key, size_t cap) {
+  gang_id id;
+  gang_of(m, p, &id);
+  ts_strlcpy(key, id.key, cap);
+}
+
 static bool is_pending(const model_pod *p, const sched_config *cfg) {
   return p->scheduler_name == cfg->scheduler_name && !p->node_name && !p->obj.deleted_ns &&
          p->phase == MODEL_PHASE_PENDING;
@@ -184,6 +190,7 @@ static sched_gang *gang_get(sched_view *v, ts_map *index, gang_vec *gangs, const
   g = &gangs->v[gangs->n - 1];
   g->kind = id->kind, g->what = id->what, g->min = id->min;
   g->name = ts_arena_strndup(v->arena, id->name, strlen(id->name));
+  g->key = key;
   g->blocked = id->blocked;
   return g->name ? g : NULL;
 }

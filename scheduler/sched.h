@@ -101,7 +101,18 @@ typedef struct sched_config {
   void *dra_eval_ctx;                       /* for dra_eval */
   bool instantiate_templates;               /* replay: make claims from ResourceClaimTemplates
                                                (in a cluster the claim controller does) */
+  bool wait_for_pods_ready;                 /* evict gangs not Ready in time (Kueue's
+                                               waitForPodsReady) */
+  int64_t pods_ready_timeout_ns;            /* how long after binding (5 min) */
+  int64_t requeue_base_ns;                  /* first requeue backoff (1 min), doubled each time */
+  int64_t requeue_max_ns;                   /* backoff cap (1 h) */
 } sched_config;
+
+/* What the scheduler remembers from one cycle to the next (requeue backoffs). A cycle given
+ * no state behaves as the first cycle of a fresh scheduler. */
+typedef struct sched_state sched_state;
+sched_state *sched_state_new(void); /* returns new, NULL when out of memory */
+void sched_state_free(sched_state *s);
 
 /* Fills cfg with the defaults: schedulerName "tessera", bin-packing, topology levels
  * topology.kubernetes.io/zone > nvidia.com/gpu.clique > kubernetes.io/hostname. */
@@ -110,6 +121,7 @@ void sched_config_default(sched_config *cfg);
 typedef enum sched_decision_kind {
   SCHED_BIND,    /* place pod on node */
   SCHED_PENDING, /* pod cannot be placed now; reason says why */
+  SCHED_EVICT,   /* evict the bound pod (its gang is requeued); reason says why */
 } sched_decision_kind;
 
 /* A ResourceClaim of a pod, as the cycle resolved it. */
@@ -139,15 +151,17 @@ typedef struct sched_result {
   size_t ndecisions;         /* entries */
   size_t nbound;             /* BIND decisions */
   size_t npending;           /* PENDING decisions */
+  size_t nevicted;           /* EVICT decisions */
   ts_arena arena;            /* private: owns decisions and messages */
 } sched_result;
 
 /* Runs one cycle over the pending pods of cfg->scheduler_name in the model: pods by
  * priority (highest first), then creation time, then namespace/name. The model is read,
  * never changed; decisions are returned in *out (initialised here; free with
- * sched_result_free). now_ns is the cycle's clock. */
-ts_rc sched_cycle(const model *m, const sched_config *cfg, int64_t now_ns, sched_result *out,
-                  ts_err *err);
+ * sched_result_free). state (may be NULL) carries what earlier cycles decided; now_ns is the
+ * cycle's clock. */
+ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, int64_t now_ns,
+                  sched_result *out, ts_err *err);
 void sched_result_free(sched_result *r);
 
 /* The effective priority of a pod: spec.priority, else its PriorityClass's value, else the

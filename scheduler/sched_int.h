@@ -108,6 +108,7 @@ typedef enum sched_gang_kind {
 typedef struct sched_gang {
   sched_gang_kind kind;        /* how the gang was identified */
   const char *what;            /* "PodGroup", "PyTorchJob", ... for messages */
+  const char *key;             /* unique key of the gang (arena) */
   const char *name;            /* "ns/name" of the group or owner (arena) */
   int32_t min;                 /* pods that must run together (bound ones count) */
   uint32_t nbound;             /* members already bound and running */
@@ -121,6 +122,16 @@ typedef struct sched_gang {
   const char *preferred_level; /* interned topology key to try first, or NULL */
   const char *blocked;         /* why the gang cannot be scheduled at all (arena), or NULL */
 } sched_gang;
+
+/* The key of the gang a pod belongs to (as sched__gangs identifies gangs). */
+void sched__gang_key(const model *m, const model_pod *p, char *key, size_t cap);
+
+/* waitForPodsReady (ready.c): evicts bound gangs that are not Ready in time (EVICT decisions
+ * through add) and remembers their backoff in st; a gang still in backoff is held (the
+ * reason, arena) or NULL. */
+ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r,
+                         ts_rc (*add)(sched_view *, sched_result *, sched_decision));
+const char *sched__ready_hold(sched_view *v, sched_state *st, const char *key);
 
 /* Groups the pending pods of the cycle's scheduler into gangs (see DESIGN.md §2: PodGroup,
  * Kueue pod group, JobSet, owning job, else a gang of one) and orders them: priority

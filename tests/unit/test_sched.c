@@ -53,7 +53,7 @@ static sched_result run(model *m, sched_scoring scoring) {
   ts_err e;
   sched_config_default(&cfg);
   cfg.scoring = scoring;
-  if (sched_cycle(m, &cfg, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  if (sched_cycle(m, &cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
   return r;
 }
 
@@ -501,7 +501,7 @@ static sched_result run_dra(model *m) {
   sched_config_default(&cfg);
   cfg.dra_eval = test_eval;
   cfg.instantiate_templates = true;
-  if (sched_cycle(m, &cfg, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  if (sched_cycle(m, &cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
   return r;
 }
 
@@ -643,6 +643,80 @@ static void test_dra_claims(void **state) {
   model_free(m);
 }
 
+/* ---- waitForPodsReady ------------------------------------------------------------------ */
+
+#define MIN_NS (60LL * 1000000000LL)
+
+static void bound_member(model *m, const char *name, bool ready) {
+  char y[1024];
+  snprintf(
+      y, sizeof y,
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, ownerReferences: "
+      "[{apiVersion: kubeflow.org/v1, kind: PyTorchJob, name: job, uid: u, controller: true}]}\n"
+      "spec: {schedulerName: tessera, nodeName: n0, containers: [{name: c, resources: "
+      "{limits: {nvidia.com/gpu: 1}}}]}\n"
+      "status:\n  phase: %s\n  conditions:\n"
+      "  - {type: PodScheduled, status: \"True\", lastTransitionTime: \"2026-01-01T00:00:00Z\"}\n"
+      "  - {type: Ready, status: \"%s\"}\n",
+      name, ready ? "Running" : "Pending", ready ? "True" : "False");
+  apply(m, y);
+}
+
+static sched_result cycle_at(model *m, sched_state *st, int64_t now) {
+  sched_config cfg;
+  sched_result r;
+  ts_err e;
+  sched_config_default(&cfg);
+  cfg.wait_for_pods_ready = true;
+  if (sched_cycle(m, &cfg, st, now, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  return r;
+}
+
+static void test_wait_for_pods_ready(void **state) {
+  model *m = model_new();
+  sched_state *st = sched_state_new();
+  int64_t t0;
+  sched_result r;
+  (void)state;
+  assert_int_equal(ts_time_parse("2026-01-01T00:00:00Z", &t0), TS_OK);
+  gpu_node(m, "n0", "zone: a", 8);
+  bound_member(m, "job-0", true);
+  bound_member(m, "job-1", false);
+  /* Within the timeout nothing happens. */
+  r = cycle_at(m, st, t0 + 4 * MIN_NS);
+  assert_int_equal(r.nevicted, 0);
+  sched_result_free(&r);
+  /* Past it, the whole gang is evicted, and requeued with a backoff of one minute. */
+  r = cycle_at(m, st, t0 + 6 * MIN_NS);
+  assert_int_equal(r.nevicted, 2);
+  assert_int_equal(r.decisions[0].kind, SCHED_EVICT);
+  assert_string_equal(r.decisions[0].pod->obj.name, "job-0");
+  assert_non_null(strstr(r.decisions[0].reason, "not all Running and Ready within 5m0s"));
+  assert_non_null(strstr(r.decisions[0].reason, "backoff of 1m0s"));
+  sched_result_free(&r);
+  /* The job controller recreates the pods: the gang waits out its backoff. */
+  model_remove(m, MODEL_POD, "t", "job-0");
+  model_remove(m, MODEL_POD, "t", "job-1");
+  for (int i = 0; i < 2; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "job-%d-b", i);
+    add_member(m, name,
+               "ownerReferences: [{apiVersion: kubeflow.org/v1, kind: PyTorchJob, name: job, "
+               "uid: u, controller: true}]",
+               "nvidia.com/gpu: 1", "");
+  }
+  r = cycle_at(m, st, t0 + 6 * MIN_NS + 30LL * 1000000000LL);
+  assert_int_equal(r.nbound, 0);
+  assert_non_null(strstr(decision(&r, "job-0-b")->reason,
+                         "requeued after its pods were not all ready in time (eviction 1)"));
+  sched_result_free(&r);
+  r = cycle_at(m, st, t0 + 7 * MIN_NS + 1);
+  assert_int_equal(r.nbound, 2);
+  sched_result_free(&r);
+  sched_state_free(st);
+  model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
@@ -658,6 +732,7 @@ int main(void) {
       cmocka_unit_test(test_dra_templates_binpack),
       cmocka_unit_test(test_dra_partitions),
       cmocka_unit_test(test_dra_claims),
+      cmocka_unit_test(test_wait_for_pods_ready),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

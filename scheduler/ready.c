@@ -1,0 +1,172 @@
+/* scheduler/ready.c - Kueue's waitForPodsReady for gangs: a gang whose pods are not all Running
+ * and Ready within the timeout after binding is evicted, and held back with exponential
+ * backoff (base x 2^(n-1), capped) before it may start again. The backoff is what the
+ * scheduler remembers between cycles (sched_state). */
+#include "scheduler/sched_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct backoff {
+  char *key;          /* owned: the gang key */
+  int32_t evictions;  /* times the gang was evicted */
+  int64_t requeue_at; /* it may start again from then */
+} backoff;
+
+struct sched_state {
+  ts_map backoff; /* gang key -> backoff */
+};
+
+sched_state *sched_state_new(void) {
+  sched_state *s = ts_calloc(1, sizeof *s);
+  if (s) ts_map_init(&s->backoff);
+  return s;
+}
+
+void sched_state_free(sched_state *s) {
+  size_t it = 0;
+  const ts_map_slot *slot;
+  if (!s) return;
+  while (ts_map_next(&s->backoff, &it, &slot)) {
+    backoff *b = slot->value;
+    ts_free(b->key);
+    ts_free(b);
+  }
+  ts_map_free(&s->backoff);
+  ts_free(s);
+}
+
+/* "5m0s" style durations for messages. */
+static void duration(int64_t ns, char *out, size_t cap) {
+  int64_t s = ns / 1000000000LL;
+  if (s >= 3600)
+    snprintf(out, cap, "%lldh%lldm%llds", (long long)(s / 3600), (long long)(s / 60 % 60), (long long)(s % 60));
+  else
+    snprintf(out, cap, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
+}
+
+const char *sched__ready_hold(sched_view *v, sched_state *st, const char *key) {
+  backoff *b = st ? ts_map_get(&st->backoff, key, strlen(key)) : NULL;
+  char when[40], msg[256];
+  if (!b || b->requeue_at <= v->now_ns) return NULL;
+  ts_time_format(b->requeue_at, when, sizeof when);
+  snprintf(msg, sizeof msg,
+           "requeued after its pods were not all ready in time (eviction %d); waits until %s",
+           b->evictions, when);
+  return ts_arena_strndup(v->out, msg, strlen(msg));
+}
+
+/* A bound gang under watch: when it was bound and whether every pod is ready. */
+typedef struct watched {
+  const char *key;          /* gang key (arena) */
+  int64_t bound_at;         /* latest PodScheduled=True transition; 0 = unknown */
+  bool ready;               /* every member Running and Ready */
+  const model_pod **pods;   /* members (arena) */
+  uint32_t n, cap;          /* entries */
+} watched;
+
+static bool pod_ready(const model_pod *p) {
+  const model_condition *c = model_pod_condition(p, "Ready");
+  return p->phase == MODEL_PHASE_RUNNING && c && !strcmp(c->status, "True");
+}
+
+static ts_rc watch_pod(sched_view *v, ts_map *index, const model_pod *p) {
+  char key[600];
+  watched *w;
+  const model_condition *c = model_pod_condition(p, "PodScheduled");
+  sched__gang_key(v->m, p, key, sizeof key);
+  w = ts_map_get(index, key, strlen(key));
+  if (!w) {
+    w = ts_arena_alloc(v->arena, sizeof *w);
+    if (!w) return TS_ENOMEM;
+    memset(w, 0, sizeof *w);
+    w->key = ts_arena_strndup(v->arena, key, strlen(key));
+    w->ready = true;
+    if (!w->key || ts_map_put(index, w->key, strlen(w->key), w, NULL) != TS_OK) return TS_ENOMEM;
+  }
+  if (w->n == w->cap) {
+    uint32_t ncap = w->cap ? w->cap * 2 : 8;
+    const model_pod **np = ts_arena_alloc(v->arena, ncap * sizeof *np);
+    if (!np) return TS_ENOMEM;
+    if (w->n) memcpy(np, w->pods, w->n * sizeof *np);
+    w->pods = np, w->cap = ncap;
+  }
+  w->pods[w->n++] = p;
+  w->ready &= pod_ready(p);
+  if (!c || strcmp(c->status, "True") || !c->last_transition_ns) w->bound_at = -1;
+  else if (w->bound_at >= 0 && c->last_transition_ns > w->bound_at) w->bound_at = c->last_transition_ns;
+  return TS_OK;
+}
+
+static int pod_key_cmp(const void *a, const void *b) {
+  return strcmp((*(const model_pod *const *)a)->obj.key, (*(const model_pod *const *)b)->obj.key);
+}
+
+static int watched_cmp(const void *a, const void *b) {
+  return strcmp((*(watched *const *)a)->key, (*(watched *const *)b)->key);
+}
+
+/* Evicts a timed-out gang: one EVICT decision per pod, and the backoff recorded. */
+static ts_rc evict(sched_view *v, sched_state *st, watched *w, sched_result *r,
+                   ts_rc (*add)(sched_view *, sched_result *, sched_decision)) {
+  backoff *b = ts_map_get(&st->backoff, w->key, strlen(w->key));
+  int64_t wait;
+  char t1[32], t2[32], msg[512];
+  const char *reason;
+  if (!b) {
+    if (!(b = ts_calloc(1, sizeof *b)) || !(b->key = ts_strdup(w->key)) ||
+        ts_map_put(&st->backoff, b->key, strlen(b->key), b, NULL) != TS_OK) {
+      if (b) ts_free(b->key);
+      ts_free(b);
+      return TS_ENOMEM;
+    }
+  }
+  b->evictions++;
+  wait = v->cfg->requeue_base_ns;
+  for (int i = 1; i < b->evictions && wait < v->cfg->requeue_max_ns; i++) wait *= 2;
+  if (wait > v->cfg->requeue_max_ns) wait = v->cfg->requeue_max_ns;
+  b->requeue_at = v->now_ns + wait;
+  duration(v->cfg->pods_ready_timeout_ns, t1, sizeof t1);
+  duration(wait, t2, sizeof t2);
+  snprintf(msg, sizeof msg,
+           "PodsReadyTimeout: the pods of the gang were not all Running and Ready within %s after "
+           "binding; evicted and requeued with a backoff of %s",
+           t1, t2);
+  if (!(reason = ts_arena_strndup(v->out, msg, strlen(msg)))) return TS_ENOMEM;
+  qsort(w->pods, w->n, sizeof *w->pods, pod_key_cmp);
+  for (uint32_t i = 0; i < w->n; i++) {
+    ts_rc rc = add(v, r, (sched_decision){SCHED_EVICT, w->pods[i], NULL, reason, NULL, NULL, 0});
+    if (rc != TS_OK) return rc;
+  }
+  return TS_OK;
+}
+
+ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r,
+                         ts_rc (*add)(sched_view *, sched_result *, sched_decision)) {
+  const ts_map *pods = &v->m->by_key[MODEL_POD];
+  ts_map index;
+  size_t it = 0, nw = 0;
+  const ts_map_slot *s;
+  watched **all;
+  ts_rc rc = TS_OK;
+  if (!v->cfg->wait_for_pods_ready || !st) return TS_OK;
+  ts_map_init(&index);
+  while (rc == TS_OK && ts_map_next(pods, &it, &s)) {
+    const model_pod *p = s->value;
+    if (model_pod_counts(p) && !p->obj.deleted_ns && p->scheduler_name == v->cfg->scheduler_name)
+      rc = watch_pod(v, &index, p);
+  }
+  all = ts_arena_alloc(v->arena, (index.count + 1) * sizeof *all);
+  if (rc == TS_OK && !all) rc = TS_ENOMEM;
+  for (it = 0; rc == TS_OK && ts_map_next(&index, &it, &s);) all[nw++] = s->value;
+  if (rc == TS_OK) qsort(all, nw, sizeof *all, watched_cmp);
+  for (size_t i = 0; rc == TS_OK && i < nw; i++) {
+    watched *w = all[i];
+    if (w->ready || w->bound_at <= 0 || v->now_ns - w->bound_at < v->cfg->pods_ready_timeout_ns)
+      continue;
+    rc = evict(v, st, w, r, add);
+  }
+  ts_map_free(&index);
+  return rc;
+}
