@@ -285,7 +285,7 @@ size_t q_queues_parked(q_queues *qs, const char *cq, q_workload *const **out) {
   cqq *q = cq ? cqq_find(qs, cq) : NULL;
   *out = NULL;
   if (!q) return 0;
-  qsort(q->parked.v, q->parked.n, sizeof *q->parked.v, key_cmp);
+  if (q->parked.n > 1) qsort(q->parked.v, q->parked.n, sizeof *q->parked.v, key_cmp);
   *out = q->parked.v;
   return q->parked.n;
 }
