@@ -58,6 +58,7 @@ typedef struct sim {
   size_t next;  /* next to arrive */
   int64_t now;  /* simulated clock */
   double cpu;   /* seconds spent in q_cycle */
+  int64_t last; /* last completion */
   size_t cycles, decisions, admitted, preempted, completed;
 } sim;
 
