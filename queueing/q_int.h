@@ -1,0 +1,265 @@
+/*
+ * queueing/q_int.h - internals of the queueing module: the resource nodes of the quota tree
+ * (Kueue's resourceNode arithmetic), admitted-workload records, assignments, preemption and
+ * the per-cycle context. Only queueing/ and its tests include this header.
+ *
+ * Flavor-resources ("FR") are dense indices: fr = flavor * nres + resource slot, so that every
+ * node keeps its quotas and usage in flat int64 arrays of t->nfr entries.
+ */
+#ifndef Q_INT_H
+#define Q_INT_H
+
+#include "queueing/queueing.h"
+
+#define Q__NONE       INT64_MIN /* an absent borrowingLimit / lendingLimit */
+#define Q__MAX_GROUPS 16        /* resource groups per queue (Kueue's CRD limit) */
+#define Q__MAX_DEPTH  32        /* cohort nesting we accept; deeper is reported as a problem */
+#define Q__MSG_MAX    512       /* one reason sentence */
+
+/* ---- the quota tree -------------------------------------------------------------------- */
+
+/* A ClusterQueue or a Cohort: quotas and usage per FR (Kueue's resourceNode). */
+typedef struct q__node q__node;
+struct q__node {
+  const char *name;        /* interned */
+  q__node *parent;         /* the cohort, NULL for roots and for queues without one */
+  bool is_cq;              /* a ClusterQueue (else a Cohort) */
+  uint32_t index;          /* position in t->cqs or t->cohorts */
+  bool active;             /* false: in a cohort cycle, stopped, or missing a flavor */
+  int depth;               /* 0 for roots */
+  double weight;           /* fairSharing.weight */
+  int64_t *nominal;        /* [nfr] own nominalQuota */
+  int64_t *blimit;         /* [nfr] borrowingLimit, Q__NONE when absent */
+  int64_t *llimit;         /* [nfr] lendingLimit, Q__NONE when absent */
+  int64_t *subtree;        /* [nfr] own quota plus what children lend (SubtreeQuota) */
+  int64_t *usage;          /* [nfr] usage counted against subtree (Usage) */
+  q__node **kids;          /* cohorts: child cohorts then child queues, each sorted by name */
+  uint32_t nkid_cohorts;   /* leading entries of kids that are cohorts */
+  uint32_t nkids;          /* entries of kids */
+  int height;              /* cohorts: distance to the furthest leaf (getNodeHeight) */
+  int64_t *lendable;       /* cohorts: [nres] calculateLendable, fixed per tree */
+  int mark;                /* build: cycle detection state */
+  const model_cohort *obj; /* cohorts: the Cohort object, NULL when implicit */
+};
+
+/* One resource group of a ClusterQueue: resources and flavors in order. */
+typedef struct q__group {
+  uint16_t *res;     /* resource ids covered */
+  uint32_t nres;     /* entries */
+  uint16_t *flavors; /* flavor indices, in preference order */
+  uint32_t nflavors; /* entries */
+} q__group;
+
+typedef struct q__adm q__adm;
+
+typedef struct q__cq {
+  q__node node;                         /* first member: a q__cq is a q__node */
+  const model_cluster_queue *obj;       /* borrowed from the model */
+  q__group *groups;                     /* resource groups */
+  uint32_t ngroups;                     /* entries */
+  int8_t group_of[MODEL_MAX_RESOURCES]; /* resource id -> group index, -1 when not covered */
+  const char *inactive;                 /* why it is inactive (tree arena), or NULL */
+  TS_VEC(q__adm *) adm;                 /* admitted workloads charged here, unordered */
+} q__cq;
+
+/* An admitted workload as the tree keeps it: one allocation holding the record, its usage
+ * per FR and a deep copy of its admission. */
+struct q__adm {
+  const q_workload *wl; /* borrowed from the caller */
+  q__cq *cq;            /* where it is charged */
+  uint32_t *fr;         /* FRs it uses */
+  int64_t *amount;      /* amount per FR */
+  uint32_t nuse;        /* entries of fr / amount */
+  q_admission a;        /* copy of the admission (strings interned) */
+  bool evicting;        /* a preemption was issued for it */
+  uint32_t slot;        /* index in cq->adm */
+};
+
+typedef struct q__lq {
+  const char *cq; /* interned spec.clusterQueue */
+  bool held;      /* stopPolicy Hold or HoldAndDrain */
+} q__lq;
+
+struct q_tree {
+  const model *m;                       /* borrowed */
+  ts_arena arena;                       /* nodes, arrays, names: tree lifetime */
+  uint32_t nflavors;                    /* flavors known (referenced or defined) */
+  const char **fname;                   /* [nflavors] interned names */
+  const model_resource_flavor **fobj;   /* [nflavors] ResourceFlavor or NULL (missing) */
+  uint32_t nres;                        /* distinct covered resources */
+  uint16_t res_id[MODEL_MAX_RESOURCES]; /* slot -> resource id */
+  int8_t res_slot[MODEL_MAX_RESOURCES]; /* resource id -> slot, -1 when not covered */
+  uint32_t nfr;                         /* nflavors x nres */
+  q__cq **cqs;                          /* sorted by name */
+  uint32_t ncqs;                        /* entries */
+  q__node **cohorts;                    /* sorted by name */
+  uint32_t ncohorts;                    /* entries */
+  ts_map cq_by_name;                    /* name -> q__cq */
+  ts_map cohort_by_name;                /* name -> q__node */
+  ts_map flavor_by_name;                /* name -> flavor index + 1 (as a pointer value) */
+  ts_map lq_by_key;                     /* "ns/name" -> q__lq */
+  ts_map adm_by_key;                    /* workload key -> q__adm */
+  TS_VEC(char *) problems;              /* owned messages */
+  TS_VEC(q__adm *) sorted;              /* admitted records by key, rebuilt lazily */
+  bool sorted_ok;                       /* sorted is current */
+};
+
+static inline uint32_t q__fr(const q_tree *t, uint32_t flavor, int res_id) {
+  return flavor * t->nres + (uint32_t)t->res_slot[res_id];
+}
+static inline uint32_t q__fr_flavor(const q_tree *t, uint32_t fr) {
+  return fr / t->nres;
+}
+static inline int q__fr_res(const q_tree *t, uint32_t fr) {
+  return t->res_id[fr % t->nres];
+}
+
+q__cq *q__cq_get(const q_tree *t, const char *name);
+int q__flavor_index(const q_tree *t, const char *name); /* -1 when unknown */
+q__node *q__root(q__node *n);
+/* Saves / restores the usage of every node (a cycle's snapshot). buf holds
+ * q__usage_words(t) int64 values. */
+size_t q__usage_words(const q_tree *t);
+void q__usage_save(const q_tree *t, int64_t *buf);
+void q__usage_restore(q_tree *t, const int64_t *buf);
+
+/* ---- resource node arithmetic (node.c), Kueue's resource_node.go ----------------------- */
+
+int64_t q__guaranteed(const q__node *n, uint32_t fr);
+int64_t q__local_available(const q__node *n, uint32_t fr);
+/* Capacity left for n now (may be negative on overadmission); q__available clamps at 0. */
+int64_t q__available_raw(const q__node *n, uint32_t fr);
+int64_t q__available(const q__node *n, uint32_t fr);
+/* The most n could get with no usage anywhere, within borrowing limits. */
+int64_t q__potential(const q__node *n, uint32_t fr);
+void q__add_usage(q__node *n, uint32_t fr, int64_t v);
+void q__remove_usage(q__node *n, uint32_t fr, int64_t v);
+/* A queue borrows with v more when nominal < usage + v; a cohort when subtree < usage + v. */
+bool q__borrowing_with(const q__node *n, uint32_t fr, int64_t v);
+/* Usage within subtree quota for every FR of frs. */
+bool q__within_nominal(const q__node *n, const uint32_t *frs, uint32_t nfrs);
+/* Kueue's QuantitiesFitInQuota: fits, and rem[i] = max(0, v[i] - local available). */
+bool q__fits_in_quota(const q__node *n, const uint32_t *fr, const int64_t *v, uint32_t nv,
+                      int64_t *rem);
+/* Height of the lowest subtree that fits v more of fr (0 = the queue itself); *partial is
+ * true when that subtree is smaller than the whole cohort tree. */
+int q__find_height(const q__node *cq, uint32_t fr, int64_t v, bool *partial);
+
+/* A dominant resource share (Kueue's DRS). */
+typedef struct q__drs {
+  double ratio;   /* unweighted, per mille of what the parent lends */
+  double weight;  /* fairSharing.weight */
+  bool borrowing; /* usage above quota for some resource */
+} q__drs;
+
+q__drs q__share(const q_tree *t, const q__node *n);
+/* -1, 0, 1: a lower share is preferred for admission, a higher one for preemption. */
+int q__drs_cmp(q__drs a, q__drs b);
+bool q__drs_zero(q__drs d);
+double q__drs_value(q__drs d); /* weighted share, +inf when borrowing with weight 0 */
+
+/* ---- admitted workloads (adm.c) -------------------------------------------------------- */
+
+/* Builds an admitted record for wl with admission a on cq (new, malloc'd). */
+ts_rc q__adm_new(q_tree *t, q__cq *cq, const q_workload *wl, const q_admission *a, q__adm **out,
+                 ts_err *err);
+void q__adm_charge(q_tree *t, q__adm *r);   /* adds its usage to the nodes */
+void q__adm_uncharge(q_tree *t, q__adm *r); /* removes it */
+/* Links a charged record into its queue and the key map (the tree owns it from then on). */
+ts_rc q__adm_link(q_tree *t, q__adm *r);
+bool q__adm_uses(const q__adm *r, const uint32_t *frs, uint32_t nfrs);
+
+/* ---- the cycle context ----------------------------------------------------------------- */
+
+typedef struct q__ctx {
+  q_tree *t;            /* the tree, used as the cycle's snapshot */
+  const q_config *cfg;  /* configuration */
+  const q_hooks *hooks; /* never NULL (an empty set when the caller gave none) */
+  ts_arena *arena;      /* per-cycle memory */
+  int64_t now;          /* cycle clock */
+} q__ctx;
+
+/* Formats a sentence into the cycle arena; never NULL ("" when out of memory). */
+const char *q__msg(q__ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A stable merge sort with a context (qsort has none); tmp holds n elements. */
+typedef int (*q__cmp_fn)(const void *a, const void *b, const void *ctx);
+void q__sort(void *base, size_t n, size_t size, q__cmp_fn cmp, const void *ctx, void *tmp);
+
+/* Kueue's preemption modes inside the flavor assigner, worst first. */
+typedef enum q__pmode {
+  Q__P_NOFIT,
+  Q__P_NOCAND, /* preemption could help but found no target */
+  Q__P_PREEMPT,
+  Q__P_RECLAIM,
+  Q__P_FIT,
+} q__pmode;
+
+/* The result of assigning flavors to a workload. */
+typedef struct q__asg {
+  q_psa *ps;       /* pod set assignments (arena) */
+  uint32_t nps;    /* entries */
+  uint32_t *fr;    /* total usage: FRs (arena) */
+  int64_t *amount; /* total usage: amounts */
+  uint32_t nuse;   /* entries */
+  int borrow;      /* borrowing level (0 = none) */
+  q_mode mode;     /* representative (worst) mode */
+  const char *msg; /* why it is not Fit (arena), or NULL */
+} q__asg;
+
+/* Assigns flavors to every pod set of wl in cq, at counts (NULL = the full counts). */
+ts_rc q__assign(q__ctx *c, q__cq *cq, const q_workload *wl, const int32_t *counts, q__asg *out);
+
+/* A preemption target. */
+typedef struct q__target {
+  q__adm *adm;             /* the victim */
+  q_preempt_reason reason; /* why */
+} q__target;
+
+/* What a preemption search works on. */
+typedef struct q__pctx {
+  q__ctx *c;              /* cycle */
+  const q_workload *wl;   /* preemptor */
+  q__cq *cq;              /* its queue */
+  const uint32_t *frs;    /* FRs needing preemption */
+  uint32_t nfrs;          /* entries */
+  const uint32_t *req_fr; /* the preemptor's usage: FRs */
+  const int64_t *req;     /* amounts */
+  uint32_t nreq;          /* entries */
+} q__pctx;
+
+/* Finds a minimal, deterministic set of targets making room for the preemptor (classical or
+ * fair sharing per configuration). Leaves the usage as it found it. *out is arena memory. */
+ts_rc q__targets(q__pctx *p, q__target **out, uint32_t *n);
+/* The flavor assigner's oracle: can preemption make room for v of fr? Returns the mode
+ * (NOCAND, PREEMPT or RECLAIM) and the borrowing level after those preemptions. */
+ts_rc q__simulate_preemption(q__ctx *c, q__cq *cq, const q_workload *wl, uint32_t fr, int64_t v,
+                             q__pmode *mode, int *borrow);
+/* Kueue's CandidatesOrdering, <0 when a goes first. */
+int q__cand_cmp(const q__adm *a, const q__adm *b, const q__cq *cq, int64_t now);
+
+/* ---- queues (queues.c) used by the cycle ----------------------------------------------- */
+
+typedef enum q__requeue {
+  Q__RQ_GENERIC,
+  Q__RQ_NO_FIT,
+  Q__RQ_NS_MISMATCH,
+  Q__RQ_NO_CANDIDATES,
+  Q__RQ_FAILED_AFTER_NOMINATION,
+  Q__RQ_PENDING_PREEMPTION,
+} q__requeue;
+
+/* A head popped for a cycle. */
+typedef struct q__head {
+  q_workload *wl; /* the workload */
+  q__cq *cq;      /* the (active) ClusterQueue whose queue it heads */
+} q__head;
+
+/* Pops the head of every active ClusterQueue with pending workloads, in name order, into an
+ * arena array. */
+ts_rc q__queues_heads(q_queues *qs, const q_tree *t, ts_arena *a, q__head **out, size_t *n);
+/* Puts a popped head back per Kueue's rules; returns true when it was parked. */
+bool q__queues_requeue(q_queues *qs, q_workload *wl, q__requeue why);
+/* Forgets a popped head that was admitted. */
+void q__queues_done(q_queues *qs, q_workload *wl);
+
+#endif

@@ -1,0 +1,600 @@
+/* queueing/tree.c - the quota tree: ClusterQueues and Cohorts (explicit and implicit) from a
+ * model, resource groups and flavors in order, quotas per flavor-resource, cohort cycles,
+ * inactive queues, LocalQueues, and the queries replay needs.
+ *
+ * Everything built here lives in the tree's arena; only admitted records (adm.c) and problem
+ * messages are allocated one by one. */
+#include "queueing/q_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARENA_CHUNK (64 * 1024)
+
+void q_config_default(q_config *c) {
+  memset(c, 0, sizeof *c);
+  c->fs_strategies[0] = Q_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
+  c->fs_strategies[1] = Q_FS_LESS_THAN_INITIAL_SHARE;
+  c->nfs_strategies = 2;
+  c->partial_admission = true;
+  c->priority_sorting_in_cohort = true;
+}
+
+const char *q_mode_name(q_mode m) {
+  static const char *const names[] = {"NoFit", "Preempt", "Fit"};
+  return (unsigned)m < 3 ? names[m] : "?";
+}
+
+/* ---- problems -------------------------------------------------------------------------- */
+
+static ts_rc problem(q_tree *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Records a problem message ("Kind name: field: what"). */
+static ts_rc problem(q_tree *t, const char *fmt, ...) {
+  char buf[Q__MSG_MAX];
+  char *s;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (!(s = ts_strdup(buf))) return TS_ENOMEM;
+  if (ts_vec_push(&t->problems, s) != TS_OK) {
+    ts_free(s);
+    return TS_ENOMEM;
+  }
+  return TS_OK;
+}
+
+size_t q_tree_problems(const q_tree *t, const char *const **out) {
+  *out = (const char *const *)t->problems.v;
+  return t->problems.n;
+}
+
+ts_rc q_tree_check(const q_tree *t, ts_err *err) {
+  if (!t->problems.n) return TS_OK;
+  return ts_err_set(err, TS_EINVAL, "%s", t->problems.v[0]);
+}
+
+/* ---- small helpers --------------------------------------------------------------------- */
+
+static void *zalloc(q_tree *t, size_t n) {
+  void *p = ts_arena_alloc(&t->arena, n ? n : 1);
+  if (p) memset(p, 0, n ? n : 1);
+  return p;
+}
+
+static ts_rc map_put(ts_map *m, const char *key, void *v) {
+  return ts_map_put(m, key, strlen(key), v, NULL);
+}
+
+static void *map_get(const ts_map *m, const char *key) {
+  return key ? ts_map_get(m, key, strlen(key)) : NULL;
+}
+
+q__cq *q__cq_get(const q_tree *t, const char *name) {
+  return map_get(&t->cq_by_name, name);
+}
+
+int q__flavor_index(const q_tree *t, const char *name) {
+  void *v = map_get(&t->flavor_by_name, name);
+  return v ? (int)((uintptr_t)v - 1) : -1;
+}
+
+q__node *q__root(q__node *n) {
+  while (n->parent) n = n->parent;
+  return n;
+}
+
+/* ---- resources and flavors ------------------------------------------------------------- */
+
+static ts_rc add_resource(q_tree *t, const char *name) {
+  int id = model_resource_id(name);
+  if (id < 0)
+    return problem(t, "resource \"%s\": more than %d resource names", name, MODEL_MAX_RESOURCES);
+  if (t->res_slot[id] >= 0) return TS_OK;
+  t->res_slot[id] = (int8_t)t->nres;
+  t->res_id[t->nres++] = (uint16_t)id;
+  return TS_OK;
+}
+
+static ts_rc add_flavor(q_tree *t, const char *name, const model_resource_flavor *rf) {
+  int i = q__flavor_index(t, name);
+  if (i >= 0) {
+    if (rf) t->fobj[i] = rf;
+    return TS_OK;
+  }
+  if (t->nflavors % 16 == 0) {
+    size_t cap = t->nflavors + 16;
+    const char **n = ts_arena_alloc(&t->arena, cap * sizeof *n);
+    const model_resource_flavor **o = ts_arena_alloc(&t->arena, cap * sizeof *o);
+    if (!n || !o) return TS_ENOMEM;
+    if (t->nflavors) {
+      memcpy(n, t->fname, t->nflavors * sizeof *n);
+      memcpy(o, t->fobj, t->nflavors * sizeof *o);
+    }
+    t->fname = n, t->fobj = o;
+  }
+  t->fname[t->nflavors] = name;
+  t->fobj[t->nflavors] = rf;
+  t->nflavors++;
+  return map_put(&t->flavor_by_name, name, (void *)(uintptr_t)t->nflavors);
+}
+
+/* Registers the resources and flavors named by resource groups. */
+static ts_rc scan_groups(q_tree *t, const model_resource_group *g, uint32_t n) {
+  ts_rc rc;
+  for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t r = 0; r < g[i].ncovered; r++)
+      if ((rc = add_resource(t, g[i].covered[r])) != TS_OK) return rc;
+    for (uint32_t f = 0; f < g[i].nflavors; f++)
+      if ((rc = add_flavor(t, g[i].flavors[f].flavor, NULL)) != TS_OK) return rc;
+  }
+  return TS_OK;
+}
+
+/* ---- nodes ----------------------------------------------------------------------------- */
+
+static ts_rc node_init(q_tree *t, q__node *n, const char *name, bool is_cq) {
+  int64_t *mem = ts_arena_alloc(&t->arena, (t->nfr ? t->nfr : 1) * 5 * sizeof *mem);
+  if (!mem) return TS_ENOMEM;
+  n->name = ts_intern_cstr(name);
+  if (!n->name) return TS_ENOMEM;
+  n->is_cq = is_cq;
+  n->active = true;
+  n->weight = 1.0;
+  n->nominal = mem, n->blimit = mem + t->nfr, n->llimit = mem + 2 * t->nfr;
+  n->subtree = mem + 3 * t->nfr, n->usage = mem + 4 * t->nfr;
+  for (uint32_t i = 0; i < t->nfr; i++) {
+    n->nominal[i] = n->subtree[i] = n->usage[i] = 0;
+    n->blimit[i] = n->llimit[i] = Q__NONE;
+  }
+  return TS_OK;
+}
+
+static q__node *cohort_get(const q_tree *t, const char *name) {
+  return map_get(&t->cohort_by_name, name);
+}
+
+/* Returns the cohort named name, creating an implicit one when needed. */
+static ts_rc cohort_ensure(q_tree *t, const char *name, const model_cohort *obj, q__node **out) {
+  q__node *n = cohort_get(t, name);
+  ts_rc rc;
+  if (!n) {
+    if (!(n = zalloc(t, sizeof *n))) return TS_ENOMEM;
+    if ((rc = node_init(t, n, name, false)) != TS_OK) return rc;
+    if ((rc = map_put(&t->cohort_by_name, n->name, n)) != TS_OK) return rc;
+  }
+  if (obj) n->obj = obj;
+  *out = n;
+  return TS_OK;
+}
+
+/* Converts one quota to node arrays; a value out of range is recorded as a problem. */
+static ts_rc set_quota(q_tree *t, q__node *n, const char *what, uint32_t fr, int res,
+                       const model_quota *q) {
+  int64_t v;
+  if (model_resource_amount(res, &q->nominal, &v) != TS_OK)
+    return problem(t, "%s: nominalQuota of %s: out of range", what, model_resource_name(res));
+  n->nominal[fr] = v;
+  if (q->has_borrowing && model_resource_amount(res, &q->borrowing, &n->blimit[fr]) != TS_OK)
+    return problem(t, "%s: borrowingLimit of %s: out of range", what, model_resource_name(res));
+  if (q->has_lending && model_resource_amount(res, &q->lending, &n->llimit[fr]) != TS_OK)
+    return problem(t, "%s: lendingLimit of %s: out of range", what, model_resource_name(res));
+  return TS_OK;
+}
+
+static ts_rc set_quotas(q_tree *t, q__node *n, const char *what, const model_resource_group *g,
+                        uint32_t ng) {
+  ts_rc rc;
+  for (uint32_t i = 0; i < ng; i++)
+    for (uint32_t f = 0; f < g[i].nflavors; f++) {
+      const model_flavor_quotas *fq = &g[i].flavors[f];
+      int fi = q__flavor_index(t, fq->flavor);
+      for (uint32_t r = 0; r < fq->nresources; r++) {
+        int res = model_resource_id(fq->resources[r].resource);
+        if (fi < 0 || res < 0 || t->res_slot[res] < 0) continue;
+        if ((rc = set_quota(t, n, what, q__fr(t, (uint32_t)fi, res), res, &fq->resources[r])))
+          return rc;
+      }
+    }
+  return TS_OK;
+}
+
+/* ---- ClusterQueues --------------------------------------------------------------------- */
+
+static const char *cohort_field(const model_cluster_queue *q) {
+  return strcmp(q->obj.api_version, "kueue.x-k8s.io/v1beta1") ? "spec.cohortName" : "spec.cohort";
+}
+
+static ts_rc cq_groups(q_tree *t, q__cq *cq) {
+  const model_cluster_queue *o = cq->obj;
+  memset(cq->group_of, -1, sizeof cq->group_of);
+  cq->ngroups = o->ngroups < Q__MAX_GROUPS ? o->ngroups : Q__MAX_GROUPS;
+  if (!(cq->groups = zalloc(t, cq->ngroups * sizeof *cq->groups))) return TS_ENOMEM;
+  for (uint32_t i = 0; i < cq->ngroups; i++) {
+    const model_resource_group *g = &o->groups[i];
+    q__group *q = &cq->groups[i];
+    q->res = zalloc(t, g->ncovered * sizeof *q->res);
+    q->flavors = zalloc(t, g->nflavors * sizeof *q->flavors);
+    if (!q->res || !q->flavors) return TS_ENOMEM;
+    for (uint32_t r = 0; r < g->ncovered; r++) {
+      int id = model_resource_id(g->covered[r]);
+      if (id < 0) continue;
+      q->res[q->nres++] = (uint16_t)id;
+      cq->group_of[id] = (int8_t)i;
+    }
+    for (uint32_t f = 0; f < g->nflavors; f++)
+      q->flavors[q->nflavors++] = (uint16_t)q__flavor_index(t, g->flavors[f].flavor);
+  }
+  return TS_OK;
+}
+
+/* A queue naming a flavor that does not exist is inactive (Kueue: FlavorNotFound). */
+static ts_rc cq_check_flavors(q_tree *t, q__cq *cq) {
+  for (uint32_t g = 0; g < cq->ngroups; g++)
+    for (uint32_t f = 0; f < cq->groups[g].nflavors; f++) {
+      uint16_t fi = cq->groups[g].flavors[f];
+      if (t->fobj[fi]) continue;
+      cq->node.active = false;
+      cq->inactive = "FlavorNotFound";
+      return problem(t,
+                     "ClusterQueue %s: spec.resourceGroups[%u].flavors[%u].name: ResourceFlavor "
+                     "\"%s\" not found",
+                     cq->node.name, g, f, t->fname[fi]);
+    }
+  return TS_OK;
+}
+
+static ts_rc cq_add(q_tree *t, const model_cluster_queue *o) {
+  static const char *const stop[] = {"None", "Hold", "HoldAndDrain"};
+  q__cq *cq = zalloc(t, sizeof *cq);
+  char what[300];
+  ts_rc rc;
+  if (!cq) return TS_ENOMEM;
+  cq->obj = o;
+  if ((rc = node_init(t, &cq->node, o->obj.name, true)) || (rc = cq_groups(t, cq))) return rc;
+  cq->node.weight = ts_quantity_approx(&o->fair_weight);
+  snprintf(what, sizeof what, "ClusterQueue %s: spec.resourceGroups", o->obj.name);
+  if ((rc = set_quotas(t, &cq->node, what, o->groups, o->ngroups))) return rc;
+  if (o->cohort && (rc = cohort_ensure(t, o->cohort, NULL, &cq->node.parent))) return rc;
+  if ((rc = cq_check_flavors(t, cq)) != TS_OK) return rc;
+  if (o->stop_policy != MODEL_STOP_NONE) {
+    cq->node.active = false;
+    cq->inactive = "Stopped";
+    if ((rc = problem(t, "ClusterQueue %s: spec.stopPolicy: %s: the queue is stopped",
+                      cq->node.name, stop[o->stop_policy])))
+      return rc;
+  }
+  cq->node.index = t->ncqs;
+  t->cqs[t->ncqs++] = cq;
+  return map_put(&t->cq_by_name, cq->node.name, cq);
+}
+
+/* ---- Cohorts and cycles ---------------------------------------------------------------- */
+
+static ts_rc cohort_add(q_tree *t, const model_cohort *o) {
+  q__node *n;
+  char what[300];
+  ts_rc rc;
+  if ((rc = cohort_ensure(t, o->obj.name, o, &n)) != TS_OK) return rc;
+  n->weight = ts_quantity_approx(&o->fair_weight);
+  snprintf(what, sizeof what, "Cohort %s: spec.resourceGroups", o->obj.name);
+  if ((rc = set_quotas(t, n, what, o->groups, o->ngroups))) return rc;
+  if (o->parent) return cohort_ensure(t, o->parent, NULL, &n->parent);
+  return TS_OK;
+}
+
+static const char *parent_field(const q__node *n) {
+  if (n->obj && !strcmp(n->obj->obj.api_version, "kueue.x-k8s.io/v1alpha1")) return "spec.parent";
+  return "spec.parentName";
+}
+
+/* Reports the cycle through n ("a -> b -> a") and cuts it so that walks terminate. */
+static ts_rc report_cycle(q_tree *t, q__node *n) {
+  char path[Q__MSG_MAX];
+  size_t len = 0;
+  q__node *p = n;
+  path[0] = 0;
+  for (int i = 0; i <= Q__MAX_DEPTH && len < sizeof path; i++) {
+    len += (size_t)snprintf(path + len, sizeof path - len, "%s%s", i ? " -> " : "", p->name);
+    if (i && p == n) break;
+    p = p->parent;
+    if (!p) break;
+  }
+  for (p = n; p && p->mark != 3; p = p->parent) p->mark = 3, p->active = false;
+  n->parent = NULL;
+  return problem(t, "Cohort %s: %s: cycle %s", n->name, parent_field(n), path);
+}
+
+/* Marks every cohort: 2 = fine, 3 = in a cycle or under one (inactive). Iterative and
+ * bounded by Q__MAX_DEPTH. */
+static ts_rc check_cycles(q_tree *t) {
+  ts_rc rc;
+  for (uint32_t i = 0; i < t->ncohorts; i++) {
+    q__node *n = t->cohorts[i], *p;
+    int depth = 0;
+    if (n->mark) continue;
+    for (p = n; p && !p->mark && depth <= Q__MAX_DEPTH; p = p->parent, depth++) p->mark = 1;
+    if (p && p->mark == 1) {
+      if ((rc = report_cycle(t, p)) != TS_OK) return rc;
+    } else if (p && !p->mark) {
+      p->active = false;
+      p->mark = 3;
+      if ((rc = problem(t, "Cohort %s: %s: nesting deeper than %d", p->name, parent_field(p),
+                        Q__MAX_DEPTH)))
+        return rc;
+      p->parent = NULL;
+    }
+    /* Everything walked takes the verdict of where the walk ended. */
+    int verdict = p && p->mark == 3 ? 3 : 2;
+    for (q__node *x = n; x && x->mark == 1; x = x->parent) {
+      x->mark = verdict;
+      if (verdict == 3) x->active = false;
+    }
+  }
+  return TS_OK;
+}
+
+/* ---- tree structure -------------------------------------------------------------------- */
+
+static int node_name_cmp(const void *a, const void *b) {
+  return strcmp((*(q__node *const *)a)->name, (*(q__node *const *)b)->name);
+}
+
+static ts_rc collect_cohorts(q_tree *t) {
+  size_t it = 0, k = 0;
+  const ts_map_slot *s;
+  t->ncohorts = (uint32_t)t->cohort_by_name.count;
+  if (!(t->cohorts = zalloc(t, t->ncohorts * sizeof *t->cohorts))) return TS_ENOMEM;
+  while (ts_map_next(&t->cohort_by_name, &it, &s)) t->cohorts[k++] = s->value;
+  qsort(t->cohorts, t->ncohorts, sizeof *t->cohorts, node_name_cmp);
+  for (uint32_t i = 0; i < t->ncohorts; i++) t->cohorts[i]->index = i;
+  return TS_OK;
+}
+
+/* Fills each cohort's kids: child cohorts then child queues, both in name order. */
+static ts_rc link_kids(q_tree *t) {
+  uint32_t *count = zalloc(t, (t->ncohorts + 1) * sizeof *count);
+  if (!count) return TS_ENOMEM;
+  for (uint32_t i = 0; i < t->ncohorts; i++) t->cohorts[i]->mark = (int)i;
+  for (uint32_t i = 0; i < t->ncohorts; i++)
+    if (t->cohorts[i]->parent) count[t->cohorts[i]->parent->mark]++;
+  for (uint32_t i = 0; i < t->ncqs; i++)
+    if (t->cqs[i]->node.parent) count[t->cqs[i]->node.parent->mark]++;
+  for (uint32_t i = 0; i < t->ncohorts; i++)
+    if (!(t->cohorts[i]->kids = zalloc(t, count[i] * sizeof(q__node *)))) return TS_ENOMEM;
+  for (uint32_t i = 0; i < t->ncohorts; i++) {
+    q__node *p = t->cohorts[i]->parent;
+    if (p) p->kids[p->nkids++] = t->cohorts[i], p->nkid_cohorts++;
+  }
+  for (uint32_t i = 0; i < t->ncqs; i++) {
+    q__node *p = t->cqs[i]->node.parent;
+    if (p) p->kids[p->nkids++] = &t->cqs[i]->node;
+  }
+  return TS_OK;
+}
+
+/* SubtreeQuota, heights and depths, bottom-up from n (depth bounded by check_cycles). */
+static void accumulate(q_tree *t, q__node *n, int depth) {
+  n->depth = depth;
+  for (uint32_t f = 0; f < t->nfr; f++) n->subtree[f] = n->nominal[f];
+  if (n->is_cq) return;
+  n->height = n->nkids ? 1 : 0;
+  for (uint32_t k = 0; k < n->nkids; k++) {
+    q__node *c = n->kids[k];
+    accumulate(t, c, depth + 1);
+    if (!c->is_cq && c->height + 1 > n->height) n->height = c->height + 1;
+    for (uint32_t f = 0; f < t->nfr; f++) n->subtree[f] += c->subtree[f] - q__guaranteed(c, f);
+  }
+}
+
+/* What each cohort lends its children per resource (Kueue's calculateLendable). */
+static ts_rc lendables(q_tree *t) {
+  for (uint32_t i = 0; i < t->ncohorts; i++) {
+    q__node *n = t->cohorts[i];
+    if (!(n->lendable = zalloc(t, (t->nres ? t->nres : 1) * sizeof *n->lendable))) return TS_ENOMEM;
+    for (uint32_t f = 0; f < t->nfr; f++) n->lendable[f % t->nres] += q__potential(n, f);
+  }
+  return TS_OK;
+}
+
+/* A queue under a cohort in a cycle is inactive too. */
+static ts_rc propagate_inactive(q_tree *t) {
+  for (uint32_t i = 0; i < t->ncqs; i++) {
+    q__cq *cq = t->cqs[i];
+    const q__node *p = cq->node.parent;
+    while (p && p->active) p = p->parent;
+    if (!p || !cq->node.active) continue;
+    cq->node.active = false;
+    cq->inactive = "CohortCycle";
+    ts_rc rc = problem(t, "ClusterQueue %s: %s: cohort \"%s\" is in or under a cycle",
+                       cq->node.name, cohort_field(cq->obj), cq->obj->cohort);
+    if (rc != TS_OK) return rc;
+  }
+  return TS_OK;
+}
+
+/* ---- LocalQueues ----------------------------------------------------------------------- */
+
+static ts_rc local_queues(q_tree *t) {
+  model_obj **v = NULL;
+  size_t n = 0;
+  ts_rc rc = model_list(t->m, MODEL_LOCAL_QUEUE, &v, &n);
+  for (size_t i = 0; rc == TS_OK && i < n; i++) {
+    const model_local_queue *lq = (const model_local_queue *)v[i];
+    q__lq *e = zalloc(t, sizeof *e);
+    char *key = ts_arena_strndup(&t->arena, lq->obj.key, strlen(lq->obj.key));
+    if (!e || !key) {
+      rc = TS_ENOMEM;
+      break;
+    }
+    e->cq = lq->cluster_queue;
+    e->held = lq->stop_policy != MODEL_STOP_NONE;
+    if ((rc = map_put(&t->lq_by_key, key, e)) != TS_OK) break;
+    if (!q__cq_get(t, e->cq))
+      rc =
+          problem(t, "LocalQueue %s: spec.clusterQueue: ClusterQueue \"%s\" not found", key, e->cq);
+  }
+  ts_free(v);
+  return rc;
+}
+
+/* ---- build ----------------------------------------------------------------------------- */
+
+static ts_rc scan(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs, size_t nch) {
+  model_obj **rfs = NULL;
+  size_t nrf = 0;
+  ts_rc rc = model_list(t->m, MODEL_RESOURCE_FLAVOR, &rfs, &nrf);
+  for (size_t i = 0; rc == TS_OK && i < nrf; i++) {
+    const char *name = ts_intern_cstr(rfs[i]->name);
+    rc = name ? add_flavor(t, name, (const model_resource_flavor *)rfs[i]) : TS_ENOMEM;
+  }
+  for (size_t i = 0; rc == TS_OK && i < ncq; i++) {
+    const model_cluster_queue *q = (const model_cluster_queue *)cqs[i];
+    rc = scan_groups(t, q->groups, q->ngroups);
+  }
+  for (size_t i = 0; rc == TS_OK && i < nch; i++) {
+    const model_cohort *c = (const model_cohort *)chs[i];
+    rc = scan_groups(t, c->groups, c->ngroups);
+  }
+  ts_free(rfs);
+  t->nfr = t->nflavors * t->nres;
+  return rc;
+}
+
+static ts_rc build_nodes(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs, size_t nch) {
+  ts_rc rc = TS_OK;
+  if (!(t->cqs = zalloc(t, ncq * sizeof *t->cqs))) return TS_ENOMEM;
+  for (size_t i = 0; rc == TS_OK && i < nch; i++) rc = cohort_add(t, (const model_cohort *)chs[i]);
+  for (size_t i = 0; rc == TS_OK && i < ncq; i++)
+    rc = cq_add(t, (const model_cluster_queue *)cqs[i]);
+  if (rc == TS_OK) rc = collect_cohorts(t);
+  if (rc == TS_OK) rc = check_cycles(t);
+  if (rc == TS_OK) rc = link_kids(t);
+  for (uint32_t i = 0; rc == TS_OK && i < t->ncohorts; i++)
+    if (!t->cohorts[i]->parent) accumulate(t, t->cohorts[i], 0);
+  for (uint32_t i = 0; rc == TS_OK && i < t->ncqs; i++)
+    if (!t->cqs[i]->node.parent) accumulate(t, &t->cqs[i]->node, 0);
+  if (rc == TS_OK) rc = lendables(t);
+  if (rc == TS_OK) rc = propagate_inactive(t);
+  return rc;
+}
+
+static void tree_init(q_tree *t, const model *m) {
+  memset(t, 0, sizeof *t);
+  t->m = m;
+  ts_arena_init(&t->arena, ARENA_CHUNK);
+  memset(t->res_slot, -1, sizeof t->res_slot);
+  ts_map_init(&t->cq_by_name);
+  ts_map_init(&t->cohort_by_name);
+  ts_map_init(&t->flavor_by_name);
+  ts_map_init(&t->lq_by_key);
+  ts_map_init(&t->adm_by_key);
+}
+
+ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err) {
+  ts_rc rc = TS_ENOMEM;
+  model_obj **cqs = NULL, **chs = NULL;
+  size_t ncq = 0, nch = 0;
+  q_tree *t = ts_malloc(sizeof *t);
+  *out = NULL;
+  if (!t) goto out;
+  tree_init(t, m);
+  if ((rc = model_list(m, MODEL_CLUSTER_QUEUE, &cqs, &ncq)) ||
+      (rc = model_list(m, MODEL_COHORT, &chs, &nch)) || (rc = scan(t, cqs, ncq, chs, nch)) ||
+      (rc = build_nodes(t, cqs, ncq, chs, nch)) || (rc = local_queues(t)))
+    goto out;
+  *out = t;
+  t = NULL;
+out:
+  ts_free(cqs);
+  ts_free(chs);
+  if (t) q_tree_free(t);
+  if (rc != TS_OK) ts_err_set(err, rc, "building the quota tree: %s", ts_strerror(rc));
+  return rc;
+}
+
+void q_tree_free(q_tree *t) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  if (!t) return;
+  while (ts_map_next(&t->adm_by_key, &it, &s)) ts_free(s->value);
+  for (uint32_t i = 0; i < t->ncqs; i++) ts_vec_free(&t->cqs[i]->adm);
+  for (size_t i = 0; i < t->problems.n; i++) ts_free(t->problems.v[i]);
+  ts_vec_free(&t->problems);
+  ts_vec_free(&t->sorted);
+  ts_map_free(&t->cq_by_name);
+  ts_map_free(&t->cohort_by_name);
+  ts_map_free(&t->flavor_by_name);
+  ts_map_free(&t->lq_by_key);
+  ts_map_free(&t->adm_by_key);
+  ts_arena_free(&t->arena);
+  ts_free(t);
+}
+
+/* ---- snapshots of usage ---------------------------------------------------------------- */
+
+size_t q__usage_words(const q_tree *t) {
+  return (size_t)(t->ncqs + t->ncohorts) * t->nfr;
+}
+
+void q__usage_save(const q_tree *t, int64_t *buf) {
+  size_t k = 0;
+  for (uint32_t i = 0; i < t->ncqs; i++, k += t->nfr)
+    memcpy(buf + k, t->cqs[i]->node.usage, t->nfr * sizeof *buf);
+  for (uint32_t i = 0; i < t->ncohorts; i++, k += t->nfr)
+    memcpy(buf + k, t->cohorts[i]->usage, t->nfr * sizeof *buf);
+}
+
+void q__usage_restore(q_tree *t, const int64_t *buf) {
+  size_t k = 0;
+  for (uint32_t i = 0; i < t->ncqs; i++, k += t->nfr)
+    memcpy(t->cqs[i]->node.usage, buf + k, t->nfr * sizeof *buf);
+  for (uint32_t i = 0; i < t->ncohorts; i++, k += t->nfr)
+    memcpy(t->cohorts[i]->usage, buf + k, t->nfr * sizeof *buf);
+}
+
+/* ---- queries --------------------------------------------------------------------------- */
+
+ts_rc q_tree_usage(const q_tree *t, const char *cq, const char *flavor, int resource,
+                   q_usage *out) {
+  q__cq *q = q__cq_get(t, cq);
+  int f = q__flavor_index(t, flavor);
+  uint32_t fr;
+  if (!q || f < 0 || resource < 0 || resource >= MODEL_MAX_RESOURCES || t->res_slot[resource] < 0)
+    return TS_ENOTFOUND;
+  fr = q__fr(t, (uint32_t)f, resource);
+  out->usage = q->node.usage[fr];
+  out->nominal = q->node.nominal[fr];
+  out->borrowed = out->usage > out->nominal ? out->usage - out->nominal : 0;
+  out->available = q__available(&q->node, fr);
+  out->potential = q__potential(&q->node, fr);
+  return TS_OK;
+}
+
+double q_tree_share(const q_tree *t, const char *cq) {
+  q__cq *q = q__cq_get(t, cq);
+  return q ? q__drs_value(q__share(t, &q->node)) : 0.0;
+}
+
+bool q_tree_cq_active(const q_tree *t, const char *cq) {
+  q__cq *q = q__cq_get(t, cq);
+  return q && q->node.active;
+}
+
+int32_t q_priority(const model *m, const char *wpc, const char *pc) {
+  const model_obj *o;
+  size_t it = 0;
+  const ts_map_slot *s;
+  if (wpc && (o = model_get(m, MODEL_WORKLOAD_PRIORITY_CLASS, NULL, wpc)))
+    return ((const model_workload_priority_class *)o)->value;
+  if (pc && (o = model_get(m, MODEL_PRIORITY_CLASS, NULL, pc)))
+    return ((const model_priority_class *)o)->value;
+  while (ts_map_next(&m->by_key[MODEL_PRIORITY_CLASS], &it, &s)) {
+    const model_priority_class *c = s->value;
+    if (c->global_default) return c->value;
+  }
+  return 0;
+}

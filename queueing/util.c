@@ -1,0 +1,49 @@
+/* queueing/util.c - small helpers of the queueing module: sentences in the cycle arena and a
+ * stable merge sort that takes a context. */
+#include "queueing/q_int.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *q__msg(q__ctx *c, const char *fmt, ...) {
+  char buf[Q__MSG_MAX * 4];
+  char *s;
+  va_list ap;
+  int n;
+  va_start(ap, fmt);
+  n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0) return "";
+  if ((size_t)n >= sizeof buf) n = (int)sizeof buf - 1;
+  s = ts_arena_strndup(c->arena, buf, (size_t)n);
+  return s ? s : "";
+}
+
+/* Merges the sorted runs a[0..na) and b[0..nb) into out. */
+static void merge(char *out, const char *a, size_t na, const char *b, size_t nb, size_t size,
+                  q__cmp_fn cmp, const void *ctx) {
+  while (na && nb) {
+    if (cmp(b, a, ctx) < 0) {
+      memcpy(out, b, size), b += size, nb--;
+    } else {
+      memcpy(out, a, size), a += size, na--;
+    }
+    out += size;
+  }
+  if (na) memcpy(out, a, na * size);
+  if (nb) memcpy(out, b, nb * size);
+}
+
+void q__sort(void *base, size_t n, size_t size, q__cmp_fn cmp, const void *ctx, void *tmp) {
+  char *v = base, *w = tmp;
+  /* Bottom-up: runs of width 1, 2, 4, ... alternate between v and w. */
+  for (size_t width = 1; width < n; width *= 2) {
+    for (size_t lo = 0; lo < n; lo += 2 * width) {
+      size_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+      merge(w + lo * size, v + lo * size, mid - lo, v + mid * size, hi - mid, size, cmp, ctx);
+    }
+    char *x = v;
+    v = w, w = x;
+  }
+  if (v != base) memcpy(base, v, n * size);
+}
