@@ -106,7 +106,11 @@ test: deps
 
 demo: deps
 	@$(MAKE) --no-print-directory all
-	./tessera replay examples/cluster
+	@echo "== examples/cluster: plain pods on a GPU cluster"
+	@./tessera replay examples/cluster
+	@echo
+	@echo "== examples/kueue: the seed article's queues and PyTorchJob, admitted with placement"
+	@./tessera replay examples/kueue
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)

@@ -16,6 +16,9 @@ int cmd_check(int argc, char **argv);
  * expectation; returns the number not met, or -1 when the file is unusable. */
 int replay_expect(const char *path, const model *m, const sched_result *res, FILE *out);
 
+/* replay_queues.c: per ClusterQueue after the cycle (text to out, or into summary). */
+void replay_queues(FILE *out, json_t *summary, const model *m, const sched_result *res);
+
 /* replay_dra.c: DRA output of replay. */
 void replay_print_claims(FILE *out, const sched_decision *d);
 json_t *replay_claims_json(const sched_decision *d); /* returns new */

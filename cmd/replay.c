@@ -168,6 +168,7 @@ static void print_summary(const replay *r, const sched_result *res) {
     }
   }
   replay_dra_summary(r->out, js, r->m, res);
+  replay_queues(r->out, js, r->m, res);
   if (r->json) {
     json_object_set_new(js, "gpus", jp);
     print_json(r->out, json_pack("{s:o}", "summary", js));
@@ -214,6 +215,8 @@ int cmd_replay(int argc, char **argv) {
       cfg.pods_ready_timeout_ns = t.pods_ready_timeout_ms * 1000000LL;
       cfg.requeue_base_ns = t.requeue_base_ms * 1000000LL;
       cfg.requeue_max_ns = t.requeue_max_ms * 1000000LL;
+      cfg.fair_sharing = t.fair_sharing;
+      cfg.manage_jobs_without_queue = t.manage_jobs_without_queue;
     } else if (argv[i][0] == '-' || path) {
       return usage();
     } else {

@@ -188,6 +188,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
   sched_view v;
   ts_arena scratch;
   sched_gang *gangs = NULL;
+  bool *handled = NULL;
   size_t n = 0, i = 0;
   ts_rc rc;
   memset(out, 0, sizeof *out);
@@ -196,15 +197,26 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
   rc = sched__view_init(&v, m, cfg, now_ns, &scratch, &out->arena);
   if (rc == TS_OK) rc = sched__ready_check(&v, state, out, add_decision);
   if (rc == TS_OK) rc = sched__gangs(&v, &gangs, &n);
+  if (rc == TS_OK && !(handled = ts_arena_alloc(&scratch, n + 1))) rc = TS_ENOMEM;
+  if (rc == TS_OK) memset(handled, 0, n + 1);
+  if (rc == TS_OK) rc = sched__admit(&v, gangs, n, out, add_decision, handled);
   while (rc == TS_OK && i < n) {
     size_t j = i + 1;
-    const char *held = sched__ready_hold(&v, state, gangs[i].key);
-    if (held) {
+    const char *held = handled[i] ? NULL : sched__ready_hold(&v, state, gangs[i].key);
+    if (handled[i]) {
+      /* decided by Kueue admission */
+    } else if (cfg->manage_jobs_without_queue && !gangs[i].blocked) {
+      rc = decide_held(&v, &gangs[i],
+                       "has no kueue.x-k8s.io/queue-name label and pods without a "
+                       "queue are held (manageJobsWithoutQueueName)",
+                       out);
+    } else if (held) {
       rc = decide_held(&v, &gangs[i], held, out);
     } else if (!single(&gangs[i])) {
       rc = decide_gang(&v, &gangs[i], out);
     } else {
-      while (j < n && single(&gangs[j]) && !sched__ready_hold(&v, state, gangs[j].key) &&
+      while (j < n && single(&gangs[j]) && !handled[j] &&
+             !sched__ready_hold(&v, state, gangs[j].key) &&
              sched__same_shape(&gangs[i].pods[0], &gangs[j].pods[0]))
         j++;
       rc = decide_singles(&v, gangs + i, (uint32_t)(j - i), out);

@@ -41,7 +41,8 @@ void sched_state_free(sched_state *s) {
 static void duration(int64_t ns, char *out, size_t cap) {
   int64_t s = ns / 1000000000LL;
   if (s >= 3600)
-    snprintf(out, cap, "%lldh%lldm%llds", (long long)(s / 3600), (long long)(s / 60 % 60), (long long)(s % 60));
+    snprintf(out, cap, "%lldh%lldm%llds", (long long)(s / 3600), (long long)(s / 60 % 60),
+             (long long)(s % 60));
   else
     snprintf(out, cap, "%lldm%llds", (long long)(s / 60), (long long)(s % 60));
 }
@@ -59,11 +60,11 @@ const char *sched__ready_hold(sched_view *v, sched_state *st, const char *key) {
 
 /* A bound gang under watch: when it was bound and whether every pod is ready. */
 typedef struct watched {
-  const char *key;          /* gang key (arena) */
-  int64_t bound_at;         /* latest PodScheduled=True transition; 0 = unknown */
-  bool ready;               /* every member Running and Ready */
-  const model_pod **pods;   /* members (arena) */
-  uint32_t n, cap;          /* entries */
+  const char *key;        /* gang key (arena) */
+  int64_t bound_at;       /* latest PodScheduled=True transition; 0 = unknown */
+  bool ready;             /* every member Running and Ready */
+  const model_pod **pods; /* members (arena) */
+  uint32_t n, cap;        /* entries */
 } watched;
 
 static bool pod_ready(const model_pod *p) {
@@ -94,8 +95,10 @@ static ts_rc watch_pod(sched_view *v, ts_map *index, const model_pod *p) {
   }
   w->pods[w->n++] = p;
   w->ready &= pod_ready(p);
-  if (!c || strcmp(c->status, "True") || !c->last_transition_ns) w->bound_at = -1;
-  else if (w->bound_at >= 0 && c->last_transition_ns > w->bound_at) w->bound_at = c->last_transition_ns;
+  if (!c || strcmp(c->status, "True") || !c->last_transition_ns)
+    w->bound_at = -1;
+  else if (w->bound_at >= 0 && c->last_transition_ns > w->bound_at)
+    w->bound_at = c->last_transition_ns;
   return TS_OK;
 }
 

@@ -106,6 +106,9 @@ typedef struct sched_config {
   int64_t pods_ready_timeout_ns;            /* how long after binding (5 min) */
   int64_t requeue_base_ns;                  /* first requeue backoff (1 min), doubled each time */
   int64_t requeue_max_ns;                   /* backoff cap (1 h) */
+  bool fair_sharing;                        /* Kueue fair sharing between queues */
+  bool manage_jobs_without_queue;           /* hold pods without a queue name (Kueue's
+                                               manageJobsWithoutQueueName) */
 } sched_config;
 
 /* What the scheduler remembers from one cycle to the next (requeue backoffs). A cycle given
@@ -167,6 +170,12 @@ void sched_result_free(sched_result *r);
 /* The effective priority of a pod: spec.priority, else its PriorityClass's value, else the
  * global default PriorityClass's value, else 0. */
 int32_t sched_pod_priority(const model *m, const model_pod *p);
+
+/* The Kueue quota tree of the model, charged with the gangs running through queues (their
+ * flavors inferred from the nodes they run on). The workloads it holds live in arena, which
+ * must outlive the tree. Returns new in *out (q_tree_free). */
+struct q_tree;
+ts_rc sched_queue_tree(const model *m, ts_arena *arena, struct q_tree **out, ts_err *err);
 
 /* True for resources counted as GPUs when scoring: names ending in "/gpu" and NVIDIA MIG
  * resources ("nvidia.com/mig-..."). */

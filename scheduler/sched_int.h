@@ -5,6 +5,7 @@
 #ifndef SCHED_INT_H
 #define SCHED_INT_H
 
+#include "queueing/queueing.h"
 #include "scheduler/sched.h"
 
 #define SCHED_MAX_GPU_RESOURCES 8 /* distinct GPU resource names scored */
@@ -19,6 +20,7 @@ typedef struct sched_sig {
   uint32_t *nodes;      /* passing node indexes, ascending (scratch arena, v->n capacity) */
   uint32_t n;           /* entries */
   uint8_t *pass;        /* v->n flags: node k passes */
+  const char *flavors;  /* the flavor restriction it was computed under (interned), or NULL */
 } sched_sig;
 
 /* What scoring needs of a pod, prepared once per run of same-shape pods. */
@@ -69,9 +71,14 @@ typedef struct sched_view {
   int nsigs;                        /* entries in use */
   int next_evict;                   /* round-robin slot to reuse when full */
   sched_cand *heap;                 /* one heap buffer of n entries for every run */
-  sched_dra_world *dra;             /* devices of every ResourceSlice, and what is in use */
-  ts_arena dra_scratch;             /* memory of trial allocations, reset before each */
-  const char *dra_error;            /* an allocation error met while filtering (result arena) */
+  const model_resource_flavor *const *flavors; /* while placing an admitted workload: nodes
+                                                  must carry these flavors' nodeLabels, and
+                                                  their tolerations apply */
+  uint32_t nflavors;                           /* entries (0: no restriction) */
+  const char *flavors_key;                     /* interned "f1,f2" naming the restriction */
+  sched_dra_world *dra;  /* devices of every ResourceSlice, and what is in use */
+  ts_arena dra_scratch;  /* memory of trial allocations, reset before each */
+  const char *dra_error; /* an allocation error met while filtering (result arena) */
   sched_level levels[SCHED_MAX_TOPOLOGY + 1]; /* topology levels seen this cycle */
   int nlevels;                                /* entries */
   ts_arena *arena;                            /* scratch memory for the cycle */
@@ -133,6 +140,13 @@ ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r,
                          ts_rc (*add)(sched_view *, sched_result *, sched_decision));
 const char *sched__ready_hold(sched_view *v, sched_state *st, const char *key);
 
+/* Kueue admission (admit.c): queued gangs (pods labelled kueue.x-k8s.io/queue-name) are
+ * admitted through their LocalQueues with placement; handled[i] says which gangs it decided. */
+ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
+                   ts_rc (*add)(sched_view *, sched_result *, sched_decision), bool *handled);
+/* The LocalQueue a pod names (kueue.x-k8s.io/queue-name), or NULL. */
+const char *sched__queue_of(const model_pod *p);
+
 /* Groups the pending pods of the cycle's scheduler into gangs (see DESIGN.md §2: PodGroup,
  * Kueue pod group, JobSet, owning job, else a gang of one) and orders them: priority
  * (highest first), then earliest creation, then name. Arena memory. */
@@ -142,6 +156,7 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
                        ts_arena *scratch, ts_arena *out);
 /* Frees what the view holds outside its arenas (the DRA world). */
 void sched__view_free(sched_view *v);
+const model_taint *sched__untolerated(const sched_view *v, const model_pod *p, const model_node *n);
 /* Filters that do not depend on free capacity, in kube-scheduler's plugin order. */
 sched_fit sched__static_fit(const sched_view *v, const model_pod *p, uint32_t node);
 /* The nodes passing the static filters for p, cached per signature; NULL when out of

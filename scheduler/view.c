@@ -72,12 +72,37 @@ static bool node_selector_fits(const model_pod *p, const model_node *n) {
          model_node_selector_match(&p->affinity, n->obj.name, &n->obj.labels);
 }
 
+/* The first NoSchedule / NoExecute taint of n that neither the pod nor the flavors in force
+ * (Kueue adds a flavor's tolerations to the pods it admits) tolerate. */
+const model_taint *sched__untolerated(const sched_view *v, const model_pod *p,
+                                      const model_node *n) {
+  for (uint32_t i = 0; i < n->ntaints; i++) {
+    const model_taint *t = &n->taints[i];
+    bool ok = t->effect == MODEL_EFFECT_PREFER_NO_SCHEDULE;
+    for (uint32_t j = 0; j < p->ntolerations && !ok; j++)
+      ok = model_tolerates(&p->tolerations[j], t);
+    for (uint32_t f = 0; f < v->nflavors && !ok; f++)
+      for (uint32_t j = 0; j < v->flavors[f]->ntolerations && !ok; j++)
+        ok = model_tolerates(&v->flavors[f]->tolerations[j], t);
+    if (!ok) return t;
+  }
+  return NULL;
+}
+
+static bool flavors_fit(const sched_view *v, const model_node *n) {
+  for (uint32_t f = 0; f < v->nflavors; f++)
+    for (uint32_t i = 0; i < v->flavors[f]->node_labels.n; i++)
+      if (model_labels_get(&n->obj.labels, v->flavors[f]->node_labels.v[i].key) !=
+          v->flavors[f]->node_labels.v[i].value)
+        return false;
+  return true;
+}
+
 sched_fit sched__static_fit(const sched_view *v, const model_pod *p, uint32_t node) {
   const model_node *n = v->nodes[node];
   if (n->unschedulable && !tolerates_unschedulable(p)) return SCHED_UNSCHEDULABLE;
-  if (model_untolerated_taint(n->taints, n->ntaints, p->tolerations, p->ntolerations))
-    return SCHED_TAINT;
-  if (!node_selector_fits(p, n)) return SCHED_AFFINITY;
+  if (sched__untolerated(v, p, n)) return SCHED_TAINT;
+  if (!node_selector_fits(p, n) || !flavors_fit(v, n)) return SCHED_AFFINITY;
   return SCHED_FIT;
 }
 
@@ -128,7 +153,9 @@ const sched_sig *sched__static_nodes(sched_view *v, const model_pod *p) {
   uint64_t h = static_hash(p);
   sched_sig *sig;
   for (int i = 0; i < v->nsigs; i++)
-    if (v->sigs[i].hash == h && sched__same_static(v->sigs[i].pod, p)) return &v->sigs[i];
+    if (v->sigs[i].hash == h && v->sigs[i].flavors == v->flavors_key &&
+        sched__same_static(v->sigs[i].pod, p))
+      return &v->sigs[i];
   if (v->nsigs < SCHED_MAX_SIGS) {
     sig = &v->sigs[v->nsigs];
     sig->nodes = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *sig->nodes);
@@ -139,7 +166,7 @@ const sched_sig *sched__static_nodes(sched_view *v, const model_pod *p) {
     sig = &v->sigs[v->next_evict]; /* reuse a slot and its buffer */
     v->next_evict = (v->next_evict + 1) % SCHED_MAX_SIGS;
   }
-  sig->pod = p, sig->hash = h, sig->n = 0;
+  sig->pod = p, sig->hash = h, sig->n = 0, sig->flavors = v->flavors_key;
   for (uint32_t k = 0; k < v->n; k++) {
     sig->pass[k] = sched__static_fit(v, p, k) == SCHED_FIT;
     if (sig->pass[k]) sig->nodes[sig->n++] = k;
@@ -244,7 +271,7 @@ static void node_reasons(sched_view *v, const sched_pending *pp, uint32_t node, 
     hist_add(h, "node(s) were unschedulable");
     return;
   case SCHED_TAINT:
-    t = model_untolerated_taint(n->taints, n->ntaints, p->tolerations, p->ntolerations);
+    t = sched__untolerated(v, p, n);
     snprintf(text, sizeof text, "node(s) had untolerated taint {%s: %s}", t->key, t->value);
     hist_add(h, text);
     return;

@@ -717,6 +717,88 @@ static void test_wait_for_pods_ready(void **state) {
   model_free(m);
 }
 
+/* ---- Kueue admission with placement ---------------------------------------------------- */
+
+static const char *queues_yaml =
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n"
+    "spec: {nodeLabels: {pool: gpu}}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n"
+    "  namespaceSelector: {}\n  preemption: {withinClusterQueue: LowerPriority}\n"
+    "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+    "    - {name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: %d}]}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: t}\n"
+    "spec: {clusterQueue: cq}\n";
+
+static void queued_member(model *m, const char *name, const char *job, int gpus, int prio,
+                          const char *node) {
+  char y[1200];
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
+           "\"2026-01-01T00:00:00Z\", labels: {kueue.x-k8s.io/queue-name: lq}, ownerReferences: "
+           "[{apiVersion: batch/v1, kind: Job, name: %s, uid: u-%s, controller: true}]}\n"
+           "spec: {schedulerName: tessera, priority: %d, %s%s%scontainers: [{name: c, resources: "
+           "{limits: {nvidia.com/gpu: %d}}}]}\n%s",
+           name, job, job, prio, node ? "nodeName: " : "", node ? node : "", node ? ", " : "", gpus,
+           node ? "status: {phase: Running}\n" : "");
+  apply(m, y);
+}
+
+static void test_admission_needs_placement(void **state) {
+  model *m = model_new();
+  char q[2048];
+  sched_result r;
+  (void)state;
+  snprintf(q, sizeof q, queues_yaml, 16);
+  apply(m, q);
+  /* Quota: 16 GPUs. Cluster: 4 nodes with 4 GPUs each, 2 used on each: 8 free in pieces of 2. */
+  for (int i = 0; i < 4; i++) {
+    char name[16], used[16];
+    snprintf(name, sizeof name, "n%d", i);
+    snprintf(used, sizeof used, "used-%d", i);
+    gpu_node(m, name, "pool: gpu", 4);
+    queued_member(m, used, used, 2, 0, name);
+  }
+  /* Quota allows 8 more (16 - 8), but a gang of two 4-GPU pods fits on no node: Kueue would
+   * admit it and leave it Pending; Tessera does not admit it. */
+  queued_member(m, "big-0", "big", 4, 0, NULL);
+  queued_member(m, "big-1", "big", 4, 0, NULL);
+  /* Two 2-GPU pods fit: admitted and placed. */
+  queued_member(m, "small-0", "small", 2, 0, NULL);
+  queued_member(m, "small-1", "small", 2, 0, NULL);
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(decision(&r, "big-0")->kind, SCHED_PENDING);
+  assert_non_null(
+      strstr(decision(&r, "big-0")->reason, "0 of its 2 pods fit on the nodes of flavor gpu"));
+  assert_int_equal(decision(&r, "small-0")->kind, SCHED_BIND);
+  assert_int_equal(decision(&r, "small-1")->kind, SCHED_BIND);
+  assert_string_equal(decision(&r, "small-0")->gang, "Job t/small");
+  sched_result_free(&r);
+  model_free(m);
+}
+
+static void test_admission_quota_and_preemption(void **state) {
+  model *m = model_new();
+  char q[2048];
+  sched_result r;
+  (void)state;
+  snprintf(q, sizeof q, queues_yaml, 4);
+  apply(m, q);
+  gpu_node(m, "n0", "pool: gpu", 8);
+  gpu_node(m, "other", "pool: cpu", 8);         /* not a node of the flavor */
+  queued_member(m, "low-0", "low", 4, 1, "n0"); /* uses the whole quota */
+  queued_member(m, "high-0", "high", 2, 100, NULL);
+  queued_member(m, "stray-0", "stray", 1, 0, NULL);
+  r = run(m, SCHED_BINPACK);
+  /* The quota is full: the higher-priority workload preempts the lower one (withinClusterQueue:
+   * LowerPriority) and waits for it to go; the victim's pods are evicted. */
+  assert_int_equal(decision(&r, "high-0")->kind, SCHED_PENDING);
+  assert_int_equal(decision(&r, "low-0")->kind, SCHED_EVICT);
+  assert_non_null(strstr(decision(&r, "low-0")->reason, "preempted to make room for"));
+  assert_int_equal(decision(&r, "stray-0")->kind, SCHED_PENDING);
+  sched_result_free(&r);
+  model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
@@ -733,6 +815,8 @@ int main(void) {
       cmocka_unit_test(test_dra_partitions),
       cmocka_unit_test(test_dra_claims),
       cmocka_unit_test(test_wait_for_pods_ready),
+      cmocka_unit_test(test_admission_needs_placement),
+      cmocka_unit_test(test_admission_quota_and_preemption),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,502 @@
+/* scheduler/admit.c - Kueue admission of queued gangs, with placement.
+ *
+ * A gang whose pods carry kueue.x-k8s.io/queue-name is a workload of that LocalQueue. The
+ * quota tree is built from the Kueue objects and charged with the gangs already running. Each
+ * Kueue cycle takes one head per ClusterQueue in fair order; for each flavor the assigner
+ * proposes, the scheduler checks that the pod set can really be placed on that flavor's nodes
+ * (a veto otherwise), and a head that fits is admitted only if every pod is then placed on
+ * the cycle's tentative view. Cycles repeat until one admits nothing, so one Tessera cycle
+ * admits as much as the cluster and the quotas allow. This is how a gang is never admitted
+ * on quota alone and left half Pending on a fragmented cluster. */
+#include "scheduler/sched_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define QUEUE_LABEL "kueue.x-k8s.io/queue-name"
+#define WPC_LABEL   "kueue.x-k8s.io/priority-class"
+#define ADMIT_ROUNDS_MAX 100000 /* Kueue cycles per Tessera cycle (each moves some head) */
+
+/* A queued gang as a Kueue workload. */
+typedef struct qgang {
+  q_workload wl;         /* the workload (wl.user = this) */
+  sched_gang *g;         /* pending gang, or NULL for a running one */
+  const model_pod **run; /* running members (arena), for admitted workloads */
+  uint32_t nrun, cap;    /* entries */
+  uint32_t *placed;      /* pending members' nodes once committed (UINT32_MAX: none) */
+  uint32_t *podset_of;   /* pending member -> pod set index */
+  bool decided;          /* decisions were written for it */
+  const char *reason;    /* the last reason Kueue gave while it was a head (result arena) */
+} qgang;
+
+typedef struct admit {
+  sched_view *v;         /* the cycle's view */
+  sched_result *r;       /* decisions */
+  ts_rc (*add)(sched_view *, sched_result *, sched_decision); /* adds a decision */
+  q_tree *tree;          /* quotas and usage */
+  q_queues *queues;      /* pending workloads */
+  qgang **pending;       /* queued pending gangs */
+  size_t npending;       /* entries */
+} admit;
+
+const char *sched__queue_of(const model_pod *p) {
+  return model_labels_get(&p->obj.labels, ts_intern_cstr(QUEUE_LABEL));
+}
+
+/* Fills ps with the requests of p as Kueue counts them: without the pod slot, which is not a
+ * container resource (arena copy). */
+static bool podset_requests(sched_view *v, const model_pod *p, q_podset *ps) {
+  model_rq *copy = ts_arena_alloc(v->arena, (p->requests.n + 1) * sizeof *copy);
+  uint32_t k = 0;
+  if (!copy) return false;
+  for (uint32_t i = 0; i < p->requests.n; i++)
+    if (p->requests.v[i].id != MODEL_RES_PODS) copy[k++] = p->requests.v[i];
+  ps->requests = copy, ps->nrequests = k;
+  return true;
+}
+
+/* Pod sets: runs of same-shape members, named ps-0, ps-1, ... */
+static bool build_podsets(sched_view *v, const model_pod *const *pods, uint32_t n, q_workload *wl,
+                          uint32_t *podset_of) {
+  q_podset *ps = ts_arena_alloc(v->arena, (n + 1) * sizeof *ps);
+  uint32_t nps = 0;
+  if (!ps) return false;
+  for (uint32_t i = 0; i < n;) {
+    uint32_t j = i + 1;
+    char name[32];
+    sched_pending a = {pods[i], 0, NULL, 0, false, NULL}, b;
+    while (j < n && (b = (sched_pending){pods[j], 0, NULL, 0, false, NULL}, sched__same_shape(&a, &b))) j++;
+    memset(&ps[nps], 0, sizeof ps[nps]);
+    snprintf(name, sizeof name, "ps-%u", nps);
+    ps[nps].name = ts_intern_cstr(name);
+    ps[nps].count = (int32_t)(j - i);
+    ps[nps].tolerations = pods[i]->tolerations, ps[nps].ntolerations = pods[i]->ntolerations;
+    ps[nps].node_selector = &pods[i]->node_selector;
+    if (!podset_requests(v, pods[i], &ps[nps])) return false;
+    for (uint32_t k = i; podset_of && k < j; k++) podset_of[k] = nps;
+    nps++;
+    i = j;
+  }
+  wl->podsets = ps, wl->npodsets = nps;
+  return true;
+}
+
+static int pod_member_cmp(const void *a, const void *b) {
+  return strcmp((*(const model_pod *const *)a)->obj.key, (*(const model_pod *const *)b)->obj.key);
+}
+
+static void fill_workload(sched_view *v, q_workload *wl, const model_pod *p, const char *key,
+                          const char *name, int64_t created, void *user) {
+  const char *wpc = model_labels_get(&p->obj.labels, ts_intern_cstr(WPC_LABEL));
+  wl->ns = p->obj.ns;
+  wl->name = name;
+  wl->key = key;
+  wl->local_queue = ts_intern_cstr(sched__queue_of(p));
+  wl->priority = p->has_priority ? p->priority : q_priority(v->m, wpc, p->priority_class);
+  if (wpc) wl->priority = q_priority(v->m, wpc, p->priority_class);
+  wl->queue_ns = created;
+  wl->user = user;
+}
+
+/* ---- gangs already running: their admission, reconstructed ----------------------------- */
+
+/* The flavor of a ClusterQueue's group that covers resource `res` and whose nodeLabels the
+ * node carries (the first in order), else the group's first flavor. */
+static const char *flavor_for(const sched_view *v, const model_cluster_queue *cq, int res,
+                              const model_node *node) {
+  for (uint32_t g = 0; g < cq->ngroups; g++) {
+    const model_resource_group *grp = &cq->groups[g];
+    bool covers = false;
+    for (uint32_t c = 0; c < grp->ncovered; c++) covers |= grp->covered[c] == model_resource_name(res);
+    if (!covers || !grp->nflavors) continue;
+    for (uint32_t f = 0; node && f < grp->nflavors; f++) {
+      const model_resource_flavor *rf = (const model_resource_flavor *)model_get(
+          v->m, MODEL_RESOURCE_FLAVOR, NULL, grp->flavors[f].flavor);
+      bool match = rf != NULL;
+      for (uint32_t l = 0; rf && l < rf->node_labels.n; l++)
+        match &= model_labels_get(&node->obj.labels, rf->node_labels.v[l].key) == rf->node_labels.v[l].value;
+      if (match) return grp->flavors[f].flavor;
+    }
+    return grp->flavors[0].flavor;
+  }
+  return NULL;
+}
+
+/* Charges a running queued gang to the tree. Gangs whose queue is unknown are not charged. */
+static ts_rc charge_running(admit *ad, qgang *q) {
+  sched_view *v = ad->v;
+  const model_local_queue *lq;
+  const model_cluster_queue *cq;
+  q_admission *adm;
+  ts_err err;
+  qsort(q->run, q->nrun, sizeof *q->run, pod_member_cmp);
+  fill_workload(v, &q->wl, q->run[0], q->wl.key, q->wl.key, q->run[0]->obj.created_ns, q);
+  lq = (const model_local_queue *)model_get(v->m, MODEL_LOCAL_QUEUE, q->run[0]->obj.ns, q->wl.local_queue);
+  cq = lq ? (const model_cluster_queue *)model_get(v->m, MODEL_CLUSTER_QUEUE, NULL, lq->cluster_queue) : NULL;
+  if (!cq || !build_podsets(v, q->run, q->nrun, &q->wl, NULL)) return cq ? TS_ENOMEM : TS_OK;
+  adm = ts_arena_alloc(v->arena, sizeof *adm);
+  if (!adm || !(adm->podsets = ts_arena_alloc(v->arena, (q->wl.npodsets + 1) * sizeof *adm->podsets)))
+    return TS_ENOMEM;
+  adm->cluster_queue = ts_intern_cstr(cq->obj.name);
+  adm->npodsets = q->wl.npodsets;
+  for (uint32_t i = 0, first = 0; i < q->wl.npodsets; first += (uint32_t)q->wl.podsets[i].count, i++) {
+    const q_podset *ps = &q->wl.podsets[i];
+    const model_node *node = q->run[first]->node;
+    q_psa *a = &adm->podsets[i];
+    a->name = ps->name, a->count = ps->count, a->mode = Q_FIT, a->nrf = 0;
+    a->rf = ts_arena_alloc(v->arena, (ps->nrequests + 1) * sizeof *a->rf);
+    if (!a->rf) return TS_ENOMEM;
+    for (uint32_t k = 0; k < ps->nrequests; k++) {
+      const char *fl = flavor_for(v, cq, ps->requests[k].id, node);
+      if (fl) a->rf[a->nrf++] = (q_rflavor){ps->requests[k].id, fl, ps->requests[k].v * ps->count, Q_FIT};
+    }
+  }
+  for (uint32_t i = 0; i < q->nrun; i++) q->wl.evicting |= q->run[i]->obj.deleted_ns != 0;
+  q->wl.admission = adm;
+  ts_err_clear(&err);
+  if (q_tree_admit(ad->tree, &q->wl, &err) == TS_ENOMEM) return TS_ENOMEM;
+  return TS_OK; /* a queue that does not exist any more charges nothing */
+}
+
+static ts_rc running_gangs(admit *ad) {
+  sched_view *v = ad->v;
+  ts_map index;
+  size_t it = 0;
+  const ts_map_slot *s;
+  ts_rc rc = TS_OK;
+  qgang **all = NULL;
+  size_t n = 0, cap = 0;
+  ts_map_init(&index);
+  while (rc == TS_OK && ts_map_next(&v->m->by_key[MODEL_POD], &it, &s)) {
+    const model_pod *p = s->value;
+    char key[600];
+    qgang *q;
+    if (!model_pod_counts(p) || !sched__queue_of(p)) continue;
+    sched__gang_key(v->m, p, key, sizeof key);
+    if (!(q = ts_map_get(&index, key, strlen(key)))) {
+      if (!(q = ts_arena_alloc(v->arena, sizeof *q))) { rc = TS_ENOMEM; break; }
+      memset(q, 0, sizeof *q);
+      q->wl.key = ts_arena_strndup(v->arena, key, strlen(key));
+      if (!q->wl.key || ts_map_put(&index, q->wl.key, strlen(q->wl.key), q, NULL) != TS_OK) { rc = TS_ENOMEM; break; }
+      if (n == cap) {
+        size_t ncap = cap ? cap * 2 : 16;
+        qgang **na = ts_arena_alloc(v->arena, ncap * sizeof *na);
+        if (!na) { rc = TS_ENOMEM; break; }
+        if (n) memcpy(na, all, n * sizeof *na);
+        all = na, cap = ncap;
+      }
+      all[n++] = q;
+    }
+    if (q->nrun == q->cap) {
+      uint32_t ncap = q->cap ? q->cap * 2 : 8;
+      const model_pod **np = ts_arena_alloc(v->arena, ncap * sizeof *np);
+      if (!np) { rc = TS_ENOMEM; break; }
+      if (q->nrun) memcpy(np, q->run, q->nrun * sizeof *np);
+      q->run = np, q->cap = ncap;
+    }
+    q->run[q->nrun++] = p;
+  }
+  ts_map_free(&index);
+  for (size_t i = 0; rc == TS_OK && i < n; i++) rc = charge_running(ad, all[i]);
+  return rc;
+}
+
+/* ---- pending gangs: workloads, hooks, decisions ---------------------------------------- */
+
+static ts_rc pending_workload(admit *ad, sched_gang *g, qgang **out) {
+  sched_view *v = ad->v;
+  qgang *q = ts_arena_alloc(v->arena, sizeof *q);
+  const model_pod **pods = ts_arena_alloc(v->arena, (g->npods + 1) * sizeof *pods);
+  if (!q || !pods) return TS_ENOMEM;
+  memset(q, 0, sizeof *q);
+  q->g = g;
+  q->placed = ts_arena_alloc(v->arena, (g->npods + 1) * sizeof *q->placed);
+  q->podset_of = ts_arena_alloc(v->arena, (g->npods + 1) * sizeof *q->podset_of);
+  if (!q->placed || !q->podset_of) return TS_ENOMEM;
+  for (uint32_t i = 0; i < g->npods; i++) pods[i] = g->pods[i].pod, q->placed[i] = UINT32_MAX;
+  fill_workload(v, &q->wl, pods[0], g->key, g->name, g->created, q);
+  q->wl.priority = g->priority;
+  if (!build_podsets(v, pods, g->npods, &q->wl, q->podset_of)) return TS_ENOMEM;
+  *out = q;
+  return TS_OK;
+}
+
+/* A gang made of the members of one pod set (count of them), for placement. */
+static sched_gang podset_gang(const qgang *q, uint32_t ps, int32_t count) {
+  sched_gang sub = *q->g;
+  uint32_t first = 0;
+  while (first < q->g->npods && q->podset_of[first] != ps) first++;
+  sub.pods = q->g->pods + first;
+  sub.npods = (uint32_t)count;
+  sub.min = count;
+  sub.nbound = 0;
+  sub.nmembers = (uint32_t)count;
+  return sub;
+}
+
+/* Restricts placement to the nodes of the given flavors (interned names). */
+static void restrict_to(sched_view *v, const char *const *names, uint32_t n,
+                        const model_resource_flavor **buf) {
+  char key[512] = "";
+  size_t len = 0;
+  v->nflavors = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const model_resource_flavor *rf =
+        (const model_resource_flavor *)model_get(v->m, MODEL_RESOURCE_FLAVOR, NULL, names[i]);
+    bool dup = false;
+    for (uint32_t k = 0; k < v->nflavors; k++) dup |= buf[k] == rf;
+    if (!rf || dup) continue;
+    buf[v->nflavors++] = rf;
+    len += (size_t)snprintf(key + len, sizeof key - (len < sizeof key ? len : sizeof key), "%s%s", len ? "," : "", names[i]);
+  }
+  v->flavors = v->nflavors ? buf : NULL;
+  v->flavors_key = v->nflavors ? ts_intern_cstr(key) : NULL;
+}
+
+static void unrestrict(sched_view *v) {
+  v->flavors = NULL, v->nflavors = 0, v->flavors_key = NULL;
+}
+
+/* q_hooks.placeable: can the pod set's pods be placed on the flavor's nodes right now? */
+static bool hook_placeable(void *ctx, const q_candidate *c, char *why, size_t cap) {
+  admit *ad = ctx;
+  sched_view *v = ad->v;
+  qgang *q = c->wl->user;
+  const model_resource_flavor *buf[1];
+  const char *names[1] = {c->flavor};
+  sched_gang sub;
+  uint32_t *placed, best = 0, got;
+  if (!q || !q->g) return true;
+  sub = podset_gang(q, c->podset, c->count);
+  placed = ts_arena_alloc(v->arena, (sub.npods + 1) * sizeof *placed);
+  if (!placed) return false;
+  restrict_to(v, names, 1, buf);
+  got = sched__place_gang(v, &sub, sub.npods, placed, &best);
+  for (uint32_t i = 0; got && i < sub.npods; i++) /* a check only: give everything back */
+    if (placed[i] != UINT32_MAX) {
+      sched__unplace(v, sub.pods[i].pod, placed[i]);
+      sched__dra_release(v, &sub.pods[i]);
+    }
+  unrestrict(v);
+  if (got) return true;
+  snprintf(why, cap, "%u of its %u pods fit on the nodes of flavor %s", best, sub.npods, c->flavor);
+  return false;
+}
+
+/* Gives back the placements of a workload's pending members. */
+static void unplace_workload(sched_view *v, qgang *q) {
+  for (uint32_t i = 0; i < q->g->npods; i++) {
+    if (q->placed[i] == UINT32_MAX) continue;
+    sched__unplace(v, q->g->pods[i].pod, q->placed[i]);
+    sched__dra_release(v, &q->g->pods[i]);
+    q->placed[i] = UINT32_MAX;
+  }
+}
+
+/* q_hooks.commit: place every pod of an admitted workload for real, pod set by pod set on
+ * the nodes of its flavors. */
+static bool hook_commit(void *ctx, const q_workload *wl, const q_admission *adm, char *why,
+                        size_t cap) {
+  admit *ad = ctx;
+  sched_view *v = ad->v;
+  qgang *q = wl->user;
+  if (!q || !q->g) return true;
+  for (uint32_t ps = 0; ps < adm->npodsets; ps++) {
+    const q_psa *a = &adm->podsets[ps];
+    const char **names = ts_arena_alloc(v->arena, (a->nrf + 1) * sizeof *names);
+    const model_resource_flavor **buf = ts_arena_alloc(v->arena, (a->nrf + 1) * sizeof *buf);
+    sched_gang sub = podset_gang(q, ps, a->count);
+    uint32_t best = 0, got, first = (uint32_t)(sub.pods - q->g->pods);
+    if (!names || !buf) return false;
+    for (uint32_t k = 0; k < a->nrf; k++) names[k] = a->rf[k].flavor;
+    restrict_to(v, names, a->nrf, buf);
+    got = sched__place_gang(v, &sub, sub.npods, q->placed + first, &best);
+    unrestrict(v);
+    if (got < sub.npods) {
+      unplace_workload(v, q);
+      snprintf(why, cap, "only %u of the %u pods of pod set %s could be placed", best, sub.npods, a->name);
+      return false;
+    }
+  }
+  return true;
+}
+
+static ts_rc pend_all(admit *ad, qgang *q, const char *reason) {
+  const char *label = NULL;
+  char buf[600];
+  if (q->g->kind != SCHED_GANG_SINGLE) {
+    snprintf(buf, sizeof buf, "%s %s", q->g->what, q->g->name);
+    label = ts_arena_strndup(ad->v->out, buf, strlen(buf));
+  }
+  for (uint32_t i = 0; i < q->g->npods; i++) {
+    ts_rc rc = ad->add(ad->v, ad->r,
+                       (sched_decision){SCHED_PENDING, q->g->pods[i].pod, NULL, reason, label, NULL, 0});
+    if (rc != TS_OK) return rc;
+  }
+  q->decided = true;
+  return TS_OK;
+}
+
+static const char *keep(admit *ad, const char *fmt, const char *a, const char *b) {
+  char buf[1200];
+  snprintf(buf, sizeof buf, fmt, a, b ? b : "");
+  return ts_arena_strndup(ad->v->out, buf, strlen(buf));
+}
+
+/* An admitted head: its placed pods are bound, others (partial admission) wait. */
+static ts_rc decide_admitted(admit *ad, qgang *q, const q_admission *adm) {
+  char buf[600];
+  const char *label = NULL, *rest = NULL;
+  snprintf(buf, sizeof buf, "%s %s", q->g->kind == SCHED_GANG_SINGLE ? "pod" : q->g->what, q->g->name);
+  label = ts_arena_strndup(ad->v->out, buf, strlen(buf));
+  for (uint32_t i = 0; i < q->g->npods; i++) {
+    const sched_pending *p = &q->g->pods[i];
+    ts_rc rc;
+    if (q->placed[i] != UINT32_MAX) {
+      rc = ad->add(ad->v, ad->r, (sched_decision){SCHED_BIND, p->pod, ad->v->nodes[q->placed[i]], NULL,
+                                                   q->g->kind == SCHED_GANG_SINGLE ? NULL : label,
+                                                   p->claims, p->nclaims});
+    } else {
+      if (!rest) rest = keep(ad, "admitted to ClusterQueue %s with fewer pods (partial admission); this one waits", adm->cluster_queue, NULL);
+      rc = ad->add(ad->v, ad->r, (sched_decision){SCHED_PENDING, p->pod, NULL, rest, label, NULL, 0});
+    }
+    if (rc != TS_OK) return rc;
+  }
+  q->decided = true;
+  return TS_OK;
+}
+
+/* Victims of a preemption: every running pod of their gangs is evicted. */
+static ts_rc evict_victims(admit *ad, const q_result *res, const q_decision *d) {
+  for (size_t k = d->victim0; k < d->victim0 + d->nvictims; k++) {
+    const q_victim *vic = &res->victims[k];
+    qgang *q = vic->wl->user;
+    const char *why = keep(ad, "preempted to make room for %s (%s)", vic->preemptor->key,
+                           q_preempt_reason_name(vic->reason));
+    if (!q || !why) continue;
+    ((q_workload *)vic->wl)->evicting = true; /* not chosen again in a later round */
+    for (uint32_t i = 0; i < q->nrun; i++) {
+      ts_rc rc;
+      if (q->run[i]->obj.deleted_ns) continue;
+      rc = ad->add(ad->v, ad->r, (sched_decision){SCHED_EVICT, q->run[i], NULL, why, NULL, NULL, 0});
+      if (rc != TS_OK) return rc;
+    }
+  }
+  return TS_OK;
+}
+
+/* Applies one Kueue cycle's decisions; *moved counts the heads that left the front of their
+ * queue (admitted, or parked as inadmissible so that the next head gets its turn). */
+static ts_rc apply_round(admit *ad, const q_result *res, size_t *moved) {
+  *moved = 0;
+  for (size_t i = 0; i < res->ndecisions; i++) {
+    const q_decision *d = &res->decisions[i];
+    qgang *q = d->wl->user;
+    ts_rc rc = TS_OK;
+    if (d->parked) (*moved)++;
+    if (!q || !q->g || q->decided) continue;
+    if (d->outcome == Q_ADMITTED) {
+      rc = decide_admitted(ad, q, &d->admission);
+      (*moved)++;
+    } else if (d->outcome == Q_PREEMPTING) {
+      rc = evict_victims(ad, res, d);
+      if (rc == TS_OK) rc = pend_all(ad, q, keep(ad, "%s", d->reason, NULL));
+    } else if (d->reason) {
+      q->reason = keep(ad, "%s", d->reason, NULL);
+    }
+    if (rc != TS_OK) return rc;
+  }
+  return TS_OK;
+}
+
+/* Workloads left without a decision after the last round: the last reason Kueue gave while
+ * it was a head, else that it waits in its queue. */
+static ts_rc decide_rest(admit *ad) {
+  for (size_t i = 0; i < ad->npending; i++) {
+    qgang *q = ad->pending[i];
+    const char *why = NULL;
+    ts_rc rc;
+    if (q->decided) continue;
+    why = q->reason;
+    if (!why) why = keep(ad, "queued in LocalQueue %s: waits for its turn", q->wl.local_queue, NULL);
+    if (!why || (rc = pend_all(ad, q, why)) != TS_OK) return TS_ENOMEM;
+  }
+  return TS_OK;
+}
+
+static const char *not_queued(admit *ad, qgang *q, q_queued how) {
+  switch (how) {
+  case Q_NO_LOCAL_QUEUE:
+    return keep(ad, "LocalQueue %s/%s does not exist", q->wl.ns, q->wl.local_queue);
+  case Q_NO_CLUSTER_QUEUE:
+    return keep(ad, "the ClusterQueue of LocalQueue %s/%s does not exist", q->wl.ns, q->wl.local_queue);
+  case Q_HELD:
+    return keep(ad, "LocalQueue %s/%s is stopped (stopPolicy)", q->wl.ns, q->wl.local_queue);
+  default:
+    return NULL;
+  }
+}
+
+static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n) {
+  ad->pending = ts_arena_alloc(ad->v->arena, (n + 1) * sizeof *ad->pending);
+  if (!ad->pending) return TS_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    qgang *q;
+    q_queued how;
+    ts_rc rc;
+    if (!gangs[i].npods || !sched__queue_of(gangs[i].pods[0].pod) || gangs[i].blocked) continue;
+    if ((rc = pending_workload(ad, &gangs[i], &q)) != TS_OK) return rc;
+    ad->pending[ad->npending++] = q;
+    if ((rc = q_queues_add(ad->queues, ad->tree, &q->wl, &how)) != TS_OK) return rc;
+    if (how != Q_QUEUED && (rc = pend_all(ad, q, not_queued(ad, q, how))) != TS_OK) return rc;
+  }
+  return TS_OK;
+}
+
+ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
+                   ts_rc (*add)(sched_view *, sched_result *, sched_decision), bool *handled) {
+  admit ad = {v, r, add, NULL, NULL, NULL, 0};
+  q_hooks hooks = {hook_placeable, hook_commit, &ad};
+  q_config qc;
+  q_result res, last = {0};
+  ts_err err;
+  ts_rc rc;
+  size_t moved = 1;
+  q_config_default(&qc);
+  qc.fair_sharing = v->cfg->fair_sharing;
+  ts_err_clear(&err);
+  if ((rc = q_tree_build(v->m, &ad.tree, &err)) != TS_OK) return rc;
+  if (!(ad.queues = q_queues_new())) rc = TS_ENOMEM;
+  if (rc == TS_OK) rc = running_gangs(&ad);
+  if (rc == TS_OK) rc = enqueue(&ad, gangs, n);
+  for (int round = 0; rc == TS_OK && moved && round < ADMIT_ROUNDS_MAX; round++) {
+    rc = q_cycle(ad.tree, ad.queues, &qc, &hooks, v->now_ns, &res, &err);
+    if (rc == TS_OK) rc = apply_round(&ad, &res, &moved);
+    q_result_free(&last);
+    last = res;
+  }
+  if (rc == TS_OK) rc = decide_rest(&ad);
+  q_result_free(&last);
+  for (size_t i = 0; i < n; i++) handled[i] = gangs[i].npods && sched__queue_of(gangs[i].pods[0].pod) && !gangs[i].blocked;
+  q_queues_free(ad.queues);
+  q_tree_free(ad.tree);
+  return rc;
+}
+
+ts_rc sched_queue_tree(const model *m, ts_arena *arena, q_tree **out, ts_err *err) {
+  sched_view v;
+  admit ad;
+  ts_rc rc;
+  memset(&v, 0, sizeof v);
+  memset(&ad, 0, sizeof ad);
+  v.m = m, v.arena = arena, v.out = arena;
+  ad.v = &v;
+  if ((rc = q_tree_build(m, &ad.tree, err)) != TS_OK) return rc;
+  if ((rc = running_gangs(&ad)) != TS_OK) {
+    q_tree_free(ad.tree);
+    return ts_err_set(err, rc, "queue usage: %s", ts_strerror(rc));
+  }
+  *out = ad.tree;
+  return TS_OK;
+}
