@@ -6,7 +6,8 @@
  *     bound: true                 # bound after the cycle (decided now or bound before)
  *     node: a100-0                # on this node
  *     nodeLabels: {nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB}   # on a node with these
- *     reason: Insufficient        # pending with a reason containing this text
+ *     reason: Insufficient        # pending (or evicted) with a reason containing this text
+ *     evicted: true               # evicted by this cycle (preemption, waitForPodsReady)
  *     devices: 2                  # DRA devices allocated to its claims this cycle
  *   - together: [team-a/ft-0, team-a/ft-1]   # all bound, on nodes sharing one value of
  *     label: kubernetes.io/hostname           # this label
@@ -67,7 +68,12 @@ static bool check_pod(const model *m, const sched_result *res, json_t *e, char *
                       have ? have : "(unset)"),
              false;
   }
-  if (reason && (!s.dec || s.dec->kind != SCHED_PENDING || !strstr(s.dec->reason, reason)))
+  if (json_is_boolean(json_object_get(e, "evicted")) &&
+      json_is_true(json_object_get(e, "evicted")) != (s.dec && s.dec->kind == SCHED_EVICT))
+    return snprintf(why, cap, "%s",
+                    s.dec && s.dec->kind == SCHED_EVICT ? "evicted" : "not evicted"),
+           false;
+  if (reason && (!s.dec || s.dec->kind == SCHED_BIND || !strstr(s.dec->reason, reason)))
     return snprintf(why, cap, "%s", s.dec && s.dec->reason ? s.dec->reason : "no pending reason"),
            false;
   if (json_is_integer(json_object_get(e, "devices")) &&

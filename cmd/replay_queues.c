@@ -11,19 +11,22 @@
 /* The ClusterQueue a pod's queue label leads to, or NULL. */
 static const char *cq_of(const model *m, const model_pod *p) {
   const char *lq = model_labels_get(&p->obj.labels, ts_intern_cstr("kueue.x-k8s.io/queue-name"));
-  const model_local_queue *q = lq ? (const model_local_queue *)model_get(m, MODEL_LOCAL_QUEUE, p->obj.ns, lq) : NULL;
+  const model_local_queue *q =
+      lq ? (const model_local_queue *)model_get(m, MODEL_LOCAL_QUEUE, p->obj.ns, lq) : NULL;
   return q ? q->cluster_queue : NULL;
 }
 
 /* Gangs (by their label, or the pod for a single pod) of one kind of decision in a queue. */
-static int count_gangs(const model *m, const sched_result *res, const char *cq, sched_decision_kind kind) {
+static int count_gangs(const model *m, const sched_result *res, const char *cq,
+                       sched_decision_kind kind) {
   int n = 0;
   for (size_t i = 0; i < res->ndecisions; i++) {
     const sched_decision *d = &res->decisions[i];
     bool first = true;
     if (d->kind != kind || cq_of(m, d->pod) != cq) continue;
     for (size_t k = 0; k < i && first && d->gang; k++)
-      first = !(res->decisions[k].gang && !strcmp(res->decisions[k].gang, d->gang) && res->decisions[k].kind == kind);
+      first = !(res->decisions[k].gang && !strcmp(res->decisions[k].gang, d->gang) &&
+                res->decisions[k].kind == kind);
     n += first;
   }
   return n;
@@ -37,15 +40,16 @@ static const char *share_text(double share) {
   return buf;
 }
 
-static void print_cq(FILE *out, json_t *arr, const model *m, q_tree *t, const model_cluster_queue *cq,
-                     const sched_result *res) {
+static void print_cq(FILE *out, json_t *arr, const model *m, q_tree *t,
+                     const model_cluster_queue *cq, const sched_result *res) {
   const char *name = ts_intern_cstr(cq->obj.name);
   double share = q_tree_share(t, name);
-  int admitted = count_gangs(m, res, name, SCHED_BIND), pending = count_gangs(m, res, name, SCHED_PENDING);
+  int admitted = count_gangs(m, res, name, SCHED_BIND),
+      pending = count_gangs(m, res, name, SCHED_PENDING);
   json_t *usage = arr ? json_array() : NULL;
   if (!arr)
-    fprintf(out, "  %-24s admitted %d, pending %d, fair share %s\n", cq->obj.name, admitted, pending,
-            share_text(share));
+    fprintf(out, "  %-24s admitted %d, pending %d, fair share %s\n", cq->obj.name, admitted,
+            pending, share_text(share));
   for (uint32_t g = 0; g < cq->ngroups; g++)
     for (uint32_t f = 0; f < cq->groups[g].nflavors; f++)
       for (uint32_t r = 0; r < cq->groups[g].flavors[f].nresources; r++) {
@@ -58,12 +62,14 @@ static void print_cq(FILE *out, json_t *arr, const model *m, q_tree *t, const mo
         model_resource_format(id, x.nominal, nom);
         model_resource_format(id, x.borrowed, b);
         if (arr)
-          json_array_append_new(usage, json_pack("{s:s, s:s, s:s, s:s, s:s}", "flavor",
-                                                 cq->groups[g].flavors[f].flavor, "resource", q->resource,
-                                                 "usage", u, "nominal", nom, "borrowed", b));
+          json_array_append_new(usage,
+                                json_pack("{s:s, s:s, s:s, s:s, s:s}", "flavor",
+                                          cq->groups[g].flavors[f].flavor, "resource", q->resource,
+                                          "usage", u, "nominal", nom, "borrowed", b));
         else
-          fprintf(out, "    %-20s %-18s %6s used of %6s nominal%s%s\n", cq->groups[g].flavors[f].flavor,
-                  q->resource, u, nom, x.borrowed ? ", borrowed " : "", x.borrowed ? b : "");
+          fprintf(out, "    %-20s %-18s %6s used of %6s nominal%s%s\n",
+                  cq->groups[g].flavors[f].flavor, q->resource, u, nom,
+                  x.borrowed ? ", borrowed " : "", x.borrowed ? b : "");
       }
   if (arr)
     json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:f, s:o}", "clusterQueue", cq->obj.name,

@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define QUEUE_LABEL "kueue.x-k8s.io/queue-name"
-#define WPC_LABEL   "kueue.x-k8s.io/priority-class"
+#define QUEUE_LABEL      "kueue.x-k8s.io/queue-name"
+#define WPC_LABEL        "kueue.x-k8s.io/priority-class"
 #define ADMIT_ROUNDS_MAX 100000 /* Kueue cycles per Tessera cycle (each moves some head) */
 
 /* A queued gang as a Kueue workload. */
@@ -31,13 +31,13 @@ typedef struct qgang {
 } qgang;
 
 typedef struct admit {
-  sched_view *v;         /* the cycle's view */
-  sched_result *r;       /* decisions */
+  sched_view *v;                                              /* the cycle's view */
+  sched_result *r;                                            /* decisions */
   ts_rc (*add)(sched_view *, sched_result *, sched_decision); /* adds a decision */
-  q_tree *tree;          /* quotas and usage */
-  q_queues *queues;      /* pending workloads */
-  qgang **pending;       /* queued pending gangs */
-  size_t npending;       /* entries */
+  q_tree *tree;                                               /* quotas and usage */
+  q_queues *queues;                                           /* pending workloads */
+  qgang **pending;                                            /* queued pending gangs */
+  size_t npending;                                            /* entries */
 } admit;
 
 const char *sched__queue_of(const model_pod *p) {
@@ -66,7 +66,9 @@ static bool build_podsets(sched_view *v, const model_pod *const *pods, uint32_t 
     uint32_t j = i + 1;
     char name[32];
     sched_pending a = {pods[i], 0, NULL, 0, false, NULL}, b;
-    while (j < n && (b = (sched_pending){pods[j], 0, NULL, 0, false, NULL}, sched__same_shape(&a, &b))) j++;
+    while (j < n &&
+           (b = (sched_pending){pods[j], 0, NULL, 0, false, NULL}, sched__same_shape(&a, &b)))
+      j++;
     memset(&ps[nps], 0, sizeof ps[nps]);
     snprintf(name, sizeof name, "ps-%u", nps);
     ps[nps].name = ts_intern_cstr(name);
@@ -108,14 +110,16 @@ static const char *flavor_for(const sched_view *v, const model_cluster_queue *cq
   for (uint32_t g = 0; g < cq->ngroups; g++) {
     const model_resource_group *grp = &cq->groups[g];
     bool covers = false;
-    for (uint32_t c = 0; c < grp->ncovered; c++) covers |= grp->covered[c] == model_resource_name(res);
+    for (uint32_t c = 0; c < grp->ncovered; c++)
+      covers |= grp->covered[c] == model_resource_name(res);
     if (!covers || !grp->nflavors) continue;
     for (uint32_t f = 0; node && f < grp->nflavors; f++) {
       const model_resource_flavor *rf = (const model_resource_flavor *)model_get(
           v->m, MODEL_RESOURCE_FLAVOR, NULL, grp->flavors[f].flavor);
       bool match = rf != NULL;
       for (uint32_t l = 0; rf && l < rf->node_labels.n; l++)
-        match &= model_labels_get(&node->obj.labels, rf->node_labels.v[l].key) == rf->node_labels.v[l].value;
+        match &= model_labels_get(&node->obj.labels, rf->node_labels.v[l].key) ==
+                 rf->node_labels.v[l].value;
       if (match) return grp->flavors[f].flavor;
     }
     return grp->flavors[0].flavor;
@@ -132,15 +136,20 @@ static ts_rc charge_running(admit *ad, qgang *q) {
   ts_err err;
   qsort(q->run, q->nrun, sizeof *q->run, pod_member_cmp);
   fill_workload(v, &q->wl, q->run[0], q->wl.key, q->wl.key, q->run[0]->obj.created_ns, q);
-  lq = (const model_local_queue *)model_get(v->m, MODEL_LOCAL_QUEUE, q->run[0]->obj.ns, q->wl.local_queue);
-  cq = lq ? (const model_cluster_queue *)model_get(v->m, MODEL_CLUSTER_QUEUE, NULL, lq->cluster_queue) : NULL;
+  lq = (const model_local_queue *)model_get(v->m, MODEL_LOCAL_QUEUE, q->run[0]->obj.ns,
+                                            q->wl.local_queue);
+  cq = lq ? (const model_cluster_queue *)model_get(v->m, MODEL_CLUSTER_QUEUE, NULL,
+                                                   lq->cluster_queue)
+          : NULL;
   if (!cq || !build_podsets(v, q->run, q->nrun, &q->wl, NULL)) return cq ? TS_ENOMEM : TS_OK;
   adm = ts_arena_alloc(v->arena, sizeof *adm);
-  if (!adm || !(adm->podsets = ts_arena_alloc(v->arena, (q->wl.npodsets + 1) * sizeof *adm->podsets)))
+  if (!adm ||
+      !(adm->podsets = ts_arena_alloc(v->arena, (q->wl.npodsets + 1) * sizeof *adm->podsets)))
     return TS_ENOMEM;
   adm->cluster_queue = ts_intern_cstr(cq->obj.name);
   adm->npodsets = q->wl.npodsets;
-  for (uint32_t i = 0, first = 0; i < q->wl.npodsets; first += (uint32_t)q->wl.podsets[i].count, i++) {
+  for (uint32_t i = 0, first = 0; i < q->wl.npodsets;
+       first += (uint32_t)q->wl.podsets[i].count, i++) {
     const q_podset *ps = &q->wl.podsets[i];
     const model_node *node = q->run[first]->node;
     q_psa *a = &adm->podsets[i];
@@ -149,7 +158,8 @@ static ts_rc charge_running(admit *ad, qgang *q) {
     if (!a->rf) return TS_ENOMEM;
     for (uint32_t k = 0; k < ps->nrequests; k++) {
       const char *fl = flavor_for(v, cq, ps->requests[k].id, node);
-      if (fl) a->rf[a->nrf++] = (q_rflavor){ps->requests[k].id, fl, ps->requests[k].v * ps->count, Q_FIT};
+      if (fl)
+        a->rf[a->nrf++] = (q_rflavor){ps->requests[k].id, fl, ps->requests[k].v * ps->count, Q_FIT};
     }
   }
   for (uint32_t i = 0; i < q->nrun; i++) q->wl.evicting |= q->run[i]->obj.deleted_ns != 0;
@@ -175,14 +185,23 @@ static ts_rc running_gangs(admit *ad) {
     if (!model_pod_counts(p) || !sched__queue_of(p)) continue;
     sched__gang_key(v->m, p, key, sizeof key);
     if (!(q = ts_map_get(&index, key, strlen(key)))) {
-      if (!(q = ts_arena_alloc(v->arena, sizeof *q))) { rc = TS_ENOMEM; break; }
+      if (!(q = ts_arena_alloc(v->arena, sizeof *q))) {
+        rc = TS_ENOMEM;
+        break;
+      }
       memset(q, 0, sizeof *q);
       q->wl.key = ts_arena_strndup(v->arena, key, strlen(key));
-      if (!q->wl.key || ts_map_put(&index, q->wl.key, strlen(q->wl.key), q, NULL) != TS_OK) { rc = TS_ENOMEM; break; }
+      if (!q->wl.key || ts_map_put(&index, q->wl.key, strlen(q->wl.key), q, NULL) != TS_OK) {
+        rc = TS_ENOMEM;
+        break;
+      }
       if (n == cap) {
         size_t ncap = cap ? cap * 2 : 16;
         qgang **na = ts_arena_alloc(v->arena, ncap * sizeof *na);
-        if (!na) { rc = TS_ENOMEM; break; }
+        if (!na) {
+          rc = TS_ENOMEM;
+          break;
+        }
         if (n) memcpy(na, all, n * sizeof *na);
         all = na, cap = ncap;
       }
@@ -191,7 +210,10 @@ static ts_rc running_gangs(admit *ad) {
     if (q->nrun == q->cap) {
       uint32_t ncap = q->cap ? q->cap * 2 : 8;
       const model_pod **np = ts_arena_alloc(v->arena, ncap * sizeof *np);
-      if (!np) { rc = TS_ENOMEM; break; }
+      if (!np) {
+        rc = TS_ENOMEM;
+        break;
+      }
       if (q->nrun) memcpy(np, q->run, q->nrun * sizeof *np);
       q->run = np, q->cap = ncap;
     }
@@ -248,7 +270,8 @@ static void restrict_to(sched_view *v, const char *const *names, uint32_t n,
     for (uint32_t k = 0; k < v->nflavors; k++) dup |= buf[k] == rf;
     if (!rf || dup) continue;
     buf[v->nflavors++] = rf;
-    len += (size_t)snprintf(key + len, sizeof key - (len < sizeof key ? len : sizeof key), "%s%s", len ? "," : "", names[i]);
+    len += (size_t)snprintf(key + len, sizeof key - (len < sizeof key ? len : sizeof key), "%s%s",
+                            len ? "," : "", names[i]);
   }
   v->flavors = v->nflavors ? buf : NULL;
   v->flavors_key = v->nflavors ? ts_intern_cstr(key) : NULL;
@@ -268,6 +291,9 @@ static bool hook_placeable(void *ctx, const q_candidate *c, char *why, size_t ca
   sched_gang sub;
   uint32_t *placed, best = 0, got;
   if (!q || !q->g) return true;
+  /* When quota needs preemption, the victims will free nodes too: the head waits for them
+   * and is placed in a later cycle, when it fits. Checking now would veto every preemption. */
+  if (c->mode == Q_PREEMPT) return true;
   sub = podset_gang(q, c->podset, c->count);
   placed = ts_arena_alloc(v->arena, (sub.npods + 1) * sizeof *placed);
   if (!placed) return false;
@@ -315,7 +341,8 @@ static bool hook_commit(void *ctx, const q_workload *wl, const q_admission *adm,
     unrestrict(v);
     if (got < sub.npods) {
       unplace_workload(v, q);
-      snprintf(why, cap, "only %u of the %u pods of pod set %s could be placed", best, sub.npods, a->name);
+      snprintf(why, cap, "only %u of the %u pods of pod set %s could be placed", best, sub.npods,
+               a->name);
       return false;
     }
   }
@@ -330,8 +357,9 @@ static ts_rc pend_all(admit *ad, qgang *q, const char *reason) {
     label = ts_arena_strndup(ad->v->out, buf, strlen(buf));
   }
   for (uint32_t i = 0; i < q->g->npods; i++) {
-    ts_rc rc = ad->add(ad->v, ad->r,
-                       (sched_decision){SCHED_PENDING, q->g->pods[i].pod, NULL, reason, label, NULL, 0});
+    ts_rc rc =
+        ad->add(ad->v, ad->r,
+                (sched_decision){SCHED_PENDING, q->g->pods[i].pod, NULL, reason, label, NULL, 0});
     if (rc != TS_OK) return rc;
   }
   q->decided = true;
@@ -348,18 +376,24 @@ static const char *keep(admit *ad, const char *fmt, const char *a, const char *b
 static ts_rc decide_admitted(admit *ad, qgang *q, const q_admission *adm) {
   char buf[600];
   const char *label = NULL, *rest = NULL;
-  snprintf(buf, sizeof buf, "%s %s", q->g->kind == SCHED_GANG_SINGLE ? "pod" : q->g->what, q->g->name);
+  snprintf(buf, sizeof buf, "%s %s", q->g->kind == SCHED_GANG_SINGLE ? "pod" : q->g->what,
+           q->g->name);
   label = ts_arena_strndup(ad->v->out, buf, strlen(buf));
   for (uint32_t i = 0; i < q->g->npods; i++) {
     const sched_pending *p = &q->g->pods[i];
     ts_rc rc;
     if (q->placed[i] != UINT32_MAX) {
-      rc = ad->add(ad->v, ad->r, (sched_decision){SCHED_BIND, p->pod, ad->v->nodes[q->placed[i]], NULL,
-                                                   q->g->kind == SCHED_GANG_SINGLE ? NULL : label,
-                                                   p->claims, p->nclaims});
+      rc = ad->add(ad->v, ad->r,
+                   (sched_decision){SCHED_BIND, p->pod, ad->v->nodes[q->placed[i]], NULL,
+                                    q->g->kind == SCHED_GANG_SINGLE ? NULL : label, p->claims,
+                                    p->nclaims});
     } else {
-      if (!rest) rest = keep(ad, "admitted to ClusterQueue %s with fewer pods (partial admission); this one waits", adm->cluster_queue, NULL);
-      rc = ad->add(ad->v, ad->r, (sched_decision){SCHED_PENDING, p->pod, NULL, rest, label, NULL, 0});
+      if (!rest)
+        rest = keep(
+            ad, "admitted to ClusterQueue %s with fewer pods (partial admission); this one waits",
+            adm->cluster_queue, NULL);
+      rc = ad->add(ad->v, ad->r,
+                   (sched_decision){SCHED_PENDING, p->pod, NULL, rest, label, NULL, 0});
     }
     if (rc != TS_OK) return rc;
   }
@@ -371,15 +405,22 @@ static ts_rc decide_admitted(admit *ad, qgang *q, const q_admission *adm) {
 static ts_rc evict_victims(admit *ad, const q_result *res, const q_decision *d) {
   for (size_t k = d->victim0; k < d->victim0 + d->nvictims; k++) {
     const q_victim *vic = &res->victims[k];
-    qgang *q = vic->wl->user;
-    const char *why = keep(ad, "preempted to make room for %s (%s)", vic->preemptor->key,
-                           q_preempt_reason_name(vic->reason));
+    qgang *q = vic->wl->user, *by = vic->preemptor->user;
+    char who[700];
+    const char *why;
+    if (by && by->g)
+      snprintf(who, sizeof who, "%s %s", by->g->kind == SCHED_GANG_SINGLE ? "pod" : by->g->what,
+               by->g->name);
+    else
+      snprintf(who, sizeof who, "%s", vic->preemptor->key);
+    why = keep(ad, "preempted to make room for %s (%s)", who, q_preempt_reason_name(vic->reason));
     if (!q || !why) continue;
     ((q_workload *)vic->wl)->evicting = true; /* not chosen again in a later round */
     for (uint32_t i = 0; i < q->nrun; i++) {
       ts_rc rc;
       if (q->run[i]->obj.deleted_ns) continue;
-      rc = ad->add(ad->v, ad->r, (sched_decision){SCHED_EVICT, q->run[i], NULL, why, NULL, NULL, 0});
+      rc =
+          ad->add(ad->v, ad->r, (sched_decision){SCHED_EVICT, q->run[i], NULL, why, NULL, NULL, 0});
       if (rc != TS_OK) return rc;
     }
   }
@@ -419,7 +460,8 @@ static ts_rc decide_rest(admit *ad) {
     ts_rc rc;
     if (q->decided) continue;
     why = q->reason;
-    if (!why) why = keep(ad, "queued in LocalQueue %s: waits for its turn", q->wl.local_queue, NULL);
+    if (!why)
+      why = keep(ad, "queued in LocalQueue %s: waits for its turn", q->wl.local_queue, NULL);
     if (!why || (rc = pend_all(ad, q, why)) != TS_OK) return TS_ENOMEM;
   }
   return TS_OK;
@@ -430,7 +472,8 @@ static const char *not_queued(admit *ad, qgang *q, q_queued how) {
   case Q_NO_LOCAL_QUEUE:
     return keep(ad, "LocalQueue %s/%s does not exist", q->wl.ns, q->wl.local_queue);
   case Q_NO_CLUSTER_QUEUE:
-    return keep(ad, "the ClusterQueue of LocalQueue %s/%s does not exist", q->wl.ns, q->wl.local_queue);
+    return keep(ad, "the ClusterQueue of LocalQueue %s/%s does not exist", q->wl.ns,
+                q->wl.local_queue);
   case Q_HELD:
     return keep(ad, "LocalQueue %s/%s is stopped (stopPolicy)", q->wl.ns, q->wl.local_queue);
   default:
@@ -478,7 +521,8 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
   }
   if (rc == TS_OK) rc = decide_rest(&ad);
   q_result_free(&last);
-  for (size_t i = 0; i < n; i++) handled[i] = gangs[i].npods && sched__queue_of(gangs[i].pods[0].pod) && !gangs[i].blocked;
+  for (size_t i = 0; i < n; i++)
+    handled[i] = gangs[i].npods && sched__queue_of(gangs[i].pods[0].pod) && !gangs[i].blocked;
   q_queues_free(ad.queues);
   q_tree_free(ad.tree);
   return rc;
