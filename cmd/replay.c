@@ -8,6 +8,7 @@
 #include "cmd/cmd.h"
 #include "config/config.h"
 #include "model/model.h"
+#include "queueing/queueing.h"
 #include "scheduler/sched.h"
 
 /* Labels that name a node pool, most specific first. */
@@ -186,6 +187,7 @@ int cmd_replay(int argc, char **argv) {
   sched_config cfg;
   sched_result res;
   sched_state *state = NULL;
+  q_devmap devmap = {0};
   ts_err err;
   const char *path = NULL, *expect = NULL;
   bool spread = false;
@@ -217,6 +219,17 @@ int cmd_replay(int argc, char **argv) {
       cfg.requeue_max_ns = t.requeue_max_ms * 1000000LL;
       cfg.fair_sharing = t.fair_sharing;
       cfg.manage_jobs_without_queue = t.manage_jobs_without_queue;
+      for (int m = 0; m < t.nmappings; m++) {
+        char w[TS_QUANTITY_STR_MAX];
+        ts_quantity_format(&t.mappings[m].weight, w);
+        if (q_devmap_add(&devmap, t.mappings[m].device_class, t.mappings[m].resource, w, &e) !=
+            TS_OK) {
+          fprintf(stderr, "%s: %s\n", argv[i], e.text);
+          q_devmap_free(&devmap);
+          return 2;
+        }
+      }
+      cfg.devmap = &devmap;
     } else if (argv[i][0] == '-' || path) {
       return usage();
     } else {
@@ -252,6 +265,7 @@ int cmd_replay(int argc, char **argv) {
   if (expect && replay_expect(expect, r.m, &res, r.out) != 0) status = 1;
   sched_result_free(&res);
   sched_state_free(state);
+  q_devmap_free(&devmap);
   model_free(r.m);
   return status;
 }

@@ -44,21 +44,70 @@ const char *sched__queue_of(const model_pod *p) {
   return model_labels_get(&p->obj.labels, ts_intern_cstr(QUEUE_LABEL));
 }
 
+/* The claim specs of a pod: its claims, or the templates replay makes them from. */
+static uint32_t claim_specs(const sched_view *v, const model_pod *p, const model_claim_spec **out,
+                            uint32_t cap) {
+  uint32_t n = 0;
+  for (uint32_t i = 0; i < p->nclaims && n < cap; i++) {
+    const model_pod_claim *pc = &p->claims[i];
+    const char *name = pc->claim_name;
+    const model_claim *c;
+    for (uint32_t k = 0; !name && k < p->nclaim_statuses; k++)
+      if (p->claim_statuses[k].name == pc->name) name = p->claim_statuses[k].claim_name;
+    c = name ? (const model_claim *)model_get(v->m, MODEL_RESOURCE_CLAIM, p->obj.ns, name) : NULL;
+    if (c) {
+      out[n++] = &c->spec;
+    } else if (pc->template_name) {
+      const model_claim_template *t = (const model_claim_template *)model_get(
+          v->m, MODEL_RESOURCE_CLAIM_TEMPLATE, p->obj.ns, pc->template_name);
+      if (t) out[n++] = &t->spec;
+    }
+  }
+  return n;
+}
+
 /* Fills ps with the requests of p as Kueue counts them: without the pod slot, which is not a
- * container resource (arena copy). */
-static bool podset_requests(sched_view *v, const model_pod *p, q_podset *ps) {
-  model_rq *copy = ts_arena_alloc(v->arena, (p->requests.n + 1) * sizeof *copy);
-  uint32_t k = 0;
+ * container resource, and with its DRA devices as the mapped quota resources (arena copy).
+ * Returns false with *why set when a device class is not mapped. */
+static bool podset_requests(sched_view *v, const model_pod *p, q_podset *ps, const char **why) {
+  int64_t extra[MODEL_MAX_RESOURCES] = {0};
+  const model_claim_spec *specs[SCHED_DRA_MAX_CLAIMS];
+  uint32_t nspecs = 0, k = 0;
+  model_rq *copy;
+  const struct q_devmap *dm = v->cfg ? v->cfg->devmap : NULL;
+  if (dm && dm->n) nspecs = claim_specs(v, p, specs, SCHED_DRA_MAX_CLAIMS);
+  for (uint32_t i = 0; i < nspecs; i++) {
+    ts_err err;
+    ts_err_clear(&err);
+    if (q_devmap_claim(dm, specs[i], extra, &err) != TS_OK) {
+      char buf[TS_ERR_TEXT_MAX + 64];
+      snprintf(buf, sizeof buf, "a claim of pod %s cannot be charged to quota: %s", p->obj.key,
+               err.text);
+      *why = ts_arena_strndup(v->out, buf, strlen(buf));
+      return false;
+    }
+  }
+  copy = ts_arena_alloc(v->arena, ((size_t)p->requests.n + MODEL_MAX_RESOURCES + 1) * sizeof *copy);
   if (!copy) return false;
-  for (uint32_t i = 0; i < p->requests.n; i++)
-    if (p->requests.v[i].id != MODEL_RES_PODS) copy[k++] = p->requests.v[i];
+  for (uint32_t i = 0; i < p->requests.n; i++) {
+    uint16_t id = p->requests.v[i].id;
+    if (id == MODEL_RES_PODS) continue;
+    copy[k++] = (model_rq){id, p->requests.v[i].v + extra[id]};
+    extra[id] = 0;
+  }
+  for (int id = 0; id < MODEL_MAX_RESOURCES; id++) /* device-only resources, keeping id order */
+    if (extra[id]) {
+      uint32_t at = k++;
+      while (at > 0 && copy[at - 1].id > id) copy[at] = copy[at - 1], at--;
+      copy[at] = (model_rq){(uint16_t)id, extra[id]};
+    }
   ps->requests = copy, ps->nrequests = k;
   return true;
 }
 
 /* Pod sets: runs of same-shape members, named ps-0, ps-1, ... */
 static bool build_podsets(sched_view *v, const model_pod *const *pods, uint32_t n, q_workload *wl,
-                          uint32_t *podset_of) {
+                          uint32_t *podset_of, const char **why) {
   q_podset *ps = ts_arena_alloc(v->arena, (n + 1) * sizeof *ps);
   uint32_t nps = 0;
   if (!ps) return false;
@@ -75,7 +124,7 @@ static bool build_podsets(sched_view *v, const model_pod *const *pods, uint32_t 
     ps[nps].count = (int32_t)(j - i);
     ps[nps].tolerations = pods[i]->tolerations, ps[nps].ntolerations = pods[i]->ntolerations;
     ps[nps].node_selector = &pods[i]->node_selector;
-    if (!podset_requests(v, pods[i], &ps[nps])) return false;
+    if (!podset_requests(v, pods[i], &ps[nps], why)) return false;
     for (uint32_t k = i; podset_of && k < j; k++) podset_of[k] = nps;
     nps++;
     i = j;
@@ -133,6 +182,7 @@ static ts_rc charge_running(admit *ad, qgang *q) {
   const model_local_queue *lq;
   const model_cluster_queue *cq;
   q_admission *adm;
+  const char *why = NULL;
   ts_err err;
   qsort(q->run, q->nrun, sizeof *q->run, pod_member_cmp);
   fill_workload(v, &q->wl, q->run[0], q->wl.key, q->wl.key, q->run[0]->obj.created_ns, q);
@@ -141,7 +191,8 @@ static ts_rc charge_running(admit *ad, qgang *q) {
   cq = lq ? (const model_cluster_queue *)model_get(v->m, MODEL_CLUSTER_QUEUE, NULL,
                                                    lq->cluster_queue)
           : NULL;
-  if (!cq || !build_podsets(v, q->run, q->nrun, &q->wl, NULL)) return cq ? TS_ENOMEM : TS_OK;
+  if (!cq) return TS_OK;
+  if (!build_podsets(v, q->run, q->nrun, &q->wl, NULL, &why)) return why ? TS_OK : TS_ENOMEM;
   adm = ts_arena_alloc(v->arena, sizeof *adm);
   if (!adm ||
       !(adm->podsets = ts_arena_alloc(v->arena, (q->wl.npodsets + 1) * sizeof *adm->podsets)))
@@ -239,8 +290,9 @@ static ts_rc pending_workload(admit *ad, sched_gang *g, qgang **out) {
   for (uint32_t i = 0; i < g->npods; i++) pods[i] = g->pods[i].pod, q->placed[i] = UINT32_MAX;
   fill_workload(v, &q->wl, pods[0], g->key, g->name, g->created, q);
   q->wl.priority = g->priority;
-  if (!build_podsets(v, pods, g->npods, &q->wl, q->podset_of)) return TS_ENOMEM;
   *out = q;
+  if (!build_podsets(v, pods, g->npods, &q->wl, q->podset_of, &q->reason))
+    return q->reason ? TS_OK : TS_ENOMEM; /* q->reason: it cannot be queued */
   return TS_OK;
 }
 
@@ -491,6 +543,10 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n) {
     if (!gangs[i].npods || !sched__queue_of(gangs[i].pods[0].pod) || gangs[i].blocked) continue;
     if ((rc = pending_workload(ad, &gangs[i], &q)) != TS_OK) return rc;
     ad->pending[ad->npending++] = q;
+    if (!q->wl.podsets) { /* its devices cannot be charged to quota */
+      if ((rc = pend_all(ad, q, q->reason)) != TS_OK) return rc;
+      continue;
+    }
     if ((rc = q_queues_add(ad->queues, ad->tree, &q->wl, &how)) != TS_OK) return rc;
     if (how != Q_QUEUED && (rc = pend_all(ad, q, not_queued(ad, q, how))) != TS_OK) return rc;
   }

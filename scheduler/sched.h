@@ -109,6 +109,8 @@ typedef struct sched_config {
   bool fair_sharing;                        /* Kueue fair sharing between queues */
   bool manage_jobs_without_queue;           /* hold pods without a queue name (Kueue's
                                                manageJobsWithoutQueueName) */
+  const struct q_devmap *devmap;            /* DeviceClasses charged to quota (Kueue's
+                                               deviceClassMappings); NULL or empty: none */
 } sched_config;
 
 /* What the scheduler remembers from one cycle to the next (requeue backoffs). A cycle given

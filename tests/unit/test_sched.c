@@ -12,6 +12,7 @@
 
 #include "config/config.h"
 #include "model/model.h"
+#include "queueing/queueing.h"
 #include "scheduler/sched_int.h"
 
 static void apply(model *m, const char *yaml) {
@@ -799,6 +800,54 @@ static void test_admission_quota_and_preemption(void **state) {
   model_free(m);
 }
 
+static void test_admission_charges_devices(void **state) {
+  model *m = model_new();
+  char q[2048];
+  sched_config cfg;
+  sched_result r;
+  q_devmap dm = {0};
+  ts_err e;
+  (void)state;
+  snprintf(q, sizeof q, queues_yaml, 1);
+  apply(m, q);
+  apply(m, dra_setup);
+  dra_node(m, "a", 2, false);
+  apply(m, "apiVersion: v1\nkind: Node\nmetadata: {name: a, labels: {pool: gpu}}\n"
+           "status: {allocatable: {cpu: \"64\", memory: 512Gi, pods: \"110\"}}\n");
+  for (int i = 0; i < 2; i++) {
+    char y[1024];
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: d%d, namespace: t, creationTimestamp: "
+             "\"2026-01-01T00:00:0%dZ\", labels: {kueue.x-k8s.io/queue-name: lq}}\nspec: "
+             "{schedulerName: "
+             "tessera, containers: [{name: c}], resourceClaims: [{name: gpu, "
+             "resourceClaimTemplateName: one-gpu}]}\n",
+             i, i);
+    apply(m, y);
+  }
+  /* One device of class gpu counts as one nvidia.com/gpu of quota; the queue has one. */
+  assert_int_equal(q_devmap_add(&dm, "gpu", "nvidia.com/gpu", "1", &e), TS_OK);
+  sched_config_default(&cfg);
+  cfg.dra_eval = test_eval;
+  cfg.instantiate_templates = true;
+  cfg.devmap = &dm;
+  assert_int_equal(sched_cycle(m, &cfg, NULL, 0, &r, &e), TS_OK);
+  assert_int_equal(decision(&r, "d0")->kind, SCHED_BIND);
+  assert_int_equal(decision(&r, "d0")->claims[0].result.ndevices, 1);
+  assert_int_equal(decision(&r, "d1")->kind, SCHED_PENDING);
+  assert_non_null(
+      strstr(decision(&r, "d1")->reason, "insufficient unused quota for nvidia.com/gpu"));
+  sched_result_free(&r);
+  /* A class with no mapping cannot be charged: the pod says so. */
+  q_devmap_free(&dm);
+  assert_int_equal(q_devmap_add(&dm, "other", "nvidia.com/gpu", "1", &e), TS_OK);
+  assert_int_equal(sched_cycle(m, &cfg, NULL, 0, &r, &e), TS_OK);
+  assert_non_null(strstr(decision(&r, "d0")->reason, "cannot be charged to quota"));
+  sched_result_free(&r);
+  q_devmap_free(&dm);
+  model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
@@ -817,6 +866,7 @@ int main(void) {
       cmocka_unit_test(test_wait_for_pods_ready),
       cmocka_unit_test(test_admission_needs_placement),
       cmocka_unit_test(test_admission_quota_and_preemption),
+      cmocka_unit_test(test_admission_charges_devices),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
