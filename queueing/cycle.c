@@ -504,7 +504,7 @@ ts_rc q_cycle(q_tree *t, q_queues *qs, const q_config *cfg, const q_hooks *hooks
   memset(out, 0, sizeof *out);
   ts_arena_init(&out->arena, CYCLE_ARENA_CHUNK);
   memset(&y, 0, sizeof y);
-  y.c = (q__ctx){t, cfg, hooks ? hooks : &no_hooks, &out->arena, now_ns};
+  y.c = (q__ctx){t, cfg, hooks ? hooks : &no_hooks, &out->arena, now_ns, NULL, 0};
   y.qs = qs, y.err = err;
   if (!(saved = ts_arena_alloc(&out->arena, (q__usage_words(t) + 1) * sizeof *saved))) {
     rc = TS_ENOMEM;
@@ -526,6 +526,7 @@ fail:
   q__usage_restore(t, saved);
   undo(&y);
 out:
+  ts_free(y.c.scratch);
   if (rc != TS_OK && (!err || err->code == TS_OK))
     ts_err_set(err, rc, "admission cycle: %s", ts_strerror(rc));
   return rc;
