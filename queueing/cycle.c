@@ -432,19 +432,21 @@ static ts_rc run_fair(cyc *y) {
   return rc;
 }
 
-/* Charges this cycle's admissions for good and marks its victims. */
+/* Charges this cycle's admissions for good and marks its victims. After a failure to link
+ * one record, it and the later ones are dropped (requeued, not charged). */
 static ts_rc settle(cyc *y, const int64_t *saved) {
   ts_rc rc = TS_OK;
   q__usage_restore(y->c.t, saved);
   for (size_t i = 0; i < y->n; i++) {
     entry *e = &y->e[i];
     if (!e->adm) continue;
-    q__adm_charge(y->c.t, e->adm);
-    if (rc == TS_OK && (rc = q__adm_link(y->c.t, e->adm)) != TS_OK) {
-      q__adm_uncharge(y->c.t, e->adm);
-      ts_free(e->adm);
-      e->adm = NULL, e->status = E_SKIPPED, e->outcome = Q_PENDING;
+    if (rc == TS_OK && (rc = q__adm_link(y->c.t, e->adm)) == TS_OK) {
+      q__adm_charge(y->c.t, e->adm);
+      continue;
     }
+    ts_free(e->adm);
+    e->adm = NULL, e->status = E_SKIPPED, e->outcome = Q_PENDING;
+    e->msg = "Workload could not be admitted: out of memory";
   }
   for (size_t i = 0; i < y->nvictims; i++) y->victims[i]->evicting = true;
   return rc;

@@ -781,6 +781,126 @@ static void test_admit_errors(void **state) {
   assert_int_equal(q_tree_remove(f->t, w->key), TS_ENOTFOUND);
 }
 
+/* ---- allocation failures --------------------------------------------------------------- */
+
+/* Fails the Nth allocation of q_tree_build for every N: a clean TS_ENOMEM, no leak (ASan). */
+static void test_alloc_failures_build(void **state) {
+  fx *f = *state;
+  q_tree *t = NULL;
+  cohort(f, "root", NULL, NULL);
+  cq1(f, "a", "root", "f", "cpu", "10", "lendingLimit: 5", "");
+  cq1(f, "b", "root", "f", "cpu", "10", "", "");
+  ensure_flavors(f);
+  for (long n = 0;; n++) {
+    ts_rc rc;
+    bool failed;
+    ts_alloc_fail_after(n);
+    rc = q_tree_build(f->m, &t, NULL);
+    failed = ts_alloc_failed();
+    ts_alloc_fail_after(-1);
+    if (!failed) {
+      assert_int_equal(rc, TS_OK);
+      break;
+    }
+    assert_int_equal(rc, TS_ENOMEM);
+    assert_null(t);
+  }
+  q_tree_free(t);
+}
+
+/* Every workload is either admitted (and charged) or queued, exactly once. */
+static void check_consistent(fx *f, q_workload **w, size_t n) {
+  size_t queued =
+      active_count(f, "a") + parked_count(f, "a") + active_count(f, "b") + parked_count(f, "b");
+  size_t admitted = 0;
+  int64_t want_a = 10000, want_b = 0;
+  q_usage ua, ub;
+  for (size_t i = 0; i < n; i++) {
+    if (!q_tree_admission(f->t, w[i]->key)) continue;
+    admitted++;
+    if (!strcmp(w[i]->key, "t/high"))
+      want_a += 5000;
+    else
+      want_b += 4000;
+  }
+  assert_int_equal(admitted + queued, n);
+  assert_int_equal(q_tree_usage(f->t, "a", "f", MODEL_RES_CPU, &ua), TS_OK);
+  assert_int_equal(q_tree_usage(f->t, "b", "f", MODEL_RES_CPU, &ub), TS_OK);
+  assert_int_equal(ua.usage, want_a);
+  assert_int_equal(ub.usage, want_b);
+}
+
+/* Fails the Nth allocation of a cycle that admits (one head by borrowing) and parks: the
+ * cycle fails cleanly and every workload stays admitted-and-charged or queued. */
+static void test_alloc_failures_cycle(void **state) {
+  fx *f = *state;
+  for (long n = 0;; n++) {
+    q_workload *w[3];
+    q_result r;
+    ts_rc rc;
+    bool failed;
+    cq1(f, "a", "c", "f", "cpu", "10", "", "preemption: {withinClusterQueue: LowerPriority}");
+    cq1(f, "b", "c", "f", "cpu", "10", "", "");
+    build(f);
+    admit(f, wl(f, "low", NULL, 0, 0, "cpu=10", 1, 0), "a", "f");
+    w[0] = wl(f, "high", "lq-a", 5, 0, "cpu=5", 1, 0);
+    w[1] = wl(f, "fits", "lq-b", 0, 0, "cpu=4", 1, 0);
+    w[2] = wl(f, "later", "lq-b", 0, 1, "cpu=4", 1, 0);
+    ts_alloc_fail_after(n);
+    rc = q_cycle(f->t, f->qs, &f->cfg, NULL, 0, &r, NULL);
+    failed = ts_alloc_failed();
+    ts_alloc_fail_after(-1);
+    q_result_free(&r);
+    check_consistent(f, w, 3);
+    if (!failed) {
+      assert_int_equal(rc, TS_OK);
+      assert_non_null(q_tree_admission(f->t, "t/high"));
+      assert_non_null(q_tree_admission(f->t, "t/fits"));
+      break;
+    }
+    assert_int_equal(rc, TS_ENOMEM);
+    reset(f);
+  }
+}
+
+/* The same over preemption searches, classical and fair: victims are reported only when the
+ * cycle succeeds, and usage is left exactly as it was. */
+static void test_alloc_failures_preempt(void **state) {
+  fx *f = *state;
+  for (int fair = 0; fair < 2; fair++)
+    for (long n = 0;; n++) {
+      q_result r;
+      q_usage u;
+      ts_rc rc;
+      bool failed;
+      f->cfg.fair_sharing = fair;
+      cq1(f, "a", "c", "f", "cpu", "10", "",
+          "preemption: {withinClusterQueue: LowerPriority, reclaimWithinCohort: Any}");
+      cq1(f, "b", "c", "f", "cpu", "10", "", "");
+      build(f);
+      admit(f, wl(f, "mine", NULL, 0, 0, "cpu=6", 1, 0), "a", "f");
+      admit(f, wl(f, "theirs", NULL, 0, 0, "cpu=14", 1, 0), "b", "f");
+      wl(f, "high", "lq-a", 5, 0, "cpu=8", 1, 0);
+      ts_alloc_fail_after(n);
+      rc = q_cycle(f->t, f->qs, &f->cfg, NULL, 0, &r, NULL);
+      failed = ts_alloc_failed();
+      ts_alloc_fail_after(-1);
+      assert_int_equal(q_tree_usage(f->t, "a", "f", MODEL_RES_CPU, &u), TS_OK);
+      assert_int_equal(u.usage, 6000);
+      assert_int_equal(active_count(f, "a") + parked_count(f, "a"), 1);
+      if (!failed) {
+        assert_int_equal(rc, TS_OK);
+        assert_true(r.nvictims >= 1);
+        q_result_free(&r);
+        reset(f);
+        break;
+      }
+      assert_int_equal(rc, TS_ENOMEM);
+      q_result_free(&r);
+      reset(f);
+    }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(test_borrowing_limit),
@@ -805,6 +925,9 @@ int main(void) {
       T(test_cohort_cycle),
       T(test_missing_flavor),
       T(test_admit_errors),
+      T(test_alloc_failures_build),
+      T(test_alloc_failures_cycle),
+      T(test_alloc_failures_preempt),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
