@@ -272,6 +272,38 @@ static void test_fair_preemption(void **state) {
   q_result_free(&r);
 }
 
+/* a and b borrow from lender L (10). b holds 6 in one workload; a wants 5. After taking it,
+ * b's share (0) would be below a's (500): S2-a refuses, S2-b accepts (500 < 600 before). */
+static q_result strategies(fx *f, uint32_t n, q_fs_strategy first) {
+  f->cfg.fair_sharing = true;
+  f->cfg.nfs_strategies = n;
+  f->cfg.fs_strategies[0] = first;
+  cq1(f, "L", "c", "f", "cpu", "10", "", "");
+  cq1(f, "a", "c", "f", "cpu", "0", "", "preemption: {reclaimWithinCohort: Any}");
+  cq1(f, "b", "c", "f", "cpu", "0", "", "");
+  build(f);
+  admit(f, wl(f, "six", NULL, 0, 0, "cpu=6", 1, 0), "b", "f");
+  wl(f, "five", "lq-a", 0, 0, "cpu=5", 1, 0);
+  return cycle(f);
+}
+
+static void test_fair_strategies(void **state) {
+  fx *f = *state;
+  q_result r = strategies(f, 1, Q_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE);
+  assert_int_equal(r.nvictims, 0);
+  q_result_free(&r);
+  reset(f);
+  r = strategies(f, 2, Q_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE); /* the default pair */
+  assert_int_equal(r.nvictims, 1);
+  assert_string_equal(r.victims[0].wl->key, "t/six");
+  assert_int_equal(r.victims[0].reason, Q_IN_COHORT_FAIR_SHARING);
+  q_result_free(&r);
+  reset(f);
+  r = strategies(f, 1, Q_FS_LESS_THAN_INITIAL_SHARE);
+  assert_int_equal(r.nvictims, 1);
+  q_result_free(&r);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(test_within_never),
@@ -285,6 +317,7 @@ int main(void) {
       T(test_fair_sharing_order),
       T(test_fair_share_value),
       T(test_fair_preemption),
+      T(test_fair_strategies),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
