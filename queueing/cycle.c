@@ -432,19 +432,21 @@ static ts_rc run_fair(cyc *y) {
   return rc;
 }
 
-/* Charges this cycle's admissions for good and marks its victims. */
+/* Charges this cycle's admissions for good and marks its victims. After a failure to link
+ * one record, it and the later ones are dropped (requeued, not charged). */
 static ts_rc settle(cyc *y, const int64_t *saved) {
   ts_rc rc = TS_OK;
   q__usage_restore(y->c.t, saved);
   for (size_t i = 0; i < y->n; i++) {
     entry *e = &y->e[i];
     if (!e->adm) continue;
-    q__adm_charge(y->c.t, e->adm);
-    if (rc == TS_OK && (rc = q__adm_link(y->c.t, e->adm)) != TS_OK) {
-      q__adm_uncharge(y->c.t, e->adm);
-      ts_free(e->adm);
-      e->adm = NULL, e->status = E_SKIPPED, e->outcome = Q_PENDING;
+    if (rc == TS_OK && (rc = q__adm_link(y->c.t, e->adm)) == TS_OK) {
+      q__adm_charge(y->c.t, e->adm);
+      continue;
     }
+    ts_free(e->adm);
+    e->adm = NULL, e->status = E_SKIPPED, e->outcome = Q_PENDING;
+    e->msg = "Workload could not be admitted: out of memory";
   }
   for (size_t i = 0; i < y->nvictims; i++) y->victims[i]->evicting = true;
   return rc;
@@ -504,7 +506,7 @@ ts_rc q_cycle(q_tree *t, q_queues *qs, const q_config *cfg, const q_hooks *hooks
   memset(out, 0, sizeof *out);
   ts_arena_init(&out->arena, CYCLE_ARENA_CHUNK);
   memset(&y, 0, sizeof y);
-  y.c = (q__ctx){t, cfg, hooks ? hooks : &no_hooks, &out->arena, now_ns};
+  y.c = (q__ctx){t, cfg, hooks ? hooks : &no_hooks, &out->arena, now_ns, NULL, 0};
   y.qs = qs, y.err = err;
   if (!(saved = ts_arena_alloc(&out->arena, (q__usage_words(t) + 1) * sizeof *saved))) {
     rc = TS_ENOMEM;
@@ -526,6 +528,7 @@ fail:
   q__usage_restore(t, saved);
   undo(&y);
 out:
+  ts_free(y.c.scratch);
   if (rc != TS_OK && (!err || err->code == TS_OK))
     ts_err_set(err, rc, "admission cycle: %s", ts_strerror(rc));
   return rc;

@@ -80,13 +80,9 @@ static int cand_sort_cmp(const void *a, const void *b, const void *ctx) {
   return q__cand_cmp(((const cand *)a)->adm, ((const cand *)b)->adm, s->cq, s->now);
 }
 
-static ts_rc sort_cands(q__pctx *p, clist *l) {
+static void sort_cands(q__pctx *p, clist *l, cand *tmp) {
   sort_ctx s = {p->cq, p->c->now};
-  cand *tmp;
-  if (l->n < 2) return TS_OK;
-  if (!(tmp = ts_arena_alloc(p->c->arena, l->n * sizeof *tmp))) return TS_ENOMEM;
-  q__sort(l->v, l->n, sizeof *l->v, cand_sort_cmp, &s, tmp);
-  return TS_OK;
+  if (l->n > 1) q__sort(l->v, l->n, sizeof *l->v, cand_sort_cmp, &s, tmp);
 }
 
 /* ---- policies -------------------------------------------------------------------------- */
@@ -239,11 +235,22 @@ static size_t concat(cand *out, const clist *lists, int nl) {
   return n;
 }
 
-static ts_rc alloc_lists(q__pctx *p, clist *l, int nl, size_t cap) {
-  for (int i = 0; i < nl; i++) {
-    l[i].n = 0;
-    if (!(l[i].v = ts_arena_alloc(p->c->arena, cap * sizeof *l[i].v))) return TS_ENOMEM;
-  }
+/* Carves nl candidate lists of cap entries, a sort buffer and cap targets out of the
+ * cycle's scratch memory. */
+static ts_rc scratch_lists(q__pctx *p, clist *l, int nl, size_t cap, cand **tmp, q__target **tg) {
+  cand *v = q__scratch(p->c, cap * ((size_t)nl + 1) * sizeof *v + cap * sizeof **tg);
+  if (!v) return TS_ENOMEM;
+  for (int i = 0; i < nl; i++) l[i].n = 0, l[i].v = v + (size_t)i * cap;
+  *tmp = v + (size_t)nl * cap;
+  *tg = (q__target *)(v + ((size_t)nl + 1) * cap);
+  return TS_OK;
+}
+
+/* Copies the n victims found into the arena (they outlive the scratch memory). */
+static ts_rc keep(q__pctx *p, const q__target *tg, uint32_t n, q__target **out) {
+  if (!n) return TS_OK;
+  if (!(*out = ts_arena_alloc(p->c->arena, n * sizeof **out))) return TS_ENOMEM;
+  memcpy(*out, tg, n * sizeof **out);
   return TS_OK;
 }
 
@@ -254,12 +261,11 @@ static ts_rc classical(q__pctx *p, q__target **out, uint32_t *nout) {
   int nopts;
   ts_rc rc;
   q__target *tg;
-  if ((rc = alloc_lists(p, l, 4, cap)) != TS_OK) return rc;
-  if (!(tg = ts_arena_alloc(p->c->arena, cap * sizeof *tg))) return TS_ENOMEM;
+  cand *tmp;
+  if ((rc = scratch_lists(p, l, 4, cap, &tmp, &tg)) != TS_OK) return rc;
   if (p->cq->obj->within_cq != MODEL_PREEMPT_NEVER) from_cq(p, p->cq, NULL, false, &l[2]);
   if ((rc = hierarchical(p, &l[0], &l[1])) != TS_OK) return rc;
-  for (int i = 0; i < 3; i++)
-    if ((rc = sort_cands(p, &l[i])) != TS_OK) return rc;
+  for (int i = 0; i < 3; i++) sort_cands(p, &l[i], tmp);
   n = concat(l[3].v, l, 3);
   if (!l[0].n && !l[1].n) {
     opts[0] = true, nopts = 1;
@@ -272,8 +278,7 @@ static ts_rc classical(q__pctx *p, q__target **out, uint32_t *nout) {
   }
   *nout = 0;
   for (int i = 0; i < nopts && !*nout; i++) *nout = attempt(p, l[3].v, n, opts[i], tg);
-  *out = tg;
-  return TS_OK;
+  return keep(p, tg, *nout, out);
 }
 
 /* ---- fair sharing ---------------------------------------------------------------------- */
@@ -520,27 +525,25 @@ static ts_rc second_strategy(q__pctx *p, fsrun *r, bool *ok) {
 
 static ts_rc fair(q__pctx *p, q__target **out, uint32_t *nout) {
   size_t cap = p->c->t->adm_by_key.count + 1;
-  clist l;
+  clist l[2]; /* candidates, retries */
   fsrun r = {0};
   bool ok = false;
   ts_rc rc;
   const q_config *cfg = p->c->cfg;
+  cand *tmp;
   *nout = 0;
-  if ((rc = alloc_lists(p, &l, 1, cap)) != TS_OK) return rc;
-  r.tg = ts_arena_alloc(p->c->arena, cap * sizeof *r.tg);
-  r.retry = ts_arena_alloc(p->c->arena, cap * sizeof *r.retry);
-  if (!r.tg || !r.retry) return TS_ENOMEM;
-  *out = r.tg;
-  flat_candidates(p, &l);
-  if (!l.n) return TS_OK;
-  if ((rc = sort_cands(p, &l)) != TS_OK) return rc;
+  if ((rc = scratch_lists(p, l, 2, cap, &tmp, &r.tg)) != TS_OK) return rc;
+  r.retry = l[1].v;
+  flat_candidates(p, &l[0]);
+  if (!l[0].n) return TS_OK;
+  sort_cands(p, &l[0], tmp);
   preemptor_usage(p, 1);
-  rc = first_strategy(p, l.v, l.n, cfg->nfs_strategies ? cfg->fs_strategies[0] : 0, &r, &ok);
+  rc = first_strategy(p, l[0].v, l[0].n, cfg->nfs_strategies ? cfg->fs_strategies[0] : 0, &r, &ok);
   if (rc == TS_OK && !ok && cfg->nfs_strategies > 1) rc = second_strategy(p, &r, &ok);
   preemptor_usage(p, -1);
   if (rc == TS_OK && ok) *nout = fill_back(p, r.tg, r.n, true);
   restore(p, r.tg, ok ? *nout : r.n);
-  return rc;
+  return rc == TS_OK ? keep(p, r.tg, *nout, out) : rc;
 }
 
 /* ---- entry points ---------------------------------------------------------------------- */

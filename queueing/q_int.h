@@ -177,10 +177,15 @@ typedef struct q__ctx {
   const q_hooks *hooks; /* never NULL (an empty set when the caller gave none) */
   ts_arena *arena;      /* per-cycle memory */
   int64_t now;          /* cycle clock */
+  void *scratch;        /* reusable temporary memory (q__scratch), freed by q_cycle */
+  size_t scratch_size;  /* bytes in scratch */
 } q__ctx;
 
 /* Formats a sentence into the cycle arena; never NULL ("" when out of memory). */
 const char *q__msg(q__ctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Temporary memory of at least n bytes, aligned for any type, valid until the next call;
+ * NULL when out of memory. Reused so that repeated searches do not grow the arena. */
+void *q__scratch(q__ctx *c, size_t n);
 /* A stable merge sort with a context (qsort has none); tmp holds n elements. */
 typedef int (*q__cmp_fn)(const void *a, const void *b, const void *ctx);
 void q__sort(void *base, size_t n, size_t size, q__cmp_fn cmp, const void *ctx, void *tmp);

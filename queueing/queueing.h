@@ -134,8 +134,8 @@ ts_rc q_tree_admit(q_tree *t, const q_workload *wl, ts_err *err);
 ts_rc q_tree_remove(q_tree *t, const char *key);
 /* The admission of an admitted workload, or NULL. Borrowed, valid until it is removed. */
 const q_admission *q_tree_admission(const q_tree *t, const char *key);
-/* Admitted workloads in key order: for (i = 0; (wl = q_tree_admitted(t, i, &a)); i++). O(n)
- * once per change (sorted lazily). */
+/* Admitted workloads in key order: for (i = 0; (wl = q_tree_admitted(t, i, &a)); i++).
+ * O(n log n) after a change (sorted lazily), O(1) otherwise. */
 const q_workload *q_tree_admitted(q_tree *t, size_t i, const q_admission **adm);
 
 /* Per ClusterQueue, flavor and resource (names interned): usage, nominal quota and what is

@@ -47,3 +47,12 @@ void q__sort(void *base, size_t n, size_t size, q__cmp_fn cmp, const void *ctx, 
   }
   if (v != base) memcpy(base, v, n * size);
 }
+
+void *q__scratch(q__ctx *c, size_t n) {
+  void *p;
+  if (n <= c->scratch_size) return c->scratch;
+  if (n < 2 * c->scratch_size) n = 2 * c->scratch_size;
+  if (!(p = ts_realloc(c->scratch, n))) return NULL;
+  c->scratch = p, c->scratch_size = n;
+  return p;
+}

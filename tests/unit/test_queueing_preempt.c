@@ -1,0 +1,323 @@
+/* Unit tests of queueing/ preemption and fair sharing: each withinClusterQueue,
+ * reclaimWithinCohort and borrowWithinCohort policy, victim minimality and determinism,
+ * overlapping targets, the preemptor keeping its place, fair-sharing order and weights
+ * (including weight 0) and fair-sharing preemption. The fixture comes from test_queueing.c. */
+#define TQ_FIXTURE_ONLY
+#include "tests/unit/test_queueing.c"
+
+/* ---- withinClusterQueue ---------------------------------------------------------------- */
+
+/* One queue of 10 cpu full of two admitted workloads; a new one of priority 5 wants 5. */
+static q_result within(fx *f, const char *policy, int p1, int t1, int p2, int t2) {
+  char extra[128];
+  snprintf(extra, sizeof extra, "preemption: {withinClusterQueue: %s}", policy);
+  cq1(f, "a", NULL, "f", "cpu", "10", "", extra);
+  build(f);
+  admit(f, wl(f, "one", NULL, p1, t1, "cpu=5", 1, 0), "a", "f");
+  admit(f, wl(f, "two", NULL, p2, t2, "cpu=5", 1, 0), "a", "f");
+  wl(f, "new", "lq-a", 5, 10, "cpu=5", 1, 0);
+  return cycle(f);
+}
+
+static void test_within_never(void **state) {
+  q_result r = within(*state, "Never", 0, 0, 0, 0);
+  assert_int_equal(r.decisions[0].outcome, Q_PENDING);
+  assert_int_equal(r.nvictims, 0);
+  q_result_free(&r);
+}
+
+static void test_within_lower_priority(void **state) {
+  fx *f = *state;
+  q_result r = within(f, "LowerPriority", 5, 0, 1, 0);
+  assert_int_equal(r.decisions[0].outcome, Q_PREEMPTING);
+  assert_int_equal(r.nvictims, 1);
+  assert_string_equal(r.victims[0].wl->key, "t/two"); /* equal priority is safe */
+  assert_int_equal(r.victims[0].reason, Q_IN_CLUSTER_QUEUE);
+  assert_string_equal(q_preempt_reason_name(r.victims[0].reason), "InClusterQueue");
+  q_result_free(&r);
+  reset(f);
+  r = within(f, "LowerPriority", 5, 0, 5, 20);
+  assert_int_equal(r.nvictims, 0);
+  assert_int_equal(r.decisions[0].outcome, Q_PENDING);
+  q_result_free(&r);
+}
+
+static void test_within_lower_or_newer_equal(void **state) {
+  fx *f = *state;
+  /* both equal priority: "one" is older than the preemptor (safe), "two" newer (victim) */
+  q_result r = within(f, "LowerOrNewerEqualPriority", 5, 0, 5, 20);
+  assert_int_equal(r.nvictims, 1);
+  assert_string_equal(r.victims[0].wl->key, "t/two");
+  q_result_free(&r);
+}
+
+/* The preempting head keeps its place: it is the head of the next cycle again, and its
+ * victims, still charged, are chosen again until they are gone. */
+static void test_preemptor_keeps_place(void **state) {
+  fx *f = *state;
+  q_workload *w;
+  q_result r = within(f, "LowerPriority", 0, 0, 0, 0);
+  q_workload *const *act;
+  assert_int_equal(r.nvictims, 1);
+  w = (q_workload *)r.decisions[0].wl;
+  q_result_free(&r);
+  wl(f, "later", "lq-a", 0, 30, "cpu=1", 1, 0);
+  assert_true(q_queues_active(f->qs, "a", &act) >= 1);
+  assert_ptr_equal(act[0], w);
+  r = cycle(f);
+  assert_ptr_equal(r.decisions[0].wl, w);
+  assert_int_equal(r.decisions[0].outcome, Q_PREEMPTING);
+  q_result_free(&r);
+  q_tree_remove(f->t, "t/two"); /* the eviction is observed */
+  q_tree_remove(f->t, "t/one");
+  r = cycle(f);
+  assert_ptr_equal(r.decisions[0].wl, w);
+  assert_int_equal(r.decisions[0].outcome, Q_ADMITTED);
+  q_result_free(&r);
+}
+
+/* ---- victims: minimal and deterministic ------------------------------------------------ */
+
+static q_result minimal(fx *f) {
+  cq1(f, "a", NULL, "f", "cpu", "10", "", "preemption: {withinClusterQueue: LowerPriority}");
+  build(f);
+  admit(f, wl(f, "small-a", NULL, 1, 0, "cpu=2", 1, 0), "a", "f");
+  admit(f, wl(f, "small-b", NULL, 2, 0, "cpu=2", 1, 0), "a", "f");
+  admit(f, wl(f, "big", NULL, 3, 0, "cpu=6", 1, 0), "a", "f");
+  wl(f, "new", "lq-a", 10, 0, "cpu=6", 1, 0);
+  return cycle(f);
+}
+
+static void test_victims_minimal(void **state) {
+  fx *f = *state;
+  q_result r = minimal(f);
+  /* lowest priority first: small-a, small-b, big are removed until it fits; then the two
+   * small ones are added back, as big alone makes room */
+  assert_int_equal(r.nvictims, 1);
+  assert_string_equal(r.victims[0].wl->key, "t/big");
+  assert_int_equal(r.decisions[0].nvictims, 1);
+  q_result_free(&r);
+  for (int i = 0; i < 3; i++) {
+    reset(f);
+    r = minimal(f);
+    assert_int_equal(r.nvictims, 1);
+    assert_string_equal(r.victims[0].wl->key, "t/big");
+    q_result_free(&r);
+  }
+}
+
+/* Two heads of two queues want the same victim: the second is skipped this cycle. */
+static void test_overlapping_targets(void **state) {
+  fx *f = *state;
+  q_workload *x, *y;
+  q_result r;
+  const char *pre = "preemption: {reclaimWithinCohort: Any}";
+  cq1(f, "a", "c", "f", "cpu", "5", "", pre);
+  cq1(f, "b", "c", "f", "cpu", "5", "", pre);
+  cq1(f, "z", "c", "f", "cpu", "0", "", "");
+  build(f);
+  admit(f, wl(f, "hog", NULL, 0, 0, "cpu=10", 1, 0), "z", "f");
+  x = wl(f, "x", "lq-a", 0, 0, "cpu=5", 1, 0);
+  y = wl(f, "y", "lq-b", 0, 1, "cpu=5", 1, 0);
+  r = cycle(f);
+  assert_int_equal(dec(&r, x)->outcome, Q_PREEMPTING);
+  assert_int_equal(dec(&r, y)->outcome, Q_PENDING);
+  assert_string_equal(dec(&r, y)->reason,
+                      "Workload has overlapping preemption targets with another workload");
+  assert_int_equal(r.nvictims, 1);
+  assert_int_equal(r.victims[0].reason, Q_IN_COHORT_RECLAMATION);
+  q_result_free(&r);
+}
+
+/* ---- reclaimWithinCohort --------------------------------------------------------------- */
+
+/* a and b have 10 each; b borrows 5 with one workload of priority p; a wants 10. */
+static q_result reclaim(fx *f, const char *policy, int p) {
+  char extra[128];
+  snprintf(extra, sizeof extra, "preemption: {reclaimWithinCohort: %s}", policy);
+  cq1(f, "a", "c", "f", "cpu", "10", "", extra);
+  cq1(f, "b", "c", "f", "cpu", "10", "", "");
+  build(f);
+  admit(f, wl(f, "b-big", NULL, p, 0, "cpu=15", 1, 0), "b", "f");
+  wl(f, "new", "lq-a", 0, 0, "cpu=10", 1, 0);
+  return cycle(f);
+}
+
+static void test_reclaim_policies(void **state) {
+  fx *f = *state;
+  q_result r = reclaim(f, "Never", -5);
+  assert_int_equal(r.nvictims, 0);
+  q_result_free(&r);
+  reset(f);
+  r = reclaim(f, "LowerPriority", 5); /* higher priority than the preemptor: safe */
+  assert_int_equal(r.nvictims, 0);
+  q_result_free(&r);
+  reset(f);
+  r = reclaim(f, "LowerPriority", -5);
+  assert_int_equal(r.nvictims, 1);
+  assert_int_equal(r.victims[0].reason, Q_IN_COHORT_RECLAMATION);
+  q_result_free(&r);
+  reset(f);
+  r = reclaim(f, "Any", 5);
+  assert_int_equal(r.nvictims, 1);
+  assert_string_equal(r.victims[0].wl->key, "t/b-big");
+  q_result_free(&r);
+}
+
+/* ---- borrowWithinCohort ---------------------------------------------------------------- */
+
+/* b borrows 6 with two workloads of priority -10; a wants 12 (2 more than its nominal), so
+ * it must borrow while preempting. */
+static q_result borrow(fx *f, const char *bwc) {
+  char extra[256];
+  snprintf(extra, sizeof extra, "preemption: {reclaimWithinCohort: Any%s%s}", *bwc ? ", " : "",
+           bwc);
+  cq1(f, "a", "c", "f", "cpu", "10", "", extra);
+  cq1(f, "b", "c", "f", "cpu", "10", "", "");
+  build(f);
+  admit(f, wl(f, "b1", NULL, -10, 0, "cpu=8", 1, 0), "b", "f");
+  admit(f, wl(f, "b2", NULL, -10, 0, "cpu=8", 1, 0), "b", "f");
+  wl(f, "new", "lq-a", 0, 0, "cpu=12", 1, 0);
+  return cycle(f);
+}
+
+static void test_borrow_within_cohort(void **state) {
+  fx *f = *state;
+  q_result r = borrow(f, "");
+  assert_int_equal(r.nvictims, 0); /* may not borrow while reclaiming */
+  q_result_free(&r);
+  reset(f);
+  r = borrow(f, "borrowWithinCohort: {policy: LowerPriority}");
+  assert_int_equal(r.decisions[0].outcome, Q_PREEMPTING);
+  assert_int_equal(r.nvictims, 1);
+  assert_int_equal(r.victims[0].reason, Q_IN_COHORT_RECLAIM_WHILE_BORR);
+  q_result_free(&r);
+  reset(f);
+  /* candidates above maxPriorityThreshold may only be reclaimed without borrowing */
+  r = borrow(f, "borrowWithinCohort: {policy: LowerPriority, maxPriorityThreshold: -20}");
+  assert_int_equal(r.nvictims, 0);
+  q_result_free(&r);
+}
+
+/* ---- fair sharing ---------------------------------------------------------------------- */
+
+/* lender L (6) and two borrowers a, b (0) with weights; each head wants 4: one fits. */
+static q_result fair_order(fx *f, const char *wa, const char *wb, int pa, int pb) {
+  char ea[64], eb[64];
+  snprintf(ea, sizeof ea, "fairSharing: {weight: %s}", wa);
+  snprintf(eb, sizeof eb, "fairSharing: {weight: %s}", wb);
+  f->cfg.fair_sharing = true;
+  cq1(f, "L", "c", "f", "cpu", "6", "", "");
+  cq1(f, "a", "c", "f", "cpu", "0", "", ea);
+  cq1(f, "b", "c", "f", "cpu", "0", "", eb);
+  build(f);
+  wl(f, "wa", "lq-a", pa, 1, "cpu=4", 1, 0);
+  wl(f, "wb", "lq-b", pb, 0, "cpu=4", 1, 0);
+  return cycle(f);
+}
+
+static const char *fair_winner(fx *f, const char *wa, const char *wb, int pa, int pb) {
+  static char key[64];
+  q_result r = fair_order(f, wa, wb, pa, pb);
+  key[0] = 0;
+  for (size_t i = 0; i < r.ndecisions; i++)
+    if (r.decisions[i].outcome == Q_ADMITTED)
+      snprintf(key, sizeof key, "%s", r.decisions[i].wl->key);
+  assert_int_equal(r.ndecisions, 2);
+  assert_ptr_equal(r.decisions[0].wl->key, q_tree_admitted(f->t, 0, NULL)->key);
+  q_result_free(&r);
+  reset(f);
+  return key;
+}
+
+static void test_fair_sharing_order(void **state) {
+  fx *f = *state;
+  assert_string_equal(fair_winner(f, "1", "1", 0, 0), "t/wb"); /* equal: earlier first */
+  assert_string_equal(fair_winner(f, "1", "1", 5, 0), "t/wa"); /* equal: priority first */
+  assert_string_equal(fair_winner(f, "2", "1", 0, 0), "t/wa"); /* lower weighted share */
+  assert_string_equal(fair_winner(f, "1", "2", 9, 0), "t/wb"); /* share beats priority */
+  assert_string_equal(fair_winner(f, "0", "1", 9, 0), "t/wb"); /* weight 0 borrows last */
+  assert_string_equal(fair_winner(f, "0", "0", 9, 0), "t/wa"); /* both 0: share, priority */
+}
+
+static void test_fair_share_value(void **state) {
+  fx *f = *state;
+  q_result r = fair_order(f, "2", "1", 0, 0);
+  q_result_free(&r);
+  /* a borrows 4 of the 6 the cohort lends: 4000/6 per mille, halved by weight 2 */
+  assert_true(q_tree_share(f->t, "a") > 333.3 && q_tree_share(f->t, "a") < 333.4);
+  assert_true(q_tree_share(f->t, "L") == 0.0);
+}
+
+/* b borrows 8 with four workloads of 2; a wants 6 of its own 10 back: fair sharing takes
+ * b's workloads while a's share after admission stays at or below b's. */
+static void test_fair_preemption(void **state) {
+  fx *f = *state;
+  q_result r;
+  f->cfg.fair_sharing = true;
+  cq1(f, "a", "c", "f", "cpu", "10", "", "preemption: {reclaimWithinCohort: Any}");
+  cq1(f, "b", "c", "f", "cpu", "10", "", "");
+  build(f);
+  for (int i = 0; i < 9; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "b%d", i);
+    admit(f, wl(f, name, NULL, 0, i, "cpu=2", 1, 0), "b", "f");
+  }
+  wl(f, "new", "lq-a", 0, 100, "cpu=6", 1, 0);
+  r = cycle(f);
+  assert_int_equal(r.decisions[0].outcome, Q_PREEMPTING);
+  assert_int_equal(r.nvictims, 2); /* a has 2 free; 2 more workloads of 2 make 6 */
+  assert_int_equal(r.victims[0].reason, Q_IN_COHORT_FAIR_SHARING);
+  assert_int_equal(r.victims[1].reason, Q_IN_COHORT_FAIR_SHARING);
+  q_result_free(&r);
+}
+
+/* a and b borrow from lender L (10). b holds 6 in one workload; a wants 5. After taking it,
+ * b's share (0) would be below a's (500): S2-a refuses, S2-b accepts (500 < 600 before). */
+static q_result strategies(fx *f, uint32_t n, q_fs_strategy first) {
+  f->cfg.fair_sharing = true;
+  f->cfg.nfs_strategies = n;
+  f->cfg.fs_strategies[0] = first;
+  cq1(f, "L", "c", "f", "cpu", "10", "", "");
+  cq1(f, "a", "c", "f", "cpu", "0", "", "preemption: {reclaimWithinCohort: Any}");
+  cq1(f, "b", "c", "f", "cpu", "0", "", "");
+  build(f);
+  admit(f, wl(f, "six", NULL, 0, 0, "cpu=6", 1, 0), "b", "f");
+  wl(f, "five", "lq-a", 0, 0, "cpu=5", 1, 0);
+  return cycle(f);
+}
+
+static void test_fair_strategies(void **state) {
+  fx *f = *state;
+  q_result r = strategies(f, 1, Q_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE);
+  assert_int_equal(r.nvictims, 0);
+  q_result_free(&r);
+  reset(f);
+  r = strategies(f, 2, Q_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE); /* the default pair */
+  assert_int_equal(r.nvictims, 1);
+  assert_string_equal(r.victims[0].wl->key, "t/six");
+  assert_int_equal(r.victims[0].reason, Q_IN_COHORT_FAIR_SHARING);
+  q_result_free(&r);
+  reset(f);
+  r = strategies(f, 1, Q_FS_LESS_THAN_INITIAL_SHARE);
+  assert_int_equal(r.nvictims, 1);
+  q_result_free(&r);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      T(test_within_never),
+      T(test_within_lower_priority),
+      T(test_within_lower_or_newer_equal),
+      T(test_preemptor_keeps_place),
+      T(test_victims_minimal),
+      T(test_overlapping_targets),
+      T(test_reclaim_policies),
+      T(test_borrow_within_cohort),
+      T(test_fair_sharing_order),
+      T(test_fair_share_value),
+      T(test_fair_preemption),
+      T(test_fair_strategies),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
