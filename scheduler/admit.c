@@ -213,7 +213,8 @@ static ts_rc charge_running(admit *ad, qgang *q) {
         a->rf[a->nrf++] = (q_rflavor){ps->requests[k].id, fl, ps->requests[k].v * ps->count, Q_FIT};
     }
   }
-  for (uint32_t i = 0; i < q->nrun; i++) q->wl.evicting |= q->run[i]->obj.deleted_ns != 0;
+  for (uint32_t i = 0; i < q->nrun; i++)
+    q->wl.evicting |= sched__evicting(v->state, q->run[i]) || q->run[i]->obj.deleted_ns;
   q->wl.admission = adm;
   ts_err_clear(&err);
   if (q_tree_admit(ad->tree, &q->wl, &err) == TS_ENOMEM) return TS_ENOMEM;
@@ -466,8 +467,8 @@ static ts_rc evict_victims(admit *ad, const q_result *res, const q_decision *d) 
     else
       snprintf(who, sizeof who, "%s", vic->preemptor->key);
     why = keep(ad, "preempted to make room for %s (%s)", who, q_preempt_reason_name(vic->reason));
-    if (!q || !why) continue;
-    ((q_workload *)vic->wl)->evicting = true; /* not chosen again in a later round */
+    if (!q || !why || vic->wl->evicting) continue; /* its eviction was issued already */
+    ((q_workload *)vic->wl)->evicting = true;      /* not issued again in a later round */
     for (uint32_t i = 0; i < q->nrun; i++) {
       ts_rc rc;
       if (q->run[i]->obj.deleted_ns) continue;

@@ -195,6 +195,8 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
   ts_arena_init(&out->arena, 64 * 1024);
   ts_arena_init(&scratch, 256 * 1024);
   rc = sched__view_init(&v, m, cfg, now_ns, &scratch, &out->arena);
+  v.state = state;
+  sched__evictions_seen(state, m);
   if (rc == TS_OK) rc = sched__ready_check(&v, state, out, add_decision);
   if (rc == TS_OK) rc = sched__gangs(&v, &gangs, &n);
   if (rc == TS_OK && !(handled = ts_arena_alloc(&scratch, n + 1))) rc = TS_ENOMEM;
@@ -223,6 +225,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
     }
     i = j;
   }
+  if (rc == TS_OK) rc = sched__evictions_issued(state, out);
   sched__view_free(&v);
   ts_arena_free(&scratch);
   if (rc != TS_OK) {

@@ -15,13 +15,60 @@ typedef struct backoff {
 } backoff;
 
 struct sched_state {
-  ts_map backoff; /* gang key -> backoff */
+  ts_map backoff;  /* gang key -> backoff */
+  ts_map evicting; /* pod key -> the same key (owned): evictions issued, not yet seen */
 };
 
 sched_state *sched_state_new(void) {
   sched_state *s = ts_calloc(1, sizeof *s);
-  if (s) ts_map_init(&s->backoff);
+  if (s) ts_map_init(&s->backoff), ts_map_init(&s->evicting);
   return s;
+}
+
+bool sched__evicting(const sched_state *st, const model_pod *p) {
+  return st && (p->obj.deleted_ns || ts_map_get(&st->evicting, p->obj.key, strlen(p->obj.key)));
+}
+
+/* Forgets evictions the model shows now (the pod is gone or being deleted). */
+void sched__evictions_seen(sched_state *st, const model *m) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  char *gone[256];
+  size_t n;
+  if (!st) return;
+  do { /* deleting while iterating is not allowed: collect, then delete, until none left */
+    n = 0;
+    it = 0;
+    while (n < 256 && ts_map_next(&st->evicting, &it, &s)) {
+      const char *key = s->key, *slash = strchr(key, '/');
+      char ns[256];
+      const model_pod *p;
+      if (!slash || (size_t)(slash - key) >= sizeof ns) continue;
+      memcpy(ns, key, (size_t)(slash - key));
+      ns[slash - key] = '\0';
+      p = (const model_pod *)model_get(m, MODEL_POD, ns, slash + 1);
+      if (!p || p->obj.deleted_ns || !p->node_name) gone[n++] = (char *)s->value;
+    }
+    for (size_t i = 0; i < n; i++) {
+      ts_map_del(&st->evicting, gone[i], strlen(gone[i]));
+      ts_free(gone[i]);
+    }
+  } while (n == 256);
+}
+
+ts_rc sched__evictions_issued(sched_state *st, const sched_result *r) {
+  for (size_t i = 0; st && i < r->ndecisions; i++) {
+    const char *key = r->decisions[i].pod->obj.key;
+    char *copy;
+    if (r->decisions[i].kind != SCHED_EVICT || ts_map_get(&st->evicting, key, strlen(key)))
+      continue;
+    if (!(copy = ts_strdup(key)) ||
+        ts_map_put(&st->evicting, copy, strlen(copy), copy, NULL) != TS_OK) {
+      ts_free(copy);
+      return TS_ENOMEM;
+    }
+  }
+  return TS_OK;
 }
 
 void sched_state_free(sched_state *s) {
@@ -34,6 +81,9 @@ void sched_state_free(sched_state *s) {
     ts_free(b);
   }
   ts_map_free(&s->backoff);
+  it = 0;
+  while (ts_map_next(&s->evicting, &it, &slot)) ts_free(slot->value);
+  ts_map_free(&s->evicting);
   ts_free(s);
 }
 

@@ -81,6 +81,7 @@ typedef struct sched_view {
   const char *dra_error; /* an allocation error met while filtering (result arena) */
   sched_level levels[SCHED_MAX_TOPOLOGY + 1]; /* topology levels seen this cycle */
   int nlevels;                                /* entries */
+  sched_state *state;                         /* what earlier cycles decided, or NULL */
   ts_arena *arena;                            /* scratch memory for the cycle */
   ts_arena *out;                              /* memory of the result (messages) */
   size_t decisions_cap;                       /* capacity of the result's decision array */
@@ -139,6 +140,11 @@ void sched__gang_key(const model *m, const model_pod *p, char *key, size_t cap);
 ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r,
                          ts_rc (*add)(sched_view *, sched_result *, sched_decision));
 const char *sched__ready_hold(sched_view *v, sched_state *st, const char *key);
+/* Evictions decided earlier and not yet visible in the model: their gangs count as being
+ * evicted, so that a preemption is not issued twice. */
+bool sched__evicting(const sched_state *st, const model_pod *p);
+void sched__evictions_seen(sched_state *st, const model *m);
+ts_rc sched__evictions_issued(sched_state *st, const sched_result *r);
 
 /* Kueue admission (admit.c): queued gangs (pods labelled kueue.x-k8s.io/queue-name) are
  * admitted through their LocalQueues with placement; handled[i] says which gangs it decided. */

@@ -797,6 +797,22 @@ static void test_admission_quota_and_preemption(void **state) {
   assert_non_null(strstr(decision(&r, "low-0")->reason, "preempted to make room for"));
   assert_int_equal(decision(&r, "stray-0")->kind, SCHED_PENDING);
   sched_result_free(&r);
+  {
+    /* With the scheduler's memory, a second cycle before the eviction is seen does not evict
+     * again: the preemptor waits for its victims. */
+    sched_state *st = sched_state_new();
+    sched_config cfg;
+    ts_err e;
+    sched_config_default(&cfg);
+    assert_int_equal(sched_cycle(m, &cfg, st, 0, &r, &e), TS_OK);
+    assert_int_equal(r.nevicted, 1);
+    sched_result_free(&r);
+    assert_int_equal(sched_cycle(m, &cfg, st, 0, &r, &e), TS_OK);
+    assert_int_equal(r.nevicted, 0);
+    assert_int_equal(decision(&r, "high-0")->kind, SCHED_PENDING);
+    sched_result_free(&r);
+    sched_state_free(st);
+  }
   model_free(m);
 }
 
