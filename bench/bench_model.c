@@ -86,9 +86,10 @@ static void bench_lists(char *texts[2]) {
   model *m = model_new();
   int errors = 0;
   for (int t = 0; t < 2; t++) {
-    json_error_t je;
+    ts_err pe;
     double t0 = now_s(), t1;
-    json_t *list = json_loads(texts[t], 0, &je), *item;
+    json_t *list = NULL, *item;
+    if (ts_json_parse(texts[t], strlen(texts[t]), &list, &pe) != TS_OK) errors++;
     size_t i;
     t1 = now_s();
     parse_s += t1 - t0;
@@ -104,7 +105,7 @@ static void bench_lists(char *texts[2]) {
   }
   printf("replay path: %d pods + %d nodes in two kubectl JSON Lists, %.1f MB (%d rejected)\n",
          NPODS, NNODES, mb, errors);
-  printf("  parse whole Lists (jansson):  %7.1f MB/s  %6.3f s\n", mb / parse_s, parse_s);
+  printf("  parse whole Lists:            %7.1f MB/s  %6.3f s\n", mb / parse_s, parse_s);
   printf("  decode + insert into model:   %7.1f MB/s  %6.3f s\n", mb / decode_s, decode_s);
   printf("  parse + decode + insert:      %7.1f MB/s  %6.3f s\n", mb / (parse_s + decode_s),
          parse_s + decode_s);
@@ -122,9 +123,12 @@ static void bench_events(char *texts[2]) {
   t0 = now_s();
   for (int t = 1; t >= 0; t--) {
     for (size_t i = 0; i < n[t]; i++) {
-      json_error_t je;
       ts_err e;
-      json_t *o = json_loads(items[t][i], 0, &je);
+      json_t *o = NULL;
+      if (ts_json_parse(items[t][i], strlen(items[t][i]), &o, &e) != TS_OK) {
+        errors++;
+        continue;
+      }
       json_object_set_new(o, "kind", json_string(t ? "Node" : "Pod"));
       json_object_set_new(o, "apiVersion", json_string("v1"));
       if (model_apply_json(m, o, MODEL_ADDED, NULL, NULL, NULL, &e) != TS_OK) errors++;

@@ -327,14 +327,9 @@ ts_rc cfg_yaml_parse(const char *text, size_t len, cfg_docs *docs, ts_err *err) 
 }
 
 ts_rc cfg_json_parse(const char *text, size_t len, cfg_docs *docs, ts_err *err) {
-  json_error_t je;
   cfg_doc d = {0};
-  d.value = json_loadb(text, len, 0, &je);
-  if (!d.value) {
-    ts_err_set(err, TS_EPARSE, "line %d column %d: %s", je.line, je.column, je.text);
-    if (err) err->line = je.line, err->column = je.column;
-    return TS_EPARSE;
-  }
+  ts_rc rc = ts_json_parse(text, len, &d.value, err);
+  if (rc != TS_OK) return rc;
   d.line = 1;
   if (ts_vec_push(docs, d) != TS_OK) {
     json_decref(d.value);

@@ -14,6 +14,7 @@ for bin in "$BUILD"/fuzz/fuzz_*; do
   fuzz_yaml) seeds="tests/data/k8s/objects examples" ;;
   fuzz_decode) seeds="fuzz/seeds/decode" ;;
   fuzz_config) seeds="examples/tessera.yaml tests/data/check" ;;
+  fuzz_json) seeds="tests/data/k8s/exchanges" ;;
   *) seeds="" ;;
   esac
   seeddir="$BUILD/fuzz/seeds-$name"
