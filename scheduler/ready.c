@@ -71,6 +71,10 @@ ts_rc sched__evictions_issued(sched_state *st, const sched_result *r) {
   return TS_OK;
 }
 
+void sched_state_forget_eviction(sched_state *s, const char *pod_key) {
+  if (s) ts_free(ts_map_del(&s->evicting, pod_key, strlen(pod_key)));
+}
+
 void sched_state_free(sched_state *s) {
   size_t it = 0;
   const ts_map_slot *slot;

@@ -118,6 +118,9 @@ typedef struct sched_config {
 typedef struct sched_state sched_state;
 sched_state *sched_state_new(void); /* returns new, NULL when out of memory */
 void sched_state_free(sched_state *s);
+/* Forgets that the pod (key "ns/name") was evicted: its eviction failed (a
+ * PodDisruptionBudget refused it, say), so a later cycle may decide it again. */
+void sched_state_forget_eviction(sched_state *s, const char *pod_key);
 
 /* Fills cfg with the defaults: schedulerName "tessera", bin-packing, topology levels
  * topology.kubernetes.io/zone > nvidia.com/gpu.clique > kubernetes.io/hostname. */

@@ -1,0 +1,523 @@
+/* live/live.c - the in-cluster loop: events into the model, cycles into writes, writes'
+ * answers into the model. See live.h for the guarantees. */
+#include "live/live.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct gang_op gang_op;
+
+typedef struct claim_op {
+  char *name;    /* owned: the claim's name (namespace is the pod's) */
+  char *uid;     /* owned: the claim's uid ("" when unknown) */
+  json_t *alloc; /* new ref: the allocation to write, NULL to only reserve */
+  bool reserved; /* the reserve write landed */
+} claim_op;
+
+typedef struct pod_op {
+  char *ns, *name, *uid; /* owned */
+  char *node;            /* owned: where it goes */
+  claim_op *claims;      /* owned */
+  uint32_t nclaims;      /* entries */
+  bool bound;            /* the bind landed */
+} pod_op;
+
+typedef enum op_phase { PHASE_RESERVE, PHASE_BIND, PHASE_ROLLBACK } op_phase;
+
+struct gang_op {
+  pod_op *pods;         /* owned */
+  uint32_t npods;       /* entries */
+  uint32_t outstanding; /* writes in flight */
+  op_phase phase;       /* what the writes in flight are */
+  bool failed;          /* a reserve failed: roll back instead of binding */
+};
+
+typedef enum wkind { W_RESERVE, W_UNRESERVE, W_BIND, W_EVICT } wkind;
+
+/* One write in flight: the token handed to the writer. */
+typedef struct wr {
+  wkind kind;      /* what was written */
+  gang_op *g;      /* W_RESERVE / W_UNRESERVE / W_BIND: the gang it belongs to */
+  uint32_t pod;    /* index in g->pods */
+  uint32_t claim;  /* index in the pod's claims */
+  char *evict_key; /* W_EVICT: owned pod key */
+} wr;
+
+struct live {
+  model *m;                /* the cluster as watched, plus assumptions */
+  const sched_config *cfg; /* borrowed */
+  live_writer w;           /* the writer */
+  sched_state *state;      /* what cycles remember */
+  ts_map claim_json;       /* "ns/name" (owned key) -> json_t (ref): claims as last watched */
+  ts_map assumed_pods;     /* pod uid (owned key) -> interned node name */
+  ts_map assumed_claims;   /* "ns/name" (owned key) -> json_t (ref): claim as assumed */
+  ts_map reported;         /* pod uid (owned key) -> owned message last reported */
+  bool dirty;              /* something changed since the last cycle */
+  live_stats st;           /* counters */
+};
+
+/* ---- maps that own their keys: the entry holds the key, so no lookup is done twice -------- */
+
+typedef struct oentry {
+  void *value; /* the caller's value */
+  char key[];  /* the key, NUL-terminated */
+} oentry;
+
+static void *oget(const ts_map *m, const char *key) {
+  oentry *e = ts_map_get(m, key, strlen(key));
+  return e ? e->value : NULL;
+}
+
+/* Puts value under key (copied); the replaced value (or NULL) goes to *old. */
+static ts_rc oput(ts_map *m, const char *key, void *value, void **old) {
+  size_t len = strlen(key);
+  oentry *e = ts_map_get(m, key, len);
+  if (old) *old = e ? e->value : NULL;
+  if (e) {
+    e->value = value;
+    return TS_OK;
+  }
+  if (!(e = ts_malloc(sizeof *e + len + 1))) return TS_ENOMEM;
+  e->value = value;
+  memcpy(e->key, key, len + 1);
+  if (ts_map_put(m, e->key, len, e, NULL) != TS_OK) {
+    ts_free(e);
+    return TS_ENOMEM;
+  }
+  return TS_OK;
+}
+
+/* Removes key; returns its value (NULL when absent). */
+static void *odel(ts_map *m, const char *key) {
+  oentry *e = ts_map_del(m, key, strlen(key));
+  void *v = e ? e->value : NULL;
+  ts_free(e);
+  return v;
+}
+
+/* Frees every entry, and every value with free_value (may be NULL). */
+static void oclear(ts_map *m, void (*free_value)(void *)) {
+  const ts_map_slot *s;
+  size_t it = 0;
+  while (ts_map_next(m, &it, &s)) {
+    oentry *e = s->value;
+    if (free_value) free_value(e->value);
+    ts_free(e);
+  }
+  ts_map_free(m);
+}
+
+static void decref(void *v) {
+  json_decref(v);
+}
+
+/* ---- set-up ----------------------------------------------------------------------------- */
+
+live *live_new(const sched_config *cfg, const live_writer *writer) {
+  live *l = ts_calloc(1, sizeof *l);
+  if (!l) return NULL;
+  l->cfg = cfg;
+  l->w = *writer;
+  ts_map_init(&l->claim_json);
+  ts_map_init(&l->assumed_pods);
+  ts_map_init(&l->assumed_claims);
+  ts_map_init(&l->reported);
+  if (!(l->m = model_new()) || !(l->state = sched_state_new())) {
+    live_free(l);
+    return NULL;
+  }
+  return l;
+}
+
+void live_free(live *l) {
+  if (!l) return;
+  oclear(&l->claim_json, decref);
+  oclear(&l->assumed_claims, decref);
+  oclear(&l->assumed_pods, NULL);
+  oclear(&l->reported, ts_free);
+  sched_state_free(l->state);
+  model_free(l->m);
+  ts_free(l);
+}
+
+const model *live_model(const live *l) {
+  return l->m;
+}
+
+void live_get_stats(const live *l, live_stats *out) {
+  *out = l->st;
+}
+
+bool live_dirty(const live *l) {
+  return l->dirty;
+}
+
+bool live_busy(const live *l) {
+  return l->st.inflight > 0;
+}
+
+/* ---- events ----------------------------------------------------------------------------- */
+
+/* "ns/name" of an object's metadata into out (cap bytes); false when it has no name. */
+static bool meta_key(json_t *obj, char *out, size_t cap) {
+  json_t *md = json_object_get(obj, "metadata");
+  const char *ns = json_string_value(json_object_get(md, "namespace"));
+  const char *name = json_string_value(json_object_get(md, "name"));
+  if (!name) return false;
+  snprintf(out, cap, "%s/%s", ns ? ns : "", name);
+  return true;
+}
+
+static bool is_kind(json_t *obj, const char *kind) {
+  const char *k = json_string_value(json_object_get(obj, "kind"));
+  return k && !strcmp(k, kind);
+}
+
+/* Keeps the claim's JSON (writes start from it) and keeps an assumed allocation over a stale
+ * event: the assumption goes once the server shows any allocation, or the claim is gone. */
+static ts_rc claim_event(live *l, model_event ev, json_t *obj, ts_err *err) {
+  char key[600];
+  void *old;
+  json_t *assumed;
+  if (!meta_key(obj, key, sizeof key)) return TS_OK;
+  if (ev == MODEL_DELETED) {
+    json_decref(odel(&l->claim_json, key));
+    json_decref(odel(&l->assumed_claims, key));
+    return TS_OK;
+  }
+  if (oput(&l->claim_json, key, json_incref(obj), &old) != TS_OK)
+    return json_decref(obj), ts_err_set(err, TS_ENOMEM, "out of memory");
+  json_decref(old);
+  assumed = oget(&l->assumed_claims, key);
+  if (!assumed) return TS_OK;
+  if (json_object_get(json_object_get(obj, "status"), "allocation")) {
+    json_decref(odel(&l->assumed_claims, key)); /* confirmed, or someone else's */
+    return TS_OK;
+  }
+  return model_apply_json(l->m, assumed, MODEL_MODIFIED, NULL, NULL, NULL, err);
+}
+
+/* Keeps an assumed binding over a stale event; drops it once the server shows the pod bound
+ * (to our node or another) or gone. */
+static ts_rc pod_event(live *l, model_event ev, json_t *obj) {
+  const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
+  const char *node;
+  model_pod *p;
+  char key[600];
+  if (!uid || !oget(&l->assumed_pods, uid)) {
+    if (ev == MODEL_DELETED && uid) ts_free(odel(&l->reported, uid));
+    return TS_OK;
+  }
+  node = oget(&l->assumed_pods, uid);
+  meta_key(obj, key, sizeof key);
+  p = (model_pod *)model_get_uid(l->m, uid);
+  if (ev == MODEL_DELETED || !p || p->node_name) {
+    odel(&l->assumed_pods, uid);
+    if (ev == MODEL_DELETED) ts_free(odel(&l->reported, uid));
+    return TS_OK;
+  }
+  return model_pod_bind(l->m, p, node);
+}
+
+ts_rc live_event(live *l, model_event ev, json_t *obj, ts_err *err) {
+  ts_rc rc = model_apply_json(l->m, obj, ev, NULL, NULL, NULL, err);
+  l->dirty = true;
+  if (rc != TS_OK) return rc;
+  if (is_kind(obj, "ResourceClaim")) return claim_event(l, ev, obj, err);
+  if (is_kind(obj, "Pod")) {
+    rc = pod_event(l, ev, obj);
+    if (rc != TS_OK) ts_err_set(err, rc, "Pod: keeping an assumed binding: %s", ts_strerror(rc));
+  }
+  return rc;
+}
+
+/* ---- assumptions ------------------------------------------------------------------------ */
+
+/* The claim ns/name as it will be once the reserve lands: the watched (or already assumed)
+ * claim with the allocation (when given) and the pod added to reservedFor. Applied to the model
+ * and kept as the claim's assumption. */
+static void assume_claim(live *l, const char *ns, const claim_op *c, const pod_op *p) {
+  char key[600];
+  json_t *base, *copy, *status, *rf;
+  ts_err err;
+  void *old;
+  snprintf(key, sizeof key, "%s/%s", ns, c->name);
+  base = oget(&l->assumed_claims, key);
+  if (!base) base = oget(&l->claim_json, key);
+  if (!base || !(copy = json_deep_copy(base))) return; /* nothing to assume from */
+  status = json_object_get(copy, "status");
+  if (!json_is_object(status)) json_object_set_new(copy, "status", status = json_object());
+  if (c->alloc) json_object_set(status, "allocation", c->alloc);
+  rf = json_object_get(status, "reservedFor");
+  if (!json_is_array(rf)) json_object_set_new(status, "reservedFor", rf = json_array());
+  json_array_append_new(
+      rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", p->name, "uid", p->uid));
+  if (model_apply_json(l->m, copy, MODEL_MODIFIED, NULL, NULL, NULL, &err) != TS_OK ||
+      oput(&l->assumed_claims, key, copy, &old) != TS_OK) {
+    json_decref(copy);
+    return;
+  }
+  json_decref(old);
+}
+
+/* Drops the claim's assumption and puts the watched claim back into the model. */
+static void forget_claim(live *l, const char *ns, const char *name) {
+  char key[600];
+  json_t *watched;
+  ts_err err;
+  snprintf(key, sizeof key, "%s/%s", ns, name);
+  json_decref(odel(&l->assumed_claims, key));
+  if ((watched = oget(&l->claim_json, key)))
+    model_apply_json(l->m, watched, MODEL_MODIFIED, NULL, NULL, NULL, &err);
+}
+
+static void assume_pod(live *l, const pod_op *p) {
+  model_pod *mp = (model_pod *)model_get_uid(l->m, p->uid);
+  const char *node = ts_intern_cstr(p->node);
+  if (!mp || !node || oput(&l->assumed_pods, p->uid, (void *)node, NULL) != TS_OK) return;
+  model_pod_bind(l->m, mp, node);
+}
+
+/* Undoes a pod's assumed binding (its claims are handled by the caller). */
+static void forget_pod(live *l, const pod_op *p) {
+  model_pod *mp = (model_pod *)model_get_uid(l->m, p->uid);
+  const char *node = odel(&l->assumed_pods, p->uid);
+  if (mp && node && mp->node_name == node) model_pod_bind(l->m, mp, NULL);
+  l->st.rolled_back++;
+}
+
+/* ---- writes ----------------------------------------------------------------------------- */
+
+static wr *new_wr(live *l, wkind kind, gang_op *g, uint32_t pod, uint32_t claim) {
+  wr *w = ts_calloc(1, sizeof *w);
+  if (!w) return NULL;
+  *w = (wr){kind, g, pod, claim, NULL};
+  l->st.inflight++;
+  l->st.writes++;
+  if (g) g->outstanding++;
+  return w;
+}
+
+static void free_gang(gang_op *g) {
+  for (uint32_t i = 0; i < g->npods; i++) {
+    pod_op *p = &g->pods[i];
+    for (uint32_t k = 0; k < p->nclaims; k++) {
+      ts_free(p->claims[k].name);
+      ts_free(p->claims[k].uid);
+      json_decref(p->claims[k].alloc);
+    }
+    ts_free(p->claims);
+    ts_free(p->ns), ts_free(p->name), ts_free(p->uid), ts_free(p->node);
+  }
+  ts_free(g->pods);
+  ts_free(g);
+}
+
+static void issue_unreserve(live *l, gang_op *g, uint32_t pod, uint32_t claim) {
+  pod_op *p = &g->pods[pod];
+  wr *w = new_wr(l, W_UNRESERVE, g, pod, claim);
+  if (w) l->w.claim_unreserve(l->w.ud, w, p->ns, p->claims[claim].name, p->uid);
+}
+
+/* A pod's placement failed: forget it, and unreserve the claims reserved for it. */
+static void roll_back_pod(live *l, gang_op *g, uint32_t i, bool write) {
+  pod_op *p = &g->pods[i];
+  forget_pod(l, p);
+  for (uint32_t k = 0; k < p->nclaims; k++) {
+    forget_claim(l, p->ns, p->claims[k].name);
+    if (write && p->claims[k].reserved) issue_unreserve(l, g, i, k);
+  }
+}
+
+static void start_binds(live *l, gang_op *g) {
+  g->phase = PHASE_BIND;
+  for (uint32_t i = 0; i < g->npods; i++) {
+    pod_op *p = &g->pods[i];
+    wr *w = new_wr(l, W_BIND, g, i, 0);
+    if (w) l->w.bind(l->w.ud, w, p->ns, p->name, p->uid, p->node);
+  }
+}
+
+/* Issues the reserve writes of a gang (or its binds when it has no claim to reserve). */
+static void start_gang(live *l, gang_op *g) {
+  g->phase = PHASE_RESERVE;
+  for (uint32_t i = 0; i < g->npods; i++) {
+    pod_op *p = &g->pods[i];
+    assume_pod(l, p);
+    for (uint32_t k = 0; k < p->nclaims; k++) {
+      claim_op *c = &p->claims[k];
+      char key[600];
+      json_t *cached;
+      wr *w;
+      snprintf(key, sizeof key, "%s/%s", p->ns, c->name);
+      cached = oget(&l->claim_json, key);
+      assume_claim(l, p->ns, c, p);
+      if (!(w = new_wr(l, W_RESERVE, g, i, k))) continue;
+      l->w.claim_reserve(l->w.ud, w, p->ns, c->name, c->uid, c->alloc, p->name, p->uid, cached);
+    }
+  }
+  if (!g->outstanding) start_binds(l, g);
+  if (!g->outstanding) free_gang(g);
+}
+
+/* Every reserve write of g has answered: bind, or undo what landed. */
+static void reserves_done(live *l, gang_op *g) {
+  if (!g->failed) {
+    start_binds(l, g);
+    return;
+  }
+  g->phase = PHASE_ROLLBACK;
+  for (uint32_t i = 0; i < g->npods; i++) roll_back_pod(l, g, i, true);
+}
+
+static void evict_done(live *l, wr *w, live_result r) {
+  if (r == LIVE_OK || r == LIVE_NOTFOUND) {
+    l->st.evicted += r == LIVE_OK;
+  } else {
+    sched_state_forget_eviction(l->state, w->evict_key); /* a later cycle tries again */
+  }
+  ts_free(w->evict_key);
+}
+
+void live_write_done(live *l, void *token, live_result r) {
+  wr *w = token;
+  gang_op *g = w->g;
+  l->st.inflight--;
+  l->dirty = true;
+  if (w->kind == W_EVICT) {
+    evict_done(l, w, r);
+    ts_free(w);
+    return;
+  }
+  g->outstanding--;
+  if (w->kind == W_RESERVE) {
+    claim_op *c = &g->pods[w->pod].claims[w->claim];
+    c->reserved = r == LIVE_OK;
+    if (r != LIVE_OK) g->failed = true;
+    if (!g->outstanding) reserves_done(l, g);
+  } else if (w->kind == W_BIND) {
+    if (r == LIVE_OK) {
+      g->pods[w->pod].bound = true;
+      l->st.bound++;
+    } else {
+      roll_back_pod(l, g, w->pod, r != LIVE_ABANDONED);
+    }
+  }
+  ts_free(w);
+  if (!g->outstanding) free_gang(g);
+}
+
+/* ---- cycles ----------------------------------------------------------------------------- */
+
+static char *dup_or_empty(const char *s) {
+  return ts_strdup(s ? s : "");
+}
+
+/* Copies what the writes of a BIND decision need: the model may change before they answer. */
+static ts_rc fill_pod(pod_op *p, const sched_decision *d) {
+  p->ns = dup_or_empty(d->pod->obj.ns);
+  p->name = dup_or_empty(d->pod->obj.name);
+  p->uid = dup_or_empty(d->pod->obj.uid);
+  p->node = dup_or_empty(d->node->obj.name);
+  if (!p->ns || !p->name || !p->uid || !p->node) return TS_ENOMEM;
+  if (d->nclaims && !(p->claims = ts_calloc(d->nclaims, sizeof *p->claims))) return TS_ENOMEM;
+  for (uint32_t k = 0; k < d->nclaims; k++, p->nclaims++) {
+    const sched_claim *c = &d->claims[k];
+    claim_op *o = &p->claims[k];
+    o->name = dup_or_empty(c->name);
+    o->uid = dup_or_empty(c->claim ? c->claim->obj.uid : "");
+    if (!c->allocated && !(o->alloc = live_allocation_json(&c->result))) return TS_ENOMEM;
+    if (!o->name || !o->uid) return TS_ENOMEM;
+  }
+  return TS_OK;
+}
+
+/* Groups the BIND decisions into gangs (a pod without a gang is a gang of one), in decision
+ * order. Returns new gangs in *out. */
+static ts_rc build_gangs(const sched_result *res, gang_op ***out, size_t *n) {
+  gang_op **gangs = ts_calloc(res->nbound + 1, sizeof *gangs);
+  const char **labels = ts_calloc(res->nbound + 1, sizeof *labels);
+  ts_rc rc = gangs && labels ? TS_OK : TS_ENOMEM;
+  *n = 0;
+  for (size_t i = 0; rc == TS_OK && i < res->ndecisions; i++) {
+    const sched_decision *d = &res->decisions[i];
+    size_t k = 0;
+    gang_op *g;
+    if (d->kind != SCHED_BIND) continue;
+    while (d->gang && k < *n && (!labels[k] || strcmp(labels[k], d->gang))) k++;
+    if (!d->gang || k == *n) {
+      if (!(gangs[*n] = ts_calloc(1, sizeof **gangs)) ||
+          !(gangs[*n]->pods = ts_calloc(res->nbound, sizeof(pod_op)))) {
+        rc = TS_ENOMEM;
+        break;
+      }
+      labels[*n] = d->gang;
+      k = (*n)++;
+    }
+    g = gangs[k];
+    rc = fill_pod(&g->pods[g->npods++], d);
+  }
+  ts_free(labels);
+  if (rc != TS_OK) {
+    for (size_t i = 0; gangs && i < *n; i++) free_gang(gangs[i]);
+    ts_free(gangs);
+    return rc;
+  }
+  *out = gangs;
+  return TS_OK;
+}
+
+/* PodScheduled=False once per distinct message. */
+static void report_pending(live *l, const sched_decision *d) {
+  const char *uid = d->pod->obj.uid, *last;
+  char *copy;
+  void *old;
+  if (!uid || !*uid) return;
+  last = oget(&l->reported, uid);
+  if (last && !strcmp(last, d->reason)) return;
+  if (!(copy = ts_strdup(d->reason)) || oput(&l->reported, uid, copy, &old) != TS_OK) {
+    ts_free(copy);
+    return;
+  }
+  ts_free(old);
+  l->st.unschedulable++;
+  l->w.unschedulable(l->w.ud, d->pod->obj.ns, d->pod->obj.name, uid, d->reason);
+}
+
+static void issue_evict(live *l, const sched_decision *d) {
+  wr *w = new_wr(l, W_EVICT, NULL, 0, 0);
+  if (!w) return;
+  if (!(w->evict_key = ts_strdup(d->pod->obj.key))) {
+    l->st.inflight--;
+    ts_free(w);
+    return;
+  }
+  l->w.evict(l->w.ud, w, d->pod->obj.ns, d->pod->obj.name, d->pod->obj.uid);
+}
+
+ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
+  sched_result res;
+  gang_op **gangs = NULL;
+  size_t n = 0;
+  ts_rc rc;
+  *ran = false;
+  if (l->st.inflight) return TS_OK;
+  if ((rc = sched_cycle(l->m, l->cfg, l->state, now_ns, &res, err)) != TS_OK) return rc;
+  *ran = true;
+  l->dirty = false;
+  l->st.cycles++;
+  if ((rc = build_gangs(&res, &gangs, &n)) != TS_OK) {
+    sched_result_free(&res);
+    return ts_err_set(err, rc, "out of memory");
+  }
+  /* Pending reports and evictions first: binds change the model the decisions point into. */
+  for (size_t i = 0; i < res.ndecisions; i++) {
+    if (res.decisions[i].kind == SCHED_PENDING) report_pending(l, &res.decisions[i]);
+    if (res.decisions[i].kind == SCHED_EVICT) issue_evict(l, &res.decisions[i]);
+  }
+  sched_result_free(&res);
+  for (size_t i = 0; i < n; i++) start_gang(l, gangs[i]);
+  ts_free(gangs);
+  return TS_OK;
+}

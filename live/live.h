@@ -1,0 +1,99 @@
+/*
+ * live/live.h - the in-cluster scheduling loop, without the network: watch events go into the
+ * model, cycles turn the model into decisions, and decisions become writes through a writer the
+ * caller supplies (kubeclient in `tessera run`, a recording fake in the tests).
+ *
+ * What it guarantees, whatever the writer answers:
+ *   - Order (DESIGN.md §2): every claim of every pod of a gang is reserved (finalizer, then
+ *     status with allocation and reservedFor) before any pod of the gang is bound.
+ *   - Assumed decisions: a bind or a claim allocation is applied to the model when it is
+ *     issued, survives stale watch events until an event confirms it, and is rolled back when
+ *     its write finally fails (claims already reserved for the gang are unreserved).
+ *   - No double binding: no cycle runs while any write of the previous one is in flight, and a
+ *     pod assumed bound is never offered to a cycle again.
+ *   - Pending pods get PodScheduled=False once per distinct reason, not once per cycle.
+ */
+#ifndef LIVE_H
+#define LIVE_H
+
+#include <jansson.h>
+
+#include "common/ts.h"
+#include "model/model.h"
+#include "scheduler/sched.h"
+
+typedef enum live_result {
+  LIVE_OK,        /* the write landed */
+  LIVE_CONFLICT,  /* the object changed meanwhile (after the writer's own retries) */
+  LIVE_NOTFOUND,  /* the object is gone */
+  LIVE_ELSEWHERE, /* the claim was allocated by someone else meanwhile: re-plan */
+  LIVE_BUDGET,    /* eviction refused by a PodDisruptionBudget: retry later */
+  LIVE_ABANDONED, /* not written: this replica is not the leader (or is shutting down) */
+  LIVE_FAILED,    /* any other failure */
+} live_result;
+
+typedef struct live live;
+
+/* The writer. Every call that takes a token must eventually lead to exactly one
+ * live_write_done(l, token, result), never from inside the call itself. Strings and JSON are
+ * borrowed for the duration of the call only. */
+typedef struct live_writer {
+  /* Reserve claim ns/name (uid) for the pod: when allocation (v1 AllocationResult) is not NULL,
+   * add the finalizer and write it with reservedFor; otherwise only add the pod to reservedFor
+   * (a shared claim allocated already). cached is the claim as last seen, or NULL. */
+  void (*claim_reserve)(void *ud, void *token, const char *ns, const char *name,
+                        const char *claim_uid, const json_t *allocation, const char *pod_name,
+                        const char *pod_uid, const json_t *cached);
+  /* Remove the pod from the claim's reservedFor; deallocate when no one is left. */
+  void (*claim_unreserve)(void *ud, void *token, const char *ns, const char *name,
+                          const char *pod_uid);
+  void (*bind)(void *ud, void *token, const char *ns, const char *name, const char *uid,
+               const char *node);
+  void (*evict)(void *ud, void *token, const char *ns, const char *name, const char *uid);
+  /* Fire and forget: PodScheduled=False with the reason, and an Event (rate-limited by the
+   * writer). */
+  void (*unschedulable)(void *ud, const char *ns, const char *name, const char *uid,
+                        const char *message);
+  void *ud; /* passed to every call */
+} live_writer;
+
+typedef struct live_stats {
+  uint64_t cycles;        /* cycles run */
+  uint64_t bound;         /* binds that landed */
+  uint64_t rolled_back;   /* pods whose assumed placement was rolled back */
+  uint64_t evicted;       /* evictions that landed */
+  uint64_t unschedulable; /* PodScheduled=False updates issued */
+  uint64_t writes;        /* writes issued */
+  uint64_t inflight;      /* writes in flight now */
+} live_stats;
+
+/* A new loop over an empty model. cfg (borrowed, must outlive the loop) is the scheduling
+ * configuration; writer is copied. Returns new, NULL when out of memory. */
+live *live_new(const sched_config *cfg, const live_writer *writer);
+void live_free(live *l);
+
+/* Feeds one watch event (obj borrowed). Objects Tessera does not read are ignored; an invalid
+ * object is an error naming it (the model keeps its previous version). Pods and claims assumed
+ * by earlier decisions keep their assumed state until an event confirms it. */
+ts_rc live_event(live *l, model_event ev, json_t *obj, ts_err *err);
+
+/* True when something changed since the last cycle (an event, a finished write). */
+bool live_dirty(const live *l);
+/* True while writes are in flight (no cycle runs then). */
+bool live_busy(const live *l);
+
+/* Runs one cycle at now_ns when no write is in flight, and issues its writes. *ran tells
+ * whether it ran. */
+ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err);
+
+/* The writer's answer for token. */
+void live_write_done(live *l, void *token, live_result r);
+
+const model *live_model(const live *l); /* borrowed */
+void live_get_stats(const live *l, live_stats *out);
+
+/* The v1 AllocationResult of one claim allocation: devices.results, devices.config and
+ * nodeSelector, as kube-scheduler writes it. Returns new, NULL when out of memory. */
+json_t *live_allocation_json(const sched_dra_result *r);
+
+#endif

@@ -1,0 +1,362 @@
+/* Unit tests of live/: the in-cluster loop with a recording writer. They check the order of
+ * writes (claims before binds, a gang's binds only when all its claims landed), assumptions
+ * surviving stale watch events, roll-back when a write fails, and pending reports. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config/config.h"
+#include "live/live.h"
+
+#define MAX_CALLS 64
+
+typedef struct call {
+  char text[512]; /* "bind t/p0 -> n1", "reserve t/c0 for p0: gpu-0", ... */
+  void *token;    /* to answer with */
+  json_t *alloc;  /* reserve: a copy of the allocation written */
+} call;
+
+typedef struct rec {
+  call calls[MAX_CALLS]; /* in the order they were made */
+  int n;                 /* entries */
+} rec;
+
+static void add(rec *r, void *token, const json_t *alloc, const char *fmt, ...) {
+  va_list ap;
+  assert_true(r->n < MAX_CALLS);
+  va_start(ap, fmt);
+  vsnprintf(r->calls[r->n].text, sizeof r->calls[0].text, fmt, ap);
+  va_end(ap);
+  r->calls[r->n].token = token;
+  r->calls[r->n].alloc = alloc ? json_deep_copy(alloc) : NULL;
+  r->n++;
+}
+
+static void w_reserve(void *ud, void *token, const char *ns, const char *name, const char *uid,
+                      const json_t *alloc, const char *pod, const char *pod_uid,
+                      const json_t *cached) {
+  const char *dev = json_string_value(json_object_get(
+      json_array_get(json_object_get(json_object_get(alloc, "devices"), "results"), 0), "device"));
+  (void)uid, (void)pod_uid;
+  add(ud, token, alloc, "reserve %s/%s for %s: %s%s", ns, name, pod, alloc ? dev : "(shared)",
+      cached ? "" : " (not cached)");
+}
+
+static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
+                        const char *pod_uid) {
+  add(ud, token, NULL, "unreserve %s/%s for %s", ns, name, pod_uid);
+}
+
+static void w_bind(void *ud, void *token, const char *ns, const char *name, const char *uid,
+                   const char *node) {
+  (void)uid;
+  add(ud, token, NULL, "bind %s/%s -> %s", ns, name, node);
+}
+
+static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid) {
+  (void)uid;
+  add(ud, token, NULL, "evict %s/%s", ns, name);
+}
+
+static void w_unsched(void *ud, const char *ns, const char *name, const char *uid,
+                      const char *message) {
+  (void)uid;
+  add(ud, NULL, NULL, "unschedulable %s/%s: %s", ns, name, message);
+}
+
+static void rec_clear(rec *r) {
+  for (int i = 0; i < r->n; i++) json_decref(r->calls[i].alloc);
+  r->n = 0;
+}
+
+typedef struct fixture {
+  sched_config cfg; /* the scheduling configuration */
+  rec r;            /* what the writer was asked */
+  live *l;          /* the loop */
+} fixture;
+
+static int setup(void **state) {
+  fixture *f = calloc(1, sizeof *f);
+  live_writer w = {w_reserve, w_unreserve, w_bind, w_evict, w_unsched, NULL};
+  sched_config_default(&f->cfg);
+  w.ud = &f->r;
+  f->l = live_new(&f->cfg, &w);
+  *state = f;
+  return f->l ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  fixture *f = *state;
+  rec_clear(&f->r);
+  live_free(f->l);
+  free(f);
+  return 0;
+}
+
+/* Feeds the YAML documents as watch events. */
+static void feed(fixture *f, model_event ev, const char *yaml) {
+  cfg_docs docs = {0};
+  ts_err e;
+  ts_err_clear(&e);
+  if (cfg_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
+  for (size_t i = 0; i < docs.n; i++)
+    if (live_event(f->l, ev, docs.v[i].value, &e) != TS_OK) fail_msg("event: %s", e.text);
+  cfg_docs_free(&docs);
+}
+
+static bool cycle(fixture *f) {
+  bool ran;
+  ts_err e;
+  ts_err_clear(&e);
+  if (live_cycle(f->l, 0, &ran, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  return ran;
+}
+
+static int find_call(const fixture *f, const char *text) {
+  for (int i = 0; i < f->r.n; i++)
+    if (!strcmp(f->r.calls[i].text, text)) return i;
+  return -1;
+}
+
+static void expect_calls(const fixture *f, const char *const *want, int n) {
+  if (f->r.n != n) {
+    for (int i = 0; i < f->r.n; i++) print_message("  call %d: %s\n", i, f->r.calls[i].text);
+    fail_msg("%d calls, want %d", f->r.n, n);
+  }
+  for (int i = 0; i < n; i++) assert_string_equal(f->r.calls[i].text, want[i]);
+}
+
+static void answer(fixture *f, const char *text, live_result r) {
+  int i = find_call(f, text);
+  if (i < 0) fail_msg("no call \"%s\"", text);
+  live_write_done(f->l, f->r.calls[i].token, r);
+}
+
+static const model_pod *pod(fixture *f, const char *name) {
+  return (const model_pod *)model_get(live_model(f->l), MODEL_POD, "t", name);
+}
+
+static const char *node_yaml =
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1, uid: n1-uid}\n"
+    "status: {allocatable: {pods: \"110\", cpu: \"8\", memory: 64Gi, nvidia.com/gpu: \"2\"}}\n";
+
+static const char *pod_fmt =
+    "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, uid: %s-uid, "
+    "creationTimestamp: \"2026-01-01T00:00:00Z\"%s}\nspec: {schedulerName: tessera, %s"
+    "containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"%d\"}, limits: "
+    "{nvidia.com/gpu: \"%d\"}}}]}\n";
+
+static void add_pod(fixture *f, model_event ev, const char *name, int gpus, const char *meta,
+                    const char *spec) {
+  char y[2048];
+  snprintf(y, sizeof y, pod_fmt, name, name, meta, spec, gpus, gpus);
+  feed(f, ev, y);
+}
+
+static void test_live_binds_and_assumes(void **state) {
+  fixture *f = *state;
+  live_stats st;
+  feed(f, MODEL_ADDED, node_yaml);
+  add_pod(f, MODEL_ADDED, "p0", 1, "", "");
+  add_pod(f, MODEL_ADDED, "p1", 1, "", "");
+  add_pod(f, MODEL_ADDED, "p2", 1, "", "");
+  assert_true(live_dirty(f->l));
+  assert_true(cycle(f));
+  {
+    const char *want[] = {"unschedulable t/p2: 0/1 nodes are available: 1 Insufficient "
+                          "nvidia.com/gpu.",
+                          "bind t/p0 -> n1", "bind t/p1 -> n1"};
+    expect_calls(f, want, 3);
+  }
+  /* Assumed at once; no cycle while binds are in flight. */
+  assert_string_equal(pod(f, "p0")->node_name, "n1");
+  assert_true(live_busy(f->l));
+  assert_false(cycle(f));
+  answer(f, "bind t/p0 -> n1", LIVE_OK);
+  answer(f, "bind t/p1 -> n1", LIVE_OK);
+  assert_false(live_busy(f->l));
+  /* A stale event (the pod as it was before the binding) does not undo the assumption. */
+  add_pod(f, MODEL_MODIFIED, "p0", 1, ", labels: {x: y}", "");
+  assert_string_equal(pod(f, "p0")->node_name, "n1");
+  rec_clear(&f->r);
+  assert_true(cycle(f));
+  assert_int_equal(f->r.n, 0); /* p2 is still pending for the same reason: no new report */
+  /* The confirming event, then the pod goes: p2 fits now. */
+  add_pod(f, MODEL_MODIFIED, "p0", 1, "", "nodeName: n1, ");
+  assert_string_equal(pod(f, "p0")->node_name, "n1");
+  add_pod(f, MODEL_DELETED, "p0", 1, "", "nodeName: n1, ");
+  assert_true(cycle(f));
+  {
+    const char *want[] = {"bind t/p2 -> n1"};
+    expect_calls(f, want, 1);
+  }
+  /* A bind that fails rolls the assumption back, and the pod is tried again. */
+  answer(f, "bind t/p2 -> n1", LIVE_CONFLICT);
+  assert_null(pod(f, "p2")->node_name);
+  live_get_stats(f->l, &st);
+  assert_int_equal(st.bound, 2);
+  assert_int_equal(st.rolled_back, 1);
+  rec_clear(&f->r);
+  assert_true(cycle(f));
+  assert_int_equal(find_call(f, "bind t/p2 -> n1"), 0);
+  answer(f, "bind t/p2 -> n1", LIVE_OK);
+}
+
+static const char *dra_yaml =
+    "apiVersion: v1\nkind: Node\nmetadata: {name: n1, uid: n1-uid}\n"
+    "status: {allocatable: {pods: \"110\", cpu: \"8\", memory: 64Gi}}\n---\n"
+    "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\nspec: {}\n---\n"
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: n1-gpus}\n"
+    "spec:\n  driver: gpu.nvidia.com\n  nodeName: n1\n"
+    "  pool: {name: n1, generation: 1, resourceSliceCount: 1}\n"
+    "  devices: [{name: gpu-0}, {name: gpu-1}]\n---\n"
+    "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\n"
+    "metadata: {name: g, namespace: t}\nspec: {minMember: 2}\n";
+
+static const char *claim_fmt =
+    "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: %s, namespace: t, "
+    "uid: %s-uid}\nspec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}\n";
+
+static void add_claim(fixture *f, const char *name) {
+  char y[1024];
+  snprintf(y, sizeof y, claim_fmt, name, name);
+  feed(f, MODEL_ADDED, y);
+}
+
+static void gang_pod(fixture *f, const char *name, const char *claim) {
+  char spec[256];
+  snprintf(spec, sizeof spec, "resourceClaims: [{name: gpu, resourceClaimName: %s}], ", claim);
+  add_pod(f, MODEL_ADDED, name, 0, ", labels: {scheduling.x-k8s.io/pod-group: g}", spec);
+}
+
+static const model_claim *claim(fixture *f, const char *name) {
+  return (const model_claim *)model_get(live_model(f->l), MODEL_RESOURCE_CLAIM, "t", name);
+}
+
+static void test_live_gang_claims_first_and_rollback(void **state) {
+  fixture *f = *state;
+  json_t *want_alloc;
+  json_error_t je;
+  feed(f, MODEL_ADDED, dra_yaml);
+  add_claim(f, "c0");
+  add_claim(f, "c1");
+  gang_pod(f, "g0", "c0");
+  gang_pod(f, "g1", "c1");
+  assert_true(cycle(f));
+  {
+    const char *want[] = {"reserve t/c0 for g0: gpu-0", "reserve t/c1 for g1: gpu-1"};
+    expect_calls(f, want, 2);
+  }
+  /* The allocation is written as kube-scheduler writes it. */
+  want_alloc = json_loads("{\"devices\": {\"results\": [{\"request\": \"gpu\", \"driver\": "
+                          "\"gpu.nvidia.com\", \"pool\": \"n1\", \"device\": \"gpu-0\"}]}, "
+                          "\"nodeSelector\": {\"nodeSelectorTerms\": [{\"matchFields\": [{\"key\": "
+                          "\"metadata.name\", \"operator\": \"In\", \"values\": [\"n1\"]}]}]}}",
+                          0, &je);
+  assert_true(json_equal(want_alloc, f->r.calls[0].alloc));
+  json_decref(want_alloc);
+  /* Assumed: both claims allocated and reserved in the model, both pods bound. */
+  assert_true(claim(f, "c0")->allocation.present);
+  assert_int_equal(claim(f, "c0")->nreserved_for, 1);
+  assert_string_equal(pod(f, "g1")->node_name, "n1");
+  /* A stale claim event keeps the assumption. */
+  add_claim(f, "c0");
+  assert_true(claim(f, "c0")->allocation.present);
+  /* One claim fails: no pod is bound, the other claim is unreserved, the model rolled back. */
+  answer(f, "reserve t/c0 for g0: gpu-0", LIVE_OK);
+  assert_int_equal(f->r.n, 2); /* nothing bound while a claim of the gang is in flight */
+  answer(f, "reserve t/c1 for g1: gpu-1", LIVE_ELSEWHERE);
+  {
+    const char *want[] = {"reserve t/c0 for g0: gpu-0", "reserve t/c1 for g1: gpu-1",
+                          "unreserve t/c0 for g0-uid"};
+    expect_calls(f, want, 3);
+  }
+  assert_null(pod(f, "g0")->node_name);
+  assert_null(pod(f, "g1")->node_name);
+  assert_false(claim(f, "c0")->allocation.present);
+  assert_false(claim(f, "c1")->allocation.present);
+  assert_true(live_busy(f->l));
+  answer(f, "unreserve t/c0 for g0-uid", LIVE_OK);
+  /* The next cycle plans the gang again; this time both claims land, then both pods bind. */
+  rec_clear(&f->r);
+  assert_true(cycle(f));
+  assert_int_equal(f->r.n, 2);
+  answer(f, "reserve t/c0 for g0: gpu-0", LIVE_OK);
+  answer(f, "reserve t/c1 for g1: gpu-1", LIVE_OK);
+  {
+    const char *want[] = {"reserve t/c0 for g0: gpu-0", "reserve t/c1 for g1: gpu-1",
+                          "bind t/g0 -> n1", "bind t/g1 -> n1"};
+    expect_calls(f, want, 4);
+  }
+  /* A bind that fails (the pod was deleted) unreserves that pod's claim only. */
+  answer(f, "bind t/g0 -> n1", LIVE_OK);
+  answer(f, "bind t/g1 -> n1", LIVE_NOTFOUND);
+  assert_int_equal(find_call(f, "unreserve t/c1 for g1-uid"), 4);
+  assert_string_equal(pod(f, "g0")->node_name, "n1");
+  answer(f, "unreserve t/c1 for g1-uid", LIVE_OK);
+  assert_false(live_busy(f->l));
+}
+
+static void test_live_abandoned_writes(void **state) {
+  fixture *f = *state;
+  feed(f, MODEL_ADDED, node_yaml);
+  add_pod(f, MODEL_ADDED, "p0", 1, "", "");
+  assert_true(cycle(f));
+  /* A replica that lost its lease: the write is abandoned and the assumption dropped. */
+  answer(f, "bind t/p0 -> n1", LIVE_ABANDONED);
+  assert_null(pod(f, "p0")->node_name);
+  assert_false(live_busy(f->l));
+}
+
+static void test_live_allocation_json(void **state) {
+  fixture *f = *state;
+  (void)f;
+  /* Configs, admin access and a label node selector (network-attached devices). */
+  model_slice slice = {0};
+  model_device dev = {0};
+  const char *reqs[] = {"gpu"};
+  model_opaque_config opaque = {"gpu.nvidia.com", json_pack("{s:i}", "sharing", 2)};
+  sched_dra_config cfg = {MODEL_FROM_CLASS, reqs, 1, &opaque};
+  const char *vals[] = {"a", "b"};
+  model_req req = {"zone", MODEL_OP_IN, vals, 2, 0};
+  model_node_term term = {&req, 1, NULL, 0};
+  sched_dra_result r = {0};
+  json_t *got, *want;
+  json_error_t je;
+  slice.driver = "gpu.nvidia.com";
+  slice.pool = "fabric";
+  dev.name = "nic-3";
+  r.devices[0] = (sched_dra_device){"gpu", &slice, &dev, true};
+  r.ndevices = 1;
+  r.configs = &cfg;
+  r.nconfigs = 1;
+  r.node_selector = (model_node_selector){&term, 1};
+  got = live_allocation_json(&r);
+  want = json_loads(
+      "{\"devices\": {\"results\": [{\"request\": \"gpu\", \"driver\": \"gpu.nvidia.com\", "
+      "\"pool\": \"fabric\", \"device\": \"nic-3\", \"adminAccess\": true}], \"config\": "
+      "[{\"source\": \"FromClass\", \"requests\": [\"gpu\"], \"opaque\": {\"driver\": "
+      "\"gpu.nvidia.com\", \"parameters\": {\"sharing\": 2}}}]}, \"nodeSelector\": "
+      "{\"nodeSelectorTerms\": [{\"matchExpressions\": [{\"key\": \"zone\", \"operator\": \"In\", "
+      "\"values\": [\"a\", \"b\"]}]}]}}",
+      0, &je);
+  assert_non_null(want);
+  assert_true(json_equal(got, want));
+  json_decref(got);
+  json_decref(want);
+  json_decref(opaque.parameters);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_live_binds_and_assumes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_gang_claims_first_and_rollback, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_abandoned_writes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_allocation_json, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
