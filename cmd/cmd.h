@@ -6,11 +6,19 @@
 #include <jansson.h>
 #include <stdio.h>
 
+#include "config/config.h"
 #include "model/model.h"
+#include "queueing/queueing.h"
 #include "scheduler/sched.h"
 
 int cmd_replay(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_run(int argc, char **argv);
+
+/* settings.c: tessera.yaml at path (NULL: the defaults) into t and the cycle's cfg; device
+ * class mappings go into devmap (which cfg then points to; free it with q_devmap_free). */
+ts_rc cmd_settings_load(const char *path, cfg_tessera *t, sched_config *cfg, q_devmap *devmap,
+                        ts_err *err);
 
 /* expect.c: checks a replay's decisions against expectations (YAML); prints one line per
  * expectation; returns the number not met, or -1 when the file is unusable. */

@@ -206,30 +206,12 @@ int cmd_replay(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
       cfg_tessera t;
       ts_err e;
-      cfg_tessera_default(&t);
       ts_err_clear(&e);
-      if (cfg_tessera_load(argv[++i], &t, &e) != TS_OK) {
+      if (cmd_settings_load(argv[++i], &t, &cfg, &devmap, &e) != TS_OK) {
         fprintf(stderr, "%s\n", e.text);
+        q_devmap_free(&devmap);
         return 2;
       }
-      cfg = t.sched;
-      cfg.wait_for_pods_ready = t.wait_for_pods_ready;
-      cfg.pods_ready_timeout_ns = t.pods_ready_timeout_ms * 1000000LL;
-      cfg.requeue_base_ns = t.requeue_base_ms * 1000000LL;
-      cfg.requeue_max_ns = t.requeue_max_ms * 1000000LL;
-      cfg.fair_sharing = t.fair_sharing;
-      cfg.manage_jobs_without_queue = t.manage_jobs_without_queue;
-      for (int m = 0; m < t.nmappings; m++) {
-        char w[TS_QUANTITY_STR_MAX];
-        ts_quantity_format(&t.mappings[m].weight, w);
-        if (q_devmap_add(&devmap, t.mappings[m].device_class, t.mappings[m].resource, w, &e) !=
-            TS_OK) {
-          fprintf(stderr, "%s: %s\n", argv[i], e.text);
-          q_devmap_free(&devmap);
-          return 2;
-        }
-      }
-      cfg.devmap = &devmap;
     } else if (argv[i][0] == '-' || path) {
       return usage();
     } else {
