@@ -11,8 +11,9 @@ void replay_print_claims(FILE *out, const sched_decision *d) {
     const sched_claim *c = &d->claims[i];
     fprintf(out, "  claim %s/%s", d->pod->obj.ns, c->name);
     if (c->tmpl) fprintf(out, " (new, from template %s)", c->tmpl->obj.name);
-    if (c->allocated) {
-      fprintf(out, ": allocated already, reserved for the pod\n");
+    if (c->allocated || c->reused) {
+      fprintf(out, ": allocated %s, reserved for the pod\n",
+              c->allocated ? "already" : "for a pod placed earlier in this cycle");
       continue;
     }
     fprintf(out, ":");
@@ -36,9 +37,10 @@ json_t *replay_claims_json(const sched_decision *d) {
                                             x->slice->driver, "pool", x->slice->pool, "device",
                                             x->device->name));
     }
-    json_array_append_new(arr, json_pack("{s:s, s:s?, s:b, s:o}", "claim", c->name, "template",
-                                         c->tmpl ? c->tmpl->obj.name : NULL, "allocatedBefore",
-                                         c->allocated, "devices", devs));
+    json_array_append_new(arr,
+                          json_pack("{s:s, s:s?, s:b, s:b, s:o}", "claim", c->name, "template",
+                                    c->tmpl ? c->tmpl->obj.name : NULL, "allocatedBefore",
+                                    c->allocated, "sharedInCycle", c->reused, "devices", devs));
   }
   return arr;
 }

@@ -17,8 +17,7 @@ ts_rc cmd_settings_load(const char *path, cfg_tessera *t, sched_config *cfg, q_d
   for (int m = 0; m < t->nmappings; m++) {
     char w[TS_QUANTITY_STR_MAX];
     ts_quantity_format(&t->mappings[m].weight, w);
-    if (q_devmap_add(devmap, t->mappings[m].device_class, t->mappings[m].resource, w, err) !=
-        TS_OK)
+    if (q_devmap_add(devmap, t->mappings[m].device_class, t->mappings[m].resource, w, err) != TS_OK)
       return ts_err_prefix(err, "%s", path ? path : "tessera.yaml");
   }
   cfg->devmap = devmap;

@@ -24,6 +24,7 @@ ts_rc sched__dra_init(sched_view *v) {
   size_t n = 0, nc = 0;
   ts_rc rc = model_list(v->m, MODEL_RESOURCE_SLICE, &slices, &n);
   ts_arena_init(&v->dra_scratch, 64 * 1024);
+  ts_map_init(&v->cycle_claims);
   if (rc != TS_OK) return rc;
   copy = ts_arena_alloc(v->arena, (n + 1) * sizeof *copy);
   if (!copy) {
@@ -51,12 +52,30 @@ void sched__dra_free(sched_view *v) {
   sched_dra_world_free(v->dra);
   v->dra = NULL;
   ts_arena_free(&v->dra_scratch);
+  ts_map_free(&v->cycle_claims);
 }
 
 static const char *msg(sched_view *v, const char *fmt, const char *a, const char *b) {
   char buf[1024];
   snprintf(buf, sizeof buf, fmt, a, b);
   return ts_arena_strndup(v->out, buf, strlen(buf));
+}
+
+/* The claim as another pod placed in this cycle allocated it, or NULL. A claim shared by
+ * several pending pods is allocated once: later pods reuse that allocation (and so must go
+ * where it allows) and are added to reservedFor. */
+static const sched_claim *cycle_claim(const sched_view *v, const sched_pending *p, uint32_t i) {
+  char key[700];
+  const sched_claim *c;
+  if (p->claims[i].allocated || !p->claims[i].claim) return NULL;
+  snprintf(key, sizeof key, "%s/%s", p->pod->obj.ns, p->claims[i].name);
+  c = ts_map_get(&v->cycle_claims, key, strlen(key));
+  return c != &p->claims[i] ? c : NULL;
+}
+
+/* Allocated before the cycle, or by a pod placed earlier in it. */
+static bool taken(const sched_view *v, const sched_pending *p, uint32_t i) {
+  return p->claims[i].allocated || cycle_claim(v, p, i);
 }
 
 static const model_pod_claim_status *claim_status(const model_pod *p, const char *name) {
@@ -150,12 +169,11 @@ static uint32_t unallocated(sched_view *v, const sched_pending *p, const model_c
   if (!*specs || !*names) return UINT32_MAX;
   for (uint32_t i = 0; i < p->nclaims; i++) {
     char full[700];
-    if (p->claims[i].allocated) continue;
+    if (taken(v, p, i)) continue;
     snprintf(full, sizeof full, "%s/%s", p->pod->obj.ns, p->claims[i].name);
     (*specs)[n] = p->claims[i].spec;
     (*names)[n++] = ts_arena_strndup(arena, full, strlen(full));
   }
-  (void)v;
   return n;
 }
 
@@ -163,8 +181,9 @@ static bool allocated_reach(const sched_view *v, const sched_pending *p, uint32_
   const model_node *node = v->nodes[k];
   for (uint32_t i = 0; i < p->nclaims; i++) {
     const model_node_selector *sel;
-    if (!p->claims[i].allocated) continue;
-    sel = &p->claims[i].claim->allocation.node_selector;
+    const sched_claim *c = cycle_claim(v, p, i);
+    if (!p->claims[i].allocated && !c) continue;
+    sel = c ? &c->result.node_selector : &p->claims[i].claim->allocation.node_selector;
     if (sel->nterms && !model_node_selector_match(sel, node->obj.name, &node->obj.labels))
       return false;
   }
@@ -225,6 +244,17 @@ static bool keep_result(sched_view *v, sched_dra_result *r) {
   return true;
 }
 
+/* Records claim i of p as allocated in this cycle (a real claim only: one made from a
+ * template belongs to its pod). */
+static bool remember(sched_view *v, sched_pending *p, uint32_t i) {
+  char key[700];
+  char *k;
+  if (!p->claims[i].claim) return true;
+  snprintf(key, sizeof key, "%s/%s", p->pod->obj.ns, p->claims[i].name);
+  if (!(k = ts_arena_strndup(v->out, key, strlen(key)))) return false;
+  return ts_map_put(&v->cycle_claims, k, strlen(k), &p->claims[i], NULL) == TS_OK;
+}
+
 bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared) {
   const model_claim_spec **specs;
   const char **names;
@@ -243,18 +273,34 @@ bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared
       !ok)
     return false;
   for (uint32_t i = 0; i < p->nclaims; i++) {
+    const sched_claim *other = cycle_claim(v, p, i);
     if (p->claims[i].allocated) continue;
+    if (other) { /* shared with a pod placed earlier: the same allocation, reserved again */
+      p->claims[i].result = other->result;
+      p->claims[i].reused = true;
+      continue;
+    }
     p->claims[i].result = res[j++];
-    if (!keep_result(v, &p->claims[i].result)) return false;
+    if (!keep_result(v, &p->claims[i].result) || !remember(v, p, i)) return false;
     sched__dra_mark_result(v->dra, &p->claims[i].result, true);
     *shared |= !sched__dra_result_local(&p->claims[i].result);
   }
   return true;
 }
 
-void sched__dra_release(sched_view *v, const sched_pending *p) {
-  for (uint32_t i = 0; p->dra && i < p->nclaims; i++)
-    if (!p->claims[i].allocated) sched__dra_mark_result(v->dra, &p->claims[i].result, false);
+void sched__dra_release(sched_view *v, sched_pending *p) {
+  for (uint32_t i = 0; p->dra && i < p->nclaims; i++) {
+    char key[700];
+    if (p->claims[i].allocated) continue;
+    if (p->claims[i].reused) {
+      p->claims[i].reused = false;
+      continue;
+    }
+    sched__dra_mark_result(v->dra, &p->claims[i].result, false);
+    snprintf(key, sizeof key, "%s/%s", p->pod->obj.ns, p->claims[i].name);
+    if (ts_map_get(&v->cycle_claims, key, strlen(key)) == &p->claims[i])
+      ts_map_del(&v->cycle_claims, key, strlen(key));
+  }
 }
 
 void sched__dra_usage(const sched_view *v, uint32_t k, uint32_t *used, uint32_t *total) {
@@ -287,7 +333,7 @@ const char *sched__dra_why(sched_view *v, const sched_pending *p) {
   for (uint32_t i = 0; i < p->nclaims; i++) {
     const sched_claim *c = &p->claims[i];
     char full[700];
-    if (c->allocated) continue;
+    if (taken(v, p, i)) continue;
     snprintf(full, sizeof full, "%s/%s", p->pod->obj.ns, c->name);
     for (uint32_t r = 0; r < c->spec->nrequests; r++)
       if (!request_fits_somewhere(v, p, c->spec, r, full))

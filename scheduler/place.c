@@ -99,6 +99,9 @@ static bool same_claims(const sched_pending *a, const sched_pending *b) {
     const sched_claim *x = &a->claims[i], *y = &b->claims[i];
     if (x->spec != y->spec || x->allocated != y->allocated) return false;
     if (x->allocated && x->claim != y->claim) return false;
+    if (!x->allocated && x->claim && x->claim == y->claim)
+      return false; /* one allocation for
+                       both: not alike */
   }
   return true;
 }

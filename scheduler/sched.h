@@ -140,6 +140,8 @@ typedef struct sched_claim {
   const model_claim_template *tmpl; /* the template it is made from (replay), or NULL */
   const model_claim_spec *spec;     /* what it asks for */
   bool allocated;                   /* already allocated (a shared claim): reserve only */
+  bool reused;                      /* shared with a pod placed earlier in this cycle: result is
+                                       that pod's allocation, written again (identical) */
   sched_dra_result result;          /* BIND of an unallocated claim: the new allocation */
 } sched_claim;
 

@@ -79,6 +79,8 @@ typedef struct sched_view {
   sched_dra_world *dra;  /* devices of every ResourceSlice, and what is in use */
   ts_arena dra_scratch;  /* memory of trial allocations, reset before each */
   const char *dra_error; /* an allocation error met while filtering (result arena) */
+  ts_map cycle_claims;   /* "ns/name" (result arena) -> sched_claim: claims allocated by a pod
+                            placed this cycle, which later pods sharing them reuse */
   sched_level levels[SCHED_MAX_TOPOLOGY + 1]; /* topology levels seen this cycle */
   int nlevels;                                /* entries */
   sched_state *state;                         /* what earlier cycles decided, or NULL */
@@ -200,7 +202,7 @@ bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k);
  * Returns false when that fails (it cannot after sched__dra_fits said yes). *shared is set
  * when a device that other nodes also reach was taken. */
 bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared);
-void sched__dra_release(sched_view *v, const sched_pending *p);
+void sched__dra_release(sched_view *v, sched_pending *p);
 /* Devices of node k in use and in all, for scoring. */
 void sched__dra_usage(const sched_view *v, uint32_t k, uint32_t *used, uint32_t *total);
 /* Why node k cannot take the pod's claims ("cannot allocate all claims", kube-scheduler's

@@ -644,6 +644,35 @@ static void test_dra_claims(void **state) {
   model_free(m);
 }
 
+/* Two pending pods share one claim nobody allocated yet: it is allocated once, both pods go
+ * where it is, and the other node's device stays free for a third pod. */
+static void test_dra_shared_in_cycle(void **state) {
+  model *m = model_new();
+  sched_result r;
+  const sched_claim *first, *second;
+  (void)state;
+  apply(m, dra_setup);
+  dra_node(m, "a", 1, false);
+  dra_node(m, "b", 1, false);
+  apply(m, "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: both, "
+           "namespace: t}\n"
+           "spec: {devices: {requests: [{name: gpu, exactly: {deviceClassName: gpu}}]}}\n");
+  dra_pod(m, "s0", "resourceClaimName: both");
+  dra_pod(m, "s1", "resourceClaimName: both");
+  dra_pod(m, "own", "resourceClaimTemplateName: one-gpu");
+  r = run_dra(m);
+  assert_string_equal(node_of(&r, "s0"), node_of(&r, "s1"));
+  first = &decision(&r, "s0")->claims[0];
+  second = &decision(&r, "s1")->claims[0];
+  assert_false(first->reused);
+  assert_true(second->reused);
+  assert_ptr_equal(first->result.devices[0].device, second->result.devices[0].device);
+  assert_int_equal(decision(&r, "own")->kind, SCHED_BIND);
+  assert_string_not_equal(node_of(&r, "own"), node_of(&r, "s0"));
+  sched_result_free(&r);
+  model_free(m);
+}
+
 /* ---- waitForPodsReady ------------------------------------------------------------------ */
 
 #define MIN_NS (60LL * 1000000000LL)
@@ -879,6 +908,7 @@ int main(void) {
       cmocka_unit_test(test_dra_templates_binpack),
       cmocka_unit_test(test_dra_partitions),
       cmocka_unit_test(test_dra_claims),
+      cmocka_unit_test(test_dra_shared_in_cycle),
       cmocka_unit_test(test_wait_for_pods_ready),
       cmocka_unit_test(test_admission_needs_placement),
       cmocka_unit_test(test_admission_quota_and_preemption),
