@@ -2,9 +2,11 @@
  * answers into the model. See live.h for the guarantees. */
 #include "live/live.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct gang_op gang_op;
 
@@ -496,17 +498,28 @@ static void issue_evict(live *l, const sched_decision *d) {
   l->w.evict(l->w.ud, w, d->pod->obj.ns, d->pod->obj.name, d->pod->obj.uid);
 }
 
+static double clock_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
 ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   sched_result res;
   gang_op **gangs = NULL;
   size_t n = 0;
+  double t0;
   ts_rc rc;
   *ran = false;
   if (l->st.inflight) return TS_OK;
+  t0 = clock_s();
   if ((rc = sched_cycle(l->m, l->cfg, l->state, now_ns, &res, err)) != TS_OK) return rc;
   *ran = true;
   l->dirty = false;
   l->st.cycles++;
+  l->st.pending = res.npending;
+  l->st.last_cycle_s = clock_s() - t0;
+  l->st.cycle_s_total += l->st.last_cycle_s;
   if ((rc = build_gangs(&res, &gangs, &n)) != TS_OK) {
     sched_result_free(&res);
     return ts_err_set(err, rc, "out of memory");
@@ -520,4 +533,46 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   for (size_t i = 0; i < n; i++) start_gang(l, gangs[i]);
   ts_free(gangs);
   return TS_OK;
+}
+
+ts_rc live_metrics(const live *l, ts_buf *out) {
+  static const struct {
+    const char *name, *type, *help;
+    size_t offset;
+  } counters[] = {
+      {"tessera_cycles_total", "counter", "Scheduling cycles run.", offsetof(live_stats, cycles)},
+      {"tessera_pods_bound_total", "counter", "Bindings that landed.", offsetof(live_stats, bound)},
+      {"tessera_pods_rolled_back_total", "counter",
+       "Assumed placements undone because a write failed.", offsetof(live_stats, rolled_back)},
+      {"tessera_evictions_total", "counter", "Evictions that landed.",
+       offsetof(live_stats, evicted)},
+      {"tessera_unschedulable_reports_total", "counter",
+       "PodScheduled=False updates issued (one per pod and distinct reason).",
+       offsetof(live_stats, unschedulable)},
+      {"tessera_writes_total", "counter", "Writes issued to the API server.",
+       offsetof(live_stats, writes)},
+      {"tessera_writes_inflight", "gauge", "Writes in flight.", offsetof(live_stats, inflight)},
+      {"tessera_pending_pods", "gauge", "Pods the last cycle left pending.",
+       offsetof(live_stats, pending)},
+  };
+  ts_rc rc = TS_OK;
+  for (size_t i = 0; rc == TS_OK && i < sizeof counters / sizeof *counters; i++) {
+    uint64_t v;
+    memcpy(&v, (const char *)&l->st + counters[i].offset, sizeof v);
+    rc = ts_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", counters[i].name,
+                       counters[i].help, counters[i].name, counters[i].type, counters[i].name,
+                       (unsigned long long)v);
+  }
+  if (rc == TS_OK)
+    rc = ts_buf_printf(out,
+                       "# HELP tessera_cycle_seconds Time spent in scheduling cycles.\n"
+                       "# TYPE tessera_cycle_seconds summary\n"
+                       "tessera_cycle_seconds_sum %.6f\ntessera_cycle_seconds_count %llu\n"
+                       "# HELP tessera_model_objects Objects in the model, by kind.\n"
+                       "# TYPE tessera_model_objects gauge\n",
+                       l->st.cycle_s_total, (unsigned long long)l->st.cycles);
+  for (int k = 0; rc == TS_OK && k < MODEL_KIND_COUNT; k++)
+    rc = ts_buf_printf(out, "tessera_model_objects{kind=\"%s\"} %zu\n", model_kind_name(k),
+                       model_count(l->m, k));
+  return rc;
 }

@@ -65,6 +65,9 @@ typedef struct live_stats {
   uint64_t unschedulable; /* PodScheduled=False updates issued */
   uint64_t writes;        /* writes issued */
   uint64_t inflight;      /* writes in flight now */
+  uint64_t pending;       /* pods the last cycle left pending */
+  double last_cycle_s;    /* how long the last cycle took */
+  double cycle_s_total;   /* time spent in cycles */
 } live_stats;
 
 /* A new loop over an empty model. cfg (borrowed, must outlive the loop) is the scheduling
@@ -91,6 +94,9 @@ void live_write_done(live *l, void *token, live_result r);
 
 const model *live_model(const live *l); /* borrowed */
 void live_get_stats(const live *l, live_stats *out);
+
+/* Appends the loop's counters in Prometheus' text format (for /metrics). */
+ts_rc live_metrics(const live *l, ts_buf *out);
 
 /* The v1 AllocationResult of one claim allocation: devices.results, devices.config and
  * nodeSelector, as kube-scheduler writes it. Returns new, NULL when out of memory. */

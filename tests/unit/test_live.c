@@ -312,6 +312,27 @@ static void test_live_abandoned_writes(void **state) {
   assert_false(live_busy(f->l));
 }
 
+static void test_live_metrics(void **state) {
+  fixture *f = *state;
+  ts_buf b;
+  feed(f, MODEL_ADDED, node_yaml);
+  add_pod(f, MODEL_ADDED, "p0", 1, "", "");
+  add_pod(f, MODEL_ADDED, "p1", 4, "", "");
+  assert_true(cycle(f));
+  answer(f, "bind t/p0 -> n1", LIVE_OK);
+  ts_buf_init(&b, 1 << 20);
+  assert_int_equal(live_metrics(f->l, &b), TS_OK);
+  assert_int_equal(ts_buf_putc(&b, '\0'), TS_OK);
+  assert_non_null(strstr(b.data, "\ntessera_cycles_total 1\n"));
+  assert_non_null(strstr(b.data, "\ntessera_pods_bound_total 1\n"));
+  assert_non_null(strstr(b.data, "\ntessera_pending_pods 1\n"));
+  assert_non_null(strstr(b.data, "\ntessera_unschedulable_reports_total 1\n"));
+  assert_non_null(strstr(b.data, "\ntessera_writes_inflight 0\n"));
+  assert_non_null(strstr(b.data, "# TYPE tessera_writes_total counter\n"));
+  assert_non_null(strstr(b.data, "tessera_model_objects{kind=\"Pod\"} 2\n"));
+  ts_buf_free(&b);
+}
+
 static void test_live_allocation_json(void **state) {
   fixture *f = *state;
   (void)f;
@@ -356,6 +377,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_binds_and_assumes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_gang_claims_first_and_rollback, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_abandoned_writes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_allocation_json, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
