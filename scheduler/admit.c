@@ -176,6 +176,33 @@ static const char *flavor_for(const sched_view *v, const model_cluster_queue *cq
   return NULL;
 }
 
+static const char *keep(admit *ad, const char *fmt, const char *a, const char *b);
+
+/* A running gang whose ClusterQueue or LocalQueue has stopPolicy HoldAndDrain is evicted, as
+ * Kueue evicts admitted workloads of a draining queue (reasons ClusterQueueStopped,
+ * LocalQueueStopped). It stays charged until its pods are gone. */
+static ts_rc drain(admit *ad, qgang *q, const model_local_queue *lq,
+                   const model_cluster_queue *cq) {
+  char why[700];
+  const char *kept;
+  if (!ad->add || q->wl.evicting) return TS_OK; /* usage only, or its eviction was issued */
+  if (cq->stop_policy == MODEL_STOP_HOLD_AND_DRAIN)
+    snprintf(why, sizeof why, "ClusterQueue %s is stopped (stopPolicy HoldAndDrain)", cq->obj.name);
+  else if (lq->stop_policy == MODEL_STOP_HOLD_AND_DRAIN)
+    snprintf(why, sizeof why, "LocalQueue %s is stopped (stopPolicy HoldAndDrain)", lq->obj.key);
+  else
+    return TS_OK;
+  if (!(kept = keep(ad, "%s%s", why, ""))) return TS_ENOMEM;
+  q->wl.evicting = true;
+  for (uint32_t i = 0; i < q->nrun; i++) {
+    ts_rc rc;
+    if (q->run[i]->obj.deleted_ns) continue;
+    rc = ad->add(ad->v, ad->r, (sched_decision){SCHED_EVICT, q->run[i], NULL, kept, NULL, NULL, 0});
+    if (rc != TS_OK) return rc;
+  }
+  return TS_OK;
+}
+
 /* Charges a running queued gang to the tree. Gangs whose queue is unknown are not charged. */
 static ts_rc charge_running(admit *ad, qgang *q) {
   sched_view *v = ad->v;
@@ -217,7 +244,8 @@ static ts_rc charge_running(admit *ad, qgang *q) {
     q->wl.evicting |= sched__evicting(v->state, q->run[i]) || q->run[i]->obj.deleted_ns;
   q->wl.admission = adm;
   ts_err_clear(&err);
-  if (q_tree_admit(ad->tree, &q->wl, &err) == TS_ENOMEM) return TS_ENOMEM;
+  if (drain(ad, q, lq, cq) != TS_OK || q_tree_admit(ad->tree, &q->wl, &err) == TS_ENOMEM)
+    return TS_ENOMEM;
   return TS_OK; /* a queue that does not exist any more charges nothing */
 }
 

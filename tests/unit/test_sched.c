@@ -845,6 +845,42 @@ static void test_admission_quota_and_preemption(void **state) {
   model_free(m);
 }
 
+/* stopPolicy HoldAndDrain: the queue's running gangs are evicted (once), nothing new starts. */
+static void test_admission_hold_and_drain(void **state) {
+  model *m = model_new();
+  char q[2048];
+  sched_result r;
+  sched_state *st = sched_state_new();
+  sched_config cfg;
+  ts_err e;
+  (void)state;
+  snprintf(q, sizeof q, queues_yaml, 8);
+  apply(m, q);
+  gpu_node(m, "n0", "pool: gpu", 8);
+  queued_member(m, "run-0", "run", 2, 0, "n0");
+  queued_member(m, "run-1", "run", 2, 0, "n0");
+  queued_member(m, "new-0", "new", 2, 0, NULL);
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nevicted, 0); /* not stopped: nothing drained */
+  assert_int_equal(decision(&r, "new-0")->kind, SCHED_BIND);
+  sched_result_free(&r);
+  apply(m, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, "
+           "namespace: t}\nspec: {clusterQueue: cq, stopPolicy: HoldAndDrain}\n");
+  sched_config_default(&cfg);
+  assert_int_equal(sched_cycle(m, &cfg, st, 0, &r, &e), TS_OK);
+  assert_int_equal(r.nevicted, 2);
+  assert_int_equal(decision(&r, "run-0")->kind, SCHED_EVICT);
+  assert_string_equal(decision(&r, "run-1")->reason,
+                      "LocalQueue t/lq is stopped (stopPolicy HoldAndDrain)");
+  assert_int_equal(decision(&r, "new-0")->kind, SCHED_PENDING);
+  sched_result_free(&r);
+  assert_int_equal(sched_cycle(m, &cfg, st, 0, &r, &e), TS_OK);
+  assert_int_equal(r.nevicted, 0); /* issued once */
+  sched_result_free(&r);
+  sched_state_free(st);
+  model_free(m);
+}
+
 static void test_admission_charges_devices(void **state) {
   model *m = model_new();
   char q[2048];
@@ -913,6 +949,7 @@ int main(void) {
       cmocka_unit_test(test_admission_needs_placement),
       cmocka_unit_test(test_admission_quota_and_preemption),
       cmocka_unit_test(test_admission_charges_devices),
+      cmocka_unit_test(test_admission_hold_and_drain),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
