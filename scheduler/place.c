@@ -53,6 +53,22 @@ static size_t fill_heap(sched_view *v, const sched_pending *first, const sched_s
   return nh;
 }
 
+/* The best feasible node for one pod among subset (every node when NULL), or UINT32_MAX:
+ * the heap's first element without building the heap. */
+static uint32_t best_node(sched_view *v, const sched_pending *p, const sched_sig *sig,
+                          const sched_shape *shape, const uint32_t *subset, uint32_t nsubset) {
+  sched_cand best = {0, UINT32_MAX};
+  uint32_t count = subset ? nsubset : sig->n;
+  for (uint32_t j = 0; j < count; j++) {
+    uint32_t k = subset ? subset[j] : sig->nodes[j];
+    sched_cand c;
+    if ((subset && !sig->pass[k]) || !fits(v, p, k)) continue;
+    c = (sched_cand){sched__score(v, shape, k), k};
+    if (best.node == UINT32_MAX || cand_better(&c, &best)) best = c;
+  }
+  return best.node;
+}
+
 /* Places pods[0..n), all of one shape, on the best nodes among `subset` (all nodes when
  * NULL); placed[i] receives the node of pods[i]. Returns how many were placed: a prefix, as a
  * pod that does not fit means no later pod of the shape fits either. A placement that takes a
@@ -68,6 +84,15 @@ uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const 
   if (!sig || first->blocked) return 0;
   sched__shape_init(v, first->pod, &shape);
   shape.dra_devices = sched__dra_devices(first);
+  if (n == 1) { /* a run of one: a linear scan for the best node is enough */
+    uint32_t k = best_node(v, first, sig, &shape, subset, nsubset);
+    bool shared;
+    if (k == UINT32_MAX || (pods[0].nclaims && !sched__dra_commit(v, &pods[0], k, &shared)))
+      return 0;
+    placed[0] = k;
+    sched__place(v, pods[0].pod, k);
+    return 1;
+  }
   nh = fill_heap(v, first, sig, &shape, subset, nsubset);
   while (i < n && nh) {
     uint32_t k = h[0].node;
