@@ -1,0 +1,369 @@
+/* cel/dra.c - the DRA device selector environment: the `device` variable read in place from a
+ * cel_dra_device, the environments (StoredExpressions, NewExpressions with feature gates), the
+ * includes() function, evaluation with Kubernetes' cost limit, and `tessera check` advice. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cel/cel_int.h"
+
+#define A (args)
+
+struct cel_object {
+  const cel_dra_device *dev; /* the device, borrowed for the evaluation */
+};
+
+const cel_type *cel__dra_device_type(void) {
+  return cel__ty_named(TY_OBJECT, "kubernetes.DRADevice");
+}
+
+/* A domain's attributes or capacities as a map view. */
+typedef struct domain_view {
+  const cel_dra_device *dev; /* the device */
+  const char *domain;        /* the domain (a string of the evaluation) */
+  size_t n;                  /* its length */
+  bool capacity;             /* capacities rather than attributes */
+} domain_view;
+
+static bool same_domain(const cel_dra_device *d, const char *dom, const char *want, size_t n) {
+  const char *eff = dom && *dom ? dom : d->driver ? d->driver : "";
+  return strlen(eff) == n && !memcmp(eff, want, n);
+}
+
+static cel_value attr_value(cel_run *ev, const cel_dra_attr *a) {
+  cel_value v = cel_null();
+  switch (a->kind) {
+  case CEL_DRA_BOOL:
+    return cel_bool(a->u.b);
+  case CEL_DRA_INT:
+    return cel_int(a->u.i);
+  case CEL_DRA_STRING:
+    return cel_string(a->u.s, strlen(a->u.s));
+  case CEL_DRA_VERSION:
+    v.kind = CEL_SEMVER;
+    v.u.v = &a->u.v;
+    return v;
+  default:
+    break;
+  }
+  {
+    cel_value *e = cel__alloc(ev, (a->n ? a->n : 1) * sizeof *e);
+    if (!e) return cel__err(ev, "memory limit exceeded");
+    for (size_t i = 0; i < a->n; i++) {
+      switch (a->kind) {
+      case CEL_DRA_BOOL_LIST:
+        e[i] = cel_bool(a->u.bl[i]);
+        break;
+      case CEL_DRA_INT_LIST:
+        e[i] = cel_int(a->u.il[i]);
+        break;
+      case CEL_DRA_STRING_LIST:
+        e[i] = cel_string(a->u.sl[i], strlen(a->u.sl[i]));
+        break;
+      default:
+        e[i] = cel_null();
+        e[i].kind = CEL_SEMVER;
+        e[i].u.v = &a->u.vl[i];
+      }
+    }
+    return cel__list(ev, e, a->n);
+  }
+}
+
+static bool domain_find(const cel_map *m, const cel_value *key, cel_value *out) {
+  const domain_view *d = m->ctx;
+  cel_run *ev = (cel_run *)m->k; /* views keep their evaluation in k (unused by views) */
+  if (key->kind != CEL_STRING) return false;
+  if (d->capacity) {
+    for (size_t i = 0; i < d->dev->ncaps; i++) {
+      const cel_dra_capacity *c = &d->dev->caps[i];
+      if (same_domain(d->dev, c->domain, d->domain, d->n) && strlen(c->name) == key->u.s.n &&
+          !memcmp(c->name, key->u.s.p, key->u.s.n)) {
+        *out = cel_null();
+        out->kind = CEL_QUANTITY;
+        out->u.q = &c->value;
+        return true;
+      }
+    }
+    return false;
+  }
+  for (size_t i = 0; i < d->dev->nattrs; i++) {
+    const cel_dra_attr *a = &d->dev->attrs[i];
+    if (same_domain(d->dev, a->domain, d->domain, d->n) && strlen(a->name) == key->u.s.n &&
+        !memcmp(a->name, key->u.s.p, key->u.s.n)) {
+      *out = attr_value(ev, a);
+      return true;
+    }
+  }
+  return false;
+}
+
+static bool domain_keys(cel_run *ev, const cel_map *m, const cel_value **out, size_t *n) {
+  const domain_view *d = m->ctx;
+  size_t cap = d->capacity ? d->dev->ncaps : d->dev->nattrs, k = 0;
+  cel_value *v = cel__alloc(ev, (cap ? cap : 1) * sizeof *v);
+  if (!v) return false;
+  for (size_t i = 0; i < cap; i++) {
+    const char *dom = d->capacity ? d->dev->caps[i].domain : d->dev->attrs[i].domain;
+    const char *name = d->capacity ? d->dev->caps[i].name : d->dev->attrs[i].name;
+    if (same_domain(d->dev, dom, d->domain, d->n)) v[k++] = cel_string(name, strlen(name));
+  }
+  *out = v, *n = k;
+  return true;
+}
+
+static const cel_map_ops domain_ops = {domain_find, domain_keys, NULL};
+
+/* device.attributes / device.capacity: domain -> domain view (any domain, possibly empty). */
+typedef struct top_view {
+  const cel_dra_device *dev; /* the device */
+  bool capacity;             /* capacities */
+} top_view;
+
+static bool top_find(const cel_map *m, const cel_value *key, cel_value *out) {
+  const top_view *t = m->ctx;
+  cel_run *ev = (cel_run *)m->k;
+  domain_view *d;
+  cel_map *dm;
+  if (key->kind != CEL_STRING) return false;
+  d = cel__alloc(ev, sizeof *d);
+  dm = cel__alloc(ev, sizeof *dm);
+  if (!d || !dm) return false;
+  d->dev = t->dev, d->domain = key->u.s.p, d->n = key->u.s.n, d->capacity = t->capacity;
+  memset(dm, 0, sizeof *dm);
+  dm->ops = &domain_ops, dm->ctx = d, dm->k = (const cel_value *)ev;
+  *out = cel_map_value(dm);
+  return true;
+}
+
+static bool top_keys(cel_run *ev, const cel_map *m, const cel_value **out, size_t *n) {
+  const top_view *t = m->ctx;
+  size_t cap = t->capacity ? t->dev->ncaps : t->dev->nattrs, k = 0;
+  cel_value *v = cel__alloc(ev, (cap ? cap : 1) * sizeof *v);
+  if (!v) return false;
+  for (size_t i = 0; i < cap; i++) {
+    const char *dom = t->capacity ? t->dev->caps[i].domain : t->dev->attrs[i].domain;
+    cel_value s;
+    bool dup = false;
+    if (!dom || !*dom) dom = t->dev->driver ? t->dev->driver : "";
+    s = cel_string(dom, strlen(dom));
+    for (size_t j = 0; j < k && !dup; j++) dup = cel__equal(&v[j], &s);
+    if (!dup) v[k++] = s;
+  }
+  *out = v, *n = k;
+  return true;
+}
+
+/* A domain is "in" device.attributes only when some attribute has it. */
+static bool top_has(const cel_map *m, const cel_value *key) {
+  const top_view *t = m->ctx;
+  size_t cap = t->capacity ? t->dev->ncaps : t->dev->nattrs;
+  if (key->kind != CEL_STRING) return false;
+  for (size_t i = 0; i < cap; i++) {
+    const char *dom = t->capacity ? t->dev->caps[i].domain : t->dev->attrs[i].domain;
+    if (same_domain(t->dev, dom, key->u.s.p, key->u.s.n)) return true;
+  }
+  return false;
+}
+
+static const cel_map_ops top_ops = {top_find, top_keys, top_has};
+
+cel_value cel__object_field(cel_run *ev, const cel_object *o, const char *field, bool *present) {
+  const cel_dra_device *d = o->dev;
+  *present = true;
+  if (!strcmp(field, "driver"))
+    return cel_string(d->driver ? d->driver : "", d->driver ? strlen(d->driver) : 0);
+  if (!strcmp(field, "attributes") || !strcmp(field, "capacity")) {
+    top_view *t = cel__alloc(ev, sizeof *t);
+    cel_map *m = cel__alloc(ev, sizeof *m);
+    if (!t || !m) return cel__err(ev, "memory limit exceeded");
+    t->dev = d, t->capacity = field[0] == 'c';
+    memset(m, 0, sizeof *m);
+    m->ops = &top_ops, m->ctx = t, m->k = (const cel_value *)ev;
+    return cel_map_value(m);
+  }
+  if (!strcmp(field, "allowMultipleAllocations")) {
+    *present = d->allow_multiple >= 0;
+    return cel_bool(d->allow_multiple == 1);
+  }
+  *present = false;
+  return cel__err(ev, "no such key: %s", field);
+}
+
+/* includes(): a scalar equals, a list (of at most 48 values) contains. */
+static cel_value includes(cel_run *ev, const cel_value *args, uint32_t n) {
+  (void)n;
+  if (A[0].kind == CEL_LIST) {
+    if (A[0].u.l->n > CEL_DRA_MAX_INCLUDE)
+      return cel__err(ev, "'includes' function cannot be applied to lists longer than %d values",
+                      CEL_DRA_MAX_INCLUDE);
+    for (size_t i = 0; i < A[0].u.l->n; i++)
+      if (cel__equal(&A[0].u.l->v[i], &A[1])) return cel_bool(true);
+    return cel_bool(false);
+  }
+  return cel_bool(cel__equal(&A[0], &A[1]));
+}
+
+static cel_overload tab[] = {
+    {"includes", "A.(B)->bool", includes, 0, 0, {0}, 0},
+};
+
+void cel__dra_register(void) {
+  cel__register(tab, sizeof tab / sizeof *tab);
+}
+
+/* ---- environments -------------------------------------------------------------------------------
+ */
+
+static cel_env *envs[5]; /* stored; new x (consumable, lists) */
+static pthread_mutex_t envs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const cel_env *dra_env(const cel_dra_opts *o) {
+  int k = o->env == CEL_DRA_STORED
+              ? 0
+              : 1 + (o->consumable_capacity ? 1 : 0) + (o->list_attributes ? 2 : 0);
+  cel_env *e;
+  pthread_mutex_lock(&envs_lock);
+  if (!(e = envs[k]) && (e = cel_env_new())) {
+    ts_err err;
+    e->dra = 1 + (int)o->env;
+    e->dra_opts = *o;
+    if (o->env == CEL_DRA_STORED)
+      e->dra_opts.consumable_capacity = e->dra_opts.list_attributes = true;
+    cel_env_declare(e, "device", "kubernetes.DRADevice", &err);
+    envs[k] = e;
+  }
+  pthread_mutex_unlock(&envs_lock);
+  return e;
+}
+
+ts_rc cel_dra_compile(const char *expr, const cel_dra_opts *opts, cel_program **out, ts_err *err) {
+  cel_dra_opts stored = {CEL_DRA_STORED, true, true};
+  const cel_env *e = dra_env(opts ? opts : &stored);
+  ts_rc rc;
+  if (!e) return ts_err_set(err, TS_ENOMEM, "out of memory");
+  if ((rc = cel_compile(e, expr, CEL_KUBERNETES, out, err)) != TS_OK) return rc;
+  if ((*out)->type->kind != TY_BOOL && (*out)->type->kind != TY_DYN) {
+    char t[128];
+    ts_buf b;
+    ts_buf_init(&b, sizeof t - 1);
+    cel__ty_format((*out)->type, &b);
+    snprintf(t, sizeof t, "%.*s", (int)b.len, b.data ? b.data : "");
+    ts_buf_free(&b);
+    cel_program_free(*out);
+    *out = NULL;
+    return ts_err_set(err, TS_ETYPE, "must evaluate to bool or the unknown type, not %s", t);
+  }
+  return TS_OK;
+}
+
+ts_rc cel_dra_eval_ctx(const cel_program *p, cel_eval_ctx *ctx, const cel_dra_device *dev,
+                       bool *match, ts_err *err) {
+  cel_object obj = {dev};
+  cel_binding b;
+  cel_value out;
+  ts_rc rc;
+  b.name = "device";
+  b.value = cel_null();
+  b.value.kind = CEL_OBJECT;
+  b.value.u.o = &obj;
+  cel_eval_ctx_limits(ctx, CEL_DRA_MAX_COST, 0);
+  *match = false;
+  if ((rc = cel_eval(p, ctx, &b, 1, &out, err)) != TS_OK) return rc;
+  if (out.kind != CEL_BOOL)
+    return ts_err_set(err, TS_ETYPE, "CEL result of type %s could not be converted to bool",
+                      cel_type_name(&out));
+  *match = out.u.b;
+  return TS_OK;
+}
+
+static __thread cel_eval_ctx *thread_ctx;
+
+ts_rc cel_dra_eval(const cel_program *p, const cel_dra_device *dev, bool *match, ts_err *err) {
+  if (!thread_ctx && !(thread_ctx = cel_eval_ctx_new()))
+    return ts_err_set(err, TS_ENOMEM, "out of memory");
+  return cel_dra_eval_ctx(p, thread_ctx, dev, match, err);
+}
+
+void cel_thread_cleanup(void) {
+  cel_eval_ctx_free(thread_ctx);
+  thread_ctx = NULL;
+}
+
+/* ---- advice for `tessera check` ---------------------------------------------------------------
+ */
+
+/* Rewrites device.attributes["NAME"] (NAME without a domain) as Kubernetes reads selectors:
+ * memory-like names are capacities, others attributes of the driver's domain. */
+static bool rewrite(const char *expr, const char *domain, ts_buf *out, ts_buf *why) {
+  static const char pre[] = "device.attributes[\"";
+  const char *p = expr;
+  bool changed = false;
+  while (*p) {
+    const char *q = strstr(p, pre), *name, *close;
+    size_t n;
+    if (!q) {
+      ts_buf_puts(out, p);
+      break;
+    }
+    ts_buf_append(out, p, (size_t)(q - p));
+    name = q + sizeof pre - 1;
+    close = strstr(name, "\"]");
+    if (!close || memchr(name, '.', (size_t)(close - name)) ||
+        memchr(name, '/', (size_t)(close - name))) {
+      ts_buf_append(out, q, sizeof pre - 1);
+      p = name;
+      continue;
+    }
+    n = (size_t)(close - name);
+    changed = true;
+    if ((n == 6 && !memcmp(name, "memory", 6)) || (n == 3 && !memcmp(name, "mem", 3))) {
+      ts_buf_printf(out, "device.capacity[\"%s\"].memory", domain);
+      ts_buf_printf(why,
+                    " \"%.*s\" is a capacity, not an attribute: read it as "
+                    "device.capacity[\"%s\"].memory and compare it with quantity functions.",
+                    (int)n, name, domain);
+    } else if (n == 10 && !memcmp(name, "migProfile", 10)) {
+      ts_buf_printf(out, "device.attributes[\"%s\"].profile", domain);
+      ts_buf_printf(why,
+                    " Attributes are keyed by domain, then name: the MIG profile is "
+                    "device.attributes[\"%s\"].profile.",
+                    domain);
+    } else {
+      ts_buf_printf(out, "device.attributes[\"%s\"].%.*s", domain, (int)n, name);
+      ts_buf_printf(why,
+                    " Attributes are keyed by domain, then name: "
+                    "device.attributes[\"%s\"].%.*s.",
+                    domain, (int)n, name);
+    }
+    p = close + 2;
+  }
+  return changed;
+}
+
+ts_rc cel_dra_check(const char *expr, const char *driver_hint, ts_err *err) {
+  cel_program *p = NULL;
+  ts_buf fixed, why;
+  ts_err e2;
+  ts_rc rc = cel_dra_compile(expr, NULL, &p, err);
+  const char *domain = driver_hint && *driver_hint ? driver_hint : "gpu.nvidia.com";
+  cel_program_free(p);
+  if (rc == TS_OK || rc == TS_ENOMEM) return rc;
+  ts_buf_init(&fixed, 64 * 1024);
+  ts_buf_init(&why, 8 * 1024);
+  if (rewrite(expr, domain, &fixed, &why) && ts_buf_putc(&fixed, '\0') == TS_OK &&
+      ts_buf_putc(&why, '\0') == TS_OK) {
+    cel_program *q = NULL;
+    ts_err_clear(&e2);
+    cel_dra_compile(fixed.data, NULL, &q, &e2);
+    if (q) { /* explain, and offer the rewrite only once it is known to compile */
+      char first[TS_ERR_TEXT_MAX];
+      snprintf(first, sizeof first, "%s", err->text);
+      ts_err_set(err, rc, "%s\n%s\nA selector that compiles: %s", first, why.data + 1, fixed.data);
+      cel_program_free(q);
+    }
+  }
+  ts_buf_free(&fixed);
+  ts_buf_free(&why);
+  return rc;
+}
