@@ -111,6 +111,9 @@ demo: deps
 	@echo
 	@echo "== examples/kueue: the seed article's queues and PyTorchJob, admitted with placement"
 	@./tessera replay examples/kueue
+	@echo
+	@echo "== examples/dra: GPUs and MIG partitions through DRA claims with CEL selectors"
+	@./tessera replay examples/dra
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)

@@ -187,6 +187,7 @@ int cmd_replay(int argc, char **argv) {
   sched_config cfg;
   sched_result res;
   sched_state *state = NULL;
+  sched_cel *cel = NULL;
   q_devmap devmap = {0};
   ts_err err;
   const char *path = NULL, *expect = NULL;
@@ -221,9 +222,13 @@ int cmd_replay(int argc, char **argv) {
   if (!path) return usage();
   if (spread) cfg.scoring = SCHED_SPREAD;
   cfg.instantiate_templates = true; /* no claim controller runs in a replay */
+  if (!(cel = sched_cel_new())) return 1;
+  cfg.dra_eval = sched_cel_eval;
+  cfg.dra_eval_ctx = cel;
   if (!(r.m = model_new())) return 1;
   if (cfg_load_path(path, on_object, on_error, &r) != TS_OK) {
     model_free(r.m);
+    sched_cel_free(cel);
     return 1;
   }
   ts_err_clear(&err);
@@ -231,6 +236,7 @@ int cmd_replay(int argc, char **argv) {
   if (!state || sched_cycle(r.m, &cfg, state, snapshot_time(r.m), &res, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", state ? err.text : "out of memory");
     sched_state_free(state);
+    sched_cel_free(cel);
     model_free(r.m);
     return 1;
   }
@@ -247,6 +253,7 @@ int cmd_replay(int argc, char **argv) {
   if (expect && replay_expect(expect, r.m, &res, r.out) != 0) status = 1;
   sched_result_free(&res);
   sched_state_free(state);
+  sched_cel_free(cel);
   q_devmap_free(&devmap);
   model_free(r.m);
   return status;

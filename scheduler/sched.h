@@ -33,6 +33,16 @@ typedef ts_rc (*sched_dra_eval_fn)(void *ctx, const char *expression, const mode
 /* Finds a DeviceClass by name; NULL when there is none. */
 typedef const model_device_class *(*sched_dra_class_fn)(void *ctx, const char *name);
 
+/* The CEL evaluator for selectors (cel/): programs compiled once per expression, device views
+ * built once per slice version. One per scheduling thread. Returns new, NULL when out of
+ * memory. */
+typedef struct sched_cel sched_cel;
+sched_cel *sched_cel_new(void);
+void sched_cel_free(sched_cel *c);
+/* A sched_dra_eval_fn: ctx is a sched_cel. Compile errors are TS_EPARSE. */
+ts_rc sched_cel_eval(void *ctx, const char *expression, const model_slice *slice, uint32_t index,
+                     bool *match, ts_err *err);
+
 typedef struct sched_dra_world sched_dra_world;
 
 /* Prepares the devices of `slices` (borrowed, in order; they must outlive the world) for

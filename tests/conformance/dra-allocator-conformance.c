@@ -10,12 +10,7 @@
 #include "model/model.h"
 #include "scheduler/sched.h"
 
-#ifndef DRA_EVAL
-#define DRA_EVAL sched_dra_cel_eval /* the real CEL evaluator */
-#endif
-
-ts_rc DRA_EVAL(void *ctx, const char *expression, const model_slice *slice, uint32_t index,
-               bool *match, ts_err *err);
+static sched_cel *cel; /* the CEL evaluator, new for every case as upstream's */
 
 typedef struct world_in {
   model_obj **classes; /* decoded DeviceClasses */
@@ -233,7 +228,7 @@ static void run_case(json_t *c, tally *t) {
     goto out;
   }
   w = sched_dra_world_new((const model_slice *const *)slices, nslices, &f, find_class, &in,
-                          DRA_EVAL, NULL);
+                          sched_cel_eval, cel);
   json_array_foreach(json_object_get(c, "allocatedDevices"), i, x) {
     char d[3][256];
     if (sscanf(json_string_value(x), "%255[^/]/%255[^/]/%255s", d[0], d[1], d[2]) == 3)
@@ -302,7 +297,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   cases = json_object_get(doc, "cases");
-  json_array_foreach(cases, i, c) run_case(c, &t);
+  json_array_foreach(cases, i, c) {
+    if (!(cel = sched_cel_new())) return 2;
+    run_case(c, &t);
+    sched_cel_free(cel);
+  }
   printf("%d passed, %d failed, %d skipped\n", t.passed, t.failed, t.skipped);
   json_decref(doc);
   return t.failed ? 1 : 0;

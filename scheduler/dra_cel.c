@@ -1,0 +1,159 @@
+/* scheduler/dra_cel.c - DRA selectors evaluated by cel/. Each expression is compiled once and
+ * kept with its compile error, if any; each device's CEL view is built once per version of its
+ * ResourceSlice (a slice update changes its rev and rebuilds the view). The allocator's own
+ * cache keeps each (selector, device) result for the cycle, so a selector is evaluated at most
+ * once per device per cycle. Not thread-safe: one sched_cel per scheduling thread. */
+#include <string.h>
+
+#include "cel/cel.h"
+#include "scheduler/sched_int.h"
+
+typedef struct prog {
+  cel_program *p; /* compiled, or NULL when compiling failed */
+  ts_rc rc;       /* the compile result */
+  char *error;    /* owned compile error text */
+  char key[];     /* the expression */
+} prog;
+
+typedef struct view {
+  const model_slice *src; /* the slice object it was built from */
+  uint64_t rev;           /* and its version */
+  cel_dra_device *devs;   /* one per device (arena) */
+  uint32_t ndevs;         /* entries */
+  ts_arena arena;         /* devices, attributes, capacities */
+  char key[];             /* the slice's key */
+} view;
+
+struct sched_cel {
+  ts_map progs;      /* expression -> prog */
+  ts_map views;      /* slice key -> view */
+  cel_eval_ctx *ctx; /* evaluation scratch */
+};
+
+sched_cel *sched_cel_new(void) {
+  sched_cel *c = ts_calloc(1, sizeof *c);
+  if (!c) return NULL;
+  ts_map_init(&c->progs);
+  ts_map_init(&c->views);
+  if (!(c->ctx = cel_eval_ctx_new())) {
+    ts_free(c);
+    return NULL;
+  }
+  return c;
+}
+
+void sched_cel_free(sched_cel *c) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  if (!c) return;
+  while (ts_map_next(&c->progs, &it, &s)) {
+    prog *p = s->value;
+    cel_program_free(p->p);
+    ts_free(p->error);
+    ts_free(p);
+  }
+  it = 0;
+  while (ts_map_next(&c->views, &it, &s)) {
+    view *v = s->value;
+    ts_arena_free(&v->arena);
+    ts_free(v);
+  }
+  ts_map_free(&c->progs);
+  ts_map_free(&c->views);
+  cel_eval_ctx_free(c->ctx);
+  ts_free(c);
+}
+
+static const prog *compiled(sched_cel *c, const char *expr) {
+  size_t n = strlen(expr);
+  prog *p = ts_map_get(&c->progs, expr, n);
+  ts_err err;
+  if (p) return p;
+  if (!(p = ts_calloc(1, sizeof *p + n + 1))) return NULL;
+  memcpy(p->key, expr, n + 1);
+  ts_err_clear(&err);
+  if ((p->rc = cel_dra_compile(expr, NULL, &p->p, &err)) != TS_OK) p->error = ts_strdup(err.text);
+  if (ts_map_put(&c->progs, p->key, n, p, NULL) != TS_OK) {
+    cel_program_free(p->p);
+    ts_free(p->error);
+    ts_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+/* The CEL view of one model device (memory in a). */
+static bool device_view(const model_slice *s, const model_device *d, ts_arena *a,
+                        cel_dra_device *out) {
+  cel_dra_attr *attrs = ts_arena_alloc(a, (d->nattrs + 1) * sizeof *attrs);
+  cel_dra_capacity *caps = ts_arena_alloc(a, (d->ncaps + 1) * sizeof *caps);
+  if (!attrs || !caps) return false;
+  for (uint32_t i = 0; i < d->nattrs; i++) {
+    const model_attr *m = &d->attrs[i];
+    cel_dra_attr *x = &attrs[i];
+    ts_err err;
+    memset(x, 0, sizeof *x);
+    x->domain = m->domain, x->name = m->name;
+    switch (m->kind) {
+    case MODEL_ATTR_BOOL:
+      x->kind = CEL_DRA_BOOL, x->u.b = m->b;
+      break;
+    case MODEL_ATTR_INT:
+      x->kind = CEL_DRA_INT, x->u.i = m->i;
+      break;
+    case MODEL_ATTR_STRING:
+      x->kind = CEL_DRA_STRING, x->u.s = m->s ? m->s : "";
+      break;
+    case MODEL_ATTR_VERSION:
+      x->kind = CEL_DRA_VERSION;
+      if (cel_semver_parse(m->s, strlen(m->s), false, &x->u.v, &err) != TS_OK)
+        x->kind = CEL_DRA_STRING, x->u.s = m->s; /* the API server validates versions */
+      break;
+    }
+  }
+  for (uint32_t i = 0; i < d->ncaps; i++)
+    caps[i] = (cel_dra_capacity){d->caps[i].domain, d->caps[i].name, d->caps[i].value};
+  *out = (cel_dra_device){s->driver, attrs, d->nattrs, caps, d->ncaps, d->allow_multiple};
+  return true;
+}
+
+static const view *slice_view(sched_cel *c, const model_slice *s) {
+  const char *key = s->obj.key;
+  size_t n = strlen(key);
+  view *v = ts_map_get(&c->views, key, n);
+  if (v && v->src == s && v->rev == s->obj.rev) return v;
+  if (v) {
+    ts_map_del(&c->views, key, n);
+    ts_arena_free(&v->arena);
+    ts_free(v);
+  }
+  if (!(v = ts_calloc(1, sizeof *v + n + 1))) return NULL;
+  memcpy(v->key, key, n + 1);
+  v->src = s;
+  v->rev = s->obj.rev;
+  ts_arena_init(&v->arena, 4096);
+  v->devs = ts_arena_alloc(&v->arena, (s->ndevices + 1) * sizeof *v->devs);
+  v->ndevs = s->ndevices;
+  for (uint32_t i = 0; v->devs && i < s->ndevices; i++)
+    if (!device_view(s, &s->devices[i], &v->arena, &v->devs[i])) v->devs = NULL;
+  if (!v->devs || ts_map_put(&c->views, v->key, n, v, NULL) != TS_OK) {
+    ts_arena_free(&v->arena);
+    ts_free(v);
+    return NULL;
+  }
+  return v;
+}
+
+ts_rc sched_cel_eval(void *ctx, const char *expression, const model_slice *slice, uint32_t index,
+                     bool *match, ts_err *err) {
+  sched_cel *c = ctx;
+  const prog *p = compiled(c, expression);
+  const view *v;
+  *match = false;
+  if (!p) return ts_err_set(err, TS_ENOMEM, "out of memory");
+  if (!p->p) return ts_err_set(err, TS_EPARSE, "%s", p->error ? p->error : "invalid expression");
+  if (!(v = slice_view(c, slice))) return ts_err_set(err, TS_ENOMEM, "out of memory");
+  if (index >= v->ndevs)
+    return ts_err_set(err, TS_EINVAL, "ResourceSlice %s has no device %u", slice->obj.key, index);
+  return cel_dra_eval_ctx(p->p, c->ctx, &v->devs[index], match, err);
+}
