@@ -22,6 +22,8 @@ typedef struct wpool {
   const char *name;   /* interned pool name */
   uint32_t *slices;   /* every slice of the pool, by index (arena) */
   uint32_t n, cap;    /* entries */
+  uint64_t dup_key;   /* the slice set the duplicate-name check below was made for (0: none) */
+  const char *dup;    /* its result: the reason when a device name repeats, else NULL */
 } wpool;
 
 struct sched_dra_world {
@@ -46,9 +48,17 @@ struct sched_dra_world {
   uint32_t *global;                 /* slices not bound to one node name, in order */
   uint32_t nglobal;                 /* entries */
   ts_map progs;                     /* expression -> program index + 1 */
-  int8_t **cache;                   /* per program: per flat device: 0 ?, 1 no, 2 yes, 3 error */
-  uint32_t nprogs, progs_cap;       /* entries */
-  ts_arena arena;                   /* everything above */
+  struct {                          /* by expression pointer: selectors repeat device after */
+    const char *expr;               /* device, so most lookups end here without hashing */
+    int8_t *cache;
+  } memo[64];
+  uint32_t *ctr_base;         /* per slice: first of its counters in ctr_used */
+  ts_quantity *ctr_used;      /* per slice counter: consumed by allocated devices */
+  uint64_t *ctr_gen;          /* per slice: alloc_gen when ctr_used was computed */
+  uint64_t alloc_gen;         /* bumped whenever `allocated` changes */
+  int8_t **cache;             /* per program: per flat device: 0 ?, 1 no, 2 yes, 3 error */
+  uint32_t nprogs, progs_cap; /* entries */
+  ts_arena arena;             /* everything above */
 };
 
 typedef struct idx_list {
@@ -128,6 +138,21 @@ static bool world_node_index(sched_dra_world *w, uint32_t si) {
   return idx_push(&w->arena, l, si);
 }
 
+/* Room for each slice's consumed counters (flattened: set by set, counter by counter). */
+static bool world_counters(sched_dra_world *w) {
+  uint32_t total = 0;
+  w->ctr_base = ts_arena_alloc(&w->arena, (w->nslices + 1) * sizeof *w->ctr_base);
+  w->ctr_gen = ts_arena_alloc(&w->arena, (w->nslices + 1) * sizeof *w->ctr_gen);
+  if (!w->ctr_base || !w->ctr_gen) return false;
+  for (size_t i = 0; i < w->nslices; i++) {
+    w->ctr_base[i] = total, w->ctr_gen[i] = 0;
+    for (uint32_t k = 0; k < w->slices[i]->ncounter_sets; k++)
+      total += w->slices[i]->counter_sets[k].ncounters;
+  }
+  w->ctr_used = ts_arena_alloc(&w->arena, (total + 1) * sizeof *w->ctr_used);
+  return w->ctr_used != NULL;
+}
+
 sched_dra_world *sched_dra_world_new(const model_slice *const *slices, size_t nslices,
                                      const sched_dra_features *features, sched_dra_class_fn cls,
                                      void *cls_ctx, sched_dra_eval_fn eval, void *eval_ctx) {
@@ -147,8 +172,9 @@ sched_dra_world *sched_dra_world_new(const model_slice *const *slices, size_t ns
   for (uint32_t i = 0; i < nslices; i++)
     if (!world_devices(w, i) || !world_pool(w, i) || !world_node_index(w, i)) goto fail;
   w->allocated = ts_arena_alloc(&w->arena, w->nids + 1);
-  if (!w->allocated) goto fail;
+  if (!w->allocated || !world_counters(w)) goto fail;
   memset(w->allocated, 0, w->nids + 1);
+  w->alloc_gen = 1;
   return w;
 fail:
   sched_dra_world_free(w);
@@ -177,6 +203,7 @@ void sched_dra_world_mark(sched_dra_world *w, const char *driver, const char *po
                           const char *device) {
   int64_t id = device_id(w, driver, pool, device);
   if (id >= 0) w->allocated[id] = 1;
+  w->alloc_gen++;
 }
 
 void sched__dra_mark_result(sched_dra_world *w, const sched_dra_result *r, bool on) {
@@ -187,6 +214,7 @@ void sched__dra_mark_result(sched_dra_world *w, const sched_dra_result *r, bool 
     id = device_id(w, d->slice->driver, d->slice->pool, d->device->name);
     if (id >= 0) w->allocated[id] = on;
   }
+  w->alloc_gen++;
 }
 
 bool sched__dra_result_local(const sched_dra_result *r) {
@@ -310,6 +338,47 @@ static bool add_slice(alloc *a, uint32_t si) {
   return idx_push(a->arena, (idx_list *)&p->slices, si);
 }
 
+static int ptr_cmp(const void *x, const void *y) {
+  uintptr_t a = (uintptr_t) * (const char *const *)x, b = (uintptr_t) * (const char *const *)y;
+  return (a > b) - (a < b);
+}
+
+/* A device name used twice in the pool's slices makes it invalid. Names are interned, so
+ * sorting their pointers finds repeats; the result is kept per pool for the slice set it was
+ * computed on (the same set comes back for every candidate node and pod). */
+static void duplicates(alloc *a, cpool *p) {
+  sched_dra_world *w = (sched_dra_world *)a->w;
+  wpool *wp = &w->pools[p->wpool];
+  uint64_t key = 1469598103934665603ULL;
+  size_t n = 0, k = 0;
+  const char **names;
+  for (uint32_t i = 0; i < p->n; i++) {
+    key = (key ^ (p->slices[i] + 1)) * 1099511628211ULL;
+    n += w->slices[p->slices[i]]->ndevices;
+  }
+  if (wp->dup_key == key) {
+    p->invalid = wp->dup != NULL;
+    p->reason = wp->dup;
+    return;
+  }
+  if (!(names = ts_arena_alloc(a->arena, (n + 1) * sizeof *names))) return;
+  for (uint32_t i = 0; i < p->n; i++) {
+    const model_slice *s = w->slices[p->slices[i]];
+    for (uint32_t d = 0; d < s->ndevices; d++) names[k++] = s->devices[d].name;
+  }
+  qsort(names, n, sizeof *names, ptr_cmp);
+  wp->dup = NULL;
+  for (size_t i = 1; i < n && !wp->dup; i++)
+    if (names[i] == names[i - 1]) {
+      char why[DRA_REASON_MAX];
+      snprintf(why, sizeof why, "duplicate device name %s", names[i]);
+      wp->dup = ts_intern_cstr(why);
+    }
+  wp->dup_key = key;
+  p->invalid = wp->dup != NULL;
+  p->reason = wp->dup;
+}
+
 /* Incomplete and obsolete pools, and duplicate device names, as upstream's GatherPools. */
 static void check_pool(alloc *a, cpool *p, bool *drop) {
   const sched_dra_world *w = a->w;
@@ -329,21 +398,7 @@ static void check_pool(alloc *a, cpool *p, bool *drop) {
     p->incomplete = same != want;
     if (p->incomplete) return;
   }
-  for (uint32_t i = 0; i < p->n && !p->invalid; i++) {
-    const model_slice *s = w->slices[p->slices[i]];
-    for (uint32_t d = 0; d < s->ndevices && !p->invalid; d++)
-      for (uint32_t j = 0; j <= i && !p->invalid; j++) {
-        const model_slice *t = w->slices[p->slices[j]];
-        for (uint32_t e = 0; e < (j == i ? d : t->ndevices); e++)
-          if (t->devices[e].name == s->devices[d].name) {
-            char why[DRA_REASON_MAX];
-            p->invalid = true;
-            snprintf(why, sizeof why, "duplicate device name %s", s->devices[d].name);
-            p->reason = ts_intern_cstr(why);
-            break;
-          }
-      }
-  }
+  duplicates(a, p);
 }
 
 static ts_rc gather_pools(alloc *a) {
@@ -373,9 +428,14 @@ static ts_rc gather_pools(alloc *a) {
 /* ---- selectors ------------------------------------------------------------------------- */
 
 static int8_t *program_cache(sched_dra_world *w, const char *expr) {
-  uintptr_t p = (uintptr_t)ts_map_get(&w->progs, expr, strlen(expr));
+  uintptr_t p;
   char *k;
-  if (p) return w->cache[p - 1];
+  size_t slot = ((uintptr_t)expr >> 4) % 64;
+  if (w->memo[slot].expr == expr) return w->memo[slot].cache;
+  if ((p = (uintptr_t)ts_map_get(&w->progs, expr, strlen(expr)))) {
+    w->memo[slot].expr = expr, w->memo[slot].cache = w->cache[p - 1];
+    return w->cache[p - 1];
+  }
   if (w->nprogs == w->progs_cap) {
     uint32_t ncap = w->progs_cap ? w->progs_cap * 2 : 8;
     int8_t **nc = ts_realloc(w->cache, ncap * sizeof *nc);
@@ -636,33 +696,77 @@ static bool in_use(const alloc *a, uint32_t id) {
   return a->w->allocated[id] || allocating_for(a, id, -1);
 }
 
-/* Shared counters of the device's slice minus what allocated devices of it consume. */
+/* Index in the slice's flattened counters of counter `name` of set `set`, or -1. */
+static int64_t counter_index(const model_slice *s, const char *set, const char *name) {
+  uint32_t at = 0;
+  for (uint32_t k = 0; k < s->ncounter_sets; k++) {
+    const model_counter_set *cs = &s->counter_sets[k];
+    if (cs->name == set)
+      for (uint32_t m = 0; m < cs->ncounters; m++)
+        if (cs->counters[m].name == name) return at + m;
+    at += cs->ncounters;
+  }
+  return -1;
+}
+
+/* Adds (or, with sign < 0, would need) what device d of slice s consumes into used[]. */
+static bool consume(const model_slice *s, const model_device *d, ts_quantity *used) {
+  for (uint32_t c = 0; c < d->nconsumes; c++)
+    for (uint32_t n = 0; n < d->consumes[c].ncounters; n++) {
+      int64_t i = counter_index(s, d->consumes[c].name, d->consumes[c].counters[n].name);
+      if (i >= 0 && ts_quantity_add(&used[i], &d->consumes[c].counters[n].value, &used[i]) != TS_OK)
+        return false;
+    }
+  return true;
+}
+
+/* The counters slice si's allocated devices consume, recomputed when allocations changed.
+ * Cost: O(devices of the slice) once per change, instead of per candidate device. */
+static ts_quantity *slice_used(const sched_dra_world *cw, uint32_t si) {
+  sched_dra_world *w = (sched_dra_world *)cw;
+  const model_slice *s = w->slices[si];
+  ts_quantity *used = w->ctr_used + w->ctr_base[si];
+  if (w->ctr_gen[si] == w->alloc_gen) return used;
+  for (uint32_t k = 0, at = 0; k < s->ncounter_sets; k++)
+    for (uint32_t m = 0; m < s->counter_sets[k].ncounters; m++, at++)
+      used[at] = ts_quantity_from_int(0, s->counter_sets[k].counters[m].value.format);
+  for (uint32_t o = 0; o < s->ndevices; o++)
+    if (w->allocated[w->flat_id[w->flat_base[si] + o]]) consume(s, &s->devices[o], used);
+  w->ctr_gen[si] = w->alloc_gen;
+  return used;
+}
+
+/* Shared counters of the device's slice minus what allocated devices of it, and the devices
+ * being allocated in this attempt, consume. */
 static bool counters_available(const alloc *a, uint32_t si, uint32_t d) {
   const sched_dra_world *w = a->w;
   const model_slice *s = w->slices[si];
   const model_device *dev = &s->devices[d];
+  const ts_quantity *used = slice_used(w, si);
   for (uint32_t c = 0; c < dev->nconsumes; c++) {
     const model_counter_set *want = &dev->consumes[c];
     const model_counter_set *set = NULL;
     for (uint32_t k = 0; k < s->ncounter_sets && !set; k++)
       if (s->counter_sets[k].name == want->name) set = &s->counter_sets[k];
     for (uint32_t n = 0; n < want->ncounters; n++) {
+      int64_t i = counter_index(s, want->name, want->counters[n].name);
       ts_quantity avail = {0};
-      bool found = false;
-      for (uint32_t k = 0; set && k < set->ncounters; k++)
-        if (set->counters[k].name == want->counters[n].name)
-          avail = set->counters[k].value, found = true;
-      if (!found) return false;
-      for (uint32_t o = 0; o < s->ndevices; o++) { /* subtract devices in use */
-        uint32_t id = w->flat_id[w->flat_base[si] + o];
-        if (!in_use(a, id)) continue;
-        for (uint32_t oc = 0; oc < s->devices[o].nconsumes; oc++) {
-          const model_counter_set *u = &s->devices[o].consumes[oc];
-          if (u->name != want->name) continue;
-          for (uint32_t un = 0; un < u->ncounters; un++)
-            if (u->counters[un].name == want->counters[n].name &&
-                ts_quantity_sub(&avail, &u->counters[un].value, &avail) != TS_OK)
-              return false;
+      if (!set || i < 0) return false;
+      for (uint32_t m = 0; m < set->ncounters; m++) /* the set's value of this counter */
+        if (set->counters[m].name == want->counters[n].name) avail = set->counters[m].value;
+      if (ts_quantity_sub(&avail, &used[i], &avail) != TS_OK) return false;
+      for (size_t cl = 0; cl < a->nclaims; cl++) { /* devices chosen so far in this attempt */
+        const sched_dra_result *r = a->claims[cl].res;
+        for (uint32_t x = 0; r && x < r->ndevices; x++) {
+          const model_device *o = r->devices[x].device;
+          if (r->devices[x].slice != s || r->devices[x].admin_access) continue;
+          for (uint32_t oc = 0; oc < o->nconsumes; oc++) {
+            if (o->consumes[oc].name != want->name) continue;
+            for (uint32_t un = 0; un < o->consumes[oc].ncounters; un++)
+              if (o->consumes[oc].counters[un].name == want->counters[n].name &&
+                  ts_quantity_sub(&avail, &o->consumes[oc].counters[un].value, &avail) != TS_OK)
+                return false;
+          }
         }
       }
       if (ts_quantity_cmp(&avail, &want->counters[n].value) < 0) return false;
