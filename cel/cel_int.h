@@ -59,19 +59,20 @@ const char *cel__kind_type_name(cel_kind k);
 /* ---- syntax tree ------------------------------------------------------------------------- */
 
 typedef enum node_kind {
-  N_LIT,    /* lit */
-  N_IDENT,  /* name (resolved: var >= 0 global, local >= 0) */
-  N_SELECT, /* a.name; test_only for has(a.name); opt for a.?name */
-  N_INDEX,  /* a[b] (args[0] = b); opt for a[?b] */
-  N_CALL,   /* name(args) or target.name(args) */
-  N_LIST,   /* [args...]; optional[i] for [?x] */
-  N_MAP,    /* {args[2i]: args[2i+1]}; optional[i] for {?k: v} */
-  N_COND,   /* args[0] ? args[1] : args[2] */
-  N_AND,    /* args[0] && args[1] */
-  N_OR,     /* args[0] || args[1] */
-  N_COMP,   /* comprehension (macro) */
-  N_BIND,   /* cel.bind(v1, args[0], args[1]) */
-  N_OPTMAP, /* target.optMap(v1, args[0]) / optFlatMap (flat) */
+  N_LIT,     /* lit */
+  N_IDENT,   /* name (resolved: var >= 0 global, local >= 0) */
+  N_SELECT,  /* a.name; test_only for has(a.name); opt for a.?name */
+  N_INDEX,   /* a[b] (args[0] = b); opt for a[?b] */
+  N_CALL,    /* name(args) or target.name(args) */
+  N_LIST,    /* [args...]; optional[i] for [?x] */
+  N_MAP,     /* {args[2i]: args[2i+1]}; optional[i] for {?k: v} */
+  N_COND,    /* args[0] ? args[1] : args[2] */
+  N_AND,     /* args[0] && args[1] */
+  N_OR,      /* args[0] || args[1] */
+  N_COMP,    /* comprehension (macro) */
+  N_BIND,    /* cel.bind(v1, args[0], args[1]) */
+  N_OPTMAP,  /* target.optMap(v1, args[0]) / optFlatMap (flat) */
+  N_DEVATTR, /* device.attributes["v2"].name (flat: capacity), read straight from the device */
 } node_kind;
 
 typedef enum comp_kind {
@@ -252,5 +253,8 @@ int cel__semver_cmp(const cel_semver *a, const cel_semver *b);
 /* DRA (dra.c). */
 const cel_type *cel__dra_device_type(void);
 cel_value cel__object_field(cel_run *ev, const cel_object *o, const char *field, bool *present);
+/* device.attributes[domain].name (capacity: device.capacity[...]) without building views. */
+cel_value cel__dra_lookup(cel_run *ev, const cel_object *o, bool capacity, const char *domain,
+                          const char *name);
 
 #endif

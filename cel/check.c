@@ -350,11 +350,18 @@ static void call_type(checker *c, node *n) {
     n->type = dyn();
     return;
   }
-  for (uint32_t i = 0; i < count; i++) {
-    binding b = {{0}, {0}, 0};
-    bool ok = true;
-    for (uint32_t k = 0; ok && k < na; k++) ok = unify(n->ovl[i]->params[k], at[k], &b);
-    if (ok) r = join(r, subst(n->ovl[i]->result, &b));
+  {
+    uint32_t matched = 0, which = 0;
+    for (uint32_t i = 0; i < count; i++) {
+      binding b = {{0}, {0}, 0};
+      bool ok = true;
+      for (uint32_t k = 0; ok && k < na; k++) ok = unify(n->ovl[i]->params[k], at[k], &b);
+      if (ok) r = join(r, subst(n->ovl[i]->result, &b)), matched++, which = i;
+    }
+    if (matched == 1) { /* only one can apply: evaluation goes straight to it */
+      n->ovl = &n->ovl[which];
+      n->novl = 1;
+    }
   }
   if (!r) {
     char args[400];
@@ -369,6 +376,48 @@ static void call_type(checker *c, node *n) {
     return;
   }
   n->type = r;
+}
+
+/* quantity("40Gi"), semver("1.2.3"), timestamp(...), duration(...) of literals are evaluated
+ * once here: selectors compare against such constants on every device. An argument that does
+ * not parse is left for evaluation to report. */
+static void fold(checker *c, node *n) {
+  static const char *const pure[] = {"quantity", "semver", "timestamp", "duration"};
+  cel_value args[2], r;
+  cel_eval_ctx *ctx;
+  cel_run ev;
+  bool known = false;
+  if (n->target || !n->nargs || n->nargs > 2 || !n->novl) return;
+  for (size_t i = 0; i < sizeof pure / sizeof *pure; i++) known |= !strcmp(n->name, pure[i]);
+  for (uint32_t i = 0; known && i < n->nargs; i++) {
+    if (n->args[i]->kind != N_LIT) return;
+    args[i] = n->args[i]->lit;
+  }
+  if (!known || !(ctx = cel_eval_ctx_new())) return;
+  memset(&ev, 0, sizeof ev);
+  ev.ctx = ctx, ev.prog = c->p;
+  for (uint32_t i = 0; i < n->novl; i++) {
+    uint32_t k = 0;
+    while (k < n->nargs && cel__value_fits(&args[k], n->ovl[i]->params[k])) k++;
+    if (k < n->nargs) continue;
+    r = n->ovl[i]->fn(&ev, args, n->nargs);
+    if (r.kind == CEL_QUANTITY) {
+      ts_quantity *q = ts_arena_alloc(&c->p->arena, sizeof *q);
+      if (!q) break;
+      *q = *r.u.q, r.u.q = q;
+    } else if (r.kind == CEL_SEMVER) {
+      cel_semver *v = ts_arena_alloc(&c->p->arena, sizeof *v);
+      char *pre = ts_arena_strndup(&c->p->arena, r.u.v->pre, r.u.v->npre);
+      if (!v || !pre) break;
+      *v = *r.u.v, v->pre = pre, r.u.v = v;
+    } else if (r.kind != CEL_TIMESTAMP && r.kind != CEL_DURATION) {
+      break; /* an error: evaluation reports it */
+    }
+    n->kind = N_LIT;
+    n->lit = r;
+    break;
+  }
+  cel_eval_ctx_free(ctx);
 }
 
 static void literal_types(checker *c, node *n) {
@@ -484,6 +533,24 @@ static void logic(checker *c, node *n) {
   }
 }
 
+/* device.attributes["domain"].name and device.capacity["domain"].name, the shape of almost
+ * every DRA selector, become one node that reads the device directly. */
+static void device_attr(node *n) {
+  node *x = n->target, *f;
+  if (n->test_only || n->opt || x->kind != N_INDEX || x->opt || x->args[0]->kind != N_LIT ||
+      x->args[0]->lit.kind != CEL_STRING)
+    return;
+  f = x->target;
+  if (f->kind != N_SELECT || f->test_only || f->opt || !f->target->type ||
+      f->target->type != cel__dra_device_type() ||
+      (strcmp(f->name, "attributes") && strcmp(f->name, "capacity")))
+    return;
+  n->kind = N_DEVATTR;
+  n->flat = f->name[0] == 'c';
+  n->v2 = ts_intern(x->args[0]->lit.u.s.p, x->args[0]->lit.u.s.n);
+  n->target = f->target;
+}
+
 static void walk(checker *c, node *n) {
   if (c->failed || !n) return;
   if (++c->depth > CEL_MAX_DEPTH * 2) {
@@ -534,6 +601,7 @@ static void walk(checker *c, node *n) {
     }
     walk(c, n->target);
     if (!c->failed) select_type(c, n);
+    if (!c->failed) device_attr(n);
     break;
   case N_INDEX:
     walk(c, n->target);
@@ -544,6 +612,7 @@ static void walk(checker *c, node *n) {
     if (!namespaced(c, n) && n->target) walk(c, n->target);
     for (uint32_t i = 0; i < n->nargs; i++) walk(c, n->args[i]);
     if (!c->failed) call_type(c, n);
+    if (!c->failed) fold(c, n);
     break;
   case N_LIST:
   case N_MAP:
@@ -578,6 +647,8 @@ static void walk(checker *c, node *n) {
     n->type = n->args[1]->type;
     break;
   }
+  case N_DEVATTR:
+    break; /* made from a checked N_SELECT */
   case N_OPTMAP: {
     int base = c->nlocals;
     const cel_type *t;

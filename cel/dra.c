@@ -168,6 +168,26 @@ static bool top_has(const cel_map *m, const cel_value *key) {
 
 static const cel_map_ops top_ops = {top_find, top_keys, top_has};
 
+cel_value cel__dra_lookup(cel_run *ev, const cel_object *o, bool capacity, const char *domain,
+                          const char *name) {
+  const cel_dra_device *d = o->dev;
+  size_t dn = strlen(domain);
+  if (capacity) {
+    for (size_t i = 0; i < d->ncaps; i++)
+      if (!strcmp(d->caps[i].name, name) && same_domain(d, d->caps[i].domain, domain, dn)) {
+        cel_value v = cel_null();
+        v.kind = CEL_QUANTITY;
+        v.u.q = &d->caps[i].value;
+        return v;
+      }
+  } else {
+    for (size_t i = 0; i < d->nattrs; i++)
+      if (!strcmp(d->attrs[i].name, name) && same_domain(d, d->attrs[i].domain, domain, dn))
+        return attr_value(ev, &d->attrs[i]);
+  }
+  return cel__err(ev, "no such key: %s", name);
+}
+
 cel_value cel__object_field(cel_run *ev, const cel_object *o, const char *field, bool *present) {
   const cel_dra_device *d = o->dev;
   *present = true;

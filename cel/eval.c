@@ -528,6 +528,12 @@ static cel_value eval(cel_run *ev, const node *n) {
     return eval(ev, n->args[1]);
   case N_OPTMAP:
     return eval_optmap(ev, n);
+  case N_DEVATTR:
+    if (!cel__charge(ev, 3)) return limit_error(ev); /* the select, index and select it replaces */
+    c = eval(ev, n->target);
+    if (is_err(&c)) return c;
+    if (c.kind != CEL_OBJECT) return cel__err(ev, "no such key: %s", n->v2);
+    return cel__dra_lookup(ev, c.u.o, n->flat, n->v2, n->name);
   }
   return cel__err(ev, "unknown expression");
 }

@@ -447,8 +447,9 @@ static node **args_copy(parser *ps, node **v, uint32_t n) {
 
 static node *call(parser *ps, const char *name, uint32_t pos, node *target, node **args,
                   uint32_t n) {
-  node *c = mk(ps, N_CALL, pos);
-  if (!c) return NULL;
+  node *c;
+  if (ps->failed) return NULL; /* an argument failed to parse: no node with a hole in it */
+  if (!(c = mk(ps, N_CALL, pos))) return NULL;
   c->name = ts_intern_cstr(name);
   c->target = target;
   c->args = args_copy(ps, args, n);
@@ -458,6 +459,7 @@ static node *call(parser *ps, const char *name, uint32_t pos, node *target, node
 
 static node *binary(parser *ps, const char *op, uint32_t pos, node *a, node *b) {
   node *args[2] = {a, b};
+  if (ps->failed || !a || !b) return NULL;
   if (!strcmp(op, "&&") || !strcmp(op, "||")) {
     node *n = mk(ps, op[0] == '&' ? N_AND : N_OR, pos);
     if (!n) return NULL;
@@ -798,7 +800,7 @@ static node *member_tail(parser *ps, node *e) {
       node *k;
       next(ps);
       k = expr(ps);
-      if (!x || !expect(ps, "]")) return NULL;
+      if (!x || ps->failed || !expect(ps, "]")) return NULL;
       x->target = e;
       x->args = args_copy(ps, &k, 1);
       x->nargs = 1;

@@ -234,7 +234,8 @@ static int semver_cmp(const cel_semver *a, const cel_semver *b) {
   if (a->major != b->major) return a->major < b->major ? -1 : 1;
   if (a->minor != b->minor) return a->minor < b->minor ? -1 : 1;
   if (a->patch != b->patch) return a->patch < b->patch ? -1 : 1;
-  if (!a->npre || !b->npre) return (a->npre == 0) - (b->npre == 0) ? ((a->npre == 0) ? 1 : -1) : 0;
+  if (!a->npre || !b->npre) /* a release ranks above its pre-releases */
+    return !a->npre && !b->npre ? 0 : !a->npre ? 1 : -1;
   { /* pre-release identifiers, dot by dot */
     const char *p = a->pre, *q = b->pre, *pe = a->pre + a->npre, *qe = b->pre + b->npre;
     while (p < pe && q < qe) {

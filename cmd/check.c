@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cel/cel.h"
 #include "cmd/cmd.h"
 #include "config/config.h"
 #include "model/model.h"
@@ -12,6 +13,55 @@ typedef struct check {
   int objects; /* objects of kinds Tessera reads */
   int errors;  /* problems found */
 } check;
+
+/* Compiles one selector as the API server would; reports where it is and why it fails. */
+static void check_selector(check *c, const char *where, const model_obj *o, const char *field,
+                           const model_device_selector *sel) {
+  ts_err err;
+  if (sel->kind != MODEL_SELECTOR_CEL || !sel->cel) return;
+  ts_err_clear(&err);
+  if (cel_dra_check(sel->cel, NULL, &err) == TS_OK) return;
+  fprintf(stderr, "%s: %s %s: %s.cel.expression: %s\n", where, model_kind_name(o->kind), o->key,
+          field, err.text);
+  c->errors++;
+}
+
+static void check_spec(check *c, const char *where, const model_obj *o, const char *prefix,
+                       const model_claim_spec *spec) {
+  char field[512];
+  for (uint32_t r = 0; r < spec->nrequests; r++) {
+    const model_request *q = &spec->requests[r];
+    uint32_t n = q->first_available ? q->nsubs : 1;
+    for (uint32_t k = 0; k < n; k++) {
+      const model_subrequest *x = q->first_available ? &q->subs[k] : &q->exactly;
+      for (uint32_t i = 0; i < x->nselectors; i++) {
+        if (q->first_available)
+          snprintf(field, sizeof field, "%sdevices.requests[%u].firstAvailable[%u].selectors[%u]",
+                   prefix, r, k, i);
+        else /* v1beta1 had the request's fields inline; v1beta2 and v1 under exactly */
+          snprintf(field, sizeof field, "%sdevices.requests[%u].%sselectors[%u]", prefix, r,
+                   strstr(o->api_version, "v1beta1") ? "" : "exactly.", i);
+        check_selector(c, where, o, field, &x->selectors[i]);
+      }
+    }
+  }
+}
+
+/* DRA selectors of classes, claims and templates. */
+static void check_cel(check *c, const char *where, const model_obj *o) {
+  char field[64];
+  if (o->kind == MODEL_DEVICE_CLASS) {
+    const model_device_class *dc = (const model_device_class *)o;
+    for (uint32_t i = 0; i < dc->nselectors; i++) {
+      snprintf(field, sizeof field, "spec.selectors[%u]", i);
+      check_selector(c, where, o, field, &dc->selectors[i]);
+    }
+  } else if (o->kind == MODEL_RESOURCE_CLAIM) {
+    check_spec(c, where, o, "spec.", &((const model_claim *)o)->spec);
+  } else if (o->kind == MODEL_RESOURCE_CLAIM_TEMPLATE) {
+    check_spec(c, where, o, "spec.spec.", &((const model_claim_template *)o)->spec);
+  }
+}
 
 static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int index) {
   check *c = ud;
@@ -28,7 +78,15 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
     c->objects++;
     return TS_OK;
   }
-  if (o) c->objects++;
+  if (o) {
+    char where[4200];
+    if (line)
+      snprintf(where, sizeof where, "%s:%d", file, line);
+    else
+      snprintf(where, sizeof where, "%s: items[%d]", file, index);
+    c->objects++;
+    check_cel(c, where, o);
+  }
   model_obj_free(o);
   return TS_OK;
 }

@@ -238,6 +238,14 @@ int ts_quantity_cmp(const ts_quantity *a, const ts_quantity *b) {
   if (sa == 0) return 0;
   ma = (u128)(a->mant < 0 ? -(i128)a->mant : a->mant);
   mb = (u128)(b->mant < 0 ? -(i128)b->mant : b->mant);
+  if (a->scale - b->scale <= 18 && b->scale - a->scale <= 18) {
+    /* Fast path (no division): bring both to the smaller scale; |mant| < 2^63 and
+     * 10^18 < 2^60, so the products fit in 128 bits. */
+    if (a->scale > b->scale) ma *= pow10_u128(a->scale - b->scale);
+    if (b->scale > a->scale) mb *= pow10_u128(b->scale - a->scale);
+    mag = (ma > mb) - (ma < mb);
+    return sa > 0 ? mag : -mag;
+  }
   /* Order of magnitude first; when equal, the scales differ by at most 18. */
   oa = digits_u128(ma) + (int64_t)a->scale;
   ob = digits_u128(mb) + (int64_t)b->scale;

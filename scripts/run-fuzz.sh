@@ -15,6 +15,7 @@ for bin in "$BUILD"/fuzz/fuzz_*; do
   fuzz_decode) seeds="fuzz/seeds/decode" ;;
   fuzz_config) seeds="examples/tessera.yaml tests/data/check" ;;
   fuzz_json) seeds="tests/data/k8s/exchanges" ;;
+  fuzz_cel) seeds="fuzz/seeds/cel" ;;
   *) seeds="" ;;
   esac
   seeddir="$BUILD/fuzz/seeds-$name"

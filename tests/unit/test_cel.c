@@ -1,0 +1,301 @@
+/* Unit tests of cel/: errors with positions, bounds (depth, length, cost, memory, regex
+ * budget), error absorption, the DRA device view, no allocation per evaluation, allocation
+ * failures while compiling, and `tessera check` advice for the seed article's selector. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cel/cel.h"
+#include "cel/regex.h"
+
+/* Compiles and evaluates expr in a fresh environment; returns the rc, out and err filled. */
+static ts_rc run(const char *expr, cel_value *out, ts_err *err) {
+  static cel_eval_ctx *ctx;
+  cel_env *e = cel_env_new();
+  cel_program *p = NULL;
+  ts_rc rc;
+  if (!ctx) ctx = cel_eval_ctx_new();
+  ts_err_clear(err);
+  rc = cel_compile(e, expr, 0, &p, err);
+  if (rc == TS_OK) rc = cel_eval(p, ctx, NULL, 0, out, err);
+  cel_program_free(p);
+  cel_env_free(e);
+  return rc;
+}
+
+static void expect_bool(const char *expr, bool want) {
+  cel_value v;
+  ts_err err;
+  if (run(expr, &v, &err) != TS_OK) fail_msg("%s: %s", expr, err.text);
+  if (v.kind != CEL_BOOL || v.u.b != want) fail_msg("%s: not %s", expr, want ? "true" : "false");
+}
+
+static void expect_error(const char *expr, const char *want) {
+  cel_value v;
+  ts_err err;
+  if (run(expr, &v, &err) == TS_OK) fail_msg("%s: no error", expr);
+  if (!strstr(err.text, want)) fail_msg("%s: error \"%s\", want \"%s\"", expr, err.text, want);
+}
+
+static void test_cel_errors(void **state) {
+  (void)state;
+  /* Syntax errors name line and column and show a caret. */
+  expect_error("1 +\n  (2 * ", "ERROR: <input>:2:8: Syntax error");
+  expect_error("a.b.(", "Syntax error: mismatched input '('");
+  expect_error("'unterminated", "Syntax error: token recognition error");
+  expect_error("if == 1", "reserved identifier: if");
+  expect_error("9223372036854775808", "invalid int literal");
+  /* Check errors, worded as cel-go's. */
+  expect_error("x + 1", "undeclared reference to 'x' (in container '')");
+  expect_error("1 + 'a'", "found no matching overload for '_+_' applied to '(int, string)'");
+  expect_error("'a'.nosuch()", "undeclared reference to 'nosuch'");
+  expect_error("[1, 2].all(1, true)", "argument must be a simple name");
+  /* Runtime errors. */
+  expect_error("1 / 0", "division by zero");
+  expect_error("9223372036854775807 + 1", "overflow");
+  expect_error("{'a': 1}['b']", "no such key: b");
+  expect_error("[1][5]", "index out of bounds: 5");
+  expect_error("int('x1')", "invalid int");
+  expect_error("timestamp('0000-01-01T00:00:00Z')", "out of range");
+}
+
+static void test_cel_semantics(void **state) {
+  (void)state;
+  /* && and || absorb errors when the other side decides, in either order. */
+  expect_bool("1/0 == 1 || true", true);
+  expect_bool("true || 1/0 == 1", true);
+  expect_bool("false && 1/0 == 1", false);
+  expect_bool("1/0 == 1 && false", false);
+  expect_error("1/0 == 1 && true", "division by zero");
+  /* Heterogeneous numbers. */
+  expect_bool("1 == 1.0 && 1u == 1 && 2 > 1.5 && 1u < 2", true);
+  expect_bool("[1, 2.0, 3u] == [1.0, 2, 3]", true);
+  expect_bool("{1: 'a'}[1u] == 'a'", true);
+  /* Macros, two-variable comprehensions, optionals, bind. */
+  expect_bool("[1, 2, 3].map(x, x * 2).filter(x, x > 2) == [4, 6]", true);
+  expect_bool("[1, 2, 3].exists_one(x, x == 2) && !([1, 2].all(x, x > 1))", true);
+  expect_bool("{'a': 1, 'b': 2}.transformMap(k, v, v * 10) == {'a': 10, 'b': 20}", true);
+  expect_bool("[10, 20].all(i, v, v == (i + 1) * 10)", true);
+  expect_bool("{'a': 1}.?b.orValue(7) == 7 && optional.of(1).hasValue()", true);
+  expect_bool("cel.bind(x, 'ab' + 'c', x + x) == 'abcabc'", true);
+  /* Strings, timestamps, quantities, semver. */
+  expect_bool("'héllo'.size() == 5 && 'héllo'.charAt(1) == 'é' && 'a,b'.split(',') == ['a', 'b']",
+              true);
+  expect_bool("'%s has %d GPUs'.format(['n1', 8]) == 'n1 has 8 GPUs'", true);
+  expect_bool("timestamp('2026-12-03T10:00:00Z') + duration('1h30m') == "
+              "timestamp('2026-12-03T11:30:00Z')",
+              true);
+  expect_bool("timestamp('2026-07-01T12:00:00Z').getHours('America/New_York') == 8", true);
+  expect_bool("quantity('40Gi').isLessThan(quantity('80Gi')) && quantity('1.5').add(1) == "
+              "quantity('2.5')",
+              true);
+  expect_bool(
+      "semver('1.10.0').isGreaterThan(semver('1.9.3')) && semver('v1.2', true).minor() == 2", true);
+  expect_bool("[3, 1, 2].min() == 1 && [1, 2, 3].isSorted() && sets.contains([1, 2, 3], [2])",
+              true);
+  expect_bool("'gpu-a100-80gb'.find('[0-9]+') == '100' && 'a1b22'.findAll('[0-9]+') == ['1', '22']",
+              true);
+}
+
+static void test_cel_bounds(void **state) {
+  char *deep = malloc(2000), *longx = malloc(CEL_DRA_MAX_EXPR + 100);
+  cel_program *p = NULL;
+  ts_err err;
+  (void)state;
+  /* Nesting deeper than the bound is an error, not a stack overflow. */
+  memset(deep, '(', 600);
+  strcpy(deep + 600, "1");
+  memset(deep + 601, ')', 600);
+  deep[1201] = '\0';
+  expect_error(deep, "nests too deeply");
+  /* A DRA selector longer than 10 KiB is refused. */
+  memset(longx, ' ', CEL_DRA_MAX_EXPR + 10);
+  strcpy(longx + CEL_DRA_MAX_EXPR + 10, "true");
+  assert_int_equal(cel_dra_compile(longx, NULL, &p, &err), TS_ELIMIT);
+  /* Long && chains are balanced: 3,000 operands evaluate without deep recursion. */
+  {
+    char *chain = malloc(3000 * 10);
+    size_t at = 0;
+    for (int i = 0; i < 3000; i++) at += (size_t)sprintf(chain + at, "%strue", i ? " && " : "");
+    expect_bool(chain, true);
+    free(chain);
+  }
+  free(deep);
+  free(longx);
+}
+
+/* The DRA case `expensive`: the cost limit ends it, and || true cannot absorb that. */
+static void test_cel_cost_limit(void **state) {
+  const char *expr =
+      "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10]"
+      ".all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10]"
+      ".all(f, a + b + c + d + e + f > 0)))))) || true";
+  cel_program *p = NULL;
+  cel_dra_device dev = {"gpu.nvidia.com", NULL, 0, NULL, 0, -1};
+  ts_err err;
+  bool match = true;
+  (void)state;
+  assert_int_equal(cel_dra_compile(expr, NULL, &p, &err), TS_OK);
+  assert_int_not_equal(cel_dra_eval(p, &dev, &match, &err), TS_OK);
+  assert_non_null(strstr(err.text, "actual cost limit exceeded"));
+  assert_false(match);
+  cel_program_free(p);
+}
+
+/* A pattern that backtracks exponentially elsewhere is linear here. */
+static void test_cel_regex_linear(void **state) {
+  cel_re *re = NULL;
+  size_t n = 100000, s, e;
+  char *text = malloc(n + 1);
+  void *scratch;
+  uint64_t budget = 100000000;
+  bool found;
+  ts_err err;
+  (void)state;
+  memset(text, 'a', n);
+  text[n] = '\0';
+  assert_int_equal(cel_re_compile("(a*)*b", 6, &re, &err), TS_OK);
+  scratch = malloc(cel_re_scratch_size(re));
+  assert_int_equal(cel_re_search(re, text, n, scratch, &budget, &found, &s, &e), TS_OK);
+  assert_false(found);
+  assert_true(100000000 - budget < 40 * (uint64_t)n); /* steps linear in the input */
+  budget = 1000;                                      /* a budget that runs out is an error */
+  assert_int_equal(cel_re_search(re, text, n, scratch, &budget, &found, &s, &e), TS_ELIMIT);
+  /* Leftmost-first spans, as Go's regexp. */
+  budget = 1000000;
+  assert_int_equal(cel_re_search(re, "xaab", 4, scratch, &budget, &found, &s, &e), TS_OK);
+  assert_true(found && s == 1 && e == 4);
+  free(scratch);
+  cel_re_free(re);
+  assert_int_equal(cel_re_compile("(?=x)", 5, &re, &err), TS_EPARSE);
+  assert_non_null(strstr(err.text, "invalid or unsupported Perl syntax"));
+  assert_int_equal(cel_re_compile("a{2000}", 7, &re, &err), TS_EPARSE);
+  assert_int_equal(cel_re_compile("\\1", 2, &re, &err), TS_EPARSE);
+  free(text);
+}
+
+static const char *selector =
+    "device.driver == 'gpu.nvidia.com' && "
+    "device.attributes['gpu.nvidia.com'].productName == "
+    "'NVIDIA A100-SXM4-80GB' && "
+    "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) "
+    ">= 0";
+
+static void a100(cel_dra_device *dev, cel_dra_attr *attrs, cel_dra_capacity *caps) {
+  ts_err err;
+  attrs[0] = (cel_dra_attr){NULL, "productName", CEL_DRA_STRING, 0, {.s = "NVIDIA A100-SXM4-80GB"}};
+  attrs[1] = (cel_dra_attr){"gpu.nvidia.com", "index", CEL_DRA_INT, 0, {.i = 3}};
+  caps[0].domain = NULL, caps[0].name = "memory";
+  ts_quantity_parse("80Gi", &caps[0].value, &err);
+  *dev = (cel_dra_device){"gpu.nvidia.com", attrs, 2, caps, 1, -1};
+}
+
+static void test_cel_dra(void **state) {
+  cel_program *p = NULL;
+  cel_dra_attr attrs[2];
+  cel_dra_capacity caps[1];
+  cel_dra_device dev;
+  bool match = false;
+  ts_err err;
+  (void)state;
+  a100(&dev, attrs, caps);
+  assert_int_equal(cel_dra_compile(selector, NULL, &p, &err), TS_OK);
+  assert_int_equal(cel_dra_eval(p, &dev, &match, &err), TS_OK);
+  assert_true(match);
+  cel_program_free(p);
+  /* An unknown domain is an empty map; a missing attribute is an error, not "no match". */
+  assert_int_equal(cel_dra_compile("device.attributes['other.com'].size() == 0 && "
+                                   "!('other.com' in device.attributes)",
+                                   NULL, &p, &err),
+                   TS_OK);
+  assert_int_equal(cel_dra_eval(p, &dev, &match, &err), TS_OK);
+  assert_true(match);
+  cel_program_free(p);
+  assert_int_equal(
+      cel_dra_compile("device.attributes['gpu.nvidia.com'].profile == '1g'", NULL, &p, &err),
+      TS_OK);
+  assert_int_not_equal(cel_dra_eval(p, &dev, &match, &err), TS_OK);
+  assert_non_null(strstr(err.text, "no such key: profile"));
+  cel_program_free(p);
+  /* The result must be a bool. */
+  assert_int_equal(cel_dra_compile("1", NULL, &p, &err), TS_ETYPE);
+  assert_non_null(strstr(err.text, "must evaluate to bool or the unknown type, not int"));
+}
+
+/* Evaluation allocates nothing once the context is warm: every allocation fails, yet the
+ * selector still evaluates. */
+static void test_cel_no_allocation(void **state) {
+  cel_program *p = NULL;
+  cel_eval_ctx *ctx = cel_eval_ctx_new();
+  cel_dra_attr attrs[2];
+  cel_dra_capacity caps[1];
+  cel_dra_device dev;
+  bool match = false;
+  ts_err err;
+  (void)state;
+  a100(&dev, attrs, caps);
+  assert_int_equal(cel_dra_compile(selector, NULL, &p, &err), TS_OK);
+  assert_int_equal(cel_dra_eval_ctx(p, ctx, &dev, &match, &err), TS_OK); /* warm-up */
+  ts_alloc_fail_after(0);
+  for (int i = 0; i < 1000; i++) {
+    match = false;
+    assert_int_equal(cel_dra_eval_ctx(p, ctx, &dev, &match, &err), TS_OK);
+    assert_true(match);
+  }
+  assert_false(ts_alloc_failed());
+  ts_alloc_fail_after(-1);
+  cel_program_free(p);
+  cel_eval_ctx_free(ctx);
+}
+
+/* Compiling survives any allocation failing: an error, never a crash or a leak. */
+static void test_cel_alloc_failures(void **state) {
+  (void)state;
+  for (long n = 0; n < 400; n++) {
+    cel_program *p = NULL;
+    ts_err err;
+    ts_rc rc;
+    ts_alloc_fail_after(n);
+    rc = cel_dra_compile(selector, NULL, &p, &err);
+    ts_alloc_fail_after(-1);
+    if (rc == TS_OK) {
+      cel_program_free(p);
+      if (!ts_alloc_failed()) break; /* compiled with no failure injected: done */
+    }
+  }
+}
+
+/* `tessera check` on the seed article's selector: why it is wrong, and a fix that compiles. */
+static void test_cel_article_selector(void **state) {
+  ts_err err;
+  (void)state;
+  assert_int_not_equal(
+      cel_dra_check("device.attributes[\"memory\"].isGreaterThan(quantity(\"40Gi\")) "
+                    "&& device.attributes[\"migProfile\"] == \"3g.20gb\"",
+                    "gpu.nvidia.com", &err),
+      TS_OK);
+  assert_non_null(strstr(err.text, "found no matching overload for 'isGreaterThan'"));
+  assert_non_null(strstr(err.text, "\"memory\" is a capacity"));
+  assert_non_null(strstr(err.text, "A selector that compiles: device.capacity[\"gpu.nvidia.com\"]"
+                                   ".memory.isGreaterThan(quantity(\"40Gi\")) && "
+                                   "device.attributes[\"gpu.nvidia.com\"].profile == \"3g.20gb\""));
+  assert_int_equal(cel_dra_check(selector, NULL, &err), TS_OK);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_cel_errors),           cmocka_unit_test(test_cel_semantics),
+      cmocka_unit_test(test_cel_bounds),           cmocka_unit_test(test_cel_cost_limit),
+      cmocka_unit_test(test_cel_regex_linear),     cmocka_unit_test(test_cel_dra),
+      cmocka_unit_test(test_cel_no_allocation),    cmocka_unit_test(test_cel_alloc_failures),
+      cmocka_unit_test(test_cel_article_selector),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  cel_thread_cleanup();
+  return rc;
+}
