@@ -1,0 +1,334 @@
+/* cmd/run.c - `tessera run`: the secondary scheduler in a cluster. kubeclient's informers feed
+ * live/ (the model and its assumptions); a timer runs a cycle when something changed, every
+ * informer has synced and this replica leads; live/'s writes go to kubeclient's writer, whose
+ * answers come back to live/. SIGTERM and SIGINT release the lease and exit. */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "cmd/cmd.h"
+#include "kubeclient/kc.h"
+#include "live/live.h"
+
+#define CYCLE_TICK_MS 50   /* how often the loop looks for work */
+#define IDLE_CYCLE_MS 1000 /* a cycle at least this often (timeouts, backoffs) */
+
+typedef struct runner {
+  uv_loop_t *loop;        /* the loop */
+  kc_client *client;      /* API client */
+  kc_informers *inf;      /* list and watch */
+  kc_leader *leader;      /* leader election, or NULL */
+  kc_gate gate;           /* open while this replica leads */
+  kc_writer *writer;      /* writes behind the gate */
+  kc_health *health;      /* /healthz, /readyz, /metrics */
+  live *l;                /* model, assumptions, decisions into writes */
+  uv_timer_t tick;        /* cycle timer */
+  uv_signal_t sigterm;    /* SIGTERM: shut down */
+  uv_signal_t sigint;     /* SIGINT: shut down */
+  uint64_t last_cycle_ms; /* loop time of the last cycle */
+  bool stopping;          /* shutdown started */
+  int status;             /* exit status */
+  uint64_t rejected;      /* objects the model refused */
+} runner;
+
+/* A write in flight through kubeclient: the token live/ gave us. */
+typedef struct bridge {
+  runner *r;   /* the runner */
+  void *token; /* live/'s token */
+} bridge;
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* ---- informers into live/ ----------------------------------------------------------------- */
+
+static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *res) {
+  runner *r = ud;
+  ts_err err;
+  model_event ev = t == KC_ADDED ? MODEL_ADDED : t == KC_MODIFIED ? MODEL_MODIFIED : MODEL_DELETED;
+  (void)res;
+  ts_err_clear(&err);
+  if (live_event(r->l, ev, obj, &err) != TS_OK) {
+    r->rejected++;
+    ts_log(TS_LOG_WARN, "ignoring %s: %s", res ? res->id : "object", err.text);
+  }
+}
+
+static void on_synced(void *ud) {
+  (void)ud;
+  ts_log(TS_LOG_INFO, "every informer has synced; scheduling starts when this replica leads");
+}
+
+/* ---- live/'s writes through kubeclient --------------------------------------------------- */
+
+static live_result result_of(kc_wresult w) {
+  switch (w) {
+  case KC_W_OK:
+    return LIVE_OK;
+  case KC_W_CONFLICT:
+    return LIVE_CONFLICT;
+  case KC_W_NOTFOUND:
+    return LIVE_NOTFOUND;
+  case KC_W_ALLOCATED_ELSEWHERE:
+    return LIVE_ELSEWHERE;
+  case KC_W_BUDGET:
+    return LIVE_BUDGET;
+  case KC_W_NOT_LEADER:
+    return LIVE_ABANDONED;
+  default:
+    return LIVE_FAILED;
+  }
+}
+
+static void write_done(void *ud, kc_wresult res, const kc_write_info *info) {
+  bridge *b = ud;
+  if (res != KC_W_OK && res != KC_W_NOT_LEADER)
+    ts_log(TS_LOG_WARN, "write failed: %s", info && info->message ? info->message : "(no detail)");
+  live_write_done(b->r->l, b->token, result_of(res));
+  free(b);
+}
+
+static bridge *bridge_new(runner *r, void *token) {
+  bridge *b = malloc(sizeof *b);
+  if (!b) {
+    live_write_done(r->l, token, LIVE_FAILED);
+    return NULL;
+  }
+  b->r = r;
+  b->token = token;
+  return b;
+}
+
+/* "v1beta1" from the claim's apiVersion "resource.k8s.io/v1beta1" (default v1). */
+static const char *claim_version(const json_t *cached) {
+  const char *av = json_string_value(json_object_get(cached, "apiVersion"));
+  const char *slash = av ? strchr(av, '/') : NULL;
+  return slash ? slash + 1 : "v1";
+}
+
+static void w_reserve(void *ud, void *token, const char *ns, const char *name, const char *uid,
+                      const json_t *alloc, const char *pod, const char *pod_uid,
+                      const json_t *cached) {
+  runner *r = ud;
+  bridge *b = bridge_new(r, token);
+  kc_claim_reserve req = {ns, name, uid, alloc, pod, pod_uid, cached, claim_version(cached)};
+  if (b) kc_claim_reserve_write(r->writer, &req, write_done, b);
+}
+
+static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
+                        const char *pod_uid) {
+  runner *r = ud;
+  bridge *b = bridge_new(r, token);
+  if (b) kc_claim_unreserve(r->writer, ns, name, pod_uid, write_done, b);
+}
+
+static void w_bind(void *ud, void *token, const char *ns, const char *name, const char *uid,
+                   const char *node) {
+  runner *r = ud;
+  bridge *b = bridge_new(r, token);
+  if (b) kc_bind(r->writer, ns, name, uid, node, write_done, b);
+}
+
+static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid) {
+  runner *r = ud;
+  bridge *b = bridge_new(r, token);
+  if (b) kc_evict(r->writer, ns, name, uid, write_done, b);
+}
+
+static void ignore_done(void *ud, kc_wresult res, const kc_write_info *info) {
+  (void)ud, (void)res, (void)info;
+}
+
+static void w_unschedulable(void *ud, const char *ns, const char *name, const char *uid,
+                            const char *message) {
+  runner *r = ud;
+  kc_writer *w = r->writer;
+  kc_pod_unschedulable(w, ns, name, "Unschedulable", message, ignore_done, NULL);
+  kc_event_emit(w, ns, name, uid, "Warning", "FailedScheduling", message);
+}
+
+/* ---- the loop ----------------------------------------------------------------------------- */
+
+static void on_tick(uv_timer_t *t) {
+  runner *r = t->data;
+  uint64_t now = uv_now(r->loop);
+  bool ran = false;
+  ts_err err;
+  if (r->stopping || !kc_informers_synced(r->inf) || !r->gate.open || live_busy(r->l)) return;
+  if (!live_dirty(r->l) && now - r->last_cycle_ms < IDLE_CYCLE_MS) return;
+  ts_err_clear(&err);
+  if (live_cycle(r->l, now_ns(), &ran, &err) != TS_OK)
+    ts_log(TS_LOG_ERROR, "cycle failed: %s", err.text);
+  if (ran) r->last_cycle_ms = now;
+}
+
+static void on_closed(uv_handle_t *h) {
+  (void)h;
+}
+
+static void shut_down_done(void *ud) {
+  runner *r = ud;
+  kc_writer_free(r->writer);
+  r->writer = NULL;
+  kc_leader_free(r->leader);
+  kc_health_stop(r->health);
+  kc_client_free(r->client);
+  uv_close((uv_handle_t *)&r->tick, on_closed);
+  uv_close((uv_handle_t *)&r->sigterm, on_closed);
+  uv_close((uv_handle_t *)&r->sigint, on_closed);
+  ts_log(TS_LOG_INFO, "lease released; exiting");
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+  runner *r = s->data;
+  if (r->stopping) return;
+  r->stopping = true;
+  ts_log(TS_LOG_INFO, "signal %d: shutting down", signum);
+  uv_timer_stop(&r->tick);
+  kc_informers_stop(r->inf);
+  if (r->leader)
+    kc_leader_release(r->leader, shut_down_done, r);
+  else
+    shut_down_done(r);
+}
+
+static bool ready(void *ud) {
+  runner *r = ud;
+  return kc_informers_synced(r->inf);
+}
+
+static void metrics(void *ud, ts_buf *out) {
+  runner *r = ud;
+  live_metrics(r->l, out);
+  ts_buf_printf(out,
+                "# HELP tessera_leader 1 when this replica leads.\n# TYPE tessera_leader gauge\n"
+                "tessera_leader %d\n"
+                "# HELP tessera_api_requests_total Requests sent to the API server.\n"
+                "# TYPE tessera_api_requests_total counter\ntessera_api_requests_total %llu\n"
+                "# HELP tessera_events_total Events written.\n# TYPE tessera_events_total counter\n"
+                "tessera_events_total %llu\n",
+                r->gate.open ? 1 : 0, (unsigned long long)kc_client_requests(r->client),
+                (unsigned long long)(r->writer ? kc_writer_events_sent(r->writer) : 0));
+}
+
+static int usage(void) {
+  fprintf(stderr, "usage: tessera run [--config FILE] [--kubeconfig FILE] [--context NAME] "
+                  "[--identity NAME] [--no-leader-elect] [-v]\n");
+  return 2;
+}
+
+/* host:port of tessera.yaml's healthAddress into the runtime options. */
+static void health_address(const char *addr, char *host, size_t cap, int *port) {
+  const char *colon = strrchr(addr, ':');
+  *port = 0;
+  host[0] = '\0';
+  if (!colon) return;
+  snprintf(host, cap, "%.*s", (int)(colon - addr), addr);
+  *port = atoi(colon + 1);
+}
+
+int cmd_run(int argc, char **argv) {
+  const char *config = NULL, *kubeconfig = NULL, *context = NULL, *identity = NULL;
+  bool no_leader = false;
+  cfg_tessera t;
+  sched_config cfg;
+  q_devmap devmap = {0};
+  sched_cel *cel = NULL;
+  kc_auth auth;
+  runner r = {0};
+  char hostname[256], host[128];
+  int port;
+  ts_err err;
+  for (int i = 0; i < argc; i++) {
+    if (!strcmp(argv[i], "--config") && i + 1 < argc)
+      config = argv[++i];
+    else if (!strcmp(argv[i], "--kubeconfig") && i + 1 < argc)
+      kubeconfig = argv[++i];
+    else if (!strcmp(argv[i], "--context") && i + 1 < argc)
+      context = argv[++i];
+    else if (!strcmp(argv[i], "--identity") && i + 1 < argc)
+      identity = argv[++i];
+    else if (!strcmp(argv[i], "--no-leader-elect"))
+      no_leader = true;
+    else if (!strcmp(argv[i], "-v"))
+      ts_log_set_level(TS_LOG_DEBUG);
+    else
+      return usage();
+  }
+  ts_err_clear(&err);
+  if (cmd_settings_load(config, &t, &cfg, &devmap, &err) != TS_OK) {
+    fprintf(stderr, "tessera: %s\n", err.text);
+    q_devmap_free(&devmap);
+    return 2;
+  }
+  cfg.instantiate_templates = false; /* the claim controller makes claims in a cluster */
+  if (!(cel = sched_cel_new())) return 1;
+  cfg.dra_eval = sched_cel_eval;
+  cfg.dra_eval_ctx = cel;
+  if (kc_auth_load(kubeconfig, context, &auth, &err) != TS_OK) {
+    fprintf(stderr, "tessera: %s\n", err.text);
+    q_devmap_free(&devmap);
+    return 2;
+  }
+  if (!identity) identity = getenv("POD_NAME"); /* the Helm chart sets it */
+  if (!identity) {
+    if (gethostname(hostname, sizeof hostname)) snprintf(hostname, sizeof hostname, "tessera");
+    hostname[sizeof hostname - 1] = '\0';
+    identity = hostname;
+  }
+  {
+    live_writer w = {w_reserve, w_unreserve, w_bind, w_evict, w_unschedulable, &r};
+    r.l = live_new(&cfg, &w);
+  }
+  r.loop = uv_default_loop();
+  health_address(t.health_address, host, sizeof host, &port);
+  if (!r.l || !(r.client = kc_client_new(r.loop, &auth, &err))) {
+    fprintf(stderr, "tessera: %s\n", r.l ? err.text : "out of memory");
+    live_free(r.l);
+    kc_auth_free(&auth);
+    q_devmap_free(&devmap);
+    return 1;
+  }
+  {
+    kc_informer_opts io = {on_event, on_synced, &r};
+    kc_leader_opts lo = {t.lease_namespace,
+                         t.lease_name,
+                         identity,
+                         (double)t.lease_duration_ms / 1000,
+                         (double)t.renew_deadline_ms / 1000,
+                         (double)t.retry_period_ms / 1000};
+    r.inf = kc_informers_start(r.client, &io, &err);
+    if (t.leader_election && !no_leader)
+      r.leader = kc_leader_start(r.client, &lo, &r.gate, &err);
+    else
+      r.gate.open = true;
+    r.writer = kc_writer_new(r.client, &r.gate, identity, t.event_interval_ms);
+    if (port && !(r.health = kc_health_start(r.loop, host, port, ready, metrics, &r, &err)))
+      ts_log(TS_LOG_WARN, "%s", err.text);
+  }
+  ts_log(TS_LOG_INFO, "credentials: %s", auth.source);
+  ts_log(TS_LOG_INFO, "tessera %s: scheduling pods of schedulerName %s", identity,
+         cfg.scheduler_name);
+  uv_timer_init(r.loop, &r.tick);
+  r.tick.data = &r;
+  uv_timer_start(&r.tick, on_tick, CYCLE_TICK_MS, CYCLE_TICK_MS);
+  uv_signal_init(r.loop, &r.sigterm);
+  uv_signal_init(r.loop, &r.sigint);
+  r.sigterm.data = r.sigint.data = &r;
+  uv_signal_start(&r.sigterm, on_signal, SIGTERM);
+  uv_signal_start(&r.sigint, on_signal, SIGINT);
+  uv_run(r.loop, UV_RUN_DEFAULT);
+  uv_loop_close(r.loop);
+  live_free(r.l);
+  sched_cel_free(cel);
+  kc_auth_free(&auth);
+  q_devmap_free(&devmap);
+  return r.status;
+}

@@ -1,0 +1,301 @@
+/* kubeclient/http.c - libcurl's multi interface on a libuv loop, after curl's
+ * docs/examples/multi-uv.c: libcurl tells us which sockets to watch and when to time out; uv
+ * polls them and hands readiness back through curl_multi_socket_action. Completed transfers
+ * and streamed lines are delivered after libcurl has returned, never from inside it. */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kubeclient/kc_int.h"
+
+typedef struct sock_ctx {
+  uv_poll_t poll;   /* watches the socket */
+  curl_socket_t fd; /* the socket */
+  kc_client *c;     /* owner */
+} sock_ctx;
+
+static void close_free(uv_handle_t *h) {
+  ts_free(h->data);
+}
+
+static void check_done(kc_client *c);
+
+static void flush_lines(kc_client *c) {
+  kc_req *r = c->reqs;
+  while (r) {
+    kc_req *next = r->next;
+    if (r->on_line && !r->cancelled) {
+      size_t at = 0;
+      for (size_t i = 0; i < r->body.len; i++) {
+        if (r->body.data[i] != '\n') continue;
+        if (i > at) r->on_line(r->ud, r->body.data + at, i - at);
+        at = i + 1;
+        if (r->cancelled) break;
+      }
+      if (at) {
+        memmove(r->body.data, r->body.data + at, r->body.len - at);
+        r->body.len -= at;
+      }
+    }
+    r = next;
+  }
+}
+
+static void unlink_req(kc_client *c, kc_req *r);
+static void free_req(kc_req *r);
+
+/* Cancelled requests leave libcurl here, outside its callbacks and our iterations. */
+static void sweep(kc_client *c) {
+  kc_req **pp = &c->reqs;
+  while (*pp) {
+    kc_req *r = *pp;
+    if (!r->cancelled) {
+      pp = &r->next;
+      continue;
+    }
+    *pp = r->next;
+    curl_multi_remove_handle(c->multi, r->easy);
+    free_req(r);
+  }
+}
+
+static void after_action(kc_client *c) {
+  flush_lines(c);
+  check_done(c);
+  sweep(c);
+}
+
+static void on_poll(uv_poll_t *p, int status, int events) {
+  sock_ctx *s = p->data;
+  int flags = 0, running;
+  if (status < 0) flags = CURL_CSELECT_ERR;
+  if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
+  if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
+  curl_multi_socket_action(s->c->multi, s->fd, flags, &running);
+  after_action(s->c);
+}
+
+static int on_socket(CURL *e, curl_socket_t fd, int action, void *userp, void *socketp) {
+  kc_client *c = userp;
+  sock_ctx *s = socketp;
+  (void)e;
+  if (action == CURL_POLL_REMOVE) {
+    if (s) {
+      uv_poll_stop(&s->poll);
+      uv_close((uv_handle_t *)&s->poll, close_free);
+      curl_multi_assign(c->multi, fd, NULL);
+    }
+    return 0;
+  }
+  if (!s) {
+    if (!(s = ts_calloc(1, sizeof *s))) return -1;
+    s->fd = fd, s->c = c;
+    uv_poll_init_socket(c->loop, &s->poll, fd);
+    s->poll.data = s;
+    curl_multi_assign(c->multi, fd, s);
+  }
+  uv_poll_start(&s->poll,
+                (action & CURL_POLL_IN ? UV_READABLE : 0) |
+                    (action & CURL_POLL_OUT ? UV_WRITABLE : 0),
+                on_poll);
+  return 0;
+}
+
+static void on_timeout(uv_timer_t *t) {
+  kc_client *c = t->data;
+  int running;
+  curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+  after_action(c);
+}
+
+static int on_timer(CURLM *m, long ms, void *userp) {
+  kc_client *c = userp;
+  (void)m;
+  if (ms < 0)
+    uv_timer_stop(&c->timer);
+  else
+    uv_timer_start(&c->timer, on_timeout, ms ? (uint64_t)ms : 1, 0);
+  return 0;
+}
+
+static size_t on_write(char *p, size_t size, size_t n, void *ud) {
+  kc_req *r = ud;
+  size_t len = size * n;
+  if (r->cancelled) return 0;
+  if (r->body.len + len > (r->on_line ? KC_LINE_MAX : KC_BODY_MAX)) {
+    r->too_big = true;
+    return 0; /* aborts the transfer */
+  }
+  return ts_buf_append(&r->body, p, len) == TS_OK ? len : 0;
+}
+
+static size_t on_header(char *p, size_t size, size_t n, void *ud) {
+  kc_req *r = ud;
+  size_t len = size * n;
+  if (len > 12 && !strncasecmp(p, "retry-after:", 12)) r->retry_after = atol(p + 12);
+  return len;
+}
+
+static void unlink_req(kc_client *c, kc_req *r) {
+  kc_req **pp = &c->reqs;
+  while (*pp && *pp != r) pp = &(*pp)->next;
+  if (*pp) *pp = r->next;
+}
+
+static void free_req(kc_req *r) {
+  if (r->easy) curl_easy_cleanup(r->easy);
+  curl_slist_free_all(r->headers);
+  ts_buf_free(&r->body);
+  ts_free(r->upload);
+  ts_free(r);
+}
+
+/* Completed transfers: take them out of libcurl, then call back. */
+static void check_done(kc_client *c) {
+  CURLMsg *m;
+  int left;
+  while ((m = curl_multi_info_read(c->multi, &left))) {
+    kc_req *r = NULL;
+    kc_response resp;
+    long ver = 0;
+    if (m->msg != CURLMSG_DONE) continue;
+    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+    curl_multi_remove_handle(c->multi, m->easy_handle);
+    memset(&resp, 0, sizeof resp);
+    curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &resp.status);
+    curl_easy_getinfo(m->easy_handle, CURLINFO_HTTP_VERSION, &ver);
+    resp.http2 = ver == CURL_HTTP_VERSION_2_0;
+    if (m->data.result != CURLE_OK)
+      resp.error = r->too_big ? "response too large" : curl_easy_strerror(m->data.result);
+    if (r->on_line && !r->cancelled) { /* the last line may lack its newline */
+      flush_lines(c);
+      if (r->body.len && !r->cancelled) r->on_line(r->ud, r->body.data, r->body.len);
+      r->body.len = 0;
+    }
+    ts_buf_putc(&r->body, '\0');
+    resp.body = r->body.data ? r->body.data : "";
+    resp.len = r->body.len ? r->body.len - 1 : 0;
+    resp.retry_after_s = r->retry_after;
+    unlink_req(c, r);
+    if (!r->cancelled && r->on_done) r->on_done(r->ud, &resp);
+    free_req(r);
+  }
+}
+
+/* Re-reads the token file at most every 60 s (and at once when forced, after a 401). */
+static const char *token(kc_client *c, bool force) {
+  uint64_t now = uv_now(c->loop);
+  if (c->auth->token_file && (force || !c->token_read_ms || now - c->token_read_ms > 60000)) {
+    FILE *f = fopen(c->auth->token_file, "r");
+    char buf[8192];
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ')) n--;
+    buf[n] = '\0';
+    if (n) snprintf(c->token, sizeof c->token, "%s", buf);
+    c->token_read_ms = now;
+  }
+  return c->token[0] ? c->token : NULL;
+}
+
+void kc__token_expired(kc_client *c) {
+  token(c, true);
+}
+
+kc_req *kc_request(kc_client *c, const char *method, const char *path, const char *body,
+                   const char *content_type, kc_line_fn on_line, kc_done_fn on_done, void *ud) {
+  kc_req *r = ts_calloc(1, sizeof *r);
+  char url[4096], hdr[8300];
+  const char *tok;
+  if (!r) return NULL;
+  ts_buf_init(&r->body, on_line ? KC_LINE_MAX : KC_BODY_MAX);
+  r->c = c, r->on_line = on_line, r->on_done = on_done, r->ud = ud;
+  if (!(r->easy = curl_easy_init())) {
+    free_req(r);
+    return NULL;
+  }
+  snprintf(url, sizeof url, "%s%s", c->auth->server, path);
+  curl_easy_setopt(r->easy, CURLOPT_URL, url);
+  curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
+  curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_write);
+  curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
+  curl_easy_setopt(r->easy, CURLOPT_HEADERFUNCTION, on_header);
+  curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
+  curl_easy_setopt(r->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+  curl_easy_setopt(r->easy, CURLOPT_PIPEWAIT, 1L);
+  curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
+  curl_easy_setopt(r->easy, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(r->easy, CURLOPT_TCP_KEEPIDLE, 30L);
+  curl_easy_setopt(r->easy, CURLOPT_USERAGENT, "tessera/0.1");
+  if (!on_line) curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, 60000L);
+  kc__tls_options(c, r->easy);
+  r->headers = curl_slist_append(NULL, "Accept: application/json");
+  snprintf(hdr, sizeof hdr, "Content-Type: %s", content_type ? content_type : "application/json");
+  if (body) r->headers = curl_slist_append(r->headers, hdr);
+  if ((tok = token(c, false))) {
+    snprintf(hdr, sizeof hdr, "Authorization: Bearer %s", tok);
+    r->headers = curl_slist_append(r->headers, hdr);
+  }
+  curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
+  curl_easy_setopt(r->easy, CURLOPT_CUSTOMREQUEST, method);
+  if (body) {
+    r->upload = ts_strdup(body);
+    curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->upload);
+    curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+  }
+  r->next = c->reqs;
+  c->reqs = r;
+  c->nreq++;
+  curl_multi_add_handle(c->multi, r->easy);
+  return r;
+}
+
+void kc_cancel(kc_req *r) {
+  if (r) r->cancelled = true; /* the transfer is torn down when it next writes or ends */
+}
+
+uint64_t kc_client_requests(const kc_client *c) {
+  return c->nreq;
+}
+
+kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err) {
+  kc_client *c = ts_calloc(1, sizeof *c);
+  static bool global;
+  if (!c) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
+  if (!global) curl_global_init(CURL_GLOBAL_DEFAULT), global = true;
+  c->loop = loop, c->auth = auth;
+  if (auth->token) snprintf(c->token, sizeof c->token, "%s", auth->token);
+  if (!(c->multi = curl_multi_init())) {
+    ts_free(c);
+    return ts_err_set(err, TS_ENOMEM, "cannot start libcurl"), NULL;
+  }
+  curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
+  curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
+  curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
+  curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
+  curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+  curl_multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
+  uv_timer_init(loop, &c->timer);
+  c->timer.data = c;
+  return c;
+}
+
+static void timer_closed(uv_handle_t *h) {
+  kc_client *c = h->data;
+  curl_multi_cleanup(c->multi);
+  ts_free(c);
+}
+
+void kc_client_free(kc_client *c) {
+  if (!c) return;
+  while (c->reqs) {
+    kc_req *r = c->reqs;
+    c->reqs = r->next;
+    curl_multi_remove_handle(c->multi, r->easy); /* closes its sockets: CURL_POLL_REMOVE */
+    free_req(r);
+  }
+  uv_timer_stop(&c->timer);
+  uv_close((uv_handle_t *)&c->timer, timer_closed);
+}

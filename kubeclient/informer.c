@@ -1,0 +1,437 @@
+/* kubeclient/informer.c - list and watch every resource Tessera reads.
+ *
+ * Per resource: a paginated list (limit/continue), then a watch from the list's
+ * resourceVersion with bookmarks. A watch the server ends is re-opened from the last
+ * resourceVersion seen; "410 Gone" (as an HTTP status or as an ERROR event) means a re-list,
+ * after which objects that disappeared are delivered as DELETED. Connection errors, 429 and 5xx
+ * back off with jitter (Retry-After honoured). 404 and 403 skip the resource with one log line.
+ * Discovery (/apis) picks the version of resource.k8s.io and kueue.x-k8s.io first. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kubeclient/kc_int.h"
+
+#define WATCH_TIMEOUT_S 300 /* server-side timeout of one watch */
+#define BACKOFF_MAX_MS  30000
+
+typedef struct spec {
+  const char *id, *group, *kind; /* resource, API group ("" = core), kind */
+  const char *versions[3];       /* preferred first */
+  bool namespaced_cluster_list;  /* listed cluster-wide (always true here) */
+} spec;
+
+static const spec specs[] = {
+    {"pods", "", "Pod", {"v1"}, true},
+    {"nodes", "", "Node", {"v1"}, true},
+    {"namespaces", "", "Namespace", {"v1"}, true},
+    {"priorityclasses", "scheduling.k8s.io", "PriorityClass", {"v1"}, true},
+    {"poddisruptionbudgets", "policy", "PodDisruptionBudget", {"v1"}, true},
+    {"resourceslices", "resource.k8s.io", "ResourceSlice", {"v1", "v1beta2", "v1beta1"}, true},
+    {"deviceclasses", "resource.k8s.io", "DeviceClass", {"v1", "v1beta2", "v1beta1"}, true},
+    {"resourceclaims", "resource.k8s.io", "ResourceClaim", {"v1", "v1beta2", "v1beta1"}, true},
+    {"resourceclaimtemplates",
+     "resource.k8s.io",
+     "ResourceClaimTemplate",
+     {"v1", "v1beta2", "v1beta1"},
+     true},
+    {"clusterqueues", "kueue.x-k8s.io", "ClusterQueue", {"v1beta2", "v1beta1"}, true},
+    {"localqueues", "kueue.x-k8s.io", "LocalQueue", {"v1beta2", "v1beta1"}, true},
+    {"resourceflavors", "kueue.x-k8s.io", "ResourceFlavor", {"v1beta2", "v1beta1"}, true},
+    {"cohorts", "kueue.x-k8s.io", "Cohort", {"v1beta2", "v1beta1"}, true},
+    {"workloadpriorityclasses",
+     "kueue.x-k8s.io",
+     "WorkloadPriorityClass",
+     {"v1beta2", "v1beta1"},
+     true},
+    {"podgroups", "scheduling.x-k8s.io", "PodGroup", {"v1alpha1"}, true},
+};
+#define NSPECS (sizeof specs / sizeof *specs)
+
+typedef enum phase { P_IDLE, P_LIST, P_WATCH, P_SKIPPED } phase;
+
+typedef struct informer {
+  kc_informers *all;    /* owner */
+  kc_resource res;      /* what it watches */
+  char api_version[96]; /* group/version or v1 */
+  char path[256];       /* /api/v1/pods */
+  phase ph;             /* what it is doing */
+  kc_req *req;          /* in flight */
+  char rv[64];          /* resourceVersion to watch from */
+  char cont[2048];      /* continue token of the list */
+  ts_map keys;          /* "ns/name" (owned) -> 1: objects seen, for re-list deletions */
+  ts_map listed;        /* keys seen by the list in progress */
+  json_t *pending;      /* objects of the list in progress (delivered at its end) */
+  bool synced;          /* listed once */
+  uint32_t failures;    /* consecutive failures (backoff) */
+  uv_timer_t retry;     /* backoff */
+} informer;
+
+struct kc_informers {
+  kc_client *c;           /* client */
+  kc_informer_opts o;     /* callbacks */
+  informer inf[NSPECS];   /* one per resource */
+  size_t n;               /* entries in use */
+  kc_req *discovery;      /* GET /apis in flight */
+  uv_timer_t disc_retry;  /* backoff of discovery */
+  uint32_t disc_failures; /* consecutive failed discoveries */
+  bool discovered;        /* versions chosen */
+  bool synced_reported;   /* on_synced called */
+  bool stopping;          /* kc_informers_stop was called */
+  int open_timers;        /* timers not yet closed */
+};
+
+static void start_list(informer *f);
+static void start_watch(informer *f);
+
+static void key_of(json_t *obj, char *out, size_t cap) {
+  json_t *md = json_object_get(obj, "metadata");
+  const char *ns = json_string_value(json_object_get(md, "namespace"));
+  snprintf(out, cap, "%s/%s", ns ? ns : "", json_string_value(json_object_get(md, "name")) ?: "");
+}
+
+static void set_key(ts_map *m, const char *k) {
+  char *copy;
+  if (ts_map_get(m, k, strlen(k))) return;
+  if ((copy = ts_strdup(k)) && ts_map_put(m, copy, strlen(copy), copy, NULL) != TS_OK)
+    ts_free(copy);
+}
+
+static void del_key(ts_map *m, const char *k) {
+  ts_free(ts_map_del(m, k, strlen(k)));
+}
+
+static void clear_keys(ts_map *m) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  while (ts_map_next(m, &it, &s)) ts_free(s->value);
+  ts_map_free(m);
+  ts_map_init(m);
+}
+
+static void deliver(informer *f, kc_event_type t, json_t *obj) {
+  char key[600];
+  if (!json_object_get(obj, "kind")) json_object_set_new(obj, "kind", json_string(f->res.kind));
+  if (!json_object_get(obj, "apiVersion"))
+    json_object_set_new(obj, "apiVersion", json_string(f->api_version));
+  key_of(obj, key, sizeof key);
+  if (t == KC_DELETED)
+    del_key(&f->keys, key);
+  else
+    set_key(&f->keys, key);
+  f->all->o.on_event(f->all->o.ud, t, obj, &f->res);
+}
+
+static void check_synced(kc_informers *a) {
+  if (a->synced_reported) return;
+  for (size_t i = 0; i < a->n; i++)
+    if (!a->inf[i].synced && a->inf[i].ph != P_SKIPPED) return;
+  a->synced_reported = true;
+  if (a->o.on_synced) a->o.on_synced(a->o.ud);
+}
+
+static void on_retry(uv_timer_t *t) {
+  informer *f = t->data;
+  if (f->all->stopping) return;
+  if (f->rv[0] && f->synced)
+    start_watch(f);
+  else
+    start_list(f);
+}
+
+/* Tries again later: exponential backoff with jitter, or the server's Retry-After. */
+static void backoff(informer *f, const kc_response *r, bool relist) {
+  uint64_t ms = 500u << (f->failures < 6 ? f->failures : 6);
+  if (ms > BACKOFF_MAX_MS) ms = BACKOFF_MAX_MS;
+  ms = ms / 2 + (uint64_t)(rand() % (int)(ms / 2 + 1));
+  if (r && r->retry_after_s > 0) ms = (uint64_t)r->retry_after_s * 1000;
+  f->failures++;
+  if (relist) f->rv[0] = '\0';
+  ts_log(TS_LOG_WARN, "%s: %s (HTTP %ld); retrying in %llu ms", f->path,
+         r && r->error ? r->error : "request failed", r ? r->status : 0, (unsigned long long)ms);
+  uv_timer_start(&f->retry, on_retry, ms, 0);
+}
+
+/* 404 / 403: the server does not serve the resource to us. One log line, no retries. */
+static bool skip(informer *f, const kc_response *r) {
+  if (r->status != 404 && r->status != 403) return false;
+  ts_log(TS_LOG_WARN, "%s: %s; not watching %s", f->path,
+         r->status == 404 ? "not served by this API server" : "forbidden for this identity",
+         f->res.id);
+  f->ph = P_SKIPPED;
+  check_synced(f->all);
+  return true;
+}
+
+/* End of a (re-)list: deliver what changed, DELETED for what vanished. */
+static void list_complete(informer *f) {
+  size_t i, it = 0;
+  json_t *obj;
+  const ts_map_slot *s;
+  char *gone[256];
+  size_t ngone;
+  json_array_foreach(f->pending, i, obj) {
+    char key[600];
+    key_of(obj, key, sizeof key);
+    deliver(f, ts_map_get(&f->keys, key, strlen(key)) ? KC_MODIFIED : KC_ADDED, obj);
+  }
+  do { /* objects known before that the list no longer has */
+    ngone = 0;
+    it = 0;
+    while (ngone < 256 && ts_map_next(&f->keys, &it, &s))
+      if (!ts_map_get(&f->listed, s->key, s->len)) gone[ngone++] = (char *)s->value;
+    for (size_t k = 0; k < ngone; k++) {
+      const char *slash = strchr(gone[k], '/');
+      json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}}", "kind", f->res.kind, "apiVersion",
+                            f->api_version, "metadata", "namespace", "", "name", slash + 1);
+      if (slash != gone[k])
+        json_object_set_new(json_object_get(o, "metadata"), "namespace",
+                            json_stringn(gone[k], (size_t)(slash - gone[k])));
+      deliver(f, KC_DELETED, o);
+      json_decref(o);
+    }
+  } while (ngone == 256);
+  json_decref(f->pending);
+  f->pending = NULL;
+  clear_keys(&f->listed);
+  f->synced = true;
+  check_synced(f->all);
+  start_watch(f);
+}
+
+static void on_list(void *ud, const kc_response *r) {
+  informer *f = ud;
+  json_t *body = NULL, *items, *obj;
+  ts_err err;
+  const char *cont, *rv;
+  size_t i;
+  f->req = NULL;
+  if (f->all->stopping) return;
+  if (r->status == 401) kc__token_expired(f->all->c);
+  if (skip(f, r)) return;
+  if (r->status == 410) { /* the continue token expired: start the list again */
+    f->cont[0] = '\0';
+    backoff(f, r, true);
+    return;
+  }
+  if (r->status != 200 || ts_json_parse(r->body, r->len, &body, &err) != TS_OK) {
+    backoff(f, r, true);
+    return;
+  }
+  f->failures = 0;
+  if (!f->pending) f->pending = json_array();
+  items = json_object_get(body, "items");
+  json_array_foreach(items, i, obj) {
+    char key[600];
+    key_of(obj, key, sizeof key);
+    set_key(&f->listed, key);
+    json_array_append(f->pending, obj);
+  }
+  cont = json_string_value(json_object_get(json_object_get(body, "metadata"), "continue"));
+  rv = json_string_value(json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
+  if (cont && *cont) {
+    snprintf(f->cont, sizeof f->cont, "%s", cont);
+    json_decref(body);
+    start_list(f);
+    return;
+  }
+  f->cont[0] = '\0';
+  snprintf(f->rv, sizeof f->rv, "%s", rv ? rv : "");
+  json_decref(body);
+  list_complete(f);
+}
+
+static void start_list(informer *f) {
+  char path[2400];
+  f->ph = P_LIST;
+  if (!f->cont[0]) {
+    json_decref(f->pending);
+    f->pending = NULL;
+    clear_keys(&f->listed);
+  }
+  snprintf(path, sizeof path, "%s?limit=%d%s%s", f->path, KC_PAGE, f->cont[0] ? "&continue=" : "",
+           f->cont);
+  f->req = kc_request(f->all->c, "GET", path, NULL, NULL, NULL, on_list, f);
+}
+
+static void on_watch_line(void *ud, const char *line, size_t len) {
+  informer *f = ud;
+  json_t *ev = NULL, *obj;
+  ts_err err;
+  const char *type, *rv;
+  if (ts_json_parse(line, len, &ev, &err) != TS_OK) {
+    ts_log(TS_LOG_WARN, "%s: watch: %s", f->path, err.text);
+    return;
+  }
+  type = json_string_value(json_object_get(ev, "type"));
+  obj = json_object_get(ev, "object");
+  rv = json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
+  if (type && !strcmp(type, "ERROR")) {
+    json_int_t code = json_integer_value(json_object_get(obj, "code"));
+    ts_log(TS_LOG_INFO, "%s: watch ended with %lld: %s", f->path, (long long)code,
+           json_string_value(json_object_get(obj, "message")) ?: "");
+    if (code == 410) f->rv[0] = '\0', f->synced = true; /* re-list when the stream ends */
+    kc_cancel(f->req);
+    f->req = NULL;
+    json_decref(ev);
+    uv_timer_start(&f->retry, on_retry, code == 410 ? 0 : 1000, 0);
+    if (code == 410) f->failures = 0;
+    return;
+  }
+  if (rv) snprintf(f->rv, sizeof f->rv, "%s", rv);
+  if (type && strcmp(type, "BOOKMARK")) {
+    kc_event_type t = !strcmp(type, "ADDED")     ? KC_ADDED
+                      : !strcmp(type, "DELETED") ? KC_DELETED
+                                                 : KC_MODIFIED;
+    if (json_is_object(obj)) deliver(f, t, obj);
+  }
+  json_decref(ev);
+}
+
+static void on_watch_end(void *ud, const kc_response *r) {
+  informer *f = ud;
+  f->req = NULL;
+  if (f->all->stopping) return;
+  if (r->status == 401) kc__token_expired(f->all->c);
+  if (r->status == 410) { /* too old: list again */
+    f->rv[0] = '\0';
+    f->failures = 0;
+    start_list(f);
+    return;
+  }
+  if (r->status == 200 && !r->error) { /* the server closed a healthy watch: re-open */
+    f->failures = 0;
+    start_watch(f);
+    return;
+  }
+  backoff(f, r, false);
+}
+
+static void start_watch(informer *f) {
+  char path[512];
+  if (!f->rv[0]) {
+    start_list(f);
+    return;
+  }
+  f->ph = P_WATCH;
+  snprintf(path, sizeof path,
+           "%s?watch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%d", f->path,
+           f->rv, WATCH_TIMEOUT_S);
+  f->req = kc_request(f->all->c, "GET", path, NULL, NULL, on_watch_line, on_watch_end, f);
+}
+
+/* /apis: which versions of each group the server offers. */
+static const char *choose(json_t *apis, const spec *s) {
+  size_t i, k;
+  json_t *g, *v;
+  if (!s->group[0]) return "v1";
+  json_array_foreach(json_object_get(apis, "groups"), i, g) {
+    if (strcmp(json_string_value(json_object_get(g, "name")) ?: "", s->group)) continue;
+    for (int want = 0; want < 3 && s->versions[want]; want++)
+      json_array_foreach(json_object_get(g, "versions"), k, v) {
+        const char *ver = json_string_value(json_object_get(v, "version"));
+        if (ver && !strcmp(ver, s->versions[want])) return s->versions[want];
+      }
+  }
+  return NULL;
+}
+
+static void on_discovery(void *ud, const kc_response *r);
+
+static void on_disc_retry(uv_timer_t *t) {
+  kc_informers *a = t->data;
+  if (!a->stopping)
+    a->discovery = kc_request(a->c, "GET", "/apis", NULL, NULL, NULL, on_discovery, a);
+}
+
+static void on_discovery(void *ud, const kc_response *r) {
+  kc_informers *a = ud;
+  json_t *apis = NULL;
+  ts_err err;
+  a->discovery = NULL;
+  if (a->stopping) return;
+  if (r->status != 200 || ts_json_parse(r->body, r->len, &apis, &err) != TS_OK) {
+    uint64_t ms = 500u << (a->disc_failures < 6 ? a->disc_failures++ : 6);
+    if (r->status == 401) kc__token_expired(a->c);
+    ts_log(TS_LOG_WARN, "GET /apis: %s (HTTP %ld); retrying in %llu ms",
+           r->error ? r->error : "failed", r->status, (unsigned long long)ms);
+    uv_timer_start(&a->disc_retry, on_disc_retry, ms, 0);
+    return;
+  }
+  for (size_t i = 0; i < NSPECS; i++) {
+    informer *f = &a->inf[i];
+    const char *ver = choose(apis, &specs[i]);
+    f->res = (kc_resource){specs[i].id, specs[i].group, ver ? ver : "", specs[i].kind};
+    if (!ver) {
+      ts_log(TS_LOG_WARN, "the API server does not serve %s%s%s; not watching it", specs[i].id,
+             specs[i].group[0] ? "." : "", specs[i].group);
+      f->ph = P_SKIPPED;
+      continue;
+    }
+    if (specs[i].group[0]) {
+      snprintf(f->api_version, sizeof f->api_version, "%s/%s", specs[i].group, ver);
+      snprintf(f->path, sizeof f->path, "/apis/%s/%s/%s", specs[i].group, ver, specs[i].id);
+    } else {
+      snprintf(f->api_version, sizeof f->api_version, "v1");
+      snprintf(f->path, sizeof f->path, "/api/v1/%s", specs[i].id);
+    }
+    start_list(f);
+  }
+  json_decref(apis);
+  a->discovered = true;
+  check_synced(a);
+}
+
+kc_informers *kc_informers_start(kc_client *c, const kc_informer_opts *o, ts_err *err) {
+  kc_informers *a = ts_calloc(1, sizeof *a);
+  if (!a) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
+  a->c = c, a->o = *o, a->n = NSPECS;
+  for (size_t i = 0; i < NSPECS; i++) {
+    informer *f = &a->inf[i];
+    f->all = a;
+    ts_map_init(&f->keys);
+    ts_map_init(&f->listed);
+    uv_timer_init(c->loop, &f->retry);
+    f->retry.data = f;
+    a->open_timers++;
+  }
+  uv_timer_init(c->loop, &a->disc_retry);
+  a->disc_retry.data = a;
+  a->open_timers++;
+  a->discovery = kc_request(c, "GET", "/apis", NULL, NULL, NULL, on_discovery, a);
+  return a;
+}
+
+bool kc_informers_synced(const kc_informers *a) {
+  return a && a->synced_reported;
+}
+
+static void timer_closed(uv_handle_t *h) {
+  informer *f = h->data;
+  kc_informers *a = f->all;
+  if (--a->open_timers == 0) ts_free(a);
+}
+
+static void disc_closed(uv_handle_t *h) {
+  kc_informers *a = h->data;
+  if (--a->open_timers == 0) ts_free(a);
+}
+
+void kc_informers_stop(kc_informers *a) {
+  if (!a) return;
+  a->stopping = true;
+  kc_cancel(a->discovery);
+  uv_timer_stop(&a->disc_retry);
+  uv_close((uv_handle_t *)&a->disc_retry, disc_closed);
+  for (size_t i = 0; i < a->n; i++) {
+    informer *f = &a->inf[i];
+    kc_cancel(f->req);
+    json_decref(f->pending);
+    clear_keys(&f->keys);
+    clear_keys(&f->listed);
+    ts_map_free(&f->keys);
+    ts_map_free(&f->listed);
+    uv_timer_stop(&f->retry);
+    uv_close((uv_handle_t *)&f->retry, timer_closed);
+  }
+}

@@ -1,0 +1,191 @@
+/*
+ * kubeclient/kc.h - Tessera's Kubernetes API client: libcurl's multi interface driven by
+ * libuv (HTTP/2 over TLS when the server offers it, HTTP/1.1 otherwise), authentication from a
+ * kubeconfig or the in-cluster service account, informers (paginated list, then watch with
+ * bookmarks, re-list on 410, backoff), the writes a scheduler makes (claim reservation,
+ * binding, status, events, eviction) behind a leader-election gate, a Lease-based leader
+ * election and a small health server.
+ *
+ * Everything runs on one libuv loop. Callbacks are never invoked from inside libcurl or from
+ * inside the call that started the operation.
+ */
+#ifndef KC_H
+#define KC_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <uv.h>
+
+#include "common/ts.h"
+
+#define KC_BODY_MAX (256u << 20) /* bytes of one response body */
+#define KC_LINE_MAX (64u << 20)  /* bytes of one watch event */
+#define KC_PAGE     500          /* items per list page */
+
+/* ---- authentication ---------------------------------------------------------------------- */
+
+typedef struct kc_auth {
+  char server[512]; /* https://host:port */
+  char *ca_file;    /* owned: certificate-authority path, or NULL */
+  char *ca_data;    /* owned: PEM, or NULL */
+  size_t ca_len;    /* its length */
+  char *cert_file;  /* owned: client-certificate path, or NULL */
+  char *cert_data;  /* owned: PEM, or NULL */
+  size_t cert_len;  /* its length */
+  char *key_file;   /* owned: client-key path, or NULL */
+  char *key_data;   /* owned: PEM, or NULL */
+  size_t key_len;   /* its length */
+  char *token;      /* owned: bearer token, or NULL */
+  char *token_file; /* owned: file re-read as it rotates, or NULL */
+  bool insecure;    /* insecure-skip-tls-verify */
+  char source[600]; /* where it came from ("/home/u/.kube/config, context ci"), for logs */
+} kc_auth;
+
+/* Finds credentials as kubectl does: kubeconfig_flag, else $KUBECONFIG (first readable file),
+ * else the in-cluster service account ($KUBERNETES_SERVICE_HOST/PORT, token and CA under
+ * $TESSERA_SA_DIR or /var/run/secrets/kubernetes.io/serviceaccount), else ~/.kube/config.
+ * context NULL: the current context. Errors name the file and field
+ * ("/p/config: users[0].user.exec: exec credential plugins are not supported"). */
+ts_rc kc_auth_load(const char *kubeconfig_flag, const char *context, kc_auth *out, ts_err *err);
+void kc_auth_free(kc_auth *a);
+
+/* ---- HTTP ---------------------------------------------------------------------------------- */
+
+typedef struct kc_client kc_client;
+typedef struct kc_req kc_req;
+
+typedef struct kc_response {
+  long status;        /* HTTP status, 0 when the connection failed */
+  const char *body;   /* borrowed until the callback returns (NUL-terminated) */
+  size_t len;         /* its length */
+  const char *error;  /* transport error text, or NULL */
+  long retry_after_s; /* Retry-After, 0 when absent */
+  bool http2;         /* the exchange used HTTP/2 */
+} kc_response;
+
+typedef void (*kc_done_fn)(void *ud, const kc_response *r);
+typedef void (*kc_line_fn)(void *ud, const char *line, size_t len);
+
+/* A client for auth (borrowed; must outlive it) on loop. Returns new, NULL with err. */
+kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err);
+/* Stops every request (their callbacks are not called) and frees the client once libcurl
+ * has let go of its sockets. */
+void kc_client_free(kc_client *c);
+/* Starts a request. body (may be NULL) is copied; content_type defaults to JSON. With on_line,
+ * the body is streamed: each complete line goes to on_line, and on_done comes at the end.
+ * Returns a handle for kc_cancel (valid until on_done), NULL when out of memory. */
+kc_req *kc_request(kc_client *c, const char *method, const char *path, const char *body,
+                   const char *content_type, kc_line_fn on_line, kc_done_fn on_done, void *ud);
+/* Cancels a request: its callbacks are not called any more. */
+void kc_cancel(kc_req *r);
+uint64_t kc_client_requests(const kc_client *c); /* requests started (stats) */
+
+/* ---- informers ---------------------------------------------------------------------------------
+ */
+
+typedef enum kc_event_type { KC_ADDED, KC_MODIFIED, KC_DELETED } kc_event_type;
+
+typedef struct kc_resource {
+  const char *id;      /* "pods", "resourceclaims", ... */
+  const char *group;   /* "" for core */
+  const char *version; /* chosen version ("v1beta1") */
+  const char *kind;    /* "Pod" */
+} kc_resource;
+
+typedef struct kc_informer_opts {
+  /* obj is borrowed and always carries kind and apiVersion. */
+  void (*on_event)(void *ud, kc_event_type t, json_t *obj, const kc_resource *res);
+  void (*on_synced)(void *ud); /* once, when every informer has listed */
+  void *ud;                    /* for both */
+} kc_informer_opts;
+
+typedef struct kc_informers kc_informers;
+
+/* Discovers the API (GET /apis), then lists and watches every resource Tessera reads, in
+ * the best version the server offers (resource.k8s.io v1 > v1beta2 > v1beta1, kueue v1beta2 >
+ * v1beta1). A resource the server lacks or forbids is skipped with one log line. */
+kc_informers *kc_informers_start(kc_client *c, const kc_informer_opts *o, ts_err *err);
+bool kc_informers_synced(const kc_informers *inf);
+void kc_informers_stop(kc_informers *inf);
+
+/* ---- leader election ------------------------------------------------------------------------- */
+
+typedef struct kc_gate {
+  bool open; /* read-only: this replica leads and may write */
+} kc_gate;
+
+typedef struct kc_leader_opts {
+  const char *ns, *name, *identity; /* the Lease and who we are */
+  double lease_s, renew_s, retry_s; /* 15, 10, 2 by default (0 = default) */
+} kc_leader_opts;
+
+typedef struct kc_leader kc_leader;
+kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, kc_gate *gate, ts_err *err);
+/* Gives the lease up (so a standby takes over at once) and calls done. */
+void kc_leader_release(kc_leader *l, void (*done)(void *ud), void *ud);
+void kc_leader_free(kc_leader *l);
+
+/* ---- writes -----------------------------------------------------------------------------------
+ */
+
+typedef enum kc_wresult {
+  KC_W_OK,
+  KC_W_CONFLICT,
+  KC_W_NOTFOUND,
+  KC_W_ALLOCATED_ELSEWHERE,
+  KC_W_BUDGET,
+  KC_W_FORBIDDEN,
+  KC_W_NOT_LEADER,
+  KC_W_RATE_LIMITED,
+  KC_W_FAILED,
+} kc_wresult;
+
+typedef struct kc_write_info {
+  long status;         /* last HTTP status */
+  const char *message; /* server's or transport's message */
+  long retry_after_s;  /* for KC_W_BUDGET */
+} kc_write_info;
+
+typedef void (*kc_write_cb)(void *ud, kc_wresult r, const kc_write_info *info);
+
+typedef struct kc_writer kc_writer;
+/* A writer that writes only while gate->open. identity names this scheduler in Events. */
+kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, const char *identity,
+                         int64_t event_interval_ms);
+void kc_writer_free(kc_writer *w);
+
+typedef struct kc_claim_reserve {
+  const char *ns, *name, *claim_uid; /* the claim */
+  const json_t *allocation;          /* v1 AllocationResult, or NULL to only reserve */
+  const char *pod_name, *pod_uid;    /* for reservedFor */
+  const json_t *cached_claim;        /* the claim as last watched, or NULL */
+  const char *version;               /* its resource.k8s.io version ("v1") */
+} kc_claim_reserve;
+
+/* Adds the finalizer, then one status write with the allocation and reservedFor. 409: re-read
+ * and retry; allocated differently meanwhile: KC_W_ALLOCATED_ELSEWHERE. */
+void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb cb, void *ud);
+/* Removes the pod from reservedFor; the allocation and finalizer too when no one is left. */
+void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
+                        kc_write_cb cb, void *ud);
+void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
+             kc_write_cb cb, void *ud);
+void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
+                          const char *message, kc_write_cb cb, void *ud);
+/* An events.k8s.io/v1 Event about a pod, at most one per pod per interval and 10 per second
+ * overall (burst 25); fire and forget. */
+void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
+                   const char *type, const char *reason, const char *note);
+void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, kc_write_cb cb,
+              void *ud);
+uint64_t kc_writer_events_sent(const kc_writer *w);
+
+/* ---- health ---------------------------------------------------------------------------------- */
+
+typedef struct kc_health kc_health;
+/* /healthz: 200 while the loop runs; /readyz: 200 when ready(ud); /metrics: metrics(ud, buf). */
+kc_health *kc_health_start(uv_loop_t *loop, const char *addr, int port, bool (*ready)(void *ud),
+                           void (*metrics)(void *ud, ts_buf *out), void *ud, ts_err *err);
+void kc_health_stop(kc_health *h);
+
+#endif

@@ -1,0 +1,42 @@
+/* kubeclient/kc_int.h - internals shared by the files of kubeclient/. */
+#ifndef KC_INT_H
+#define KC_INT_H
+
+#include <curl/curl.h>
+
+#include "kubeclient/kc.h"
+
+struct kc_req {
+  CURL *easy;                 /* the transfer */
+  struct curl_slist *headers; /* request headers */
+  ts_buf body;                /* response (or the unread part of a stream) */
+  char *upload;               /* owned request body */
+  kc_line_fn on_line;         /* streaming: one call per line */
+  kc_done_fn on_done;         /* at the end */
+  void *ud;                   /* for both */
+  kc_client *c;               /* owner */
+  struct kc_req *next;        /* in the client's list */
+  long retry_after;           /* Retry-After header */
+  bool cancelled;             /* no more callbacks; removed at the next sweep */
+  bool too_big;               /* aborted: over the body cap */
+};
+
+struct kc_client {
+  uv_loop_t *loop;        /* the loop */
+  const kc_auth *auth;    /* borrowed */
+  CURLM *multi;           /* libcurl */
+  uv_timer_t timer;       /* libcurl's timeout */
+  kc_req *reqs;           /* in flight */
+  uint64_t nreq;          /* started */
+  char token[8192];       /* bearer token in use */
+  uint64_t token_read_ms; /* when the token file was read */
+};
+
+/* TLS settings of auth for one transfer (CA, client certificate, verification). */
+void kc__tls_options(kc_client *c, CURL *easy);
+/* A 401: re-read the token file at once. */
+void kc__token_expired(kc_client *c);
+/* RFC 3339 time with microseconds ("2026-12-03T03:15:27.123456Z") of the wall clock. */
+void kc__now_rfc3339(char *out, size_t cap, bool micro);
+
+#endif

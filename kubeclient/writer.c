@@ -1,0 +1,486 @@
+/* kubeclient/writer.c - the writes of a scheduler, in DESIGN.md §2's order, behind the leader
+ * gate: claim reservation (finalizer, then one status write with allocation and reservedFor),
+ * binding, PodScheduled=False, rate-limited Events, eviction. Every write checks the gate just
+ * before each request it sends, so a replica that lost the lease writes nothing more. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kubeclient/kc_int.h"
+
+#define FINALIZER    "resource.kubernetes.io/delete-protection"
+#define MAX_ATTEMPTS 5
+#define EVENT_RATE   10.0 /* Events per second overall */
+#define EVENT_BURST  25.0
+#define EVENT_MEMORY 4096 /* pods whose last Event time is remembered */
+
+struct kc_writer {
+  kc_client *c;           /* client */
+  const kc_gate *gate;    /* leader gate */
+  char identity[256];     /* reportingInstance of Events */
+  int64_t event_interval; /* ms between Events about one pod */
+  double tokens;          /* event token bucket */
+  uint64_t tokens_at;     /* when it was refilled (loop ms) */
+  ts_map last_event;      /* pod uid (owned) -> loop ms + 1 of its last Event */
+  uint64_t events_sent;   /* Events written */
+};
+
+/* One write in progress (possibly several requests). */
+typedef struct op {
+  kc_writer *w;   /* writer */
+  kc_write_cb cb; /* result */
+  void *ud;       /* for cb */
+  int attempts;   /* requests made */
+  char ns[256], name[256], uid[128], node[256], pod_name[256], pod_uid[128], version[32];
+  json_t *alloc;      /* claim reserve: the allocation (new ref) or NULL */
+  json_t *claim;      /* the claim as last read (new ref) */
+  uv_timer_t defer;   /* completes without a request on the next loop turn */
+  kc_wresult pending; /* result for the deferred completion */
+} op;
+
+static void op_closed(uv_handle_t *h) {
+  op *o = h->data;
+  json_decref(o->alloc);
+  json_decref(o->claim);
+  ts_free(o);
+}
+
+static void finish(op *o, kc_wresult r, const kc_response *resp) {
+  kc_write_info info = {resp ? resp->status : 0, NULL, resp ? resp->retry_after_s : 0};
+  json_t *st = NULL;
+  ts_err err;
+  if (resp && resp->len && ts_json_parse(resp->body, resp->len, &st, &err) == TS_OK)
+    info.message = json_string_value(json_object_get(st, "message"));
+  if (!info.message && resp) info.message = resp->error;
+  if (o->cb) o->cb(o->ud, r, &info);
+  json_decref(st);
+  uv_close((uv_handle_t *)&o->defer, op_closed);
+}
+
+static void on_defer(uv_timer_t *t) {
+  op *o = t->data;
+  finish(o, o->pending, NULL);
+}
+
+/* Completes on the next loop turn (never from inside the call that started the write). */
+static void defer(op *o, kc_wresult r) {
+  o->pending = r;
+  uv_timer_start(&o->defer, on_defer, 0, 0);
+}
+
+static op *new_op(kc_writer *w, kc_write_cb cb, void *ud) {
+  op *o = ts_calloc(1, sizeof *o);
+  if (!o) return NULL;
+  o->w = w, o->cb = cb, o->ud = ud;
+  uv_timer_init(w->c->loop, &o->defer);
+  o->defer.data = o;
+  return o;
+}
+
+/* Sends a request for o when this replica leads; false (and a deferred NOT_LEADER) if not. */
+static bool send_req(op *o, const char *method, const char *path, json_t *body, const char *ctype,
+                     kc_done_fn done) {
+  char *text = NULL;
+  if (!o->w->gate->open) {
+    defer(o, KC_W_NOT_LEADER);
+    return false;
+  }
+  if (body && !(text = json_dumps(body, JSON_COMPACT))) {
+    defer(o, KC_W_FAILED);
+    return false;
+  }
+  o->attempts++;
+  if (!kc_request(o->w->c, method, path, text, ctype, NULL, done, o)) {
+    free(text);
+    defer(o, KC_W_FAILED);
+    return false;
+  }
+  free(text);
+  return true;
+}
+
+static kc_wresult classify(long status) {
+  switch (status) {
+  case 200:
+  case 201:
+    return KC_W_OK;
+  case 404:
+    return KC_W_NOTFOUND;
+  case 409:
+    return KC_W_CONFLICT;
+  case 403:
+    return KC_W_FORBIDDEN;
+  case 429:
+    return KC_W_BUDGET;
+  default:
+    return KC_W_FAILED;
+  }
+}
+
+kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, const char *identity,
+                         int64_t event_interval_ms) {
+  kc_writer *w = ts_calloc(1, sizeof *w);
+  if (!w) return NULL;
+  w->c = c, w->gate = gate, w->event_interval = event_interval_ms > 0 ? event_interval_ms : 60000;
+  snprintf(w->identity, sizeof w->identity, "%s", identity ? identity : "tessera");
+  w->tokens = EVENT_BURST;
+  ts_map_init(&w->last_event);
+  return w;
+}
+
+static void forget_events(kc_writer *w);
+
+void kc_writer_free(kc_writer *w) {
+  if (!w) return;
+  forget_events(w);
+  ts_map_free(&w->last_event);
+  ts_free(w);
+}
+
+uint64_t kc_writer_events_sent(const kc_writer *w) {
+  return w->events_sent;
+}
+
+/* ---- binding ----------------------------------------------------------------------------------
+ */
+
+static void on_bind(void *ud, const kc_response *r) {
+  op *o = ud;
+  kc_wresult res = classify(r->status);
+  if (r->status == 409 && r->body) { /* a retry after a lost answer lands here: fine if ours */
+    char want[400];
+    snprintf(want, sizeof want, "is already assigned to node \"%s\"", o->node);
+    if (strstr(r->body, want)) res = KC_W_OK;
+  }
+  if (res == KC_W_FAILED && !r->status && o->attempts < 3) { /* no answer: try again */
+    char path[700];
+    json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
+                          "Binding", "metadata", "name", o->name, "namespace", o->ns, "target",
+                          "apiVersion", "v1", "kind", "Node", "name", o->node);
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/binding", o->ns, o->name);
+    send_req(o, "POST", path, b, NULL, on_bind);
+    json_decref(b);
+    return;
+  }
+  finish(o, res, r);
+}
+
+void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
+             kc_write_cb cb, void *ud) {
+  op *o = new_op(w, cb, ud);
+  char path[700];
+  json_t *b;
+  if (!o) return;
+  snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
+  snprintf(o->node, sizeof o->node, "%s", node);
+  b = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
+                "Binding", "metadata", "name", name, "namespace", ns, "uid", uid ? uid : "",
+                "target", "apiVersion", "v1", "kind", "Node", "name", node);
+  snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
+  send_req(o, "POST", path, b, NULL, on_bind);
+  json_decref(b);
+}
+
+/* ---- pod status and events ------------------------------------------------------------------ */
+
+static void on_simple(void *ud, const kc_response *r) {
+  finish(ud, classify(r->status), r);
+}
+
+void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
+                          const char *message, kc_write_cb cb, void *ud) {
+  op *o = new_op(w, cb, ud);
+  char path[700], now[64];
+  json_t *b;
+  if (!o) return;
+  kc__now_rfc3339(now, sizeof now, false);
+  b = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type",
+                "PodScheduled", "status", "False", "reason", reason ? reason : "Unschedulable",
+                "message", message ? message : "", "lastTransitionTime", now);
+  snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+  send_req(o, "PATCH", path, b, "application/strategic-merge-patch+json", on_simple);
+  json_decref(b);
+}
+
+static void ignore(void *ud, kc_wresult r, const kc_write_info *info) {
+  (void)ud, (void)r, (void)info;
+}
+
+typedef struct last_event {
+  uint64_t at; /* loop ms of the last Event about the pod */
+  char uid[];  /* the pod's uid (the map's key) */
+} last_event;
+
+static void forget_events(kc_writer *w) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  while (ts_map_next(&w->last_event, &it, &s)) ts_free(s->value);
+  ts_map_free(&w->last_event);
+  ts_map_init(&w->last_event);
+}
+
+void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
+                   const char *type, const char *reason, const char *note) {
+  uint64_t now = uv_now(w->c->loop);
+  last_event *e = uid ? ts_map_get(&w->last_event, uid, strlen(uid)) : NULL;
+  op *o;
+  char path[600], when[64], gen[300];
+  json_t *b;
+  w->tokens += (double)(now - w->tokens_at) / 1000.0 * EVENT_RATE;
+  if (w->tokens > EVENT_BURST) w->tokens = EVENT_BURST;
+  w->tokens_at = now;
+  if (e && now - e->at < (uint64_t)w->event_interval) return; /* one per pod per interval */
+  if (w->tokens < 1 || !w->gate->open) return;                /* the global budget */
+  if (!e && uid) {
+    size_t n = strlen(uid);
+    if (w->last_event.count >= EVENT_MEMORY) forget_events(w); /* bounded memory */
+    if ((e = ts_malloc(sizeof *e + n + 1))) {
+      memcpy(e->uid, uid, n + 1);
+      if (ts_map_put(&w->last_event, e->uid, n, e, NULL) != TS_OK) ts_free(e), e = NULL;
+    }
+  }
+  if (e) e->at = now;
+  w->tokens -= 1;
+  if (!(o = new_op(w, ignore, NULL))) return;
+  kc__now_rfc3339(when, sizeof when, true);
+  snprintf(gen, sizeof gen, "%s.", name);
+  b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
+                "s:{s:s, s:s, s:s, s:s, s:s}}",
+                "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "generateName", gen,
+                "namespace", ns, "eventTime", when, "reportingController", "tessera",
+                "reportingInstance", w->identity, "action", "Scheduling", "reason", reason, "note",
+                note ? note : "", "type", type, "regarding", "apiVersion", "v1", "kind", "Pod",
+                "name", name, "namespace", ns, "uid", uid ? uid : "");
+  snprintf(path, sizeof path, "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
+  if (send_req(o, "POST", path, b, NULL, on_simple)) w->events_sent++;
+  json_decref(b);
+}
+
+/* ---- eviction ---------------------------------------------------------------------------------
+ */
+
+void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, kc_write_cb cb,
+              void *ud) {
+  op *o = new_op(w, cb, ud);
+  char path[700];
+  json_t *b;
+  if (!o) return;
+  b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion", "policy/v1", "kind",
+                "Eviction", "metadata", "name", name, "namespace", ns, "deleteOptions",
+                "preconditions", "uid", uid ? uid : "");
+  snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/eviction", ns, name);
+  send_req(o, "POST", path, b, NULL, on_simple);
+  json_decref(b);
+}
+
+/* ---- claims ------------------------------------------------------------------------------------
+ */
+
+static void claim_path(const op *o, bool status, char *out, size_t cap) {
+  snprintf(out, cap, "/apis/resource.k8s.io/%s/namespaces/%s/resourceclaims/%s%s", o->version,
+           o->ns, o->name, status ? "/status" : "");
+}
+
+static bool has_finalizer(const json_t *claim) {
+  size_t i;
+  json_t *f;
+  json_array_foreach(json_object_get(json_object_get(claim, "metadata"), "finalizers"), i,
+                     f) if (!strcmp(json_string_value(f) ?: "", FINALIZER)) return true;
+  return false;
+}
+
+static bool reserved(const json_t *claim, const char *uid) {
+  size_t i;
+  json_t *c;
+  json_array_foreach(
+      json_object_get(json_object_get(claim, "status"), "reservedFor"), i,
+      c) if (!strcmp(json_string_value(json_object_get(c, "uid")) ?: "", uid)) return true;
+  return false;
+}
+
+static void reserve_step(op *o);
+
+static void on_claim_read(void *ud, const kc_response *r) {
+  op *o = ud;
+  json_t *c = NULL;
+  ts_err err;
+  if (r->status != 200 || ts_json_parse(r->body, r->len, &c, &err) != TS_OK) {
+    finish(o, classify(r->status) == KC_W_OK ? KC_W_FAILED : classify(r->status), r);
+    return;
+  }
+  json_decref(o->claim);
+  o->claim = c;
+  reserve_step(o);
+}
+
+static void reread(op *o, const kc_response *r) {
+  char path[800];
+  if (o->attempts >= MAX_ATTEMPTS) {
+    finish(o, KC_W_CONFLICT, r);
+    return;
+  }
+  claim_path(o, false, path, sizeof path);
+  send_req(o, "GET", path, NULL, NULL, on_claim_read);
+}
+
+static void on_claim_write(void *ud, const kc_response *r) {
+  op *o = ud;
+  json_t *c = NULL;
+  ts_err err;
+  if (r->status == 409) { /* changed meanwhile: read it again and retry */
+    reread(o, r);
+    return;
+  }
+  if (r->status != 200 && r->status != 201) {
+    finish(o, classify(r->status), r);
+    return;
+  }
+  if (ts_json_parse(r->body, r->len, &c, &err) == TS_OK) {
+    json_decref(o->claim);
+    o->claim = c;
+  }
+  reserve_step(o);
+}
+
+/* One step towards "finalizer present, allocated as we decided, reserved for the pod". */
+static void reserve_step(op *o) {
+  char path[800];
+  json_t *st, *alloc, *rf, *copy;
+  if (!o->claim) {
+    reread(o, NULL);
+    return;
+  }
+  st = json_object_get(o->claim, "status");
+  alloc = json_object_get(st, "allocation");
+  if (alloc && o->alloc && !json_equal(alloc, o->alloc)) {
+    finish(o, KC_W_ALLOCATED_ELSEWHERE, NULL);
+    return;
+  }
+  if (!has_finalizer(o->claim) && (o->alloc || !alloc)) {
+    json_t *md, *fin;
+    copy = json_deep_copy(o->claim);
+    md = json_object_get(copy, "metadata");
+    if (!json_is_array(fin = json_object_get(md, "finalizers")))
+      json_object_set_new(md, "finalizers", fin = json_array());
+    json_array_append_new(fin, json_string(FINALIZER));
+    claim_path(o, false, path, sizeof path);
+    send_req(o, "PUT", path, copy, NULL, on_claim_write);
+    json_decref(copy);
+    return;
+  }
+  if (reserved(o->claim, o->pod_uid) && (alloc || !o->alloc)) {
+    finish(o, KC_W_OK, NULL);
+    return;
+  }
+  copy = json_deep_copy(o->claim);
+  if (!json_is_object(st = json_object_get(copy, "status")))
+    json_object_set_new(copy, "status", st = json_object());
+  if (!alloc && o->alloc) json_object_set(st, "allocation", o->alloc);
+  if (!json_is_array(rf = json_object_get(st, "reservedFor")))
+    json_object_set_new(st, "reservedFor", rf = json_array());
+  if (!reserved(o->claim, o->pod_uid))
+    json_array_append_new(rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", o->pod_name,
+                                        "uid", o->pod_uid));
+  claim_path(o, true, path, sizeof path);
+  send_req(o, "PUT", path, copy, NULL, on_claim_write);
+  json_decref(copy);
+}
+
+void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb cb, void *ud) {
+  op *o = new_op(w, cb, ud);
+  if (!o) return;
+  snprintf(o->ns, sizeof o->ns, "%s", r->ns), snprintf(o->name, sizeof o->name, "%s", r->name);
+  snprintf(o->uid, sizeof o->uid, "%s", r->claim_uid ? r->claim_uid : "");
+  snprintf(o->pod_name, sizeof o->pod_name, "%s", r->pod_name);
+  snprintf(o->pod_uid, sizeof o->pod_uid, "%s", r->pod_uid);
+  snprintf(o->version, sizeof o->version, "%s", r->version ? r->version : "v1");
+  o->alloc = r->allocation ? json_deep_copy(r->allocation) : NULL;
+  o->claim = r->cached_claim ? json_deep_copy(r->cached_claim) : NULL;
+  if (!w->gate->open) {
+    defer(o, KC_W_NOT_LEADER);
+    return;
+  }
+  if (!o->claim) {
+    reread(o, NULL);
+    return;
+  }
+  reserve_step(o);
+}
+
+/* Unreserve: drop our reservedFor entry; with no one left, the allocation and finalizer. */
+static void unreserve_step(op *o);
+
+static void on_unreserve_write(void *ud, const kc_response *r) {
+  op *o = ud;
+  json_t *c = NULL;
+  ts_err err;
+  if (r->status == 409 && o->attempts < MAX_ATTEMPTS) {
+    char path[800];
+    claim_path(o, false, path, sizeof path);
+    json_decref(o->claim);
+    o->claim = NULL;
+    send_req(o, "GET", path, NULL, NULL, on_unreserve_write);
+    return;
+  }
+  if (r->status == 404) {
+    finish(o, KC_W_OK, r); /* the claim is gone: nothing is reserved any more */
+    return;
+  }
+  if (r->status != 200 || ts_json_parse(r->body, r->len, &c, &err) != TS_OK) {
+    finish(o, classify(r->status), r);
+    return;
+  }
+  json_decref(o->claim);
+  o->claim = c;
+  unreserve_step(o);
+}
+
+static void unreserve_step(op *o) {
+  char path[800];
+  json_t *copy, *st, *rf, *fin, *keep;
+  size_t i;
+  json_t *x;
+  st = json_object_get(o->claim, "status");
+  rf = json_object_get(st, "reservedFor");
+  if (reserved(o->claim, o->pod_uid)) {
+    copy = json_deep_copy(o->claim);
+    st = json_object_get(copy, "status");
+    keep = json_array();
+    json_array_foreach(json_object_get(st, "reservedFor"), i,
+                       x) if (strcmp(json_string_value(json_object_get(x, "uid")) ?: "",
+                                     o->pod_uid)) json_array_append(keep, x);
+    if (json_array_size(keep))
+      json_object_set_new(st, "reservedFor", keep);
+    else
+      json_decref(keep), json_object_del(st, "reservedFor"), json_object_del(st, "allocation");
+    claim_path(o, true, path, sizeof path);
+    send_req(o, "PUT", path, copy, NULL, on_unreserve_write);
+    json_decref(copy);
+    return;
+  }
+  if (!json_array_size(rf) && !json_object_get(st, "allocation") && has_finalizer(o->claim)) {
+    copy = json_deep_copy(o->claim);
+    fin = json_array();
+    json_array_foreach(json_object_get(json_object_get(copy, "metadata"), "finalizers"), i,
+                       x) if (strcmp(json_string_value(x) ?: "", FINALIZER))
+        json_array_append(fin, x);
+    json_object_set_new(json_object_get(copy, "metadata"), "finalizers", fin);
+    claim_path(o, false, path, sizeof path);
+    send_req(o, "PUT", path, copy, NULL, on_unreserve_write);
+    json_decref(copy);
+    return;
+  }
+  finish(o, KC_W_OK, NULL);
+}
+
+void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
+                        kc_write_cb cb, void *ud) {
+  op *o = new_op(w, cb, ud);
+  char path[800];
+  if (!o) return;
+  snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
+  snprintf(o->pod_uid, sizeof o->pod_uid, "%s", pod_uid);
+  snprintf(o->version, sizeof o->version, "v1");
+  claim_path(o, false, path, sizeof path);
+  send_req(o, "GET", path, NULL, NULL, on_unreserve_write);
+}

@@ -1,0 +1,226 @@
+/* End-to-end tests of `tessera run` against the fake API server: the real binary ($TESSERA,
+ * set by scripts/run-tests.sh; build/tessera otherwise) in child processes. They assert the
+ * writes and their order (claims before bindings), the pending reports, the lease, a clean
+ * SIGTERM, and two replicas failing over without a pod bound twice. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tests/support/fakeapi.h"
+
+static fa_server *srv; /* the test's server, stopped by teardown even when a test fails */
+static pid_t kids[4];  /* tessera processes still running */
+static int nkids;
+
+static int teardown(void **state) {
+  (void)state;
+  for (int i = 0; i < nkids; i++) {
+    int status;
+    kill(kids[i], SIGKILL);
+    waitpid(kids[i], &status, 0);
+  }
+  nkids = 0;
+  fa_stop(srv);
+  srv = NULL;
+  return 0;
+}
+
+static void forget(pid_t pid) {
+  for (int i = 0; i < nkids; i++)
+    if (kids[i] == pid) kids[i--] = kids[--nkids];
+}
+
+static const char *tessera(void) {
+  const char *t = getenv("TESSERA");
+  return t && *t ? t : "build/tessera";
+}
+
+/* tessera.yaml for the test: short leader-election timings. */
+static void write_config(const fa_server *s, int port, char *path, size_t cap) {
+  FILE *f;
+  snprintf(path, cap, "%s/tessera.yaml", fa_dir(s));
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs("leaderElection: {enable: true, leaseName: tessera, leaseNamespace: kube-system,\n"
+        "  leaseDuration: 2s, renewDeadline: 1500ms, retryPeriod: 200ms}\n"
+        "api: {eventInterval: 1m}\n",
+        f);
+  fprintf(f, "healthAddress: 127.0.0.1:%d\n", port);
+  fclose(f);
+}
+
+static pid_t spawn(const fa_server *s, const char *identity) {
+  char cfg[400];
+  pid_t pid;
+  write_config(s, 20000 + (int)(getpid() % 10000) * 2 + (identity[0] == 'b'), cfg, sizeof cfg);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    char log[400];
+    snprintf(log, sizeof log, "%s/%s.log", fa_dir(s), identity);
+    if (!freopen(log, "w", stderr)) _exit(127);
+    execl(tessera(), tessera(), "run", "--kubeconfig", fa_kubeconfig(s), "--config", cfg,
+          "--identity", identity, (char *)NULL);
+    _exit(127);
+  }
+  if (nkids < 4) kids[nkids++] = pid;
+  return pid;
+}
+
+static int stop(pid_t pid, int sig) {
+  int status = 0;
+  forget(pid);
+  kill(pid, sig);
+  for (int i = 0; i < 100; i++) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return status;
+    usleep(50000);
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  fail_msg("tessera did not exit within 5 s of signal %d", sig);
+  return status;
+}
+
+static void seed(fa_server *s) {
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Namespace\nmetadata: {name: t}\n"));
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+                        "status: {allocatable: {cpu: '32', memory: 256Gi, pods: '110', "
+                        "nvidia.com/gpu: '8'}}\n"));
+  assert_true(fa_put(
+      s, "apiVersion: resource.k8s.io/v1\nkind: DeviceClass\nmetadata: {name: gpu}\n"
+         "spec: {selectors: [{cel: {expression: 'device.driver == \"gpu.example.com\"'}}]}\n"));
+  assert_true(
+      fa_put(s, "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: n1-gpus}\n"
+                "spec: {driver: gpu.example.com, nodeName: n1, pool: {name: n1, generation: 1, "
+                "resourceSliceCount: 1}, devices: [{name: accel-0}]}\n"));
+  assert_true(
+      fa_put(s, "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
+                "metadata: {name: c0, namespace: t}\n"
+                "spec: {devices: {requests: [{name: a, exactly: {deviceClassName: gpu}}]}}\n"));
+}
+
+static void pod(fa_server *s, const char *name, int gpus, const char *claim) {
+  char y[1024];
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t}\n"
+           "spec: {schedulerName: tessera, %s%s%scontainers: [{name: c, resources: {limits: "
+           "{nvidia.com/gpu: '%d'}}}]}\n",
+           name, claim ? "resourceClaims: [{name: a, resourceClaimName: " : "", claim ? claim : "",
+           claim ? "}], " : "", gpus);
+  assert_true(fa_put(s, y));
+}
+
+static bool bound_to(fa_server *s, const char *name, const char *node) {
+  char path[200], want[200], *o;
+  bool ok;
+  snprintf(path, sizeof path, "/api/v1/namespaces/t/pods/%s", name);
+  snprintf(want, sizeof want, "\"nodeName\":\"%s\"", node);
+  o = fa_get(s, path);
+  ok = o && strstr(o, want);
+  free(o);
+  return ok;
+}
+
+static void test_run_schedules(void **state) {
+  fa_server *s = srv = fa_start();
+  pid_t pid;
+  char *log, *lease;
+  const char *claim_status, *bind;
+  int status;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  pod(s, "p0", 4, NULL);
+  pod(s, "p1", 4, NULL);
+  pod(s, "big", 16, NULL);
+  pod(s, "dra", 0, "c0");
+  pid = spawn(s, "a");
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p0/binding 201", 1, 15000));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p1/binding 201", 1, 5000));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/dra/binding 201", 1, 5000));
+  assert_true(bound_to(s, "p0", "n1") && bound_to(s, "p1", "n1") && bound_to(s, "dra", "n1"));
+  /* The pod that cannot fit: PodScheduled=False and one Event. */
+  assert_true(fa_wait(s, "PATCH /api/v1/namespaces/t/pods/big/status 200", 1, 5000));
+  assert_true(fa_wait(s, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 1, 5000));
+  /* The claim: finalizer, then allocation and reservedFor, then (only then) the binding. */
+  log = fa_log(s);
+  claim_status =
+      strstr(log, "PUT /apis/resource.k8s.io/v1/namespaces/t/resourceclaims/c0/status 200");
+  bind = strstr(log, "POST /api/v1/namespaces/t/pods/dra/binding 201");
+  assert_non_null(strstr(log, "PUT /apis/resource.k8s.io/v1/namespaces/t/resourceclaims/c0 200"));
+  assert_non_null(claim_status);
+  assert_true(claim_status < bind);
+  /* Discovery, then lists before watches. */
+  assert_true(strstr(log, "GET /apis 200") < strstr(log, "GET /api/v1/pods?limit=500 200"));
+  assert_true(strstr(log, "GET /api/v1/pods?limit=500 200") <
+              strstr(log, "GET /api/v1/pods?watch=1"));
+  free(log);
+  {
+    char *c = fa_get(s, "/apis/resource.k8s.io/v1/namespaces/t/resourceclaims/c0");
+    assert_non_null(strstr(c, "\"device\":\"accel-0\""));
+    assert_non_null(strstr(c, "resource.kubernetes.io/delete-protection"));
+    assert_non_null(strstr(c, "\"reservedFor\":[{\"name\":\"dra\""));
+    free(c);
+  }
+  /* A pod added later is scheduled from the watch. */
+  pod(s, "late", 0, NULL); /* n1's 8 GPUs are taken: a CPU-only pod */
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/late/binding 201", 1, 5000));
+  /* SIGTERM: the lease is released and the process exits cleanly. */
+  status = stop(pid, SIGTERM);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  lease = fa_get(s, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/tessera");
+  assert_non_null(lease);
+  assert_non_null(strstr(lease, "\"holderIdentity\":\"\""));
+  free(lease);
+  assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/p0/binding"), 1);
+}
+
+/* Two replicas: only the leader writes; when it dies without releasing, the other takes over
+ * after the lease expires, and no pod is ever bound twice. */
+static void test_run_failover(void **state) {
+  fa_server *s = srv = fa_start();
+  pid_t a, b;
+  char *lease, *log;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  pod(s, "p0", 1, NULL);
+  a = spawn(s, "a");
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p0/binding 201", 1, 15000));
+  b = spawn(s, "b");
+  usleep(1500000); /* b is up and standing by */
+  pod(s, "p1", 1, NULL);
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p1/binding 201", 1, 5000));
+  stop(a, SIGKILL); /* no release: b must wait for the lease to expire */
+  pod(s, "p2", 1, NULL);
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p2/binding 201", 1, 15000));
+  lease = fa_get(s, "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/tessera");
+  assert_non_null(strstr(lease, "\"holderIdentity\":\"b\""));
+  free(lease);
+  stop(b, SIGTERM);
+  log = fa_log(s);
+  assert_null(strstr(log, "/binding 409")); /* nobody bound a pod that was bound already */
+  free(log);
+  for (int i = 0; i < 3; i++) {
+    char p[100];
+    snprintf(p, sizeof p, "POST /api/v1/namespaces/t/pods/p%d/binding", i);
+    assert_int_equal(fa_count(s, p), 1);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_teardown(test_run_schedules, teardown),
+      cmocka_unit_test_teardown(test_run_failover, teardown),
+  };
+  signal(SIGPIPE, SIG_IGN);
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
