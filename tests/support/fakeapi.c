@@ -876,7 +876,7 @@ void fa_fault(fa_server *s, const char *method, const char *prefix, int status, 
 
 void fa_compact(fa_server *s) {
   pthread_mutex_lock(&s->mu);
-  s->compacted = s->rv;
+  s->compacted = ++s->rv; /* every watch now lags behind: each gets its 410 */
   pthread_cond_broadcast(&s->changed);
   pthread_mutex_unlock(&s->mu);
 }

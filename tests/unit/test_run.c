@@ -216,10 +216,71 @@ static void test_run_failover(void **state) {
   }
 }
 
+/* Faults the informers must survive: 500s on a list, a resource forbidden (skipped, not
+ * retried in a loop), a dropped connection, and a compaction under a running watch (410 as an
+ * ERROR event: a re-list, after which a pod deleted meanwhile is gone and a new one scheduled). */
+static void test_run_faults(void **state) {
+  fa_server *s = srv = fa_start();
+  pid_t pid;
+  char *log;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  pod(s, "p0", 1, NULL);
+  fa_fault(s, "GET", "/api/v1/pods?limit", 500, 2, "etcdserver: request timed out");
+  fa_fault(s, "GET", "/apis/policy/v1/poddisruptionbudgets?limit", 403, 5, "forbidden");
+  fa_fault(s, "GET", "/api/v1/nodes?limit", 0, 1, NULL); /* connection dropped */
+  pid = spawn(s, "a");
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p0/binding 201", 1, 20000));
+  assert_true(fa_wait(s, "GET /api/v1/pods?watch=1", 1, 5000));
+  fa_compact(s);
+  pod(s, "p1", 1, NULL);
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p1/binding 201", 1, 15000));
+  stop(pid, SIGTERM);
+  log = fa_log(s);
+  assert_int_equal(fa_count(s, "GET /api/v1/pods?limit=500 500"), 2);
+  assert_int_equal(fa_count(s, "GET /apis/policy/v1/poddisruptionbudgets?limit=500 403"), 1);
+  assert_true(fa_count(s, "GET /api/v1/pods?limit=500 200") >= 2); /* the re-list */
+  free(log);
+}
+
+static void test_run_bad_kubeconfig(void **state) {
+  char path[] = "/tmp/tessera-kc-XXXXXX";
+  int fd = mkstemp(path);
+  FILE *f = fdopen(fd, "w");
+  pid_t pid;
+  int status, out[2];
+  char buf[2048] = "";
+  ssize_t n;
+  (void)state;
+  fputs("apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster: "
+        "{server: 'https://127.0.0.1:1'}\nusers:\n- name: u\n  user:\n    exec: {command: "
+        "aws}\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n",
+        f);
+  fclose(f);
+  assert_int_equal(pipe(out), 0);
+  if ((pid = fork()) == 0) {
+    dup2(out[1], 2);
+    execl(tessera(), tessera(), "run", "--kubeconfig", path, (char *)NULL);
+    _exit(127);
+  }
+  close(out[1]);
+  n = read(out[0], buf, sizeof buf - 1);
+  buf[n > 0 ? n : 0] = '\0';
+  close(out[0]);
+  waitpid(pid, &status, 0);
+  unlink(path);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
+  assert_non_null(strstr(buf, "users[0].user.exec: exec credential plugins are not supported"));
+  assert_non_null(strstr(buf, path));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_run_schedules, teardown),
       cmocka_unit_test_teardown(test_run_failover, teardown),
+      cmocka_unit_test_teardown(test_run_faults, teardown),
+      cmocka_unit_test(test_run_bad_kubeconfig),
   };
   signal(SIGPIPE, SIG_IGN);
   return cmocka_run_group_tests(tests, NULL, NULL);
