@@ -24,7 +24,8 @@ typedef struct runner {
   kc_leader *leader;      /* leader election, or NULL */
   kc_gate gate;           /* open while this replica leads */
   kc_writer *writer;      /* writes behind the gate */
-  kc_health *health;      /* /healthz, /readyz, /metrics */
+  kc_health *health;      /* /healthz, /readyz, /metrics on healthAddress */
+  kc_health *metrics;     /* the same on metricsAddress, when it differs */
   live *l;                /* model, assumptions, decisions into writes */
   uv_timer_t tick;        /* cycle timer */
   uv_signal_t sigterm;    /* SIGTERM: shut down */
@@ -179,6 +180,7 @@ static void shut_down_done(void *ud) {
   r->writer = NULL;
   kc_leader_free(r->leader);
   kc_health_stop(r->health);
+  kc_health_stop(r->metrics);
   kc_client_free(r->client);
   uv_close((uv_handle_t *)&r->tick, on_closed);
   uv_close((uv_handle_t *)&r->sigterm, on_closed);
@@ -312,6 +314,11 @@ int cmd_run(int argc, char **argv) {
     r.writer = kc_writer_new(r.client, &r.gate, identity, t.event_interval_ms);
     if (port && !(r.health = kc_health_start(r.loop, host, port, ready, metrics, &r, &err)))
       ts_log(TS_LOG_WARN, "%s", err.text);
+    if (t.metrics_address[0] && strcmp(t.metrics_address, t.health_address)) {
+      health_address(t.metrics_address, host, sizeof host, &port);
+      if (port && !(r.metrics = kc_health_start(r.loop, host, port, ready, metrics, &r, &err)))
+        ts_log(TS_LOG_WARN, "%s", err.text);
+    }
   }
   ts_log(TS_LOG_INFO, "credentials: %s", auth.source);
   ts_log(TS_LOG_INFO, "tessera %s: scheduling pods of schedulerName %s", identity,

@@ -14,6 +14,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <curl/curl.h>
+
+#include "common/ts.h"
 #include "tests/support/fakeapi.h"
 
 static fa_server *srv; /* the test's server, stopped by teardown even when a test fails */
@@ -53,7 +56,7 @@ static void write_config(const fa_server *s, int port, char *path, size_t cap) {
         "  leaseDuration: 2s, renewDeadline: 1500ms, retryPeriod: 200ms}\n"
         "api: {eventInterval: 1m}\n",
         f);
-  fprintf(f, "healthAddress: 127.0.0.1:%d\n", port);
+  fprintf(f, "healthAddress: 127.0.0.1:%d\nmetricsAddress: 127.0.0.1:%d\n", port, port);
   fclose(f);
 }
 
@@ -118,6 +121,29 @@ static void pod(fa_server *s, const char *name, int gpus, const char *claim) {
   assert_true(fa_put(s, y));
 }
 
+static size_t collect(char *p, size_t size, size_t n, void *ud) {
+  ts_buf_append(ud, p, size * n);
+  return size * n;
+}
+
+/* GET http://127.0.0.1:port/path: the status, and the body into out (NUL-terminated). */
+static long http_get(int port, const char *path, char *out, size_t cap) {
+  char url[200];
+  long code = 0;
+  ts_buf b;
+  CURL *e = curl_easy_init();
+  ts_buf_init(&b, 1 << 20);
+  snprintf(url, sizeof url, "http://127.0.0.1:%d%s", port, path);
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+  if (curl_easy_perform(e) == CURLE_OK) curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+  curl_easy_cleanup(e);
+  snprintf(out, cap, "%.*s", (int)b.len, b.data ? b.data : "");
+  ts_buf_free(&b);
+  return code;
+}
+
 static bool bound_to(fa_server *s, const char *name, const char *node) {
   char path[200], want[200], *o;
   bool ok;
@@ -169,6 +195,21 @@ static void test_run_schedules(void **state) {
     assert_non_null(strstr(c, "resource.kubernetes.io/delete-protection"));
     assert_non_null(strstr(c, "\"reservedFor\":[{\"name\":\"dra\""));
     free(c);
+  }
+  /* Health and metrics, on the configured address. */
+  {
+    char body[8192];
+    int port = 20000 + (int)(getpid() % 10000) * 2;
+    assert_int_equal(http_get(port, "/healthz", body, sizeof body), 200);
+    assert_int_equal(http_get(port, "/readyz", body, sizeof body), 200);
+    for (int i = 0; i < 50; i++) { /* the server logs a binding before tessera reads it */
+      assert_int_equal(http_get(port, "/metrics", body, sizeof body), 200);
+      if (strstr(body, "\ntessera_pods_bound_total 3\n")) break;
+      usleep(50000);
+    }
+    assert_non_null(strstr(body, "\ntessera_pods_bound_total 3\n"));
+    assert_non_null(strstr(body, "\ntessera_leader 1\n"));
+    assert_int_equal(http_get(port, "/nope", body, sizeof body), 404);
   }
   /* A pod added later is scheduled from the watch. */
   pod(s, "late", 0, NULL); /* n1's 8 GPUs are taken: a CPU-only pod */
