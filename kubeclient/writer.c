@@ -49,6 +49,7 @@ static void finish(op *o, kc_wresult r, const kc_response *resp) {
   kc_write_info info = {resp ? resp->status : 0, NULL, resp ? resp->retry_after_s : 0};
   json_t *st = NULL;
   ts_err err;
+  if (resp && resp->status == 401) kc__token_expired(o->w->c); /* rotated: read it again */
   if (resp && resp->len && ts_json_parse(resp->body, resp->len, &st, &err) == TS_OK)
     info.message = json_string_value(json_object_get(st, "message"));
   if (!info.message && resp) info.message = resp->error;

@@ -285,6 +285,38 @@ static void test_run_faults(void **state) {
   free(log);
 }
 
+/* A claim changed under the writer (409 on its status write) is re-read and written again;
+ * a rotated token (401 with the old one) is re-read from its file. */
+static void test_run_conflict_and_token(void **state) {
+  fa_server *s = srv = fa_start();
+  pid_t pid;
+  char path[400];
+  FILE *f;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  fa_fault(s, "PUT", "/apis/resource.k8s.io/v1/namespaces/t/resourceclaims/c0/status", 409, 1,
+           "Operation cannot be fulfilled on resourceclaims.resource.k8s.io \"c0\": the object "
+           "has been modified; please apply your changes to the latest version and try again");
+  pod(s, "dra", 0, "c0");
+  pid = spawn(s, "a");
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/dra/binding 201", 1, 15000));
+  assert_int_equal(
+      fa_count(s, "PUT /apis/resource.k8s.io/v1/namespaces/t/resourceclaims/c0/status 409"), 1);
+  assert_true(fa_count(s, "GET /apis/resource.k8s.io/v1/namespaces/t/resourceclaims/c0 200") >= 1);
+  assert_int_equal(
+      fa_count(s, "PUT /apis/resource.k8s.io/v1/namespaces/t/resourceclaims/c0/status 200"), 1);
+  /* Rotate the token: the server accepts only the new one, which is in the token file. */
+  snprintf(path, sizeof path, "%s/token", fa_dir(s));
+  assert_non_null(f = fopen(path, "w"));
+  fputs("rotated-token", f);
+  fclose(f);
+  fa_set_token(s, "rotated-token");
+  pod(s, "after", 0, NULL);
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/after/binding 201", 1, 20000));
+  stop(pid, SIGTERM);
+}
+
 static void test_run_bad_kubeconfig(void **state) {
   char path[] = "/tmp/tessera-kc-XXXXXX";
   int fd = mkstemp(path);
@@ -321,6 +353,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_schedules, teardown),
       cmocka_unit_test_teardown(test_run_failover, teardown),
       cmocka_unit_test_teardown(test_run_faults, teardown),
+      cmocka_unit_test_teardown(test_run_conflict_and_token, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
   };
   signal(SIGPIPE, SIG_IGN);
