@@ -271,11 +271,15 @@ int cmd_run(int argc, char **argv) {
     return 2;
   }
   cfg.instantiate_templates = false; /* the claim controller makes claims in a cluster */
-  if (!(cel = sched_cel_new())) return 1;
+  if (!(cel = sched_cel_new())) {
+    q_devmap_free(&devmap);
+    return 1;
+  }
   cfg.dra_eval = sched_cel_eval;
   cfg.dra_eval_ctx = cel;
   if (kc_auth_load(kubeconfig, context, &auth, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);
+    sched_cel_free(cel);
     q_devmap_free(&devmap);
     return 2;
   }
@@ -294,6 +298,7 @@ int cmd_run(int argc, char **argv) {
   if (!r.l || !(r.client = kc_client_new(r.loop, &auth, &err))) {
     fprintf(stderr, "tessera: %s\n", r.l ? err.text : "out of memory");
     live_free(r.l);
+    sched_cel_free(cel);
     kc_auth_free(&auth);
     q_devmap_free(&devmap);
     return 1;
