@@ -83,9 +83,9 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/conformance/%.o $(SUP_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $< $(SUP_OBJS) $(LIB) $(LDLIBS) $(CMOCKA_LIBS)
 
-$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIB)
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(SUP_OBJS) $(LIB)
 	@mkdir -p $(dir $@)
-	$(CC) $(LDSAN) -o $@ $< $(LIB) $(LDLIBS)
+	$(CC) $(LDSAN) -o $@ $< $(SUP_OBJS) $(LIB) $(LDLIBS)
 
 FUZZ_SRCS := $(wildcard fuzz/fuzz_*.c)
 FUZZ_BINS := $(FUZZ_SRCS:fuzz/%.c=$(BUILD)/fuzz/%)

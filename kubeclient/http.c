@@ -277,6 +277,9 @@ kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err) {
   curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
   curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
   curl_multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
+  /* Over HTTP/1.1 every watch holds a connection: leave room for them and for writes, and queue
+   * the rest rather than opening thousands of connections. */
+  curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)KC_MAX_CONNECTIONS);
   uv_timer_init(loop, &c->timer);
   c->timer.data = c;
   return c;

@@ -18,9 +18,10 @@
 
 #include "common/ts.h"
 
-#define KC_BODY_MAX (256u << 20) /* bytes of one response body */
-#define KC_LINE_MAX (64u << 20)  /* bytes of one watch event */
-#define KC_PAGE     500          /* items per list page */
+#define KC_BODY_MAX        (256u << 20) /* bytes of one response body */
+#define KC_LINE_MAX        (64u << 20)  /* bytes of one watch event */
+#define KC_PAGE            500          /* items per list page */
+#define KC_MAX_CONNECTIONS 48 /* to the API server (HTTP/1.1; HTTP/2 multiplexes on one) */
 
 /* ---- authentication ---------------------------------------------------------------------- */
 

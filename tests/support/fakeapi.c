@@ -27,7 +27,7 @@
 #include "common/ts.h"
 #include "config/config.h"
 
-#define MAX_CONNS 64
+#define MAX_CONNS 128
 
 typedef struct obj {
   char group[96], resource[64], ns[128], name[256]; /* where it lives */
