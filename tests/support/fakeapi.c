@@ -338,7 +338,8 @@ static void watch(conn *c, const route *r, const char *query) {
   char v[64], *text;
   long cursor = param(query, "resourceVersion", v, sizeof v) ? atol(v) : 0;
   long timeout = param(query, "timeoutSeconds", v, sizeof v) ? atol(v) : 60;
-  time_t end = time(NULL) + (timeout > 30 ? 30 : timeout);
+  time_t end = time(NULL) + (timeout > 30 ? 30 : timeout), last_sent = time(NULL);
+  bool bookmarks = param(query, "allowWatchBookmarks", v, sizeof v) && !strcmp(v, "true");
   const char *head =
       "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n";
   pthread_mutex_lock(&s->mu);
@@ -386,6 +387,24 @@ static void watch(conn *c, const route *r, const char *query) {
       }
       break; /* the history may have grown: scan again */
     }
+    if (!sent && bookmarks && time(NULL) - last_sent >= 1) { /* a BOOKMARK each quiet second */
+      char rv[32];
+      json_t *ev;
+      bool ok;
+      snprintf(rv, sizeof rv, "%ld", s->rv);
+      ev = json_pack("{s:s, s:{s:{s:s}}}", "type", "BOOKMARK", "object", "metadata",
+                     "resourceVersion", rv);
+      text = json_dumps(ev, JSON_COMPACT);
+      json_decref(ev);
+      pthread_mutex_unlock(&s->mu);
+      ok = chunk(c, text);
+      free(text);
+      pthread_mutex_lock(&s->mu);
+      last_sent = time(NULL);
+      if (!ok) break;
+      continue;
+    }
+    if (sent) last_sent = time(NULL);
     if (!sent) {
       struct timespec ts;
       clock_gettime(CLOCK_REALTIME, &ts);
