@@ -152,9 +152,11 @@ static void print_summary(const replay *r, const sched_result *res) {
     if (r->errors) fprintf(r->out, ", %d rejected", r->errors);
     fprintf(r->out, "\nGPUs allocated per node pool:\n");
   }
+  int lines = 0;
   for (size_t i = 0; i < n; i++) {
     for (int g = MODEL_RES_FIRST_OTHER; g < model_resource_count(); g++) {
       if (!sched_is_gpu_resource(g) || !pools[i].alloc[g]) continue;
+      lines++;
       if (r->json)
         json_array_append_new(jp,
                               json_pack("{s:s, s:i, s:s, s:I, s:I}", "pool", pools[i].name, "nodes",
@@ -168,6 +170,7 @@ static void print_summary(const replay *r, const sched_result *res) {
                 100.0 * (double)pools[i].used[g] / (double)pools[i].alloc[g]);
     }
   }
+  if (!lines && !r->json) fprintf(r->out, "  none: no node offers GPUs as an extended resource\n");
   replay_dra_summary(r->out, js, r->m, res);
   replay_queues(r->out, js, r->m, res);
   if (r->json) {
