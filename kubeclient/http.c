@@ -166,6 +166,10 @@ static void check_done(kc_client *c) {
     curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &resp.status);
     curl_easy_getinfo(m->easy_handle, CURLINFO_HTTP_VERSION, &ver);
     resp.http2 = ver == CURL_HTTP_VERSION_2_0;
+    if (resp.http2 && !c->multiplexing) { /* one connection carries everything from now on */
+      c->multiplexing = true;
+      curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
+    }
     if (m->data.result != CURLE_OK)
       resp.error = r->too_big ? "response too large" : curl_easy_strerror(m->data.result);
     if (r->on_line && !r->cancelled) { /* the last line may lack its newline */

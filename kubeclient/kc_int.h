@@ -30,6 +30,7 @@ struct kc_client {
   uint64_t nreq;          /* started */
   char token[8192];       /* bearer token in use */
   uint64_t token_read_ms; /* when the token file was read */
+  bool multiplexing;      /* the server speaks HTTP/2: one connection for everything */
 };
 
 /* TLS settings of auth for one transfer (CA, client certificate, verification). */

@@ -2,7 +2,7 @@
 # Checks for the Debian packages Tessera needs to build and test, and installs the missing
 # ones with apt-get when run as root. Otherwise prints the exact command and stops.
 set -eu
-PKGS="build-essential pkg-config libcurl4-openssl-dev libjansson-dev libuv1-dev libyaml-dev libssl-dev libcmocka-dev clang-format"
+PKGS="build-essential pkg-config libcurl4-openssl-dev libjansson-dev libuv1-dev libyaml-dev libssl-dev libnghttp2-dev libcmocka-dev clang-format"
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -12,6 +12,7 @@
 #include <openssl/evp.h>
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
+#include <nghttp2/nghttp2.h>
 #include <openssl/x509v3.h>
 #include <poll.h>
 #include <pthread.h>
@@ -57,6 +58,7 @@ struct fa_server {
   pthread_cond_t changed;         /* the store changed */
   bool stopping;                  /* fa_stop was called */
   int conns;                      /* connection threads alive */
+  int accepted;                   /* connections accepted so far */
   int fds[MAX_CONNS];             /* their sockets (-1 free) */
   TS_VEC(obj) objs;               /* the store */
   TS_VEC(hist) history;           /* changes, oldest first */
@@ -65,6 +67,7 @@ struct fa_server {
   TS_VEC(fault) faults;           /* scripted answers */
   ts_buf log;                     /* request log */
   time_t started;                 /* for the lifetime bound */
+  bool http2;                     /* offer h2 in ALPN */
 };
 
 /* ---- TLS material ------------------------------------------------------------------------- */
@@ -300,6 +303,7 @@ typedef struct conn {
   fa_server *s;
   SSL *ssl;
   int fd, slot;
+  bool h2; /* HTTP/2 was negotiated */
 } conn;
 
 static bool write_all(conn *c, const char *p, size_t n) {
@@ -657,38 +661,60 @@ static bool read_request(conn *c, req *q, char *buf, size_t cap) {
   return true;
 }
 
+/* Faults, authentication, the handler, the log: what both protocols share. On return: *drop
+ * (hang up), or *watch (stream), or *code and *body to send. */
+static void dispatch(conn *c, req *q, int *code, json_t **body, bool *drop, bool *watch) {
+  fa_server *s = c->s;
+  char line[4200], v[8];
+  *code = 0, *body = NULL, *drop = false;
+  *watch = param(q->query, "watch", v, sizeof v) && (!strcmp(v, "1") || !strcmp(v, "true"));
+  snprintf(line, sizeof line, "%s %s%s%s", q->method, q->path, q->query[0] ? "?" : "", q->query);
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < s->faults.n && !*code && !*drop; i++) {
+    fault *f = &s->faults.v[i];
+    if (f->times <= 0 || strcmp(f->method, q->method) ||
+        strncmp(line + strlen(q->method) + 1, f->prefix, strlen(f->prefix)))
+      continue;
+    f->times--;
+    if (!f->status)
+      *drop = true;
+    else
+      *body = status_body(f->status, reason_of(f->status), f->message), *code = f->status;
+  }
+  if (!*code && !*drop && strcmp(q->auth, s->token))
+    *body = status_body(401, "Unauthorized", "Unauthorized"), *code = 401;
+  if (!*code && !*drop && !*watch) *code = handle(c, q, body);
+  if (*code) *watch = false;
+  ts_buf_printf(&s->log, "%s %d%s\n", line, *drop ? 0 : *watch ? 200 : *code, c->h2 ? " h2" : "");
+  pthread_mutex_unlock(&s->mu);
+}
+
+static void serve_h2(conn *c);
+
 static void *serve(void *arg) {
   conn *c = arg;
   fa_server *s = c->s;
   char *buf = malloc(1 << 16);
   req q;
   if (SSL_accept(c->ssl) != 1) goto out;
-  while (buf && read_request(c, &q, buf, 1 << 16)) {
-    char line[4200], v[8];
-    json_t *body = NULL;
-    int code = 0, drop = 0;
-    bool is_watch = param(q.query, "watch", v, sizeof v) && (!strcmp(v, "1") || !strcmp(v, "true"));
-    snprintf(line, sizeof line, "%s %s%s%s", q.method, q.path, q.query[0] ? "?" : "", q.query);
-    pthread_mutex_lock(&s->mu);
-    for (size_t i = 0; i < s->faults.n && !code && !drop; i++) {
-      fault *f = &s->faults.v[i];
-      if (f->times <= 0 || strcmp(f->method, q.method) ||
-          strncmp(line + strlen(q.method) + 1, f->prefix, strlen(f->prefix)))
-        continue;
-      f->times--;
-      if (!f->status)
-        drop = 1;
-      else
-        body = status_body(f->status, reason_of(f->status), f->message), code = f->status;
+  {
+    const unsigned char *proto;
+    unsigned int len;
+    SSL_get0_alpn_selected(c->ssl, &proto, &len);
+    if (len == 2 && !memcmp(proto, "h2", 2)) {
+      c->h2 = true;
+      serve_h2(c);
+      goto out;
     }
-    if (!code && !drop && strcmp(q.auth, s->token))
-      body = status_body(401, "Unauthorized", "Unauthorized"), code = 401;
-    if (!code && !drop && !is_watch) code = handle(c, &q, &body);
-    ts_buf_printf(&s->log, "%s %d\n", line, drop ? 0 : is_watch && !code ? 200 : code);
-    pthread_mutex_unlock(&s->mu);
+  }
+  while (buf && read_request(c, &q, buf, 1 << 16)) {
+    json_t *body;
+    int code;
+    bool drop, is_watch;
+    dispatch(c, &q, &code, &body, &drop, &is_watch);
     free(q.body);
     if (drop) break;
-    if (is_watch && !code) {
+    if (is_watch) {
       route r;
       if (parse_route(q.path, &r)) watch(c, &r, q.query);
       continue;
@@ -728,7 +754,7 @@ static void *accept_loop(void *arg) {
     pthread_mutex_lock(&s->mu);
     for (int i = 0; i < MAX_CONNS && slot < 0; i++)
       if (s->fds[i] < 0) slot = i;
-    if (slot >= 0) s->fds[slot] = fd, s->conns++;
+    if (slot >= 0) s->fds[slot] = fd, s->conns++, s->accepted++;
     pthread_mutex_unlock(&s->mu);
     if (slot < 0 || !(c = calloc(1, sizeof *c))) {
       close(fd);
@@ -743,7 +769,281 @@ static void *accept_loop(void *arg) {
   return NULL;
 }
 
-fa_server *fa_start(void) {
+/* ---- HTTP/2 (libnghttp2) ------------------------------------------------------------------- */
+
+#define H2_STREAMS 1024 /* concurrent streams per connection */
+
+typedef struct h2stream {
+  int32_t id;        /* stream id, 0 when free */
+  req q;             /* the request being received */
+  bool ready;        /* the request is complete */
+  bool watching;     /* a watch stream */
+  bool ended;        /* the watch has ended (its last data is queued) */
+  route r;           /* watch: what */
+  long cursor;       /* watch: last rv sent */
+  bool bookmarks;    /* watch: allowWatchBookmarks */
+  time_t end, last;  /* watch: when it ends, last data sent */
+  ts_buf out;        /* data not yet handed to nghttp2 */
+  size_t off;        /* how much of out nghttp2 has taken */
+  struct h2conn *hc; /* owner */
+} h2stream;
+
+typedef struct h2conn {
+  conn *c;
+  nghttp2_session *ng;
+  h2stream st[H2_STREAMS];
+} h2conn;
+
+static h2stream *h2_find(h2conn *h, int32_t id, bool create) {
+  for (int i = 0; i < H2_STREAMS; i++)
+    if (h->st[i].id == id) return &h->st[i];
+  if (!create) return NULL;
+  for (int i = 0; i < H2_STREAMS; i++)
+    if (!h->st[i].id) {
+      memset(&h->st[i], 0, sizeof h->st[i]);
+      h->st[i].id = id, h->st[i].hc = h;
+      ts_buf_init(&h->st[i].out, 256u << 20);
+      return &h->st[i];
+    }
+  return NULL;
+}
+
+static ssize_t h2_send(nghttp2_session *ng, const uint8_t *data, size_t len, int flags, void *ud) {
+  h2conn *h = ud;
+  (void)ng, (void)flags;
+  return write_all(h->c, (const char *)data, len) ? (ssize_t)len : NGHTTP2_ERR_CALLBACK_FAILURE;
+}
+
+static int h2_begin(nghttp2_session *ng, const nghttp2_frame *f, void *ud) {
+  (void)ng;
+  if (f->hd.type == NGHTTP2_HEADERS && f->headers.cat == NGHTTP2_HCAT_REQUEST)
+    h2_find(ud, f->hd.stream_id, true);
+  return 0;
+}
+
+static int h2_header(nghttp2_session *ng, const nghttp2_frame *f, const uint8_t *name, size_t nl,
+                     const uint8_t *value, size_t vl, uint8_t flags, void *ud) {
+  h2stream *st = h2_find(ud, f->hd.stream_id, false);
+  (void)ng, (void)flags;
+  if (!st) return 0;
+  if (nl == 7 && !memcmp(name, ":method", 7))
+    snprintf(st->q.method, sizeof st->q.method, "%.*s", (int)vl, value);
+  else if (nl == 5 && !memcmp(name, ":path", 5)) {
+    const uint8_t *qm = memchr(value, '?', vl);
+    size_t pl = qm ? (size_t)(qm - value) : vl;
+    snprintf(st->q.path, sizeof st->q.path, "%.*s", (int)pl, value);
+    if (qm) snprintf(st->q.query, sizeof st->q.query, "%.*s", (int)(vl - pl - 1), qm + 1);
+  } else if (nl == 13 && !memcmp(name, "authorization", 13) && vl > 7 &&
+             !memcmp(value, "Bearer ", 7))
+    snprintf(st->q.auth, sizeof st->q.auth, "%.*s", (int)(vl - 7), value + 7);
+  return 0;
+}
+
+static int h2_data(nghttp2_session *ng, uint8_t flags, int32_t id, const uint8_t *data, size_t len,
+                   void *ud) {
+  h2stream *st = h2_find(ud, id, false);
+  char *nb;
+  (void)ng, (void)flags;
+  if (!st || !(nb = realloc(st->q.body, st->q.len + len + 1))) return 0;
+  memcpy(nb + st->q.len, data, len);
+  st->q.body = nb;
+  st->q.len += len;
+  st->q.body[st->q.len] = '\0';
+  return 0;
+}
+
+static int h2_frame(nghttp2_session *ng, const nghttp2_frame *f, void *ud) {
+  h2stream *st = h2_find(ud, f->hd.stream_id, false);
+  (void)ng;
+  if (st && (f->hd.type == NGHTTP2_HEADERS || f->hd.type == NGHTTP2_DATA) &&
+      (f->hd.flags & NGHTTP2_FLAG_END_STREAM))
+    st->ready = true;
+  return 0;
+}
+
+static int h2_close(nghttp2_session *ng, int32_t id, uint32_t code, void *ud) {
+  h2stream *st = h2_find(ud, id, false);
+  (void)ng, (void)code;
+  if (st) {
+    free(st->q.body);
+    ts_buf_free(&st->out);
+    memset(st, 0, sizeof *st);
+  }
+  return 0;
+}
+
+/* Hands queued data to nghttp2; deferred while a watch waits for events. */
+static ssize_t h2_read(nghttp2_session *ng, int32_t id, uint8_t *buf, size_t len, uint32_t *flags,
+                       nghttp2_data_source *src, void *ud) {
+  h2stream *st = src->ptr;
+  size_t left = st->out.len - st->off;
+  (void)ng, (void)id, (void)ud;
+  if (!left) {
+    if (!st->watching || st->ended) {
+      *flags |= NGHTTP2_DATA_FLAG_EOF;
+      return 0;
+    }
+    return NGHTTP2_ERR_DEFERRED;
+  }
+  if (len > left) len = left;
+  memcpy(buf, st->out.data + st->off, len);
+  st->off += len;
+  if (st->off == st->out.len && (!st->watching || st->ended)) *flags |= NGHTTP2_DATA_FLAG_EOF;
+  return (ssize_t)len;
+}
+
+static void h2_respond(h2conn *h, h2stream *st, int code) {
+  char status[8];
+  nghttp2_nv hdr[2] = {
+      {(uint8_t *)":status", (uint8_t *)status, 7, 0, NGHTTP2_NV_FLAG_NONE},
+      {(uint8_t *)"content-type", (uint8_t *)"application/json", 12, 16, NGHTTP2_NV_FLAG_NONE}};
+  nghttp2_data_provider dp;
+  snprintf(status, sizeof status, "%d", code);
+  hdr[0].valuelen = strlen(status);
+  dp.source.ptr = st;
+  dp.read_callback = h2_read;
+  nghttp2_submit_response(h->ng, st->id, hdr, 2, &dp);
+}
+
+/* Appends a watch's new events (or a bookmark, or its 410) to its stream. */
+static void h2_pull(h2conn *h, h2stream *st) {
+  fa_server *s = h->c->s;
+  bool any = false;
+  pthread_mutex_lock(&s->mu);
+  if (st->cursor < s->compacted) {
+    json_t *ev = json_pack(
+        "{s:s, s:o}", "type", "ERROR", "object",
+        status_body(410, "Expired", "The resourceVersion for the provided watch is too old."));
+    char *text = json_dumps(ev, JSON_COMPACT);
+    ts_buf_printf(&st->out, "%s\n", text);
+    free(text);
+    json_decref(ev);
+    st->ended = any = true;
+  }
+  for (size_t i = 0; i < s->history.n && !st->ended; i++) {
+    hist *e = &s->history.v[i];
+    json_t *ev;
+    char *text;
+    if (e->rv <= st->cursor || strcmp(e->group, st->r.group) ||
+        strcmp(e->resource, st->r.resource) || (!st->r.cluster && strcmp(e->ns, st->r.ns)))
+      continue;
+    ev = json_pack("{s:s, s:O}", "type", e->type, "object", e->json);
+    text = json_dumps(ev, JSON_COMPACT);
+    ts_buf_printf(&st->out, "%s\n", text);
+    free(text);
+    json_decref(ev);
+    st->cursor = e->rv;
+    any = true;
+  }
+  if (!any && !st->ended && st->bookmarks && time(NULL) - st->last >= 1) {
+    ts_buf_printf(
+        &st->out,
+        "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"%ld\"}}}\n", s->rv);
+    any = true;
+  }
+  if (s->stopping || time(NULL) >= st->end) st->ended = any = true;
+  pthread_mutex_unlock(&s->mu);
+  if (any) {
+    st->last = time(NULL);
+    nghttp2_session_resume_data(h->ng, st->id);
+  }
+}
+
+static void h2_start(h2conn *h, h2stream *st) {
+  json_t *body;
+  int code;
+  bool drop, watch;
+  char v[64];
+  st->ready = false;
+  dispatch(h->c, &st->q, &code, &body, &drop, &watch);
+  if (drop) {
+    nghttp2_submit_rst_stream(h->ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_INTERNAL_ERROR);
+    return;
+  }
+  if (watch) {
+    long timeout = param(st->q.query, "timeoutSeconds", v, sizeof v) ? atol(v) : 60;
+    st->watching = true;
+    parse_route(st->q.path, &st->r);
+    st->cursor = param(st->q.query, "resourceVersion", v, sizeof v) ? atol(v) : 0;
+    st->bookmarks = param(st->q.query, "allowWatchBookmarks", v, sizeof v) && !strcmp(v, "true");
+    st->end = time(NULL) + (timeout > 30 ? 30 : timeout);
+    st->last = time(NULL);
+    pthread_mutex_lock(&h->c->s->mu);
+    if (st->cursor < h->c->s->compacted) code = 410;
+    pthread_mutex_unlock(&h->c->s->mu);
+    if (code == 410) {
+      st->watching = false;
+      body = status_body(410, "Expired", "too old resource version");
+    } else {
+      h2_respond(h, st, 200);
+      return;
+    }
+  }
+  {
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    if (text) ts_buf_puts(&st->out, text);
+    free(text);
+    json_decref(body);
+  }
+  h2_respond(h, st, code);
+}
+
+static void serve_h2(conn *c) {
+  h2conn *h = calloc(1, sizeof *h);
+  nghttp2_session_callbacks *cb;
+  nghttp2_settings_entry set = {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, H2_STREAMS};
+  if (!h) return;
+  h->c = c;
+  nghttp2_session_callbacks_new(&cb);
+  nghttp2_session_callbacks_set_send_callback(cb, h2_send);
+  nghttp2_session_callbacks_set_on_begin_headers_callback(cb, h2_begin);
+  nghttp2_session_callbacks_set_on_header_callback(cb, h2_header);
+  nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2_data);
+  nghttp2_session_callbacks_set_on_frame_recv_callback(cb, h2_frame);
+  nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2_close);
+  nghttp2_session_server_new(&h->ng, cb, h);
+  nghttp2_session_callbacks_del(cb);
+  nghttp2_submit_settings(h->ng, NGHTTP2_FLAG_NONE, &set, 1);
+  while (!c->s->stopping &&
+         (nghttp2_session_want_read(h->ng) || nghttp2_session_want_write(h->ng))) {
+    struct pollfd p = {c->fd, POLLIN, 0};
+    for (int i = 0; i < H2_STREAMS; i++) {
+      if (h->st[i].id && h->st[i].ready) h2_start(h, &h->st[i]);
+      if (h->st[i].id && h->st[i].watching && !h->st[i].ended) h2_pull(h, &h->st[i]);
+    }
+    if (nghttp2_session_send(h->ng)) break;
+    if (SSL_pending(c->ssl) || poll(&p, 1, 50) > 0) {
+      uint8_t buf[16384];
+      int n = SSL_read(c->ssl, buf, sizeof buf);
+      if (n <= 0) break;
+      if (nghttp2_session_mem_recv(h->ng, buf, (size_t)n) < 0) break;
+    }
+  }
+  for (int i = 0; i < H2_STREAMS; i++)
+    if (h->st[i].id) free(h->st[i].q.body), ts_buf_free(&h->st[i].out);
+  nghttp2_session_del(h->ng);
+  free(h);
+}
+
+static int alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen,
+                       const unsigned char *in, unsigned int inlen, void *arg) {
+  fa_server *s = arg;
+  (void)ssl;
+  for (unsigned int i = 0; i < inlen; i += 1 + in[i]) {
+    if (s->http2 && in[i] == 2 && !memcmp(in + i + 1, "h2", 2)) {
+      *out = in + i + 1, *outlen = 2;
+      return SSL_TLSEXT_ERR_OK;
+    }
+  }
+  for (unsigned int i = 0; i < inlen; i += 1 + in[i])
+    if (in[i] == 8 && !memcmp(in + i + 1, "http/1.1", 8)) {
+      *out = in + i + 1, *outlen = 8;
+      return SSL_TLSEXT_ERR_OK;
+    }
+  return SSL_TLSEXT_ERR_NOACK;
+}
+
+fa_server *fa_start_http2(bool http2) {
   fa_server *s = calloc(1, sizeof *s);
   struct sockaddr_in a;
   socklen_t al = sizeof a;
@@ -786,8 +1086,14 @@ fa_server *fa_start(void) {
     fclose(f);
   }
   s->started = time(NULL);
+  s->http2 = http2;
+  SSL_CTX_set_alpn_select_cb(s->ssl, alpn_select, s);
   pthread_create(&s->accept_thread, NULL, accept_loop, s);
   return s;
+}
+
+fa_server *fa_start(void) {
+  return fa_start_http2(false);
 }
 
 void fa_stop(fa_server *s) {
@@ -933,4 +1239,12 @@ char *fa_log(fa_server *s) {
   out = strndup(s->log.data ? s->log.data : "", s->log.len);
   pthread_mutex_unlock(&s->mu);
   return out;
+}
+
+int fa_connections(fa_server *s) {
+  int n;
+  pthread_mutex_lock(&s->mu);
+  n = s->accepted;
+  pthread_mutex_unlock(&s->mu);
+  return n;
 }

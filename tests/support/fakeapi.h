@@ -1,9 +1,9 @@
 /* tests/support/fakeapi.h - a fake kube-apiserver for tests: loopback only, TLS with a CA and
  * certificates generated at start, HTTP/1.1 (libcurl falls back from HTTP/2), bearer-token
- * authentication, an in-memory store with resourceVersions and watch history, and scriptable
- * faults. It answers as the exchanges recorded from kube-apiserver v1.34 (tests/data/k8s/):
- * Status bodies, 409 on a stale update, both 410 forms, binding 201/409/404, eviction 201/429.
- * It runs on its own threads and stops by itself after FA_LIFETIME_S. */
+ * authentication (HTTP/2 on request), an in-memory store with resourceVersions and watch history,
+ * and scriptable faults. It answers as the exchanges recorded from kube-apiserver v1.34
+ * (tests/data/k8s/): Status bodies, 409 on a stale update, both 410 forms, binding 201/409/404,
+ * eviction 201/429. It runs on its own threads and stops by itself after FA_LIFETIME_S. */
 #ifndef FAKEAPI_H
 #define FAKEAPI_H
 
@@ -14,8 +14,11 @@
 
 typedef struct fa_server fa_server;
 
-/* Starts a server; NULL on failure (reason on stderr). */
+/* Starts a server (HTTP/1.1); NULL on failure (reason on stderr). */
 fa_server *fa_start(void);
+/* Same, offering HTTP/2 in ALPN when http2 (served with libnghttp2: every stream of a connection
+ * on one thread, watches as long streams). The request log marks HTTP/2 requests " h2". */
+fa_server *fa_start_http2(bool http2);
 void fa_stop(fa_server *s);
 /* A kubeconfig (file path) for the server with its CA and token. */
 const char *fa_kubeconfig(const fa_server *s);
@@ -44,6 +47,8 @@ void fa_set_token(fa_server *s, const char *token);
 int fa_count(fa_server *s, const char *prefix);
 /* Waits (up to timeout_ms) until fa_count(prefix) >= n; true when it did. */
 bool fa_wait(fa_server *s, const char *prefix, int n, int timeout_ms);
+/* Connections accepted so far. */
+int fa_connections(fa_server *s);
 /* Every request so far, one "METHOD path?query STATUS" per line (malloc'd). */
 char *fa_log(fa_server *s);
 

@@ -317,6 +317,23 @@ static void test_run_conflict_and_token(void **state) {
   stop(pid, SIGTERM);
 }
 
+/* Over HTTP/2: lists, watches (long streams) and writes share one connection. */
+static void test_run_http2(void **state) {
+  fa_server *s = srv = fa_start_http2(true);
+  pid_t pid;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  pod(s, "p0", 1, NULL);
+  pid = spawn(s, "a");
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p0/binding 201 h2", 1, 15000));
+  pod(s, "p1", 1, NULL); /* from the watch stream */
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p1/binding 201 h2", 1, 5000));
+  assert_true(fa_count(s, "GET /api/v1/pods?watch=1") >= 1);
+  assert_int_equal(fa_connections(s), 1);
+  stop(pid, SIGTERM);
+}
+
 static void test_run_bad_kubeconfig(void **state) {
   char path[] = "/tmp/tessera-kc-XXXXXX";
   int fd = mkstemp(path);
@@ -354,6 +371,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_failover, teardown),
       cmocka_unit_test_teardown(test_run_faults, teardown),
       cmocka_unit_test_teardown(test_run_conflict_and_token, teardown),
+      cmocka_unit_test_teardown(test_run_http2, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
   };
   signal(SIGPIPE, SIG_IGN);
