@@ -2,7 +2,7 @@
 # non-root user with only the runtime libraries.
 FROM debian:12 AS build
 RUN apt-get update && apt-get install -y --no-install-recommends build-essential pkg-config \
-      libcurl4-openssl-dev libjansson-dev libuv1-dev libyaml-dev libssl-dev && rm -rf /var/lib/apt/lists/*
+      libcurl4-openssl-dev libjansson-dev libuv1-dev libyaml-dev libssl-dev libnghttp2-dev && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
 COPY . .
 RUN make tessera

@@ -463,7 +463,8 @@ static json_t *discovery(void) {
   static const char *const groups[][3] = {
       {"scheduling.k8s.io", "v1", NULL},    {"policy", "v1", NULL},
       {"coordination.k8s.io", "v1", NULL},  {"events.k8s.io", "v1", NULL},
-      {"resource.k8s.io", "v1", "v1beta1"}, {"scheduling.x-k8s.io", "v1alpha1", NULL}};
+      {"resource.k8s.io", "v1", "v1beta1"}, {"scheduling.x-k8s.io", "v1alpha1", NULL},
+      {"kueue.x-k8s.io", "v1beta1", NULL}};
   json_t *g = json_array();
   for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
     json_t *vs = json_array();

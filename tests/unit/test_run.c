@@ -317,6 +317,57 @@ static void test_run_conflict_and_token(void **state) {
   stop(pid, SIGTERM);
 }
 
+/* Kueue preemption in a cluster: the higher-priority workload's victim is evicted through the
+ * Eviction API, and once it is gone the preemptor is bound. A PodGroup gang binds whole. */
+static void test_run_preemption_and_gang(void **state) {
+  fa_server *s = srv = fa_start();
+  pid_t pid;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  assert_true(fa_put(
+      s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n"));
+  assert_true(fa_put(
+      s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+         "spec:\n  namespaceSelector: {}\n  preemption: {withinClusterQueue: LowerPriority}\n"
+         "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+         "    - {name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}\n"));
+  assert_true(fa_put(
+      s,
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: t}\n"
+      "spec: {clusterQueue: cq}\n"));
+  assert_true(fa_put(
+      s, "apiVersion: v1\nkind: Pod\nmetadata: {name: low-0, namespace: t, labels: "
+         "{kueue.x-k8s.io/queue-name: lq}, ownerReferences: [{apiVersion: batch/v1, kind: Job, "
+         "name: low, uid: u-low, controller: true}]}\nspec: {schedulerName: tessera, nodeName: n1, "
+         "priority: 1, containers: [{name: c, resources: {limits: {nvidia.com/gpu: '4'}}}]}\n"
+         "status: {phase: Running}\n"));
+  assert_true(fa_put(
+      s, "apiVersion: v1\nkind: Pod\nmetadata: {name: high-0, namespace: t, labels: "
+         "{kueue.x-k8s.io/queue-name: lq}, ownerReferences: [{apiVersion: batch/v1, kind: Job, "
+         "name: high, uid: u-high, controller: true}]}\nspec: {schedulerName: tessera, "
+         "priority: 100, containers: [{name: c, resources: {limits: {nvidia.com/gpu: '2'}}}]}\n"));
+  assert_true(fa_put(s, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: "
+                        "{name: g, namespace: t}\n"
+                        "spec: {minMember: 2}\n"));
+  for (int i = 0; i < 2; i++) {
+    char y[600];
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: g-%d, namespace: t, labels: "
+             "{scheduling.x-k8s.io/pod-group: g}}\nspec: {schedulerName: tessera, containers: "
+             "[{name: c, resources: {requests: {cpu: '1'}}}]}\n",
+             i);
+    assert_true(fa_put(s, y));
+  }
+  pid = spawn(s, "a");
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/g-0/binding 201", 1, 15000));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/g-1/binding 201", 1, 5000));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/low-0/eviction 201", 1, 10000));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/high-0/binding 201", 1, 10000));
+  assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/low-0/eviction"), 1);
+  stop(pid, SIGTERM);
+}
+
 /* Over HTTP/2: lists, watches (long streams) and writes share one connection. */
 static void test_run_http2(void **state) {
   fa_server *s = srv = fa_start_http2(true);
@@ -372,6 +423,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_faults, teardown),
       cmocka_unit_test_teardown(test_run_conflict_and_token, teardown),
       cmocka_unit_test_teardown(test_run_http2, teardown),
+      cmocka_unit_test_teardown(test_run_preemption_and_gang, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
   };
   signal(SIGPIPE, SIG_IGN);
