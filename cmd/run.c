@@ -27,6 +27,7 @@ typedef struct runner {
   kc_health *health;      /* /healthz, /readyz, /metrics on healthAddress */
   kc_health *metrics;     /* the same on metricsAddress, when it differs */
   live *l;                /* model, assumptions, decisions into writes */
+  char claim_version[16]; /* the resource.k8s.io version claims are watched in */
   uv_timer_t tick;        /* cycle timer */
   uv_signal_t sigterm;    /* SIGTERM: shut down */
   uv_signal_t sigint;     /* SIGINT: shut down */
@@ -54,7 +55,8 @@ static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *
   runner *r = ud;
   ts_err err;
   model_event ev = t == KC_ADDED ? MODEL_ADDED : t == KC_MODIFIED ? MODEL_MODIFIED : MODEL_DELETED;
-  (void)res;
+  if (res && !strcmp(res->id, "resourceclaims") && !r->claim_version[0])
+    snprintf(r->claim_version, sizeof r->claim_version, "%s", res->version);
   ts_err_clear(&err);
   if (live_event(r->l, ev, obj, &err) != TS_OK) {
     r->rejected++;
@@ -127,7 +129,7 @@ static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
                         const char *pod_uid) {
   runner *r = ud;
   bridge *b = bridge_new(r, token);
-  if (b) kc_claim_unreserve(r->writer, ns, name, pod_uid, write_done, b);
+  if (b) kc_claim_unreserve(r->writer, ns, name, pod_uid, r->claim_version, write_done, b);
 }
 
 static void w_bind(void *ud, void *token, const char *ns, const char *name, const char *uid,

@@ -166,9 +166,10 @@ typedef struct kc_claim_reserve {
 /* Adds the finalizer, then one status write with the allocation and reservedFor. 409: re-read
  * and retry; allocated differently meanwhile: KC_W_ALLOCATED_ELSEWHERE. */
 void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb cb, void *ud);
-/* Removes the pod from reservedFor; the allocation and finalizer too when no one is left. */
+/* Removes the pod from reservedFor; the allocation and finalizer too when no one is left.
+ * version: the resource.k8s.io version the server serves claims in (NULL: v1). */
 void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
-                        kc_write_cb cb, void *ud);
+                        const char *version, kc_write_cb cb, void *ud);
 void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
              kc_write_cb cb, void *ud);
 void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,

@@ -475,13 +475,13 @@ static void unreserve_step(op *o) {
 }
 
 void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
-                        kc_write_cb cb, void *ud) {
+                        const char *version, kc_write_cb cb, void *ud) {
   op *o = new_op(w, cb, ud);
   char path[800];
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
   snprintf(o->pod_uid, sizeof o->pod_uid, "%s", pod_uid);
-  snprintf(o->version, sizeof o->version, "v1");
+  snprintf(o->version, sizeof o->version, "%s", version && *version ? version : "v1");
   claim_path(o, false, path, sizeof path);
   send_req(o, "GET", path, NULL, NULL, on_unreserve_write);
 }
