@@ -25,7 +25,8 @@ ts_rc cmd_settings_load(const char *path, cfg_tessera *t, sched_config *cfg, q_d
 int replay_expect(const char *path, const model *m, const sched_result *res, FILE *out);
 
 /* replay_queues.c: per ClusterQueue after the cycle (text to out, or into summary). */
-void replay_queues(FILE *out, json_t *summary, const model *m, const sched_result *res);
+void replay_queues(FILE *out, json_t *summary, const model *m, const sched_config *cfg,
+                   const sched_result *res);
 
 /* replay_dra.c: DRA output of replay. */
 void replay_print_claims(FILE *out, const sched_decision *d);

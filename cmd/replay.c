@@ -19,11 +19,12 @@ static const char *const pool_labels[] = {
 };
 
 typedef struct replay {
-  model *m;    /* the cluster */
-  int errors;  /* objects or files that failed to load */
-  int objects; /* objects loaded */
-  bool json;   /* --output json */
-  FILE *out;   /* decisions and summary */
+  model *m;                /* the cluster */
+  int errors;              /* objects or files that failed to load */
+  int objects;             /* objects loaded */
+  bool json;               /* --output json */
+  FILE *out;               /* decisions and summary */
+  const sched_config *cfg; /* the cycle's settings */
 } replay;
 
 static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int index) {
@@ -172,7 +173,7 @@ static void print_summary(const replay *r, const sched_result *res) {
   }
   if (!lines && !r->json) fprintf(r->out, "  none: no node offers GPUs as an extended resource\n");
   replay_dra_summary(r->out, js, r->m, res);
-  replay_queues(r->out, js, r->m, res);
+  replay_queues(r->out, js, r->m, r->cfg, res);
   if (r->json) {
     json_object_set_new(js, "gpus", jp);
     print_json(r->out, json_pack("{s:o}", "summary", js));
@@ -198,6 +199,7 @@ int cmd_replay(int argc, char **argv) {
   int status = 0;
   sched_config_default(&cfg);
   r.out = stdout;
+  r.cfg = &cfg;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--output") && i + 1 < argc) {
       const char *o = argv[++i];

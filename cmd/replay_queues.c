@@ -77,7 +77,8 @@ static void print_cq(FILE *out, json_t *arr, const model *m, q_tree *t,
                                          isinf(share) ? -1.0 : share, "usage", usage));
 }
 
-void replay_queues(FILE *out, json_t *summary, const model *m, const sched_result *res) {
+void replay_queues(FILE *out, json_t *summary, const model *m, const sched_config *cfg,
+                   const sched_result *res) {
   model_obj **cqs = NULL;
   size_t n = 0;
   q_tree *t = NULL;
@@ -86,7 +87,7 @@ void replay_queues(FILE *out, json_t *summary, const model *m, const sched_resul
   json_t *arr = summary ? json_array() : NULL;
   ts_arena_init(&a, 0);
   if (model_list(m, MODEL_CLUSTER_QUEUE, &cqs, &n) != TS_OK || !n ||
-      sched_queue_tree(m, &a, &t, &err) != TS_OK) {
+      sched_queue_tree(m, cfg, &a, &t, &err) != TS_OK) {
     ts_free(cqs);
     ts_arena_free(&a);
     json_decref(arr);

@@ -44,55 +44,34 @@ const char *sched__queue_of(const model_pod *p) {
   return model_labels_get(&p->obj.labels, ts_intern_cstr(QUEUE_LABEL));
 }
 
-/* The claim specs of a pod: its claims, or the templates replay makes them from. */
-static uint32_t claim_specs(const sched_view *v, const model_pod *p, const model_claim_spec **out,
-                            uint32_t cap) {
-  uint32_t n = 0;
-  for (uint32_t i = 0; i < p->nclaims && n < cap; i++) {
-    const model_pod_claim *pc = &p->claims[i];
-    const char *name = pc->claim_name;
-    const model_claim *c;
-    for (uint32_t k = 0; !name && k < p->nclaim_statuses; k++)
-      if (p->claim_statuses[k].name == pc->name) name = p->claim_statuses[k].claim_name;
-    c = name ? (const model_claim *)model_get(v->m, MODEL_RESOURCE_CLAIM, p->obj.ns, name) : NULL;
-    if (c) {
-      out[n++] = &c->spec;
-    } else if (pc->template_name) {
-      const model_claim_template *t = (const model_claim_template *)model_get(
-          v->m, MODEL_RESOURCE_CLAIM_TEMPLATE, p->obj.ns, pc->template_name);
-      if (t) out[n++] = &t->spec;
-    }
-  }
-  return n;
-}
-
 /* Fills ps with the requests of p as Kueue counts them: without the pod slot, which is not a
- * container resource, and with its DRA devices as the mapped quota resources (arena copy).
- * Returns false with *why set when a device class is not mapped. */
-static bool podset_requests(sched_view *v, const model_pod *p, q_podset *ps, const char **why) {
+ * container resource, and with the devices of its claims (as the cycle resolved them) as the
+ * mapped quota resources (arena copy). Returns false with *why set when a device class is not
+ * mapped. */
+static bool podset_requests(sched_view *v, const sched_pending *p, q_podset *ps, const char **why) {
   int64_t extra[MODEL_MAX_RESOURCES] = {0};
-  const model_claim_spec *specs[SCHED_DRA_MAX_CLAIMS];
-  uint32_t nspecs = 0, k = 0;
+  uint32_t k = 0;
   model_rq *copy;
   const struct q_devmap *dm = v->cfg ? v->cfg->devmap : NULL;
-  if (dm && dm->n) nspecs = claim_specs(v, p, specs, SCHED_DRA_MAX_CLAIMS);
-  for (uint32_t i = 0; i < nspecs; i++) {
+  const model_rlist *req = &p->pod->requests;
+  for (uint32_t i = 0; dm && dm->n && i < p->nclaims; i++) {
     ts_err err;
     ts_err_clear(&err);
-    if (q_devmap_claim(dm, specs[i], extra, &err) != TS_OK) {
+    if (!p->claims[i].spec) continue;
+    if (q_devmap_claim(dm, p->claims[i].spec, extra, &err) != TS_OK) {
       char buf[TS_ERR_TEXT_MAX + 64];
-      snprintf(buf, sizeof buf, "a claim of pod %s cannot be charged to quota: %s", p->obj.key,
+      snprintf(buf, sizeof buf, "a claim of pod %s cannot be charged to quota: %s", p->pod->obj.key,
                err.text);
       *why = ts_arena_strndup(v->out, buf, strlen(buf));
       return false;
     }
   }
-  copy = ts_arena_alloc(v->arena, ((size_t)p->requests.n + MODEL_MAX_RESOURCES + 1) * sizeof *copy);
+  copy = ts_arena_alloc(v->arena, ((size_t)req->n + MODEL_MAX_RESOURCES + 1) * sizeof *copy);
   if (!copy) return false;
-  for (uint32_t i = 0; i < p->requests.n; i++) {
-    uint16_t id = p->requests.v[i].id;
+  for (uint32_t i = 0; i < req->n; i++) {
+    uint16_t id = req->v[i].id;
     if (id == MODEL_RES_PODS) continue;
-    copy[k++] = (model_rq){id, p->requests.v[i].v + extra[id]};
+    copy[k++] = (model_rq){id, req->v[i].v + extra[id]};
     extra[id] = 0;
   }
   for (int id = 0; id < MODEL_MAX_RESOURCES; id++) /* device-only resources, keeping id order */
@@ -106,7 +85,7 @@ static bool podset_requests(sched_view *v, const model_pod *p, q_podset *ps, con
 }
 
 /* Pod sets: runs of same-shape members, named ps-0, ps-1, ... */
-static bool build_podsets(sched_view *v, const model_pod *const *pods, uint32_t n, q_workload *wl,
+static bool build_podsets(sched_view *v, const sched_pending *pods, uint32_t n, q_workload *wl,
                           uint32_t *podset_of, const char **why) {
   q_podset *ps = ts_arena_alloc(v->arena, (n + 1) * sizeof *ps);
   uint32_t nps = 0;
@@ -114,17 +93,15 @@ static bool build_podsets(sched_view *v, const model_pod *const *pods, uint32_t 
   for (uint32_t i = 0; i < n;) {
     uint32_t j = i + 1;
     char name[32];
-    sched_pending a = {pods[i], 0, NULL, 0, false, NULL}, b;
-    while (j < n &&
-           (b = (sched_pending){pods[j], 0, NULL, 0, false, NULL}, sched__same_shape(&a, &b)))
-      j++;
+    while (j < n && sched__same_shape(&pods[i], &pods[j])) j++;
     memset(&ps[nps], 0, sizeof ps[nps]);
     snprintf(name, sizeof name, "ps-%u", nps);
     ps[nps].name = ts_intern_cstr(name);
     ps[nps].count = (int32_t)(j - i);
-    ps[nps].tolerations = pods[i]->tolerations, ps[nps].ntolerations = pods[i]->ntolerations;
-    ps[nps].node_selector = &pods[i]->node_selector;
-    if (!podset_requests(v, pods[i], &ps[nps], why)) return false;
+    ps[nps].tolerations = pods[i].pod->tolerations;
+    ps[nps].ntolerations = pods[i].pod->ntolerations;
+    ps[nps].node_selector = &pods[i].pod->node_selector;
+    if (!podset_requests(v, &pods[i], &ps[nps], why)) return false;
     for (uint32_t k = i; podset_of && k < j; k++) podset_of[k] = nps;
     nps++;
     i = j;
@@ -209,6 +186,7 @@ static ts_rc charge_running(admit *ad, qgang *q) {
   const model_local_queue *lq;
   const model_cluster_queue *cq;
   q_admission *adm;
+  sched_pending *members;
   const char *why = NULL;
   ts_err err;
   qsort(q->run, q->nrun, sizeof *q->run, pod_member_cmp);
@@ -219,7 +197,12 @@ static ts_rc charge_running(admit *ad, qgang *q) {
                                                    lq->cluster_queue)
           : NULL;
   if (!cq) return TS_OK;
-  if (!build_podsets(v, q->run, q->nrun, &q->wl, NULL, &why)) return why ? TS_OK : TS_ENOMEM;
+  if (!(members = ts_arena_alloc(v->arena, (q->nrun + 1) * sizeof *members))) return TS_ENOMEM;
+  for (uint32_t i = 0; i < q->nrun; i++) {
+    members[i] = (sched_pending){.pod = q->run[i]};
+    if (sched__pod_claims(v, &members[i]) != TS_OK) return TS_ENOMEM;
+  }
+  if (!build_podsets(v, members, q->nrun, &q->wl, NULL, &why)) return why ? TS_OK : TS_ENOMEM;
   adm = ts_arena_alloc(v->arena, sizeof *adm);
   if (!adm ||
       !(adm->podsets = ts_arena_alloc(v->arena, (q->wl.npodsets + 1) * sizeof *adm->podsets)))
@@ -306,10 +289,25 @@ static ts_rc running_gangs(admit *ad) {
 
 /* ---- pending gangs: workloads, hooks, decisions ---------------------------------------- */
 
+/* Partial admission down to the gang's minimum: the pod sets' minCounts add up to `needed`
+ * (at least one pod per pod set, as Kueue's minCount), cutting the last pod sets first. */
+static void set_min_counts(q_workload *wl, uint32_t needed) {
+  int64_t total = 0, excess;
+  for (uint32_t i = 0; i < wl->npodsets; i++) total += wl->podsets[i].count;
+  excess = total - (int64_t)needed;
+  for (uint32_t i = wl->npodsets; excess > 0 && i-- > 0;) {
+    q_podset *ps = &wl->podsets[i];
+    int64_t cut = excess < ps->count - 1 ? excess : ps->count - 1;
+    if (cut > 0) ps->min_count = ps->count - (int32_t)cut;
+    excess -= cut;
+  }
+}
+
 static ts_rc pending_workload(admit *ad, sched_gang *g, qgang **out) {
   sched_view *v = ad->v;
   qgang *q = ts_arena_alloc(v->arena, sizeof *q);
   const model_pod **pods = ts_arena_alloc(v->arena, (g->npods + 1) * sizeof *pods);
+  const char *key = g->key;
   if (!q || !pods) return TS_ENOMEM;
   memset(q, 0, sizeof *q);
   q->g = g;
@@ -317,15 +315,45 @@ static ts_rc pending_workload(admit *ad, sched_gang *g, qgang **out) {
   q->podset_of = ts_arena_alloc(v->arena, (g->npods + 1) * sizeof *q->podset_of);
   if (!q->placed || !q->podset_of) return TS_ENOMEM;
   for (uint32_t i = 0; i < g->npods; i++) pods[i] = g->pods[i].pod, q->placed[i] = UINT32_MAX;
-  fill_workload(v, &q->wl, pods[0], g->key, g->name, g->created, q);
+  if (g->nbound) { /* more pods of a gang that runs (admitted) already: a workload of their own */
+    char buf[700];
+    snprintf(buf, sizeof buf, "%s#more", g->key);
+    if (!(key = ts_arena_strndup(v->arena, buf, strlen(buf)))) return TS_ENOMEM;
+  }
+  fill_workload(v, &q->wl, pods[0], key, g->name, g->created, q);
   q->wl.priority = g->priority;
   *out = q;
-  if (!build_podsets(v, pods, g->npods, &q->wl, q->podset_of, &q->reason))
+  if (!build_podsets(v, g->pods, g->npods, &q->wl, q->podset_of, &q->reason))
     return q->reason ? TS_OK : TS_ENOMEM; /* q->reason: it cannot be queued */
+  set_min_counts(&q->wl, sched__gang_needed(g) ? sched__gang_needed(g) : 1);
   return TS_OK;
 }
 
-/* A gang made of the members of one pod set (count of them), for placement. */
+/* The flavors named (interned names; unknown ones and repeats skipped) as a restriction for
+ * placement, in the scratch arena; NULL when out of memory. */
+static const sched_flavors *flavors_of(sched_view *v, const char *const *names, uint32_t n) {
+  sched_flavors *fl = ts_arena_alloc(v->arena, sizeof *fl);
+  const model_resource_flavor **buf = ts_arena_alloc(v->arena, (n + 1) * sizeof *buf);
+  char key[512] = "";
+  size_t len = 0;
+  if (!fl || !buf) return NULL;
+  fl->n = 0;
+  for (uint32_t i = 0; i < n; i++) {
+    const model_resource_flavor *rf =
+        (const model_resource_flavor *)model_get(v->m, MODEL_RESOURCE_FLAVOR, NULL, names[i]);
+    bool dup = false;
+    for (uint32_t k = 0; k < fl->n; k++) dup |= buf[k] == rf;
+    if (!rf || dup) continue;
+    buf[fl->n++] = rf;
+    len += (size_t)snprintf(key + len, sizeof key - (len < sizeof key ? len : sizeof key), "%s%s",
+                            len ? "," : "", names[i]);
+  }
+  fl->v = buf;
+  fl->key = fl->n ? ts_intern_cstr(key) : NULL;
+  return fl->n ? fl : NULL;
+}
+
+/* A gang made of the first `count` members of pod set ps, for placement. */
 static sched_gang podset_gang(const qgang *q, uint32_t ps, int32_t count) {
   sched_gang sub = *q->g;
   uint32_t first = 0;
@@ -338,28 +366,8 @@ static sched_gang podset_gang(const qgang *q, uint32_t ps, int32_t count) {
   return sub;
 }
 
-/* Restricts placement to the nodes of the given flavors (interned names). */
-static void restrict_to(sched_view *v, const char *const *names, uint32_t n,
-                        const model_resource_flavor **buf) {
-  char key[512] = "";
-  size_t len = 0;
-  v->nflavors = 0;
-  for (uint32_t i = 0; i < n; i++) {
-    const model_resource_flavor *rf =
-        (const model_resource_flavor *)model_get(v->m, MODEL_RESOURCE_FLAVOR, NULL, names[i]);
-    bool dup = false;
-    for (uint32_t k = 0; k < v->nflavors; k++) dup |= buf[k] == rf;
-    if (!rf || dup) continue;
-    buf[v->nflavors++] = rf;
-    len += (size_t)snprintf(key + len, sizeof key - (len < sizeof key ? len : sizeof key), "%s%s",
-                            len ? "," : "", names[i]);
-  }
-  v->flavors = v->nflavors ? buf : NULL;
-  v->flavors_key = v->nflavors ? ts_intern_cstr(key) : NULL;
-}
-
-static void unrestrict(sched_view *v) {
-  v->flavors = NULL, v->nflavors = 0, v->flavors_key = NULL;
+static void set_flavors(sched_gang *g, const sched_flavors *fl) {
+  for (uint32_t i = 0; i < g->npods; i++) g->pods[i].flavors = fl;
 }
 
 /* q_hooks.placeable: can the pod set's pods be placed on the flavor's nodes right now? */
@@ -367,7 +375,6 @@ static bool hook_placeable(void *ctx, const q_candidate *c, char *why, size_t ca
   admit *ad = ctx;
   sched_view *v = ad->v;
   qgang *q = c->wl->user;
-  const model_resource_flavor *buf[1];
   const char *names[1] = {c->flavor};
   sched_gang sub;
   uint32_t *placed, best = 0, got;
@@ -378,14 +385,14 @@ static bool hook_placeable(void *ctx, const q_candidate *c, char *why, size_t ca
   sub = podset_gang(q, c->podset, c->count);
   placed = ts_arena_alloc(v->arena, (sub.npods + 1) * sizeof *placed);
   if (!placed) return false;
-  restrict_to(v, names, 1, buf);
+  set_flavors(&sub, flavors_of(v, names, 1));
   got = sched__place_gang(v, &sub, sub.npods, placed, &best);
   for (uint32_t i = 0; got && i < sub.npods; i++) /* a check only: give everything back */
     if (placed[i] != UINT32_MAX) {
       sched__unplace(v, sub.pods[i].pod, placed[i]);
       sched__dra_release(v, &sub.pods[i]);
     }
-  unrestrict(v);
+  set_flavors(&sub, NULL);
   if (got) return true;
   snprintf(why, cap, "%u of its %u pods fit on the nodes of flavor %s", best, sub.npods, c->flavor);
   return false;
@@ -401,50 +408,82 @@ static void unplace_workload(sched_view *v, qgang *q) {
   }
 }
 
-/* q_hooks.commit: place every pod of an admitted workload for real, pod set by pod set on
- * the nodes of its flavors. */
+/* The members an admission covers (the first `count` of each pod set), each restricted to
+ * the flavors of its pod set, as one gang; at[k] = index of its k-th pod in q->g->pods. */
+static bool admitted_gang(sched_view *v, qgang *q, const q_admission *adm, sched_gang *out,
+                          uint32_t *at) {
+  uint32_t n = 0;
+  *out = *q->g;
+  out->pods = ts_arena_alloc(v->arena, (q->g->npods + 1) * sizeof *out->pods);
+  if (!out->pods) return false;
+  for (uint32_t ps = 0; ps < adm->npodsets; ps++) {
+    const q_psa *a = &adm->podsets[ps];
+    const char **names = ts_arena_alloc(v->arena, (a->nrf + 1) * sizeof *names);
+    const sched_flavors *fl;
+    int32_t taken = 0;
+    if (!names) return false;
+    for (uint32_t k = 0; k < a->nrf; k++) names[k] = a->rf[k].flavor;
+    fl = flavors_of(v, names, a->nrf);
+    for (uint32_t i = 0; i < q->g->npods && taken < a->count; i++) {
+      if (q->podset_of[i] != ps) continue;
+      q->g->pods[i].flavors = fl;
+      out->pods[n] = q->g->pods[i];
+      at[n++] = i, taken++;
+    }
+  }
+  out->npods = out->nmembers = n, out->cap = n;
+  out->min = (int32_t)n, out->nbound = 0;
+  return true;
+}
+
+/* q_hooks.commit: place every admitted pod for real, the whole gang at once (so that it goes
+ * to the narrowest topology domain that holds all of it), each pod set on the nodes of its
+ * flavors. */
 static bool hook_commit(void *ctx, const q_workload *wl, const q_admission *adm, char *why,
                         size_t cap) {
   admit *ad = ctx;
   sched_view *v = ad->v;
   qgang *q = wl->user;
+  sched_gang whole;
+  uint32_t *at, *placed, best = 0, got;
   if (!q || !q->g) return true;
-  for (uint32_t ps = 0; ps < adm->npodsets; ps++) {
-    const q_psa *a = &adm->podsets[ps];
-    const char **names = ts_arena_alloc(v->arena, (a->nrf + 1) * sizeof *names);
-    const model_resource_flavor **buf = ts_arena_alloc(v->arena, (a->nrf + 1) * sizeof *buf);
-    sched_gang sub = podset_gang(q, ps, a->count);
-    uint32_t best = 0, got, first = (uint32_t)(sub.pods - q->g->pods);
-    if (!names || !buf) return false;
-    for (uint32_t k = 0; k < a->nrf; k++) names[k] = a->rf[k].flavor;
-    restrict_to(v, names, a->nrf, buf);
-    got = sched__place_gang(v, &sub, sub.npods, q->placed + first, &best);
-    unrestrict(v);
-    if (got < sub.npods) {
-      unplace_workload(v, q);
-      snprintf(why, cap, "only %u of the %u pods of pod set %s could be placed", best, sub.npods,
-               a->name);
-      return false;
-    }
+  at = ts_arena_alloc(v->arena, (q->g->npods + 1) * sizeof *at);
+  placed = ts_arena_alloc(v->arena, (q->g->npods + 1) * sizeof *placed);
+  if (!at || !placed || !admitted_gang(v, q, adm, &whole, at)) return false;
+  got = sched__place_gang(v, &whole, whole.npods, placed, &best);
+  if (got < whole.npods) {
+    unplace_workload(v, q);
+    set_flavors(q->g, NULL);
+    snprintf(why, cap, "only %u of the %u admitted pods could be placed", best, whole.npods);
+    return false;
   }
+  for (uint32_t k = 0; k < whole.npods; k++) q->placed[at[k]] = placed[k];
   return true;
 }
 
-static ts_rc pend_all(admit *ad, qgang *q, const char *reason) {
-  const char *label = NULL;
+/* "PodGroup team-a/train" (result arena), or NULL for a gang of one. */
+static const char *gang_label(admit *ad, const sched_gang *g) {
   char buf[600];
-  if (q->g->kind != SCHED_GANG_SINGLE) {
-    snprintf(buf, sizeof buf, "%s %s", q->g->what, q->g->name);
-    label = ts_arena_strndup(ad->v->out, buf, strlen(buf));
-  }
-  for (uint32_t i = 0; i < q->g->npods; i++) {
+  if (g->kind == SCHED_GANG_SINGLE) return NULL;
+  snprintf(buf, sizeof buf, "%s %s", g->what, g->name);
+  return ts_arena_strndup(ad->v->out, buf, strlen(buf));
+}
+
+static ts_rc pend_gang(admit *ad, const sched_gang *g, const char *reason) {
+  const char *label = gang_label(ad, g);
+  if (!reason) return TS_ENOMEM;
+  for (uint32_t i = 0; i < g->npods; i++) {
     ts_rc rc =
         ad->add(ad->v, ad->r,
-                (sched_decision){SCHED_PENDING, q->g->pods[i].pod, NULL, reason, label, NULL, 0});
+                (sched_decision){SCHED_PENDING, g->pods[i].pod, NULL, reason, label, NULL, 0});
     if (rc != TS_OK) return rc;
   }
-  q->decided = true;
   return TS_OK;
+}
+
+static ts_rc pend_all(admit *ad, qgang *q, const char *reason) {
+  q->decided = true;
+  return pend_gang(ad, q->g, reason);
 }
 
 static const char *keep(admit *ad, const char *fmt, const char *a, const char *b) {
@@ -569,7 +608,18 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n) {
     qgang *q;
     q_queued how;
     ts_rc rc;
+    const char *label, *waits;
+    bool oom;
     if (!gangs[i].npods || !sched__queue_of(gangs[i].pods[0].pod) || gangs[i].blocked) continue;
+    if (gangs[i].kind != SCHED_GANG_SINGLE) { /* fewer members than its minimum: not a workload */
+      if (!(label = gang_label(ad, &gangs[i]))) return TS_ENOMEM;
+      waits = sched__gang_waits(ad->v, &gangs[i], label, &oom);
+      if (oom) return TS_ENOMEM;
+      if (waits) {
+        if ((rc = pend_gang(ad, &gangs[i], waits)) != TS_OK) return rc;
+        continue;
+      }
+    }
     if ((rc = pending_workload(ad, &gangs[i], &q)) != TS_OK) return rc;
     ad->pending[ad->npending++] = q;
     if (!q->wl.podsets) { /* its devices cannot be charged to quota */
@@ -613,13 +663,14 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
   return rc;
 }
 
-ts_rc sched_queue_tree(const model *m, ts_arena *arena, q_tree **out, ts_err *err) {
+ts_rc sched_queue_tree(const model *m, const sched_config *cfg, ts_arena *arena, q_tree **out,
+                       ts_err *err) {
   sched_view v;
   admit ad;
   ts_rc rc;
   memset(&v, 0, sizeof v);
   memset(&ad, 0, sizeof ad);
-  v.m = m, v.arena = arena, v.out = arena;
+  v.m = m, v.cfg = cfg, v.arena = arena, v.out = arena;
   ad.v = &v;
   if ((rc = q_tree_build(m, &ad.tree, err)) != TS_OK) return rc;
   if ((rc = running_gangs(&ad)) != TS_OK) {

@@ -319,7 +319,7 @@ static bool request_fits_somewhere(sched_view *v, const sched_pending *p,
     sched_dra_result res;
     bool ok = false;
     ts_err err;
-    if (sched__static_fit(v, p->pod, k) != SCHED_FIT) continue;
+    if (sched__static_fit(v, p, k) != SCHED_FIT) continue;
     ts_arena_reset(&v->dra_scratch);
     if (sched_dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, 1,
                            &v->dra_scratch, &res, &ok, &err) == TS_OK &&

@@ -115,15 +115,12 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
   return rc;
 }
 
-/* Why a gang does not run now (arena), given how many of its pods fit at most. */
+/* Why a gang that was tried does not run now (arena), given how many of its pods fit at most. */
 static const char *gang_reason(sched_view *v, const sched_gang *g, const char *label, uint32_t best,
                                const uint32_t *placed) {
-  uint32_t needed = g->min > (int32_t)g->nbound ? (uint32_t)g->min - g->nbound : 0;
+  uint32_t needed = sched__gang_needed(g);
   const sched_pending *stuck = &g->pods[0];
   const char *why;
-  if (g->blocked) return message(v, "%s: %s", label, g->blocked);
-  if (g->nmembers < (uint32_t)g->min)
-    return message(v, "%s has %u of its %d pods; waiting for the rest", label, g->nmembers, g->min);
   if (g->required_level && best < needed)
     return message(v,
                    "%s: %u pods must start together within one %s domain and no domain has "
@@ -143,14 +140,15 @@ static const char *gang_reason(sched_view *v, const sched_gang *g, const char *l
 /* A gang of several pods: all that must start together, or none. */
 static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
   uint32_t *placed = ts_arena_alloc(v->arena, (g->npods + 1) * sizeof *placed), best = 0, got = 0;
-  uint32_t needed = g->min > (int32_t)g->nbound ? (uint32_t)g->min - g->nbound : 0;
   const char *label = message(v, "%s %s", g->what, g->name), *reason = NULL;
+  bool oom = false;
   ts_rc rc = TS_OK;
   if (!placed || !label) return TS_ENOMEM;
   for (uint32_t i = 0; i < g->npods; i++) placed[i] = UINT32_MAX;
-  if (!g->blocked && g->nmembers >= (uint32_t)g->min)
-    got = sched__place_gang(v, g, needed, placed, &best);
-  if (!got && !(reason = gang_reason(v, g, label, best, placed))) return TS_ENOMEM;
+  reason = sched__gang_waits(v, g, label, &oom);
+  if (oom) return TS_ENOMEM;
+  if (!reason) got = sched__place_gang(v, g, sched__gang_needed(g), placed, &best);
+  if (!got && !reason && !(reason = gang_reason(v, g, label, best, placed))) return TS_ENOMEM;
   for (uint32_t i = 0; i < g->npods && rc == TS_OK; i++) {
     const sched_pending *p = &g->pods[i];
     if (got && placed[i] != UINT32_MAX) {

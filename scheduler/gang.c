@@ -110,6 +110,26 @@ void sched__gang_key(const model *m, const model_pod *p, char *key, size_t cap) 
   ts_strlcpy(key, id.key, cap);
 }
 
+uint32_t sched__gang_needed(const sched_gang *g) {
+  return g->min > (int32_t)g->nbound ? (uint32_t)g->min - g->nbound : 0;
+}
+
+const char *sched__gang_waits(sched_view *v, const sched_gang *g, const char *label, bool *oom) {
+  char buf[2048];
+  const char *out;
+  *oom = false;
+  if (g->blocked)
+    snprintf(buf, sizeof buf, "%s: %s", label, g->blocked);
+  else if (g->nmembers < (uint32_t)g->min)
+    snprintf(buf, sizeof buf, "%s has %u of its %d pods; waiting for the rest", label, g->nmembers,
+             g->min);
+  else
+    return NULL;
+  out = ts_arena_strndup(v->out, buf, strlen(buf));
+  *oom = !out;
+  return out;
+}
+
 static bool is_pending(const model_pod *p, const sched_config *cfg) {
   return p->scheduler_name == cfg->scheduler_name && !p->node_name && !p->obj.deleted_ns &&
          p->phase == MODEL_PHASE_PENDING;

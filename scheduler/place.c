@@ -76,7 +76,7 @@ static uint32_t best_node(sched_view *v, const sched_pending *p, const sched_sig
 uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const uint32_t *subset,
                           uint32_t nsubset, uint32_t *placed) {
   const sched_pending *first = &pods[0];
-  const sched_sig *sig = sched__static_nodes(v, first->pod);
+  const sched_sig *sig = sched__static_nodes(v, first);
   sched_cand *h = v->heap;
   sched_shape shape;
   size_t nh;
@@ -135,6 +135,7 @@ static bool same_claims(const sched_pending *a, const sched_pending *b) {
 bool sched__same_shape(const sched_pending *a, const sched_pending *b) {
   const model_pod *x = a->pod, *y = b->pod;
   if (!same_claims(a, b)) return false;
+  if ((a->flavors ? a->flavors->key : NULL) != (b->flavors ? b->flavors->key : NULL)) return false;
   if (x->requests.n != y->requests.n ||
       memcmp(x->requests.v, y->requests.v, x->requests.n * sizeof *x->requests.v) != 0)
     return false;

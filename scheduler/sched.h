@@ -189,10 +189,12 @@ void sched_result_free(sched_result *r);
 int32_t sched_pod_priority(const model *m, const model_pod *p);
 
 /* The Kueue quota tree of the model, charged with the gangs running through queues (their
- * flavors inferred from the nodes they run on). The workloads it holds live in arena, which
- * must outlive the tree. Returns new in *out (q_tree_free). */
+ * flavors inferred from the nodes they run on; their claims' devices charged as cfg maps
+ * them). The workloads it holds live in arena, which must outlive the tree. Returns new in
+ * *out (q_tree_free). */
 struct q_tree;
-ts_rc sched_queue_tree(const model *m, ts_arena *arena, struct q_tree **out, ts_err *err);
+ts_rc sched_queue_tree(const model *m, const sched_config *cfg, ts_arena *arena,
+                       struct q_tree **out, ts_err *err);
 
 /* True for resources counted as GPUs when scoring: names ending in "/gpu" and NVIDIA MIG
  * resources ("nvidia.com/mig-..."). */

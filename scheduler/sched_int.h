@@ -71,16 +71,11 @@ typedef struct sched_view {
   int nsigs;                        /* entries in use */
   int next_evict;                   /* round-robin slot to reuse when full */
   sched_cand *heap;                 /* one heap buffer of n entries for every run */
-  const model_resource_flavor *const *flavors; /* while placing an admitted workload: nodes
-                                                  must carry these flavors' nodeLabels, and
-                                                  their tolerations apply */
-  uint32_t nflavors;                           /* entries (0: no restriction) */
-  const char *flavors_key;                     /* interned "f1,f2" naming the restriction */
-  sched_dra_world *dra;  /* devices of every ResourceSlice, and what is in use */
-  ts_arena dra_scratch;  /* memory of trial allocations, reset before each */
-  const char *dra_error; /* an allocation error met while filtering (result arena) */
-  ts_map cycle_claims;   /* "ns/name" (result arena) -> sched_claim: claims allocated by a pod
-                            placed this cycle, which later pods sharing them reuse */
+  sched_dra_world *dra;             /* devices of every ResourceSlice, and what is in use */
+  ts_arena dra_scratch;             /* memory of trial allocations, reset before each */
+  const char *dra_error;            /* an allocation error met while filtering (result arena) */
+  ts_map cycle_claims; /* "ns/name" (result arena) -> sched_claim: claims allocated by a pod
+                          placed this cycle, which later pods sharing them reuse */
   sched_level levels[SCHED_MAX_TOPOLOGY + 1]; /* topology levels seen this cycle */
   int nlevels;                                /* entries */
   sched_state *state;                         /* what earlier cycles decided, or NULL */
@@ -96,14 +91,24 @@ typedef enum sched_fit {
   SCHED_AFFINITY,      /* nodeSelector or required node affinity */
 } sched_fit;
 
+/* The ResourceFlavors Kueue admitted a pod on: the pod may only use nodes carrying their
+ * nodeLabels, and their tolerations apply to it. */
+typedef struct sched_flavors {
+  const model_resource_flavor *const *v; /* borrowed (arena) */
+  uint32_t n;                            /* entries */
+  const char *key;                       /* interned "f1,f2" naming the restriction */
+} sched_flavors;
+
 /* A pending pod with its effective priority and its resolved ResourceClaims. */
 typedef struct sched_pending {
-  const model_pod *pod; /* borrowed from the model */
-  int32_t priority;     /* effective priority */
-  sched_claim *claims;  /* resolved claims (arena), NULL when none */
-  uint32_t nclaims;     /* entries */
-  bool dra;             /* some claim needs an allocation */
-  const char *blocked;  /* why the pod cannot be scheduled at all (a claim is missing), or NULL */
+  const model_pod *pod;         /* borrowed from the model */
+  int32_t priority;             /* effective priority */
+  sched_claim *claims;          /* resolved claims (arena), NULL when none */
+  uint32_t nclaims;             /* entries */
+  bool dra;                     /* some claim needs an allocation */
+  const char *blocked;          /* why the pod cannot be scheduled at all (a claim is missing),
+                                   or NULL */
+  const sched_flavors *flavors; /* while placed as an admitted workload: its flavors, else NULL */
 } sched_pending;
 
 typedef enum sched_gang_kind {
@@ -132,6 +137,14 @@ typedef struct sched_gang {
   const char *preferred_level; /* interned topology key to try first, or NULL */
   const char *blocked;         /* why the gang cannot be scheduled at all (arena), or NULL */
 } sched_gang;
+
+/* Pods of the gang that must be placed in this cycle for it to start: its minimum less the
+ * members already running (0 when those are enough). */
+uint32_t sched__gang_needed(const sched_gang *g);
+/* Why the gang cannot even be tried now: it is blocked (a missing PodGroup, claim, ...) or
+ * has fewer members than its minimum. A message in the result arena that starts with label
+ * ("PodGroup team-a/train"), or NULL when it can be tried. *oom is set when out of memory. */
+const char *sched__gang_waits(sched_view *v, const sched_gang *g, const char *label, bool *oom);
 
 /* The key of the gang a pod belongs to (as sched__gangs identifies gangs). */
 void sched__gang_key(const model *m, const model_pod *p, char *key, size_t cap);
@@ -164,12 +177,14 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
                        ts_arena *scratch, ts_arena *out);
 /* Frees what the view holds outside its arenas (the DRA world). */
 void sched__view_free(sched_view *v);
-const model_taint *sched__untolerated(const sched_view *v, const model_pod *p, const model_node *n);
-/* Filters that do not depend on free capacity, in kube-scheduler's plugin order. */
-sched_fit sched__static_fit(const sched_view *v, const model_pod *p, uint32_t node);
+/* The first NoSchedule / NoExecute taint of n that neither the pod nor its flavors tolerate. */
+const model_taint *sched__untolerated(const sched_pending *p, const model_node *n);
+/* Filters that do not depend on free capacity, in kube-scheduler's plugin order, plus the
+ * nodeLabels of the pod's flavors. */
+sched_fit sched__static_fit(const sched_view *v, const sched_pending *p, uint32_t node);
 /* The nodes passing the static filters for p, cached per signature; NULL when out of
  * memory. Valid until the next call (a full cache reuses slots). */
-const sched_sig *sched__static_nodes(sched_view *v, const model_pod *p);
+const sched_sig *sched__static_nodes(sched_view *v, const sched_pending *p);
 /* True when two pods have the same node selector, affinity and tolerations. */
 bool sched__same_static(const model_pod *a, const model_pod *b);
 /* True when every resource the pod requests is free on the node. */

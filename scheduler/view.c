@@ -72,37 +72,37 @@ static bool node_selector_fits(const model_pod *p, const model_node *n) {
          model_node_selector_match(&p->affinity, n->obj.name, &n->obj.labels);
 }
 
-/* The first NoSchedule / NoExecute taint of n that neither the pod nor the flavors in force
- * (Kueue adds a flavor's tolerations to the pods it admits) tolerate. */
-const model_taint *sched__untolerated(const sched_view *v, const model_pod *p,
-                                      const model_node *n) {
+/* Kueue adds the tolerations of the flavors it admits a pod on to the pod. */
+const model_taint *sched__untolerated(const sched_pending *pp, const model_node *n) {
+  const model_pod *p = pp->pod;
+  const sched_flavors *fl = pp->flavors;
   for (uint32_t i = 0; i < n->ntaints; i++) {
     const model_taint *t = &n->taints[i];
     bool ok = t->effect == MODEL_EFFECT_PREFER_NO_SCHEDULE;
     for (uint32_t j = 0; j < p->ntolerations && !ok; j++)
       ok = model_tolerates(&p->tolerations[j], t);
-    for (uint32_t f = 0; f < v->nflavors && !ok; f++)
-      for (uint32_t j = 0; j < v->flavors[f]->ntolerations && !ok; j++)
-        ok = model_tolerates(&v->flavors[f]->tolerations[j], t);
+    for (uint32_t f = 0; fl && f < fl->n && !ok; f++)
+      for (uint32_t j = 0; j < fl->v[f]->ntolerations && !ok; j++)
+        ok = model_tolerates(&fl->v[f]->tolerations[j], t);
     if (!ok) return t;
   }
   return NULL;
 }
 
-static bool flavors_fit(const sched_view *v, const model_node *n) {
-  for (uint32_t f = 0; f < v->nflavors; f++)
-    for (uint32_t i = 0; i < v->flavors[f]->node_labels.n; i++)
-      if (model_labels_get(&n->obj.labels, v->flavors[f]->node_labels.v[i].key) !=
-          v->flavors[f]->node_labels.v[i].value)
+static bool flavors_fit(const sched_flavors *fl, const model_node *n) {
+  for (uint32_t f = 0; fl && f < fl->n; f++)
+    for (uint32_t i = 0; i < fl->v[f]->node_labels.n; i++)
+      if (model_labels_get(&n->obj.labels, fl->v[f]->node_labels.v[i].key) !=
+          fl->v[f]->node_labels.v[i].value)
         return false;
   return true;
 }
 
-sched_fit sched__static_fit(const sched_view *v, const model_pod *p, uint32_t node) {
+sched_fit sched__static_fit(const sched_view *v, const sched_pending *p, uint32_t node) {
   const model_node *n = v->nodes[node];
-  if (n->unschedulable && !tolerates_unschedulable(p)) return SCHED_UNSCHEDULABLE;
-  if (sched__untolerated(v, p, n)) return SCHED_TAINT;
-  if (!node_selector_fits(p, n) || !flavors_fit(v, n)) return SCHED_AFFINITY;
+  if (n->unschedulable && !tolerates_unschedulable(p->pod)) return SCHED_UNSCHEDULABLE;
+  if (sched__untolerated(p, n)) return SCHED_TAINT;
+  if (!node_selector_fits(p->pod, n) || !flavors_fit(p->flavors, n)) return SCHED_AFFINITY;
   return SCHED_FIT;
 }
 
@@ -149,12 +149,13 @@ static uint64_t static_hash(const model_pod *p) {
   return h;
 }
 
-const sched_sig *sched__static_nodes(sched_view *v, const model_pod *p) {
+const sched_sig *sched__static_nodes(sched_view *v, const sched_pending *pp) {
+  const model_pod *p = pp->pod;
+  const char *fkey = pp->flavors ? pp->flavors->key : NULL;
   uint64_t h = static_hash(p);
   sched_sig *sig;
   for (int i = 0; i < v->nsigs; i++)
-    if (v->sigs[i].hash == h && v->sigs[i].flavors == v->flavors_key &&
-        sched__same_static(v->sigs[i].pod, p))
+    if (v->sigs[i].hash == h && v->sigs[i].flavors == fkey && sched__same_static(v->sigs[i].pod, p))
       return &v->sigs[i];
   if (v->nsigs < SCHED_MAX_SIGS) {
     sig = &v->sigs[v->nsigs];
@@ -166,9 +167,9 @@ const sched_sig *sched__static_nodes(sched_view *v, const model_pod *p) {
     sig = &v->sigs[v->next_evict]; /* reuse a slot and its buffer */
     v->next_evict = (v->next_evict + 1) % SCHED_MAX_SIGS;
   }
-  sig->pod = p, sig->hash = h, sig->n = 0, sig->flavors = v->flavors_key;
+  sig->pod = p, sig->hash = h, sig->n = 0, sig->flavors = fkey;
   for (uint32_t k = 0; k < v->n; k++) {
-    sig->pass[k] = sched__static_fit(v, p, k) == SCHED_FIT;
+    sig->pass[k] = sched__static_fit(v, pp, k) == SCHED_FIT;
     if (sig->pass[k]) sig->nodes[sig->n++] = k;
   }
   return sig;
@@ -266,12 +267,12 @@ static void node_reasons(sched_view *v, const sched_pending *pp, uint32_t node, 
   const int64_t *free = v->free + (size_t)node * (size_t)v->stride;
   char text[300];
   const model_taint *t;
-  switch (sched__static_fit(v, p, node)) {
+  switch (sched__static_fit(v, pp, node)) {
   case SCHED_UNSCHEDULABLE:
     hist_add(h, "node(s) were unschedulable");
     return;
   case SCHED_TAINT:
-    t = sched__untolerated(v, p, n);
+    t = sched__untolerated(pp, n);
     snprintf(text, sizeof text, "node(s) had untolerated taint {%s: %s}", t->key, t->value);
     hist_add(h, text);
     return;

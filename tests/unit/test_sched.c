@@ -219,10 +219,11 @@ static void reference(const model *m, sched_scoring scoring, const char **out, s
     int64_t best = 0;
     int found = -1;
     sched_shape shape;
+    sched_pending pp = {.pod = p};
     sched__shape_init(&v, p, &shape);
     for (uint32_t k = 0; k < v.n; k++) {
       int64_t s;
-      if (sched__static_fit(&v, p, k) != SCHED_FIT || !sched__resources_fit(&v, p, k)) continue;
+      if (sched__static_fit(&v, &pp, k) != SCHED_FIT || !sched__resources_fit(&v, p, k)) continue;
       s = sched__score(&v, &shape, k);
       if (found < 0 || s > best) best = s, found = (int)k;
     }
@@ -929,6 +930,91 @@ static void test_admission_charges_devices(void **state) {
   model_free(m);
 }
 
+/* A queued gang (PodGroup with minMember, pods labelled with a LocalQueue) waits for its
+ * minimum as the same gang without a queue does: pods arrive one by one in a cluster. */
+static void test_admission_gang_min(void **state) {
+  model *m = model_new();
+  char q[2048];
+  sched_result r;
+  (void)state;
+  snprintf(q, sizeof q, queues_yaml, 32);
+  apply(m, q);
+  gpu_node(m, "n0", "pool: gpu", 8);
+  gpu_node(m, "n1", "pool: gpu", 4);
+  apply(m, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: pg, "
+           "namespace: t}\nspec: {minMember: 8}\n");
+  for (int i = 0; i < 8; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "pg-%d", i);
+    add_member(m, name,
+               "labels: {scheduling.x-k8s.io/pod-group: pg, kueue.x-k8s.io/queue-name: lq}",
+               "nvidia.com/gpu: 1", "");
+    r = run(m, SCHED_BINPACK);
+    if (i < 7) {
+      assert_int_equal(r.nbound, 0);
+      assert_non_null(strstr(decision(&r, "pg-0")->reason, "waiting for the rest"));
+    } else {
+      assert_int_equal(r.nbound, 8);
+      assert_int_equal(count_on(&r, "n0"), 8); /* the whole gang on one node */
+    }
+    sched_result_free(&r);
+  }
+  /* minMember 4 of 6 pods where only 4 GPUs are free: partial admission down to the minimum. */
+  apply(m, "apiVersion: v1\nkind: Pod\nmetadata: {name: busy, namespace: u}\nspec: {nodeName: "
+           "n0, containers: [{resources: {limits: {nvidia.com/gpu: 8}}}]}\nstatus: {phase: "
+           "Running}\n");
+  apply(m, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: pg, "
+           "namespace: t}\nspec: {minMember: 4}\n");
+  for (int i = 0; i < 8; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "pg-%d", i);
+    if (i >= 6) assert_int_equal(model_remove(m, MODEL_POD, "t", key), TS_OK);
+  }
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 4);
+  assert_int_equal(count_on(&r, "n1"), 4);
+  sched_result_free(&r);
+  model_free(m);
+}
+
+/* A queued gang of two pod sets (a master and its workers) goes to one topology domain as a
+ * whole, not pod set by pod set. */
+static void test_admission_gang_topology(void **state) {
+  model *m = model_new();
+  char q[2048];
+  sched_result r;
+  (void)state;
+  snprintf(q, sizeof q, queues_yaml, 32);
+  apply(m, q);
+  gpu_node(m, "a0", "pool: gpu, nvidia.com/gpu.clique: c1", 8);
+  gpu_node(m, "a1", "pool: gpu, nvidia.com/gpu.clique: c1", 8);
+  gpu_node(m, "b0", "pool: gpu, nvidia.com/gpu.clique: c2", 8);
+  for (int i = 0; i < 2; i++) {
+    char y[512];
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: busy-%d, namespace: u}\nspec: "
+             "{nodeName: a%d, containers: [{resources: {limits: {nvidia.com/gpu: 4}}}]}\n"
+             "status: {phase: Running}\n",
+             i, i);
+    apply(m, y);
+  }
+  for (int i = 0; i < 7; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "ft-%d", i);
+    add_member(m, name,
+               "labels: {kueue.x-k8s.io/queue-name: lq}, ownerReferences: [{apiVersion: "
+               "kubeflow.org/v1, kind: PyTorchJob, name: ft, uid: u1, controller: true}]",
+               i ? "nvidia.com/gpu: 1" : "nvidia.com/gpu: 2", "");
+  }
+  /* Pod set by pod set, the master (2 GPUs) would go to the fullest node (a0) and the six
+   * workers to b0. */
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 7);
+  assert_int_equal(count_on(&r, "b0"), 7);
+  sched_result_free(&r);
+  model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
@@ -950,6 +1036,8 @@ int main(void) {
       cmocka_unit_test(test_admission_quota_and_preemption),
       cmocka_unit_test(test_admission_charges_devices),
       cmocka_unit_test(test_admission_hold_and_drain),
+      cmocka_unit_test(test_admission_gang_min),
+      cmocka_unit_test(test_admission_gang_topology),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
