@@ -236,6 +236,8 @@ int cmd_replay(int argc, char **argv) {
     sched_cel_free(cel);
     return 1;
   }
+  for (int k = 0; k < MODEL_KIND_COUNT; k++) /* the snapshot is all there is to know */
+    if (!model_count(r.m, (model_kind)k)) model_set_seen(r.m, (model_kind)k, false);
   ts_err_clear(&err);
   state = sched_state_new();
   if (!state || sched_cycle(r.m, &cfg, state, snapshot_time(r.m), &res, &err) != TS_OK) {

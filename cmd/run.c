@@ -64,6 +64,10 @@ static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *
   }
 }
 
+static void on_skipped(void *ud, const char *kind) {
+  live_kind_unseen(((runner *)ud)->l, kind);
+}
+
 static void on_synced(void *ud) {
   (void)ud;
   ts_log(TS_LOG_INFO, "every informer has synced; scheduling starts when this replica leads");
@@ -306,7 +310,7 @@ int cmd_run(int argc, char **argv) {
     return 1;
   }
   {
-    kc_informer_opts io = {on_event, on_synced, &r};
+    kc_informer_opts io = {on_event, on_synced, &r, on_skipped};
     kc_leader_opts lo = {t.lease_namespace,
                          t.lease_name,
                          identity,

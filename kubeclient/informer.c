@@ -45,6 +45,14 @@ static const spec specs[] = {
      {"v1beta2", "v1beta1"},
      true},
     {"podgroups", "scheduling.x-k8s.io", "PodGroup", {"v1alpha1"}, true},
+    {"jobs", "batch", "Job", {"v1"}, true},
+    {"jobsets", "jobset.x-k8s.io", "JobSet", {"v1alpha2"}, true},
+    {"pytorchjobs", "kubeflow.org", "PyTorchJob", {"v1"}, true},
+    {"tfjobs", "kubeflow.org", "TFJob", {"v1"}, true},
+    {"mpijobs", "kubeflow.org", "MPIJob", {"v2beta1", "v1"}, true},
+    {"xgboostjobs", "kubeflow.org", "XGBoostJob", {"v1"}, true},
+    {"paddlejobs", "kubeflow.org", "PaddleJob", {"v1"}, true},
+    {"jaxjobs", "kubeflow.org", "JAXJob", {"v1"}, true},
 };
 #define NSPECS (sizeof specs / sizeof *specs)
 
@@ -159,6 +167,7 @@ static bool skip(informer *f, const kc_response *r) {
          r->status == 404 ? "not served by this API server" : "forbidden for this identity",
          f->res.id);
   f->ph = P_SKIPPED;
+  if (f->all->o.on_skipped) f->all->o.on_skipped(f->all->o.ud, f->res.kind);
   check_synced(f->all);
   return true;
 }
@@ -366,6 +375,7 @@ static void on_discovery(void *ud, const kc_response *r) {
       ts_log(TS_LOG_WARN, "the API server does not serve %s%s%s; not watching it", specs[i].id,
              specs[i].group[0] ? "." : "", specs[i].group);
       f->ph = P_SKIPPED;
+      if (a->o.on_skipped) a->o.on_skipped(a->o.ud, specs[i].kind);
       continue;
     }
     if (specs[i].group[0]) {

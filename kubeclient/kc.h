@@ -97,7 +97,9 @@ typedef struct kc_informer_opts {
   /* obj is borrowed and always carries kind and apiVersion. */
   void (*on_event)(void *ud, kc_event_type t, json_t *obj, const kc_resource *res);
   void (*on_synced)(void *ud); /* once, when every informer has listed */
-  void *ud;                    /* for both */
+  void *ud;                    /* for every callback */
+  /* Optional: the resource of `kind` will not be watched (the server lacks or forbids it). */
+  void (*on_skipped)(void *ud, const char *kind);
 } kc_informer_opts;
 
 typedef struct kc_informers kc_informers;

@@ -151,6 +151,11 @@ void live_get_stats(const live *l, live_stats *out) {
   *out = l->st;
 }
 
+void live_kind_unseen(live *l, const char *kind) {
+  model_set_seen(l->m, model_kind_of(kind), false);
+  l->dirty = true;
+}
+
 bool live_dirty(const live *l) {
   return l->dirty;
 }

@@ -80,6 +80,9 @@ void live_free(live *l);
  * by earlier decisions keep their assumed state until an event confirms it. */
 ts_rc live_event(live *l, model_event ev, json_t *obj, ts_err *err);
 
+/* Objects of `kind` (a kind name) cannot be known: the server does not serve them to us. */
+void live_kind_unseen(live *l, const char *kind);
+
 /* True when something changed since the last cycle (an event, a finished write). */
 bool live_dirty(const live *l);
 /* True while writes are in flight (no cycle runs then). */

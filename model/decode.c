@@ -42,6 +42,14 @@ static const kind_info kinds[MODEL_KIND_COUNT] = {
     K(WORKLOAD_PRIORITY_CLASS, workload_priority_class, "kueue.x-k8s.io", "v1beta2 v1beta1",
       model_workload_priority_class, false),
     K(POD_GROUP, pod_group, "scheduling.x-k8s.io", "v1alpha1", model_pod_group, true),
+    K(JOB, job, "batch", "v1", model_job, true),
+    K(JOBSET, jobset, "jobset.x-k8s.io", "v1alpha2", model_job, true),
+    K(PYTORCH_JOB, training_job, "kubeflow.org", "v1", model_job, true),
+    K(TF_JOB, training_job, "kubeflow.org", "v1", model_job, true),
+    K(MPI_JOB, training_job, "kubeflow.org", "v2beta1 v1", model_job, true),
+    K(XGBOOST_JOB, training_job, "kubeflow.org", "v1", model_job, true),
+    K(PADDLE_JOB, training_job, "kubeflow.org", "v1", model_job, true),
+    K(JAX_JOB, training_job, "kubeflow.org", "v1", model_job, true),
 };
 #undef K
 
@@ -53,6 +61,12 @@ static const char *const kind_names[MODEL_KIND_COUNT] = {
 
 const char *model_kind_name(model_kind k) {
   return (unsigned)k < MODEL_KIND_COUNT ? kind_names[k] : "Unknown";
+}
+
+model_kind model_kind_of(const char *name) {
+  for (int i = 0; i < MODEL_KIND_COUNT; i++)
+    if (!strcmp(kind_names[i], name)) return (model_kind)i;
+  return MODEL_KIND_COUNT;
 }
 
 static bool word_in(const char *word, size_t n, const char *list) {

@@ -323,6 +323,10 @@ ts_rc model_apply_json(model *m, json_t *json, model_event ev, const char *origi
   return rc;
 }
 
+void model_set_seen(model *m, model_kind kind, bool seen) {
+  if ((unsigned)kind < MODEL_KIND_COUNT) m->unseen[kind] = !seen;
+}
+
 ts_rc model_pod_bind(model *m, model_pod *p, const char *node_name) {
   pod_unindex(m, p);
   p->node_name = node_name;

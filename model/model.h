@@ -31,7 +31,15 @@
   X(RESOURCE_FLAVOR, "ResourceFlavor")                                                             \
   X(COHORT, "Cohort")                                                                              \
   X(WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass")                                              \
-  X(POD_GROUP, "PodGroup")
+  X(POD_GROUP, "PodGroup")                                                                         \
+  X(JOB, "Job")                                                                                    \
+  X(JOBSET, "JobSet")                                                                              \
+  X(PYTORCH_JOB, "PyTorchJob")                                                                     \
+  X(TF_JOB, "TFJob")                                                                               \
+  X(MPI_JOB, "MPIJob")                                                                             \
+  X(XGBOOST_JOB, "XGBoostJob")                                                                     \
+  X(PADDLE_JOB, "PaddleJob")                                                                       \
+  X(JAX_JOB, "JAXJob")
 
 typedef enum model_kind {
 #define MODEL__KIND_ENUM(id, name) MODEL_##id,
@@ -41,6 +49,8 @@ typedef enum model_kind {
 } model_kind;
 
 const char *model_kind_name(model_kind k); /* "ResourceClaim"; borrowed, static */
+/* The kind of a kind name ("PyTorchJob"), or MODEL_KIND_COUNT when Tessera does not read it. */
+model_kind model_kind_of(const char *name);
 
 /* ---- shared building blocks ------------------------------------------------------------ */
 
@@ -616,6 +626,15 @@ typedef struct model_pod_group {
   int32_t schedule_timeout_seconds; /* spec.scheduleTimeoutSeconds (0 = unset) */
 } model_pod_group;
 
+/* A job that owns pods (batch/v1 Job, JobSet, Kubeflow PyTorchJob / TFJob / MPIJob /
+ * XGBoostJob / PaddleJob / JAXJob): what gang scheduling needs of it (model/decode_jobs.c
+ * states the rules per kind). */
+typedef struct model_job {
+  model_obj obj;    /* header; kind MODEL_JOB, MODEL_JOBSET or a training job kind */
+  int32_t pods;     /* pods it runs at once (sum of replicas x parallelism) */
+  int32_t min_pods; /* pods that must start together (minAvailable, elastic minimum, ...) */
+} model_job;
+
 /* ---- decoding -------------------------------------------------------------------------- */
 
 typedef struct model_decode_opts {
@@ -648,6 +667,9 @@ typedef struct model {
   uint64_t seq;                    /* private: next insertion sequence */
   uint64_t revs;                   /* private: last stored-version number handed out */
   uint64_t generation;             /* read-only: bumped by every change */
+  bool unseen[MODEL_KIND_COUNT];   /* read-only: kinds whose objects this model cannot know
+                                      (the API server refused to list them, or a snapshot
+                                      holds none); see model_set_seen */
 } model;
 
 typedef enum model_event { MODEL_ADDED, MODEL_MODIFIED, MODEL_DELETED } model_event;
@@ -664,6 +686,11 @@ ts_rc model_remove(model *m, model_kind kind, const char *ns, const char *name);
  * *skipped set when non-NULL). origin (interned or NULL) is recorded on the object. */
 ts_rc model_apply_json(model *m, json_t *json, model_event ev, const char *origin,
                        const model_decode_opts *opts, bool *skipped, ts_err *err);
+
+/* Records whether objects of a kind can be known at all (true by default). Gang sizes come
+ * from the jobs that own pods: when jobs of a kind cannot be seen, their pods are taken as
+ * the whole gang instead of waiting for a job that will never show. */
+void model_set_seen(model *m, model_kind kind, bool seen);
 
 /* Binds a pod to a node in the model (node_name interned; NULL unbinds), as an assumed
  * decision: indexes and per-node sums follow. The rest of the pod is unchanged. */

@@ -94,6 +94,9 @@ MODEL__DECL(RESOURCE_FLAVOR, resource_flavor)
 MODEL__DECL(COHORT, cohort)
 MODEL__DECL(WORKLOAD_PRIORITY_CLASS, workload_priority_class)
 MODEL__DECL(POD_GROUP, pod_group)
+MODEL__DECL(JOB, job)
+MODEL__DECL(JOBSET, jobset)
+MODEL__DECL(TRAINING_JOB, training_job)
 #undef MODEL__DECL
 
 /* Frees the members of the common header (not the object). */

@@ -67,26 +67,49 @@ static bool from_kueue_group(const model_pod *p, gang_id *g) {
   return true;
 }
 
-static bool from_jobset(const model_pod *p, gang_id *g) {
+#define UNSEEN_OWNER                                                                               \
+  "has not been seen, so how many of its pods must start together is unknown; waiting for it"
+
+/* The minimum of a gang owned by a job: what the job object says (model/decode_jobs.c); when
+ * the job is not in the model, wait for it, unless jobs of its kind cannot be seen at all
+ * (then every member that exists). uid (may be NULL or "") must match when both are known. */
+static void owner_min(const model *m, model_kind kind, const char *ns, const char *name,
+                      const char *uid, gang_id *g) {
+  const model_job *j = (const model_job *)model_get(m, kind, ns, name);
+  if (j && uid && *uid && *j->obj.uid && strcmp(uid, j->obj.uid) != 0) j = NULL; /* another one */
+  g->min = -1;
+  if (j)
+    g->min = j->min_pods;
+  else if (!m->unseen[kind])
+    g->blocked = UNSEEN_OWNER;
+}
+
+static bool from_jobset(const model *m, const model_pod *p, gang_id *g) {
   const char *js = label(&p->obj, "jobset.sigs.k8s.io/jobset-name");
   if (!js) return false;
   g->kind = SCHED_GANG_JOBSET, g->what = "JobSet";
   snprintf(g->key, sizeof g->key, "js:%s/%s", p->obj.ns, js);
   snprintf(g->name, sizeof g->name, "%s/%s", p->obj.ns, js);
-  g->min = -1;
+  owner_min(m, MODEL_JOBSET, p->obj.ns, js, NULL, g);
   return true;
 }
 
-static bool from_owner(const model_pod *p, gang_id *g) {
+/* True when an ownerReference's apiVersion is in the API group of the job kind. */
+static bool owner_group(const model_owner *o) {
+  const char *want = !strcmp(o->kind, "Job") ? "batch/" : "kubeflow.org/";
+  return o->api_version && !strncmp(o->api_version, want, strlen(want));
+}
+
+static bool from_owner(const model *m, const model_pod *p, gang_id *g) {
   for (uint32_t i = 0; i < p->obj.nowners; i++) {
     const model_owner *o = &p->obj.owners[i];
-    if (!o->controller) continue;
+    if (!o->controller || !owner_group(o)) continue;
     for (size_t k = 0; k < sizeof owner_kinds / sizeof owner_kinds[0]; k++) {
       if (strcmp(o->kind, owner_kinds[k]) != 0) continue;
       g->kind = SCHED_GANG_OWNER, g->what = owner_kinds[k];
       snprintf(g->key, sizeof g->key, "own:%s/%s/%s", p->obj.ns, o->kind, o->name);
       snprintf(g->name, sizeof g->name, "%s/%s", p->obj.ns, o->name);
-      g->min = -1;
+      owner_min(m, model_kind_of(o->kind), p->obj.ns, o->name, o->uid, g);
       return true;
     }
   }
@@ -96,7 +119,8 @@ static bool from_owner(const model_pod *p, gang_id *g) {
 /* Identifies the gang of a pod. */
 static void gang_of(const model *m, const model_pod *p, gang_id *g) {
   memset(g, 0, sizeof *g);
-  if (from_pod_group(m, p, g) || from_kueue_group(p, g) || from_jobset(p, g) || from_owner(p, g))
+  if (from_pod_group(m, p, g) || from_kueue_group(p, g) || from_jobset(m, p, g) ||
+      from_owner(m, p, g))
     return;
   g->kind = SCHED_GANG_SINGLE, g->what = "pod";
   snprintf(g->key, sizeof g->key, "pod:%s", p->obj.key);

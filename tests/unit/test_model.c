@@ -670,6 +670,72 @@ static void test_tolerations(void **state) {
   assert_null(model_untolerated_taint(&taints[1], 1, NULL, 0));
 }
 
+/* ---- jobs that own pods: how many must start together --------------------------------- */
+
+static int32_t job_min(const char *yaml) {
+  model_job *j = (model_job *)must_decode(yaml);
+  int32_t v = j->min_pods;
+  model_obj_free(&j->obj);
+  return v;
+}
+
+static void test_jobs(void **state) {
+  (void)state;
+  /* batch Job: parallelism, capped by the completions still to come. */
+  assert_int_equal(job_min("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: "
+                           "a}\nspec: {parallelism: 4}\n"),
+                   4);
+  assert_int_equal(job_min("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: "
+                           "a}\nspec: {parallelism: 4, completions: 5}\nstatus: {succeeded: 3}\n"),
+                   2);
+  assert_int_equal(job_min("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: "
+                           "a}\nspec: {}\n"),
+                   1);
+  /* JobSet: replicas x parallelism over the replicated jobs. */
+  assert_int_equal(job_min("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: "
+                           "js, namespace: a}\nspec:\n  replicatedJobs:\n  - {name: leader, "
+                           "template: {spec: {parallelism: 1}}}\n  - {name: workers, replicas: 2, "
+                           "template: {spec: {parallelism: 4, completions: 4}}}\n"),
+                   9);
+  /* Kubeflow: every replica, or minAvailable; elastic minimum; MPI launcher made later. */
+  assert_int_equal(job_min("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p, "
+                           "namespace: a}\nspec:\n  pytorchReplicaSpecs:\n    Master: {replicas: "
+                           "1}\n    Worker: {replicas: 7}\n"),
+                   8);
+  assert_int_equal(job_min("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p, "
+                           "namespace: a}\nspec:\n  runPolicy: {schedulingPolicy: {minAvailable: "
+                           "3}}\n  pytorchReplicaSpecs:\n    Worker: {replicas: 7}\n"),
+                   3);
+  assert_int_equal(job_min("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p, "
+                           "namespace: a}\nspec:\n  elasticPolicy: {minReplicas: 2, maxReplicas: "
+                           "8}\n  pytorchReplicaSpecs:\n    Worker: {replicas: 8}\n"),
+                   2);
+  assert_int_equal(job_min("apiVersion: kubeflow.org/v2beta1\nkind: MPIJob\nmetadata: {name: m, "
+                           "namespace: a}\nspec:\n  launcherCreationPolicy: WaitForWorkersReady\n"
+                           "  mpiReplicaSpecs:\n    Launcher: {replicas: 1}\n    Worker: "
+                           "{replicas: 4}\n"),
+                   4);
+  assert_int_equal(job_min("apiVersion: kubeflow.org/v1\nkind: TFJob\nmetadata: {name: t, "
+                           "namespace: a}\nspec:\n  tfReplicaSpecs:\n    Chief: {}\n    PS: "
+                           "{replicas: 2}\n    Worker: {replicas: 4}\n"),
+                   7);
+  expect_invalid("apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: a}\n"
+                 "spec: {parallelism: -1}\n",
+                 "Job a/j: spec.parallelism: must be greater than or equal to 0");
+  expect_invalid("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p, "
+                 "namespace: a}\nspec:\n  pytorchReplicaSpecs:\n    Worker: {replicas: "
+                 "many}\n",
+                 "PyTorchJob a/p: spec.pytorchReplicaSpecs[Worker].replicas: must be an integer, "
+                 "not a string");
+  expect_invalid("apiVersion: kubeflow.org/v1\nkind: PyTorchJob\nmetadata: {name: p, "
+                 "namespace: a}\nspec: {}\n",
+                 "PyTorchJob a/p: spec.pytorchReplicaSpecs: is required");
+  expect_invalid("apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: js, "
+                 "namespace: a}\nspec:\n  replicatedJobs:\n  - {name: w, replicas: 2000, "
+                 "template: {spec: {parallelism: 1000}}}\n",
+                 "JobSet a/js: spec.replicatedJobs[0]: more than 1000000 pods at once");
+}
+
 /* ---- the store ------------------------------------------------------------------------- */
 
 static ts_rc apply(model *m, const char *yaml, model_event ev) {
@@ -790,6 +856,7 @@ int main(void) {
       cmocka_unit_test(test_kueue),
       cmocka_unit_test(test_selectors),
       cmocka_unit_test(test_tolerations),
+      cmocka_unit_test(test_jobs),
       cmocka_unit_test(test_store),
       cmocka_unit_test(test_alloc_failures),
   };

@@ -295,6 +295,29 @@ static void add_member(model *m, const char *name, const char *meta, const char 
   apply(m, y);
 }
 
+/* The job object that owns a gang's pods, in namespace t, running `pods` pods at once: a
+ * batch Job (parallelism), a JobSet (one replicated job) or a Kubeflow training job (workers). */
+static void add_job(model *m, const char *kind, const char *name, int pods) {
+  char y[1024];
+  if (!strcmp(kind, "Job"))
+    snprintf(y, sizeof y,
+             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: %s, namespace: t, uid: u-%s}\n"
+             "spec: {parallelism: %d}\n",
+             name, name, pods);
+  else if (!strcmp(kind, "JobSet"))
+    snprintf(y, sizeof y,
+             "apiVersion: jobset.x-k8s.io/v1alpha2\nkind: JobSet\nmetadata: {name: %s, "
+             "namespace: t}\nspec: {replicatedJobs: [{name: w, replicas: 1, template: {spec: "
+             "{parallelism: %d}}}]}\n",
+             name, pods);
+  else
+    snprintf(y, sizeof y,
+             "apiVersion: kubeflow.org/v1\nkind: %s\nmetadata: {name: %s, namespace: t}\n"
+             "spec: {pytorchReplicaSpecs: {Worker: {replicas: %d}}}\n",
+             kind, name, pods);
+  apply(m, y);
+}
+
 static void gpu_node(model *m, const char *name, const char *labels, int gpus) {
   char l[256], a[128];
   snprintf(l, sizeof l, "kubernetes.io/hostname: %s, %s", name, labels);
@@ -398,6 +421,7 @@ static void test_gang_topology(void **state) {
         "  containers: [{resources: {limits: {nvidia.com/gpu: 3}}}]\nstatus: {phase: Running}\n");
   /* A PyTorchJob of 1 master + 7 workers, 1 GPU each: fits on one node, a1 (empty) or b0/b1;
    * the tightest domain that fits at the narrowest level is a single node: a1 (a0 has 5). */
+  add_job(m, "PyTorchJob", "ft", 8);
   for (int i = 0; i < 8; i++) {
     char name[32];
     snprintf(name, sizeof name, "ft-%d", i);
@@ -413,6 +437,7 @@ static void test_gang_topology(void **state) {
   sched_result_free(&r);
   /* 12 pods do not fit one node: the clique with room for all, the tighter one first (c1 has
    * 13 free, c2 16). */
+  add_job(m, "PyTorchJob", "ft", 12);
   for (int i = 8; i < 12; i++) {
     char name[32];
     snprintf(name, sizeof name, "ft-%d", i);
@@ -434,6 +459,7 @@ static void test_gang_required_topology(void **state) {
   (void)state;
   gpu_node(m, "z1-0", "zone: z1", 4);
   gpu_node(m, "z2-0", "zone: z2", 4);
+  add_job(m, "JobSet", "js", 2);
   for (int i = 0; i < 2; i++) {
     char name[16];
     snprintf(name, sizeof name, "req-%d", i);
@@ -711,6 +737,7 @@ static void test_wait_for_pods_ready(void **state) {
   (void)state;
   assert_int_equal(ts_time_parse("2026-01-01T00:00:00Z", &t0), TS_OK);
   gpu_node(m, "n0", "zone: a", 8);
+  add_job(m, "PyTorchJob", "job", 2);
   bound_member(m, "job-0", true);
   bound_member(m, "job-1", false);
   /* Within the timeout nothing happens. */
@@ -760,9 +787,11 @@ static const char *queues_yaml =
     "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: t}\n"
     "spec: {clusterQueue: cq}\n";
 
+/* A pod of the batch Job `job` (which runs one pod unless the test adds it). */
 static void queued_member(model *m, const char *name, const char *job, int gpus, int prio,
                           const char *node) {
   char y[1200];
+  if (!model_get(m, MODEL_JOB, "t", job)) add_job(m, "Job", job, 1);
   snprintf(y, sizeof y,
            "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
            "\"2026-01-01T00:00:00Z\", labels: {kueue.x-k8s.io/queue-name: lq}, ownerReferences: "
@@ -791,6 +820,8 @@ static void test_admission_needs_placement(void **state) {
   }
   /* Quota allows 8 more (16 - 8), but a gang of two 4-GPU pods fits on no node: Kueue would
    * admit it and leave it Pending; Tessera does not admit it. */
+  add_job(m, "Job", "big", 2);
+  add_job(m, "Job", "small", 2);
   queued_member(m, "big-0", "big", 4, 0, NULL);
   queued_member(m, "big-1", "big", 4, 0, NULL);
   /* Two 2-GPU pods fit: admitted and placed. */
@@ -858,6 +889,7 @@ static void test_admission_hold_and_drain(void **state) {
   snprintf(q, sizeof q, queues_yaml, 8);
   apply(m, q);
   gpu_node(m, "n0", "pool: gpu", 8);
+  add_job(m, "Job", "run", 2);
   queued_member(m, "run-0", "run", 2, 0, "n0");
   queued_member(m, "run-1", "run", 2, 0, "n0");
   queued_member(m, "new-0", "new", 2, 0, NULL);
@@ -998,6 +1030,7 @@ static void test_admission_gang_topology(void **state) {
              i, i);
     apply(m, y);
   }
+  add_job(m, "PyTorchJob", "ft", 7);
   for (int i = 0; i < 7; i++) {
     char name[16];
     snprintf(name, sizeof name, "ft-%d", i);
@@ -1015,6 +1048,62 @@ static void test_admission_gang_topology(void **state) {
   model_free(m);
 }
 
+/* Gangs of jobs take their size from the job object: a PyTorchJob of 4 replicas waits for
+ * all 4 pods, with or without a queue; a job that was never seen holds its pods, unless jobs
+ * of that kind cannot be seen at all. */
+static void test_gang_owner_min(void **state) {
+  model *m = model_new();
+  char q[2048];
+  sched_result r;
+  (void)state;
+  snprintf(q, sizeof q, queues_yaml, 32);
+  apply(m, q);
+  gpu_node(m, "n0", "pool: gpu", 8);
+  add_job(m, "PyTorchJob", "pt", 4);
+  add_job(m, "PyTorchJob", "ptq", 4);
+  for (int i = 0; i < 4; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "pt-%d", i);
+    add_member(m, name,
+               "ownerReferences: [{apiVersion: kubeflow.org/v1, kind: PyTorchJob, name: pt, uid: "
+               "u1, controller: true}]",
+               "nvidia.com/gpu: 1", "");
+    snprintf(name, sizeof name, "ptq-%d", i);
+    add_member(m, name,
+               "labels: {kueue.x-k8s.io/queue-name: lq}, ownerReferences: [{apiVersion: "
+               "kubeflow.org/v1, kind: PyTorchJob, name: ptq, uid: u2, controller: true}]",
+               "nvidia.com/gpu: 1", "");
+    r = run(m, SCHED_BINPACK);
+    if (i < 3) {
+      char want[128];
+      snprintf(want, sizeof want, "PyTorchJob t/pt has %d of its 4 pods; waiting for the rest",
+               i + 1);
+      assert_int_equal(r.nbound, 0);
+      assert_string_equal(decision(&r, "pt-0")->reason, want);
+      assert_non_null(strstr(decision(&r, "ptq-0")->reason, "waiting for the rest"));
+    } else {
+      assert_int_equal(r.nbound, 8);
+    }
+    sched_result_free(&r);
+  }
+  /* A pod whose Job is not (yet) in the model waits for it. */
+  add_member(m, "lone-0",
+             "ownerReferences: [{apiVersion: batch/v1, kind: Job, name: lone, uid: u3, "
+             "controller: true}]",
+             "nvidia.com/gpu: 1", "");
+  r = run(m, SCHED_BINPACK);
+  assert_string_equal(decision(&r, "lone-0")->reason,
+                      "Job t/lone: has not been seen, so how many of its pods must start "
+                      "together is unknown; waiting for it");
+  sched_result_free(&r);
+  /* When Jobs cannot be seen (the API server forbids listing them), the pods are the gang. */
+  model_set_seen(m, MODEL_JOB, false);
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(decision(&r, "lone-0")->kind, SCHED_BIND);
+  sched_result_free(&r);
+  model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
@@ -1027,6 +1116,7 @@ int main(void) {
       cmocka_unit_test(test_gang_topology),
       cmocka_unit_test(test_gang_required_topology),
       cmocka_unit_test(test_gang_min_member),
+      cmocka_unit_test(test_gang_owner_min),
       cmocka_unit_test(test_dra_templates_binpack),
       cmocka_unit_test(test_dra_partitions),
       cmocka_unit_test(test_dra_claims),
