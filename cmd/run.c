@@ -37,12 +37,6 @@ typedef struct runner {
   uint64_t rejected;      /* objects the model refused */
 } runner;
 
-/* A write in flight through kubeclient: the token live/ gave us. */
-typedef struct bridge {
-  runner *r;   /* the runner */
-  void *token; /* live/'s token */
-} bridge;
-
 static int64_t now_ns(void) {
   struct timespec t;
   clock_gettime(CLOCK_REALTIME, &t);
@@ -94,23 +88,10 @@ static live_result result_of(kc_wresult w) {
   }
 }
 
+/* A write's end: ud is live/'s token (kubeclient logs and counts failures itself). */
 static void write_done(void *ud, kc_wresult res, const kc_write_info *info) {
-  bridge *b = ud;
-  if (res != KC_W_OK && res != KC_W_NOT_LEADER)
-    ts_log(TS_LOG_WARN, "write failed: %s", info && info->message ? info->message : "(no detail)");
-  live_write_done(b->r->l, b->token, result_of(res));
-  free(b);
-}
-
-static bridge *bridge_new(runner *r, void *token) {
-  bridge *b = malloc(sizeof *b);
-  if (!b) {
-    live_write_done(r->l, token, LIVE_FAILED);
-    return NULL;
-  }
-  b->r = r;
-  b->token = token;
-  return b;
+  (void)info;
+  live_write_done(ud, result_of(res));
 }
 
 /* "v1beta1" from the claim's apiVersion "resource.k8s.io/v1beta1" (default v1). */
@@ -124,29 +105,25 @@ static void w_reserve(void *ud, void *token, const char *ns, const char *name, c
                       const json_t *alloc, const char *pod, const char *pod_uid,
                       const json_t *cached) {
   runner *r = ud;
-  bridge *b = bridge_new(r, token);
   kc_claim_reserve req = {ns, name, uid, alloc, pod, pod_uid, cached, claim_version(cached)};
-  if (b) kc_claim_reserve_write(r->writer, &req, write_done, b);
+  kc_claim_reserve_write(r->writer, &req, write_done, token);
 }
 
 static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
                         const char *pod_uid) {
   runner *r = ud;
-  bridge *b = bridge_new(r, token);
-  if (b) kc_claim_unreserve(r->writer, ns, name, pod_uid, r->claim_version, write_done, b);
+  kc_claim_unreserve(r->writer, ns, name, pod_uid, r->claim_version, write_done, token);
 }
 
 static void w_bind(void *ud, void *token, const char *ns, const char *name, const char *uid,
                    const char *node) {
   runner *r = ud;
-  bridge *b = bridge_new(r, token);
-  if (b) kc_bind(r->writer, ns, name, uid, node, write_done, b);
+  kc_bind(r->writer, ns, name, uid, node, write_done, token);
 }
 
 static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid) {
   runner *r = ud;
-  bridge *b = bridge_new(r, token);
-  if (b) kc_evict(r->writer, ns, name, uid, write_done, b);
+  kc_evict(r->writer, ns, name, uid, write_done, token);
 }
 
 static void ignore_done(void *ud, kc_wresult res, const kc_write_info *info) {
@@ -200,16 +177,18 @@ static void on_signal(uv_signal_t *s, int signum) {
   r->stopping = true;
   ts_log(TS_LOG_INFO, "signal %d: shutting down", signum);
   uv_timer_stop(&r->tick);
-  kc_informers_stop(r->inf);
+  kc_informers_stop(r->inf); /* frees them once their timers close: nothing may read them now */
+  r->inf = NULL;
   if (r->leader)
     kc_leader_release(r->leader, shut_down_done, r);
   else
     shut_down_done(r);
 }
 
+/* /readyz: every informer has listed; false from the moment shutdown starts. */
 static bool ready(void *ud) {
   runner *r = ud;
-  return kc_informers_synced(r->inf);
+  return !r->stopping && r->inf && kc_informers_synced(r->inf);
 }
 
 static void metrics(void *ud, ts_buf *out) {
@@ -218,12 +197,15 @@ static void metrics(void *ud, ts_buf *out) {
   ts_buf_printf(out,
                 "# HELP tessera_leader 1 when this replica leads.\n# TYPE tessera_leader gauge\n"
                 "tessera_leader %d\n"
-                "# HELP tessera_api_requests_total Requests sent to the API server.\n"
-                "# TYPE tessera_api_requests_total counter\ntessera_api_requests_total %llu\n"
                 "# HELP tessera_events_total Events written.\n# TYPE tessera_events_total counter\n"
-                "tessera_events_total %llu\n",
-                r->gate.open ? 1 : 0, (unsigned long long)kc_client_requests(r->client),
-                (unsigned long long)(r->writer ? kc_writer_events_sent(r->writer) : 0));
+                "tessera_events_total %llu\n"
+                "# HELP tessera_writes_failed_total Writes that ended in failure (refused, no "
+                "answer, no memory); each kind is logged once.\n"
+                "# TYPE tessera_writes_failed_total counter\ntessera_writes_failed_total %llu\n",
+                r->gate.open ? 1 : 0,
+                (unsigned long long)(r->writer ? kc_writer_events_sent(r->writer) : 0),
+                (unsigned long long)(r->writer ? kc_writer_refused(r->writer) : 0));
+  if (r->client) kc_client_metrics(r->client, out);
 }
 
 static int usage(void) {

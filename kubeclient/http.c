@@ -9,14 +9,41 @@
 
 #include "kubeclient/kc_int.h"
 
-typedef struct sock_ctx {
+struct sock_ctx {
   uv_poll_t poll;   /* watches the socket */
   curl_socket_t fd; /* the socket */
   kc_client *c;     /* owner */
-} sock_ctx;
+  bool pooled;      /* from c->socks (else allocated) */
+  bool in_use;      /* pooled: taken */
+};
+
+static void client_release(kc_client *c);
 
 static void close_free(uv_handle_t *h) {
-  ts_free(h->data);
+  sock_ctx *s = h->data;
+  kc_client *c = s->c;
+  if (!s->pooled) {
+    ts_free(s);
+    return;
+  }
+  s->in_use = false;
+  c->socks_in_use--;
+  client_release(c);
+}
+
+/* A socket context: from the client's pool (no allocation while a transfer runs: libcurl
+ * cannot recover from a failed socket callback), else allocated. NULL when out of memory. */
+static sock_ctx *sock_new(kc_client *c) {
+  sock_ctx *s = NULL;
+  for (size_t i = 0; i < KC_SOCK_POOL && !s; i++)
+    if (!c->socks[i].in_use) s = &c->socks[i];
+  if (s) {
+    memset(s, 0, sizeof *s);
+    s->pooled = s->in_use = true;
+    c->socks_in_use++;
+    return s;
+  }
+  return ts_calloc(1, sizeof *s);
 }
 
 static void check_done(kc_client *c);
@@ -89,7 +116,7 @@ static int on_socket(CURL *e, curl_socket_t fd, int action, void *userp, void *s
     return 0;
   }
   if (!s) {
-    if (!(s = ts_calloc(1, sizeof *s))) return -1;
+    if (!(s = sock_new(c))) return -1;
     s->fd = fd, s->c = c;
     uv_poll_init_socket(c->loop, &s->poll, fd);
     s->poll.data = s;
@@ -151,6 +178,82 @@ static void free_req(kc_req *r) {
   ts_free(r);
 }
 
+static void lower(char *out, size_t cap, const char *s) {
+  size_t k = 0;
+  for (; k + 1 < cap && s[k]; k++)
+    out[k] = (char)(s[k] >= 'A' && s[k] <= 'Z' ? s[k] - 'A' + 'a' : s[k]);
+  out[k] = '\0';
+}
+
+/* The verb and resource of a request, as kube-apiserver's metrics name them ("list" "pods";
+ * "create" "pods/binding"). */
+static void classify_request(kc_req *r, const char *method, const char *path) {
+  char seg[8][128];
+  int n = 0, i = 0, at;
+  const char *p = path;
+  bool named, watch = strstr(path, "watch=1") || strstr(path, "watch=true");
+  while (*p && n < 8) {
+    size_t len;
+    while (*p == '/') p++;
+    len = strcspn(p, "/?");
+    if (!len) break;
+    snprintf(seg[n++], sizeof seg[0], "%.*s", (int)len, p);
+    p += len;
+    if (*p == '?') break;
+  }
+  at = n && !strcmp(seg[0], "api") ? 2 : n && !strcmp(seg[0], "apis") ? 3 : n;
+  if (at < n && !strcmp(seg[at], "namespaces") && n - at >= 3) at += 2; /* namespaced */
+  i = n - at; /* resource [name [subresource]] */
+  r->resource[0] = '\0';
+  if (i >= 1)
+    snprintf(r->resource, sizeof r->resource, "%s%s%s", seg[at], i >= 3 ? "/" : "",
+             i >= 3 ? seg[at + 2] : "");
+  named = i >= 2;
+  if (!strcmp(method, "GET"))
+    snprintf(r->verb, sizeof r->verb, "%s", watch ? "watch" : named || !i ? "get" : "list");
+  else if (!strcmp(method, "POST"))
+    snprintf(r->verb, sizeof r->verb, "create");
+  else
+    lower(r->verb, sizeof r->verb, method);
+}
+
+/* Counts an answer in tessera_api_requests_total. */
+static void count_answer(kc_client *c, const kc_req *r, long code) {
+  kc_series *s = NULL;
+  for (size_t i = 0; i < c->nseries && !s; i++)
+    if (c->series[i].code == code && !strcmp(c->series[i].verb, r->verb) &&
+        !strcmp(c->series[i].resource, r->resource))
+      s = &c->series[i];
+  if (!s && c->nseries < KC_METRIC_SERIES) {
+    s = &c->series[c->nseries++];
+    snprintf(s->verb, sizeof s->verb, "%s", r->verb);
+    snprintf(s->resource, sizeof s->resource, "%s", r->resource);
+    s->code = code, s->count = 0;
+  }
+  if (!s) { /* past the cap: one last series takes the rest */
+    s = &c->series[KC_METRIC_SERIES - 1];
+    snprintf(s->verb, sizeof s->verb, "other");
+    snprintf(s->resource, sizeof s->resource, "other");
+    s->code = 0;
+  }
+  s->count++;
+}
+
+ts_rc kc_client_metrics(const kc_client *c, ts_buf *out) {
+  ts_rc rc = ts_buf_puts(out, "# HELP tessera_api_requests_total Requests to the API server that "
+                              "ended, by verb, resource and HTTP status (<error>: no answer).\n"
+                              "# TYPE tessera_api_requests_total counter\n");
+  for (size_t i = 0; rc == TS_OK && i < c->nseries; i++) {
+    const kc_series *s = &c->series[i];
+    char code[16];
+    snprintf(code, sizeof code, "%ld", s->code);
+    rc = ts_buf_printf(
+        out, "tessera_api_requests_total{verb=\"%s\",resource=\"%s\",code=\"%s\"} %llu\n", s->verb,
+        s->resource, s->code ? code : "<error>", (unsigned long long)s->count);
+  }
+  return rc;
+}
+
 /* Completed transfers: take them out of libcurl, then call back. */
 static void check_done(kc_client *c) {
   CURLMsg *m;
@@ -181,6 +284,7 @@ static void check_done(kc_client *c) {
     resp.body = r->body.data ? r->body.data : "";
     resp.len = r->body.len ? r->body.len - 1 : 0;
     resp.retry_after_s = r->retry_after;
+    count_answer(c, r, resp.status);
     unlink_req(c, r);
     if (!r->cancelled && r->on_done) r->on_done(r->ud, &resp);
     free_req(r);
@@ -215,6 +319,7 @@ kc_req *kc_request(kc_client *c, const char *method, const char *path, const cha
   if (!r) return NULL;
   ts_buf_init(&r->body, on_line ? KC_LINE_MAX : KC_BODY_MAX);
   r->c = c, r->on_line = on_line, r->on_done = on_done, r->ud = ud;
+  classify_request(r, method, path);
   if (!(r->easy = curl_easy_init())) {
     free_req(r);
     return NULL;
@@ -245,7 +350,10 @@ kc_req *kc_request(kc_client *c, const char *method, const char *path, const cha
   curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
   curl_easy_setopt(r->easy, CURLOPT_CUSTOMREQUEST, method);
   if (body) {
-    r->upload = ts_strdup(body);
+    if (!(r->upload = ts_strdup(body))) { /* without it libcurl would read the body from stdin */
+      free_req(r);
+      return NULL;
+    }
     curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->upload);
     curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
   }
@@ -270,8 +378,13 @@ kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err) {
   if (!c) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
   if (!global) curl_global_init(CURL_GLOBAL_DEFAULT), global = true;
   c->loop = loop, c->auth = auth;
+  if (!(c->socks = ts_calloc(KC_SOCK_POOL, sizeof *c->socks))) {
+    ts_free(c);
+    return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
+  }
   if (auth->token) snprintf(c->token, sizeof c->token, "%s", auth->token);
   if (!(c->multi = curl_multi_init())) {
+    ts_free(c->socks);
     ts_free(c);
     return ts_err_set(err, TS_ENOMEM, "cannot start libcurl"), NULL;
   }
@@ -289,10 +402,18 @@ kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err) {
   return c;
 }
 
+/* Frees the client once it is closed and no pooled socket context is still closing. */
+static void client_release(kc_client *c) {
+  if (!c->closed || c->socks_in_use) return;
+  ts_free(c->socks);
+  ts_free(c);
+}
+
 static void timer_closed(uv_handle_t *h) {
   kc_client *c = h->data;
-  curl_multi_cleanup(c->multi);
-  ts_free(c);
+  curl_multi_cleanup(c->multi); /* may close cached connections: their polls close later */
+  c->closed = true;
+  client_release(c);
 }
 
 void kc_client_free(kc_client *c) {

@@ -79,7 +79,9 @@ kc_req *kc_request(kc_client *c, const char *method, const char *path, const cha
                    const char *content_type, kc_line_fn on_line, kc_done_fn on_done, void *ud);
 /* Cancels a request: its callbacks are not called any more. */
 void kc_cancel(kc_req *r);
-uint64_t kc_client_requests(const kc_client *c); /* requests started (stats) */
+uint64_t kc_client_requests(const kc_client *c);
+/* tessera_api_requests_total{verb,resource,code} in Prometheus' text format, appended to out. */
+ts_rc kc_client_metrics(const kc_client *c, ts_buf *out); /* requests started (stats) */
 
 /* ---- informers ---------------------------------------------------------------------------------
  */
@@ -152,7 +154,11 @@ typedef struct kc_write_info {
 typedef void (*kc_write_cb)(void *ud, kc_wresult r, const kc_write_info *info);
 
 typedef struct kc_writer kc_writer;
-/* A writer that writes only while gate->open. identity names this scheduler in Events. */
+/* A writer that writes only while gate->open. identity names this scheduler in Events. Every
+ * write that takes a callback calls it exactly once, on a later loop turn, whatever happens (no
+ * answer is sent again a few times; no memory is a KC_W_FAILED). kc_writer_free may be called
+ * with writes in flight: they still end through their callbacks (or, once the client is freed,
+ * never), and the writer's memory goes when the last one is done. */
 kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, const char *identity,
                          int64_t event_interval_ms);
 void kc_writer_free(kc_writer *w);
@@ -183,6 +189,9 @@ void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *u
 void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, kc_write_cb cb,
               void *ud);
 uint64_t kc_writer_events_sent(const kc_writer *w);
+/* Writes that ended in failure (refused by the server, no answer, no memory). Each kind of
+ * failure (what, HTTP status, reason) is also logged once. */
+uint64_t kc_writer_refused(const kc_writer *w);
 
 /* ---- health ---------------------------------------------------------------------------------- */
 

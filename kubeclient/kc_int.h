@@ -19,18 +19,39 @@ struct kc_req {
   long retry_after;           /* Retry-After header */
   bool cancelled;             /* no more callbacks; removed at the next sweep */
   bool too_big;               /* aborted: over the body cap */
+  char verb[8];               /* for metrics: get, list, watch, create, update, patch, delete */
+  char resource[96];          /* for metrics: "pods", "pods/binding", "" for discovery */
 };
 
+#define KC_METRIC_SERIES 256 /* distinct (verb, resource, code) counted; more go to "other" */
+
+/* Requests answered, by verb, resource and HTTP status (0: no answer). */
+typedef struct kc_series {
+  char verb[8];      /* get, list, ... */
+  char resource[96]; /* "pods/binding" */
+  long code;         /* HTTP status, 0 when none came */
+  uint64_t count;    /* answers */
+} kc_series;
+
+#define KC_SOCK_POOL (2 * KC_MAX_CONNECTIONS + 64) /* sockets watched without allocating */
+
+typedef struct sock_ctx sock_ctx;
+
 struct kc_client {
-  uv_loop_t *loop;        /* the loop */
-  const kc_auth *auth;    /* borrowed */
-  CURLM *multi;           /* libcurl */
-  uv_timer_t timer;       /* libcurl's timeout */
-  kc_req *reqs;           /* in flight */
-  uint64_t nreq;          /* started */
-  char token[8192];       /* bearer token in use */
-  uint64_t token_read_ms; /* when the token file was read */
-  bool multiplexing;      /* the server speaks HTTP/2: one connection for everything */
+  uv_loop_t *loop;                    /* the loop */
+  const kc_auth *auth;                /* borrowed */
+  CURLM *multi;                       /* libcurl */
+  uv_timer_t timer;                   /* libcurl's timeout */
+  kc_req *reqs;                       /* in flight */
+  uint64_t nreq;                      /* started */
+  char token[8192];                   /* bearer token in use */
+  uint64_t token_read_ms;             /* when the token file was read */
+  bool multiplexing;                  /* the server speaks HTTP/2: one connection for everything */
+  sock_ctx *socks;                    /* KC_SOCK_POOL contexts, allocated with the client */
+  size_t socks_in_use;                /* of them taken (or still closing) */
+  bool closed;                        /* kc_client_free is done but for closing sockets */
+  kc_series series[KC_METRIC_SERIES]; /* tessera_api_requests_total */
+  size_t nseries;                     /* entries in use */
 };
 
 /* TLS settings of auth for one transfer (CA, client certificate, verification). */

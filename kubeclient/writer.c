@@ -5,44 +5,95 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kubeclient/kc_int.h"
 
 #define FINALIZER    "resource.kubernetes.io/delete-protection"
 #define MAX_ATTEMPTS 5
+#define MAX_LOST     3    /* sends of a request that got no answer at all (then it failed) */
 #define EVENT_RATE   10.0 /* Events per second overall */
 #define EVENT_BURST  25.0
 #define EVENT_MEMORY 4096 /* pods whose last Event time is remembered */
+#define FAILED_MAX   4096 /* writes that could not even start (no memory), per loop turn */
+#define ERRORS_MAX   512  /* distinct kinds of refused writes remembered (logged once each) */
+
+/* A write that could not start for want of memory: its callback, on the next loop turn. */
+typedef struct failed_cb {
+  kc_write_cb cb; /* the caller's callback */
+  void *ud;       /* for cb */
+} failed_cb;
 
 struct kc_writer {
-  kc_client *c;           /* client */
-  const kc_gate *gate;    /* leader gate */
-  char identity[256];     /* reportingInstance of Events */
-  int64_t event_interval; /* ms between Events about one pod */
-  double tokens;          /* event token bucket */
-  uint64_t tokens_at;     /* when it was refilled (loop ms) */
-  ts_map last_event;      /* pod uid (owned) -> loop ms + 1 of its last Event */
-  uint64_t events_sent;   /* Events written */
+  kc_client *c;                 /* client */
+  const kc_gate *gate;          /* leader gate */
+  char identity[256];           /* reportingInstance of Events */
+  int64_t event_interval;       /* ms between Events about one pod */
+  double tokens;                /* event token bucket */
+  uint64_t tokens_at;           /* when it was refilled (loop ms) */
+  ts_map last_event;            /* pod uid (owned) -> loop ms + 1 of its last Event */
+  uint64_t events_sent;         /* Events written */
+  uint64_t refused;             /* writes the server refused (or that failed) */
+  ts_map errors;                /* "what status reason" (owned keys): refusals logged once */
+  failed_cb failed[FAILED_MAX]; /* writes that could not start: called back from `later` */
+  size_t nfailed;               /* entries */
+  uv_timer_t later;             /* calls the failed writes back */
+  size_t ops;                   /* writes in progress (each holds the writer) */
+  bool closing;                 /* kc_writer_free was called: freed when ops and `later` are done */
 };
 
 /* One write in progress (possibly several requests). */
 typedef struct op {
-  kc_writer *w;   /* writer */
-  kc_write_cb cb; /* result */
-  void *ud;       /* for cb */
-  int attempts;   /* requests made */
+  kc_writer *w;     /* writer */
+  kc_write_cb cb;   /* result */
+  void *ud;         /* for cb */
+  const char *what; /* "create pods/binding", for logs (static) */
+  int attempts;     /* requests made */
+  int lost;         /* requests that got no answer */
   char ns[256], name[256], uid[128], node[256], pod_name[256], pod_uid[128], version[32];
   json_t *alloc;      /* claim reserve: the allocation (new ref) or NULL */
   json_t *claim;      /* the claim as last read (new ref) */
   uv_timer_t defer;   /* completes without a request on the next loop turn */
   kc_wresult pending; /* result for the deferred completion */
+  /* the last request, to send again when it got no answer */
+  char method[8];    /* "POST" */
+  char path[800];    /* API path */
+  char *body;        /* owned compact JSON, or NULL */
+  const char *ctype; /* content type (static) or NULL */
+  kc_done_fn done;   /* its completion */
 } op;
+
+static void writer_release(kc_writer *w);
 
 static void op_closed(uv_handle_t *h) {
   op *o = h->data;
+  kc_writer *w = o->w;
   json_decref(o->alloc);
   json_decref(o->claim);
+  free(o->body);
   ts_free(o);
+  w->ops--;
+  writer_release(w);
+}
+
+/* The first refusal of each kind (what, status, reason) is logged; all are counted. */
+static void note_refusal(kc_writer *w, const op *o, kc_wresult r, const kc_response *resp,
+                         const json_t *st, const char *message) {
+  const char *reason = json_string_value(json_object_get(st, "reason"));
+  char key[300], *k;
+  if (r == KC_W_OK || r == KC_W_NOT_LEADER) return;
+  w->refused++;
+  snprintf(key, sizeof key, "%s %ld %s", o->what, resp ? resp->status : 0,
+           reason ? reason : (resp && resp->error ? resp->error : ""));
+  if (ts_map_get(&w->errors, key, strlen(key))) return;
+  if (w->errors.count < ERRORS_MAX && (k = ts_strdup(key)) &&
+      ts_map_put(&w->errors, k, strlen(k), k, NULL) != TS_OK)
+    ts_free(k);
+  ts_log(TS_LOG_WARN,
+         "%s %s/%s failed: HTTP %ld%s%s: %s (said once for this kind of failure; "
+         "tessera_api_requests_total counts every answer)",
+         o->what, o->ns, o->name, resp ? resp->status : 0, reason ? " " : "", reason ? reason : "",
+         message ? message : "(no detail)");
 }
 
 static void finish(op *o, kc_wresult r, const kc_response *resp) {
@@ -53,6 +104,7 @@ static void finish(op *o, kc_wresult r, const kc_response *resp) {
   if (resp && resp->len && ts_json_parse(resp->body, resp->len, &st, &err) == TS_OK)
     info.message = json_string_value(json_object_get(st, "message"));
   if (!info.message && resp) info.message = resp->error;
+  note_refusal(o->w, o, r, resp, st, info.message);
   if (o->cb) o->cb(o->ud, r, &info);
   json_decref(st);
   uv_close((uv_handle_t *)&o->defer, op_closed);
@@ -60,7 +112,9 @@ static void finish(op *o, kc_wresult r, const kc_response *resp) {
 
 static void on_defer(uv_timer_t *t) {
   op *o = t->data;
-  finish(o, o->pending, NULL);
+  kc_response none = {0};
+  none.error = o->pending == KC_W_NOT_LEADER ? "not the leader" : "could not be sent (no memory)";
+  finish(o, o->pending, &none);
 }
 
 /* Completes on the next loop turn (never from inside the call that started the write). */
@@ -69,34 +123,79 @@ static void defer(op *o, kc_wresult r) {
   uv_timer_start(&o->defer, on_defer, 0, 0);
 }
 
-static op *new_op(kc_writer *w, kc_write_cb cb, void *ud) {
+static void on_later(uv_timer_t *t) {
+  kc_writer *w = t->data;
+  while (w->nfailed) {
+    failed_cb f = w->failed[--w->nfailed];
+    kc_write_info info = {0, "out of memory", 0};
+    w->refused++;
+    if (f.cb) f.cb(f.ud, KC_W_FAILED, &info);
+  }
+}
+
+/* A write that cannot start (no memory for it) still ends exactly once, on a later loop turn,
+ * from memory set aside when the writer was made. Past FAILED_MAX in one turn the process is
+ * out of memory beyond recovery: it exits, and a standby replica takes over. */
+static void cannot_start(kc_writer *w, kc_write_cb cb, void *ud) {
+  if (w->nfailed == FAILED_MAX) {
+    ts_log(TS_LOG_ERROR, "out of memory: %d writes could not start; exiting", FAILED_MAX);
+    abort();
+  }
+  w->failed[w->nfailed++] = (failed_cb){cb, ud};
+  uv_timer_start(&w->later, on_later, 0, 0);
+}
+
+static op *new_op(kc_writer *w, const char *what, kc_write_cb cb, void *ud) {
   op *o = ts_calloc(1, sizeof *o);
-  if (!o) return NULL;
-  o->w = w, o->cb = cb, o->ud = ud;
+  if (!o) {
+    cannot_start(w, cb, ud);
+    return NULL;
+  }
+  o->w = w, o->what = what, o->cb = cb, o->ud = ud;
+  w->ops++;
   uv_timer_init(w->c->loop, &o->defer);
   o->defer.data = o;
   return o;
 }
 
-/* Sends a request for o when this replica leads; false (and a deferred NOT_LEADER) if not. */
-static bool send_req(op *o, const char *method, const char *path, json_t *body, const char *ctype,
-                     kc_done_fn done) {
-  char *text = NULL;
+/* Sends the request kept in o (the first time, or again). */
+static bool send_kept(op *o) {
   if (!o->w->gate->open) {
     defer(o, KC_W_NOT_LEADER);
     return false;
   }
-  if (body && !(text = json_dumps(body, JSON_COMPACT))) {
-    defer(o, KC_W_FAILED);
-    return false;
-  }
   o->attempts++;
-  if (!kc_request(o->w->c, method, path, text, ctype, NULL, done, o)) {
-    free(text);
+  if (!kc_request(o->w->c, o->method, o->path, o->body, o->ctype, NULL, o->done, o)) {
     defer(o, KC_W_FAILED);
     return false;
   }
-  free(text);
+  return true;
+}
+
+/* Sends a request for o when this replica leads; false (and a deferred NOT_LEADER) if not. */
+static bool send_req(op *o, const char *method, const char *path, json_t *body, const char *ctype,
+                     kc_done_fn done) {
+  free(o->body);
+  o->body = NULL;
+  if (body && !(o->body = json_dumps(body, JSON_COMPACT))) {
+    defer(o, KC_W_FAILED);
+    return false;
+  }
+  snprintf(o->method, sizeof o->method, "%s", method);
+  snprintf(o->path, sizeof o->path, "%s", path);
+  o->ctype = ctype, o->done = done;
+  return send_kept(o);
+}
+
+/* A request that got no answer at all (the connection broke, an HTTP/2 GOAWAY or reset) is
+ * sent again, up to MAX_LOST times: every write here is safe to repeat (a binding that landed
+ * answers 409 "already assigned" to us, a claim write carries its resourceVersion, an eviction
+ * of a pod that is gone answers 404, an Event's name is fixed). True when it was resent. */
+static bool resend_lost(op *o, const kc_response *r) {
+  if (r->status || ++o->lost >= MAX_LOST) return false;
+  ts_log(TS_LOG_DEBUG, "%s %s/%s: no answer (%s); sending it again", o->what, o->ns, o->name,
+         r->error ? r->error : "connection lost");
+  send_kept(o);
   return true;
 }
 
@@ -126,57 +225,88 @@ kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, const char *identity
   snprintf(w->identity, sizeof w->identity, "%s", identity ? identity : "tessera");
   w->tokens = EVENT_BURST;
   ts_map_init(&w->last_event);
+  ts_map_init(&w->errors);
+  uv_timer_init(c->loop, &w->later);
+  w->later.data = w;
   return w;
 }
 
 static void forget_events(kc_writer *w);
 
-void kc_writer_free(kc_writer *w) {
-  if (!w) return;
+/* Frees the writer once it was freed by its owner, its timer is closed and no write holds it. */
+static void writer_release(kc_writer *w) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  if (!w->closing || w->ops || !uv_is_closing((uv_handle_t *)&w->later) || w->later.data) return;
   forget_events(w);
   ts_map_free(&w->last_event);
+  while (ts_map_next(&w->errors, &it, &s)) ts_free(s->value);
+  ts_map_free(&w->errors);
   ts_free(w);
+}
+
+static void writer_closed(uv_handle_t *h) {
+  kc_writer *w = h->data;
+  h->data = NULL; /* closed */
+  writer_release(w);
+}
+
+void kc_writer_free(kc_writer *w) {
+  if (!w) return;
+  on_later(&w->later); /* nothing that could not start is left without its answer */
+  w->closing = true;
+  uv_close((uv_handle_t *)&w->later, writer_closed);
 }
 
 uint64_t kc_writer_events_sent(const kc_writer *w) {
   return w->events_sent;
 }
 
+uint64_t kc_writer_refused(const kc_writer *w) {
+  return w->refused;
+}
+
 /* ---- binding ----------------------------------------------------------------------------------
  */
 
+/* True when a 409's Status message says the pod is bound to `node` already: a retry of a
+ * binding whose first answer was lost, which landed. The message is the decoded Status
+ * message ("... pod NAME is already assigned to node \"NODE\""), not the raw body, where the
+ * quotes are escaped. */
+static bool bound_already(const op *o, const kc_response *r) {
+  json_t *st = NULL;
+  ts_err err;
+  char want[600];
+  const char *msg;
+  bool yes;
+  if (r->status != 409 || !r->len || ts_json_parse(r->body, r->len, &st, &err) != TS_OK)
+    return false;
+  msg = json_string_value(json_object_get(st, "message"));
+  snprintf(want, sizeof want, "pod %s is already assigned to node \"%s\"", o->name, o->node);
+  yes = msg && strstr(msg, want);
+  json_decref(st);
+  return yes;
+}
+
 static void on_bind(void *ud, const kc_response *r) {
   op *o = ud;
-  kc_wresult res = classify(r->status);
-  if (r->status == 409 && r->body) { /* a retry after a lost answer lands here: fine if ours */
-    char want[400];
-    snprintf(want, sizeof want, "is already assigned to node \"%s\"", o->node);
-    if (strstr(r->body, want)) res = KC_W_OK;
-  }
-  if (res == KC_W_FAILED && !r->status && o->attempts < 3) { /* no answer: try again */
-    char path[700];
-    json_t *b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
-                          "Binding", "metadata", "name", o->name, "namespace", o->ns, "target",
-                          "apiVersion", "v1", "kind", "Node", "name", o->node);
-    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/binding", o->ns, o->name);
-    send_req(o, "POST", path, b, NULL, on_bind);
-    json_decref(b);
-    return;
-  }
-  finish(o, res, r);
+  if (resend_lost(o, r)) return;
+  finish(o, bound_already(o, r) ? KC_W_OK : classify(r->status), r);
 }
 
 void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
              kc_write_cb cb, void *ud) {
-  op *o = new_op(w, cb, ud);
+  op *o = new_op(w, "create pods/binding", cb, ud);
   char path[700];
   json_t *b;
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
   snprintf(o->node, sizeof o->node, "%s", node);
-  b = json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
-                "Binding", "metadata", "name", name, "namespace", ns, "uid", uid ? uid : "",
-                "target", "apiVersion", "v1", "kind", "Node", "name", node);
+  b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
+                "Binding", "metadata", "name", name, "namespace", ns, "target", "apiVersion", "v1",
+                "kind", "Node", "name", node);
+  if (uid && *uid) /* the precondition: never bind a pod recreated under the same name */
+    json_object_set_new(json_object_get(b, "metadata"), "uid", json_string(uid));
   snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
   send_req(o, "POST", path, b, NULL, on_bind);
   json_decref(b);
@@ -185,15 +315,17 @@ void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, co
 /* ---- pod status and events ------------------------------------------------------------------ */
 
 static void on_simple(void *ud, const kc_response *r) {
+  if (resend_lost(ud, r)) return;
   finish(ud, classify(r->status), r);
 }
 
 void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
                           const char *message, kc_write_cb cb, void *ud) {
-  op *o = new_op(w, cb, ud);
+  op *o = new_op(w, "patch pods/status", cb, ud);
   char path[700], now[64];
   json_t *b;
   if (!o) return;
+  snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
   kc__now_rfc3339(now, sizeof now, false);
   b = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type",
                 "PodScheduled", "status", "False", "reason", reason ? reason : "Unschedulable",
@@ -220,12 +352,35 @@ static void forget_events(kc_writer *w) {
   ts_map_init(&w->last_event);
 }
 
+/* kube-scheduler's Event name: "<pod>.<wall clock in hex nanoseconds>" (a generateName ending
+ * in '.' is refused). The pod part is cut so that the name stays a valid RFC 1123 subdomain of
+ * at most 253 characters. */
+static void event_name(const char *pod, char *out, size_t cap) {
+  struct timespec t;
+  char hex[24];
+  size_t keep;
+  clock_gettime(CLOCK_REALTIME, &t);
+  snprintf(hex, sizeof hex, ".%llx",
+           (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec);
+  keep = strlen(pod);
+  if (keep > 253 - strlen(hex)) keep = 253 - strlen(hex);
+  while (keep && (pod[keep - 1] == '.' || pod[keep - 1] == '-')) keep--;
+  snprintf(out, cap, "%.*s%s", (int)keep, pod, hex);
+}
+
+/* An Event that already exists after its first answer was lost did land. */
+static void on_event(void *ud, const kc_response *r) {
+  op *o = ud;
+  if (resend_lost(o, r)) return;
+  finish(o, r->status == 409 && o->lost ? KC_W_OK : classify(r->status), r);
+}
+
 void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
                    const char *type, const char *reason, const char *note) {
   uint64_t now = uv_now(w->c->loop);
   last_event *e = uid ? ts_map_get(&w->last_event, uid, strlen(uid)) : NULL;
   op *o;
-  char path[600], when[64], gen[300];
+  char path[600], when[64];
   json_t *b;
   w->tokens += (double)(now - w->tokens_at) / 1000.0 * EVENT_RATE;
   if (w->tokens > EVENT_BURST) w->tokens = EVENT_BURST;
@@ -242,18 +397,19 @@ void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *u
   }
   if (e) e->at = now;
   w->tokens -= 1;
-  if (!(o = new_op(w, ignore, NULL))) return;
+  if (!(o = new_op(w, "create events", ignore, NULL))) return;
+  snprintf(o->ns, sizeof o->ns, "%s", ns);
+  event_name(name, o->name, sizeof o->name);
   kc__now_rfc3339(when, sizeof when, true);
-  snprintf(gen, sizeof gen, "%s.", name);
   b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
                 "s:{s:s, s:s, s:s, s:s, s:s}}",
-                "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "generateName", gen,
+                "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name", o->name,
                 "namespace", ns, "eventTime", when, "reportingController", "tessera",
                 "reportingInstance", w->identity, "action", "Scheduling", "reason", reason, "note",
                 note ? note : "", "type", type, "regarding", "apiVersion", "v1", "kind", "Pod",
                 "name", name, "namespace", ns, "uid", uid ? uid : "");
   snprintf(path, sizeof path, "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
-  if (send_req(o, "POST", path, b, NULL, on_simple)) w->events_sent++;
+  if (send_req(o, "POST", path, b, NULL, on_event)) w->events_sent++;
   json_decref(b);
 }
 
@@ -262,10 +418,11 @@ void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *u
 
 void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, kc_write_cb cb,
               void *ud) {
-  op *o = new_op(w, cb, ud);
+  op *o = new_op(w, "create pods/eviction", cb, ud);
   char path[700];
   json_t *b;
   if (!o) return;
+  snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
   b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion", "policy/v1", "kind",
                 "Eviction", "metadata", "name", name, "namespace", ns, "deleteOptions",
                 "preconditions", "uid", uid ? uid : "");
@@ -305,6 +462,7 @@ static void on_claim_read(void *ud, const kc_response *r) {
   op *o = ud;
   json_t *c = NULL;
   ts_err err;
+  if (resend_lost(o, r)) return;
   if (r->status != 200 || ts_json_parse(r->body, r->len, &c, &err) != TS_OK) {
     finish(o, classify(r->status) == KC_W_OK ? KC_W_FAILED : classify(r->status), r);
     return;
@@ -328,6 +486,10 @@ static void on_claim_write(void *ud, const kc_response *r) {
   op *o = ud;
   json_t *c = NULL;
   ts_err err;
+  if (!r->status && ++o->lost < MAX_LOST) { /* no answer: it may have landed; read it again */
+    reread(o, r);
+    return;
+  }
   if (r->status == 409) { /* changed meanwhile: read it again and retry */
     reread(o, r);
     return;
@@ -388,7 +550,7 @@ static void reserve_step(op *o) {
 }
 
 void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb cb, void *ud) {
-  op *o = new_op(w, cb, ud);
+  op *o = new_op(w, "update resourceclaims", cb, ud);
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", r->ns), snprintf(o->name, sizeof o->name, "%s", r->name);
   snprintf(o->uid, sizeof o->uid, "%s", r->claim_uid ? r->claim_uid : "");
@@ -415,7 +577,7 @@ static void on_unreserve_write(void *ud, const kc_response *r) {
   op *o = ud;
   json_t *c = NULL;
   ts_err err;
-  if (r->status == 409 && o->attempts < MAX_ATTEMPTS) {
+  if ((r->status == 409 || (!r->status && ++o->lost < MAX_LOST)) && o->attempts < MAX_ATTEMPTS) {
     char path[800];
     claim_path(o, false, path, sizeof path);
     json_decref(o->claim);
@@ -476,7 +638,7 @@ static void unreserve_step(op *o) {
 
 void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
                         const char *version, kc_write_cb cb, void *ud) {
-  op *o = new_op(w, cb, ud);
+  op *o = new_op(w, "update resourceclaims", cb, ud);
   char path[800];
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);

@@ -10,11 +10,25 @@
 
 typedef struct gang_op gang_op;
 
+typedef enum wkind { W_RESERVE, W_UNRESERVE, W_BIND, W_EVICT } wkind;
+
+/* One write in flight: the token handed to the writer. Tokens of a gang's writes live inside
+ * the gang's memory, made before anything is assumed, so issuing a write cannot fail. */
+typedef struct wr {
+  live *l;        /* the loop */
+  wkind kind;     /* what was written */
+  gang_op *g;     /* W_RESERVE / W_UNRESERVE / W_BIND: the gang it belongs to */
+  uint32_t pod;   /* index in g->pods */
+  uint32_t claim; /* index in the pod's claims */
+} wr;
+
 typedef struct claim_op {
   char *name;    /* owned: the claim's name (namespace is the pod's) */
   char *uid;     /* owned: the claim's uid ("" when unknown) */
   json_t *alloc; /* new ref: the allocation to write, NULL to only reserve */
   bool reserved; /* the reserve write landed */
+  wr reserve;    /* token of its reserve write */
+  wr unreserve;  /* token of its unreserve write (roll-back) */
 } claim_op;
 
 typedef struct pod_op {
@@ -23,6 +37,7 @@ typedef struct pod_op {
   claim_op *claims;      /* owned */
   uint32_t nclaims;      /* entries */
   bool bound;            /* the bind landed */
+  wr bind;               /* token of its bind write */
 } pod_op;
 
 typedef enum op_phase { PHASE_RESERVE, PHASE_BIND, PHASE_ROLLBACK } op_phase;
@@ -35,16 +50,11 @@ struct gang_op {
   bool failed;          /* a reserve failed: roll back instead of binding */
 };
 
-typedef enum wkind { W_RESERVE, W_UNRESERVE, W_BIND, W_EVICT } wkind;
-
-/* One write in flight: the token handed to the writer. */
-typedef struct wr {
-  wkind kind;      /* what was written */
-  gang_op *g;      /* W_RESERVE / W_UNRESERVE / W_BIND: the gang it belongs to */
-  uint32_t pod;    /* index in g->pods */
-  uint32_t claim;  /* index in the pod's claims */
-  char *evict_key; /* W_EVICT: owned pod key */
-} wr;
+/* An eviction in flight. */
+typedef struct evict_op {
+  wr token;   /* first: the token is the eviction */
+  char key[]; /* the pod's "ns/name" */
+} evict_op;
 
 struct live {
   model *m;                /* the cluster as watched, plus assumptions */
@@ -296,10 +306,9 @@ static void forget_pod(live *l, const pod_op *p) {
 
 /* ---- writes ----------------------------------------------------------------------------- */
 
-static wr *new_wr(live *l, wkind kind, gang_op *g, uint32_t pod, uint32_t claim) {
-  wr *w = ts_calloc(1, sizeof *w);
-  if (!w) return NULL;
-  *w = (wr){kind, g, pod, claim, NULL};
+/* Fills the token w for a write about to be issued; counts it. */
+static wr *new_wr(live *l, wr *w, wkind kind, gang_op *g, uint32_t pod, uint32_t claim) {
+  *w = (wr){l, kind, g, pod, claim};
   l->st.inflight++;
   l->st.writes++;
   if (g) g->outstanding++;
@@ -323,8 +332,8 @@ static void free_gang(gang_op *g) {
 
 static void issue_unreserve(live *l, gang_op *g, uint32_t pod, uint32_t claim) {
   pod_op *p = &g->pods[pod];
-  wr *w = new_wr(l, W_UNRESERVE, g, pod, claim);
-  if (w) l->w.claim_unreserve(l->w.ud, w, p->ns, p->claims[claim].name, p->uid);
+  wr *w = new_wr(l, &p->claims[claim].unreserve, W_UNRESERVE, g, pod, claim);
+  l->w.claim_unreserve(l->w.ud, w, p->ns, p->claims[claim].name, p->uid);
 }
 
 /* A pod's placement failed: forget it, and unreserve the claims reserved for it. */
@@ -341,8 +350,8 @@ static void start_binds(live *l, gang_op *g) {
   g->phase = PHASE_BIND;
   for (uint32_t i = 0; i < g->npods; i++) {
     pod_op *p = &g->pods[i];
-    wr *w = new_wr(l, W_BIND, g, i, 0);
-    if (w) l->w.bind(l->w.ud, w, p->ns, p->name, p->uid, p->node);
+    wr *w = new_wr(l, &p->bind, W_BIND, g, i, 0);
+    l->w.bind(l->w.ud, w, p->ns, p->name, p->uid, p->node);
   }
 }
 
@@ -360,7 +369,7 @@ static void start_gang(live *l, gang_op *g) {
       snprintf(key, sizeof key, "%s/%s", p->ns, c->name);
       cached = oget(&l->claim_json, key);
       assume_claim(l, p->ns, c, p);
-      if (!(w = new_wr(l, W_RESERVE, g, i, k))) continue;
+      w = new_wr(l, &c->reserve, W_RESERVE, g, i, k);
       l->w.claim_reserve(l->w.ud, w, p->ns, c->name, c->uid, c->alloc, p->name, p->uid, cached);
     }
   }
@@ -378,23 +387,22 @@ static void reserves_done(live *l, gang_op *g) {
   for (uint32_t i = 0; i < g->npods; i++) roll_back_pod(l, g, i, true);
 }
 
-static void evict_done(live *l, wr *w, live_result r) {
-  if (r == LIVE_OK || r == LIVE_NOTFOUND) {
+static void evict_done(live *l, evict_op *e, live_result r) {
+  if (r == LIVE_OK || r == LIVE_NOTFOUND)
     l->st.evicted += r == LIVE_OK;
-  } else {
-    sched_state_forget_eviction(l->state, w->evict_key); /* a later cycle tries again */
-  }
-  ts_free(w->evict_key);
+  else
+    sched_state_forget_eviction(l->state, e->key); /* a later cycle tries again */
+  ts_free(e);
 }
 
-void live_write_done(live *l, void *token, live_result r) {
+void live_write_done(void *token, live_result r) {
   wr *w = token;
+  live *l = w->l;
   gang_op *g = w->g;
   l->st.inflight--;
   l->dirty = true;
   if (w->kind == W_EVICT) {
-    evict_done(l, w, r);
-    ts_free(w);
+    evict_done(l, (evict_op *)w, r);
     return;
   }
   g->outstanding--;
@@ -411,7 +419,6 @@ void live_write_done(live *l, void *token, live_result r) {
       roll_back_pod(l, g, w->pod, r != LIVE_ABANDONED);
     }
   }
-  ts_free(w);
   if (!g->outstanding) free_gang(g);
 }
 
@@ -492,15 +499,17 @@ static void report_pending(live *l, const sched_decision *d) {
   l->w.unschedulable(l->w.ud, d->pod->obj.ns, d->pod->obj.name, uid, d->reason);
 }
 
+/* An eviction whose token cannot be made is not issued; a later cycle decides it again. */
 static void issue_evict(live *l, const sched_decision *d) {
-  wr *w = new_wr(l, W_EVICT, NULL, 0, 0);
-  if (!w) return;
-  if (!(w->evict_key = ts_strdup(d->pod->obj.key))) {
-    l->st.inflight--;
-    ts_free(w);
+  size_t n = strlen(d->pod->obj.key);
+  evict_op *e = ts_malloc(sizeof *e + n + 1);
+  if (!e) {
+    sched_state_forget_eviction(l->state, d->pod->obj.key);
     return;
   }
-  l->w.evict(l->w.ud, w, d->pod->obj.ns, d->pod->obj.name, d->pod->obj.uid);
+  memcpy(e->key, d->pod->obj.key, n + 1);
+  new_wr(l, &e->token, W_EVICT, NULL, 0, 0);
+  l->w.evict(l->w.ud, &e->token, d->pod->obj.ns, d->pod->obj.name, d->pod->obj.uid);
 }
 
 static double clock_s(void) {

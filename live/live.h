@@ -35,8 +35,9 @@ typedef enum live_result {
 typedef struct live live;
 
 /* The writer. Every call that takes a token must eventually lead to exactly one
- * live_write_done(l, token, result), never from inside the call itself. Strings and JSON are
- * borrowed for the duration of the call only. */
+ * live_write_done(token, result), never from inside the call itself. Strings and JSON are
+ * borrowed for the duration of the call only. The loop never fails to issue a write once it
+ * assumed its outcome: tokens are made with the cycle's decisions, before anything is assumed. */
 typedef struct live_writer {
   /* Reserve claim ns/name (uid) for the pod: when allocation (v1 AllocationResult) is not NULL,
    * add the finalizer and write it with reservedFor; otherwise only add the pod to reservedFor
@@ -92,8 +93,8 @@ bool live_busy(const live *l);
  * whether it ran. */
 ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err);
 
-/* The writer's answer for token. */
-void live_write_done(live *l, void *token, live_result r);
+/* The writer's answer for token (which knows its loop). */
+void live_write_done(void *token, live_result r);
 
 const model *live_model(const live *l); /* borrowed */
 void live_get_stats(const live *l, live_stats *out);

@@ -95,7 +95,10 @@ static void push_event(tc_cluster *c, model_event ev, json_t *obj) {
 static void answer(tc_cluster *c, void *token, live_result r, size_t events_from) {
   delivery d = {false, MODEL_ADDED, NULL, token, r};
   c->writes++;
-  if (ts_vec_push(&c->queue, d) != TS_OK) return tc_violation(c, "out of memory answering");
+  if (ts_vec_push(&c->queue, d) != TS_OK) {
+    tc_violation(c, "out of memory answering");
+    return;
+  }
   if (c->rng && events_from < c->queue.n - 1 && (next_rand(c) & 1)) { /* answer first */
     delivery a = c->queue.v[c->queue.n - 1];
     memmove(&c->queue.v[events_from + 1], &c->queue.v[events_from],
@@ -120,14 +123,16 @@ static void put(tc_cluster *c, json_t *obj, model_event ev) {
     e->obj = obj;
   } else if (!(e = ts_malloc(sizeof *e + strlen(key) + 1))) {
     json_decref(obj);
-    return tc_violation(c, "out of memory storing %s", key);
+    tc_violation(c, "out of memory storing %s", key);
+    return;
   } else {
     e->obj = obj;
     memcpy(e->key, key, strlen(key) + 1);
     if (ts_map_put(&c->store, e->key, strlen(e->key), e, NULL) != TS_OK) {
       json_decref(obj);
       ts_free(e);
-      return tc_violation(c, "out of memory storing %s", key);
+      tc_violation(c, "out of memory storing %s", key);
+      return;
     }
   }
   ts_err_clear(&err);
@@ -309,17 +314,21 @@ static void w_reserve(void *ud, void *token, const char *ns, const char *name,
   json_t *claim = get(c, "ResourceClaim", ns, name), *copy, *st, *rf, *e;
   size_t from = c->queue.n, i;
   (void)cached;
-  if (!claim || (claim_uid && *claim_uid && strcmp(meta_str(claim, "uid") ?: "", claim_uid)))
-    return answer(c, token, LIVE_NOTFOUND, from);
+  if (!claim || (claim_uid && *claim_uid && strcmp(meta_str(claim, "uid") ?: "", claim_uid))) {
+    answer(c, token, LIVE_NOTFOUND, from);
+    return;
+  }
   st = json_object_get(claim, "status");
   if (allocation && json_object_get(st, "allocation")) {
     tc_violation(c, "claim %s/%s allocated twice (for pod %s)", ns, name, pod_name);
-    return answer(c, token, LIVE_ELSEWHERE, from);
+    answer(c, token, LIVE_ELSEWHERE, from);
+    return;
   }
   if (!allocation && !json_object_get(st, "allocation")) {
     tc_violation(c, "claim %s/%s reserved for pod %s without ever being allocated", ns, name,
                  pod_name);
-    return answer(c, token, LIVE_FAILED, from);
+    answer(c, token, LIVE_FAILED, from);
+    return;
   }
   copy = json_deep_copy(claim);
   if (!json_is_object(st = json_object_get(copy, "status")))
@@ -344,7 +353,10 @@ static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
   tc_cluster *c = ud;
   json_t *claim = get(c, "ResourceClaim", ns, name), *copy, *rf;
   size_t from = c->queue.n;
-  if (!claim) return answer(c, token, LIVE_NOTFOUND, from);
+  if (!claim) {
+    answer(c, token, LIVE_NOTFOUND, from);
+    return;
+  }
   copy = json_deep_copy(claim);
   rf = json_object_get(json_object_get(copy, "status"), "reservedFor");
   for (size_t k = json_array_size(rf); k-- > 0;)
@@ -379,7 +391,10 @@ static void check_claims_reserved(tc_cluster *c, json_t *pod, const char *key) {
 /* After a binding: no resource of the node over its allocatable. */
 static void check_node(tc_cluster *c, const char *node, const char *pod) {
   const model_node *n = (const model_node *)model_get(c->truth, MODEL_NODE, NULL, node);
-  if (!n) return tc_violation(c, "pod %s bound to node %s, which does not exist", pod, node);
+  if (!n) {
+    tc_violation(c, "pod %s bound to node %s, which does not exist", pod, node);
+    return;
+  }
   for (int r = 0; r < model_resource_count(); r++)
     if (n->used[r] > n->alloc[r])
       tc_violation(c, "node %s over-committed after binding %s: %s %lld of %lld", node, pod,
@@ -404,14 +419,20 @@ static void w_bind(void *ud, void *token, const char *ns, const char *name, cons
   size_t from = c->queue.n;
   char key[600], *k;
   snprintf(key, sizeof key, "%s/%s", ns, name);
-  if (!pod) return answer(c, token, LIVE_NOTFOUND, from);
-  if (uid && *uid && strcmp(meta_str(pod, "uid") ?: "", uid)) /* precondition failed */
-    return answer(c, token, LIVE_CONFLICT, from);
+  if (!pod) {
+    answer(c, token, LIVE_NOTFOUND, from);
+    return;
+  }
+  if (uid && *uid && strcmp(meta_str(pod, "uid") ?: "", uid)) { /* precondition failed */
+    answer(c, token, LIVE_CONFLICT, from);
+    return;
+  }
   if (json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"))) {
     tc_violation(c, "pod %s bound twice (to %s, then %s)", key,
                  json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
                  node);
-    return answer(c, token, LIVE_CONFLICT, from);
+    answer(c, token, LIVE_CONFLICT, from);
+    return;
   }
   check_claims_reserved(c, pod, key);
   copy = json_deep_copy(pod);
@@ -428,8 +449,10 @@ static void w_evict(void *ud, void *token, const char *ns, const char *name, con
   tc_cluster *c = ud;
   json_t *pod = get(c, "Pod", ns, name);
   size_t from = c->queue.n;
-  if (!pod || (uid && *uid && strcmp(meta_str(pod, "uid") ?: "", uid)))
-    return answer(c, token, LIVE_NOTFOUND, from);
+  if (!pod || (uid && *uid && strcmp(meta_str(pod, "uid") ?: "", uid))) {
+    answer(c, token, LIVE_NOTFOUND, from);
+    return;
+  }
   json_incref(pod);
   del(c, pod);
   pod_gone(c, pod);
@@ -572,7 +595,7 @@ size_t tc_flush(tc_cluster *c) {
         tc_violation(c, "the loop refused a watch event: %s", err.text);
       json_decref(d.obj);
     } else {
-      live_write_done(c->l, d.token, d.r);
+      live_write_done(d.token, d.r);
     }
   }
   c->queue.n = c->head = 0;

@@ -44,8 +44,10 @@ typedef struct hist {
 
 typedef struct fault {
   char method[16], prefix[512]; /* what it matches */
-  int status, times;            /* answer, how many more */
+  int status, times;            /* answer (FA_LOST: served, answer lost), how many more */
   char message[256];            /* Status message */
+  json_t *body;                 /* the whole answer body instead (new reference), or NULL */
+  int delay_ms;                 /* fa_delay: answer normally, this much later */
 } fault;
 
 struct fa_server {
@@ -68,6 +70,7 @@ struct fa_server {
   ts_buf log;                     /* request log */
   time_t started;                 /* for the lifetime bound */
   bool http2;                     /* offer h2 in ALPN */
+  int goaway_after;               /* HTTP/2: GOAWAY after this many more requests (0: never) */
 };
 
 /* ---- TLS material ------------------------------------------------------------------------- */
@@ -506,6 +509,60 @@ static void merge(json_t *target, json_t *patch, bool conditions_by_type) {
   }
 }
 
+/* ---- what the API server validates on create ------------------------------------------- */
+
+#define SUBDOMAIN_MSG                                                                              \
+  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or "     \
+  "'.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used "    \
+  "for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+
+static bool alnum_lower(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+}
+
+/* RFC 1123 subdomain, as apimachinery's IsDNS1123Subdomain: labels of [a-z0-9-] that start
+ * and end alphanumeric, joined by dots, 253 characters at most. */
+static bool is_subdomain(const char *v) {
+  size_t n = strlen(v), label = 0;
+  if (!n || n > 253) return false;
+  for (size_t i = 0; i <= n; i++) {
+    char ch = v[i];
+    if (ch == '.' || ch == '\0') { /* a label ends: not empty, not ending in '-' */
+      if (!label || v[i - 1] == '-') return false;
+      label = 0;
+      continue;
+    }
+    if (!alnum_lower(ch) && (ch != '-' || !label)) return false;
+    label++;
+  }
+  return true;
+}
+
+/* The errors of a create, in the API server's words (empty when valid): metadata.name or
+ * metadata.generateName (as a prefix: a trailing '-' is allowed), and an Event's eventTime. */
+static void create_errors(const route *r, json_t *body, const char *name, ts_buf *errs) {
+  json_t *md = json_object_get(body, "metadata");
+  const char *given = json_string_value(json_object_get(md, "name"));
+  const char *gen = json_string_value(json_object_get(md, "generateName"));
+  if (given && !is_subdomain(given))
+    ts_buf_printf(errs, "%smetadata.name: Invalid value: \"%s\": %s%s", errs->len ? ", " : "",
+                  given,
+                  strlen(given) > 253 ? "must be no more than 253 characters" : SUBDOMAIN_MSG, "");
+  if (!given && gen) {
+    char masked[300];
+    size_t n = strlen(gen);
+    snprintf(masked, sizeof masked, "%s", gen);
+    if (n && n < sizeof masked && masked[n - 1] == '-') masked[n - 1] = 'a';
+    if (!is_subdomain(masked))
+      ts_buf_printf(errs, "%smetadata.generateName: Invalid value: \"%s\": %s",
+                    errs->len ? ", " : "", gen, SUBDOMAIN_MSG);
+  }
+  (void)name;
+  if (!strcmp(r->resource, "events") && !strcmp(r->group, "events.k8s.io") &&
+      !json_string_value(json_object_get(body, "eventTime")))
+    ts_buf_printf(errs, "%seventTime: Required value", errs->len ? ", " : "");
+}
+
 static int handle(conn *c, req *q, json_t **out) {
   fa_server *s = c->s;
   route r;
@@ -530,8 +587,21 @@ static int handle(conn *c, req *q, json_t **out) {
   if (!strcmp(q->method, "POST") && !strcmp(r.sub, "binding")) {
     char node[256];
     const char *cur;
+    const char *uid = json_string_value(json_object_get(json_object_get(body, "metadata"), "uid"));
+    const char *have =
+        o ? json_string_value(json_object_get(json_object_get(o->json, "metadata"), "uid")) : NULL;
     snprintf(node, sizeof node, "%s",
              json_string_value(json_object_get(json_object_get(body, "target"), "name")) ?: "");
+    if (o && uid && *uid && have && strcmp(uid, have)) {
+      char m[900];
+      snprintf(m, sizeof m,
+               "Operation cannot be fulfilled on pods \"%s\": StorageError: invalid object, Code: "
+               "4, Key: /registry/pods/%s/%s, ResourceVersion: 0, AdditionalErrorMsg: "
+               "Precondition failed: UID in precondition: %s, UID in object meta: %s",
+               r.name, r.ns, r.name, uid, have);
+      json_decref(body);
+      return *out = status_body(409, "Conflict", m), 409;
+    }
     json_decref(body);
     if (!o) return *out = status_body(404, "NotFound", what), 404;
     if ((cur = json_string_value(json_object_get(json_object_get(o->json, "spec"), "nodeName")))) {
@@ -562,10 +632,24 @@ static int handle(conn *c, req *q, json_t **out) {
     const char *gen =
         json_string_value(json_object_get(json_object_get(body, "metadata"), "generateName"));
     char made[300];
-    if (!name && gen) snprintf(made, sizeof made, "%s%ld", gen, s->rv + 1), name = made;
+    ts_buf errs;
+    if (!name && gen)
+      snprintf(made, sizeof made, "%s%05lx", gen, (s->rv + 1) & 0xfffff), name = made;
     if (!name)
       return json_decref(body), *out = status_body(422, "Invalid", "metadata.name: Required value"),
                                 422;
+    ts_buf_init(&errs, 0);
+    create_errors(&r, body, name, &errs);
+    if (errs.len) { /* 422, worded as kube-apiserver words it */
+      char m[4096];
+      const char *kind = json_string_value(json_object_get(body, "kind"));
+      snprintf(m, sizeof m, "%s \"%s\" is invalid: [%s]", kind ? kind : r.resource, name,
+               errs.data);
+      ts_buf_free(&errs);
+      json_decref(body);
+      return *out = status_body(422, "Invalid", m), 422;
+    }
+    ts_buf_free(&errs);
     snprintf(r.name, sizeof r.name, "%s", name);
     if (find(s, r.group, r.resource, r.ns, r.name)) {
       snprintf(what, sizeof what, "%s%s%s \"%s\" already exists", r.resource, r.group[0] ? "." : "",
@@ -667,6 +751,7 @@ static bool read_request(conn *c, req *q, char *buf, size_t cap) {
 static void dispatch(conn *c, req *q, int *code, json_t **body, bool *drop, bool *watch) {
   fa_server *s = c->s;
   char line[4200], v[8];
+  bool lost = false;
   *code = 0, *body = NULL, *drop = false;
   *watch = param(q->query, "watch", v, sizeof v) && (!strcmp(v, "1") || !strcmp(v, "true"));
   snprintf(line, sizeof line, "%s %s%s%s", q->method, q->path, q->query[0] ? "?" : "", q->query);
@@ -677,14 +762,29 @@ static void dispatch(conn *c, req *q, int *code, json_t **body, bool *drop, bool
         strncmp(line + strlen(q->method) + 1, f->prefix, strlen(f->prefix)))
       continue;
     f->times--;
-    if (!f->status)
+    if (f->delay_ms) { /* a slow server: answers as usual, later */
+      int ms = f->delay_ms;
+      pthread_mutex_unlock(&s->mu);
+      usleep((useconds_t)ms * 1000);
+      pthread_mutex_lock(&s->mu);
+      continue;
+    }
+    if (f->status == FA_LOST)
+      lost = true;
+    else if (!f->status)
       *drop = true;
+    else if (f->body)
+      *body = json_incref(f->body), *code = f->status;
     else
       *body = status_body(f->status, reason_of(f->status), f->message), *code = f->status;
   }
   if (!*code && !*drop && strcmp(q->auth, s->token))
     *body = status_body(401, "Unauthorized", "Unauthorized"), *code = 401;
   if (!*code && !*drop && !*watch) *code = handle(c, q, body);
+  if (lost) { /* it was served; its answer never arrives */
+    json_decref(*body);
+    *body = NULL, *drop = true;
+  }
   if (*code) *watch = false;
   ts_buf_printf(&s->log, "%s %d%s\n", line, *drop ? 0 : *watch ? 200 : *code, c->h2 ? " h2" : "");
   pthread_mutex_unlock(&s->mu);
@@ -793,6 +893,7 @@ typedef struct h2conn {
   conn *c;
   nghttp2_session *ng;
   h2stream st[H2_STREAMS];
+  int32_t goaway_last; /* after a GOAWAY: the last stream served (later ones are refused) */
 } h2conn;
 
 static h2stream *h2_find(h2conn *h, int32_t id, bool create) {
@@ -950,12 +1051,25 @@ static void h2_pull(h2conn *h, h2stream *st) {
   }
 }
 
+/* A scripted GOAWAY (fa_goaway): this stream is the last one the connection serves. */
+static void h2_maybe_goaway(h2conn *h, h2stream *st) {
+  bool now = false;
+  pthread_mutex_lock(&h->c->s->mu);
+  if (h->c->s->goaway_after > 0 && !h->goaway_last) now = --h->c->s->goaway_after == 0;
+  pthread_mutex_unlock(&h->c->s->mu);
+  if (!now) return;
+  h->goaway_last = st->id;
+  nghttp2_submit_goaway(h->ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_NO_ERROR, NULL, 0);
+}
+
 static void h2_start(h2conn *h, h2stream *st) {
   json_t *body;
   int code;
   bool drop, watch;
   char v[64];
   st->ready = false;
+  if (h->goaway_last && st->id > h->goaway_last) return; /* refused: the client retries it */
+  h2_maybe_goaway(h, st);
   dispatch(h->c, &st->q, &code, &body, &drop, &watch);
   if (drop) {
     nghttp2_submit_rst_stream(h->ng, NGHTTP2_FLAG_NONE, st->id, NGHTTP2_INTERNAL_ERROR);
@@ -992,6 +1106,7 @@ static void h2_start(h2conn *h, h2stream *st) {
 static void serve_h2(conn *c) {
   h2conn *h = calloc(1, sizeof *h);
   nghttp2_session_callbacks *cb;
+  nghttp2_option *opt;
   nghttp2_settings_entry set = {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, H2_STREAMS};
   if (!h) return;
   h->c = c;
@@ -1002,7 +1117,12 @@ static void serve_h2(conn *c) {
   nghttp2_session_callbacks_set_on_data_chunk_recv_callback(cb, h2_data);
   nghttp2_session_callbacks_set_on_frame_recv_callback(cb, h2_frame);
   nghttp2_session_callbacks_set_on_stream_close_callback(cb, h2_close);
-  nghttp2_session_server_new(&h->ng, cb, h);
+  /* kube-apiserver (Go) ignores RST_STREAM on streams it has finished; libcurl sends one for
+   * many completed streams. nghttp2's rapid-reset guard would answer with GOAWAY: lift it. */
+  nghttp2_option_new(&opt);
+  nghttp2_option_set_stream_reset_rate_limit(opt, UINT32_MAX, UINT32_MAX);
+  nghttp2_session_server_new2(&h->ng, cb, h, opt);
+  nghttp2_option_del(opt);
   nghttp2_session_callbacks_del(cb);
   nghttp2_submit_settings(h->ng, NGHTTP2_FLAG_NONE, &set, 1);
   while (!c->s->stopping &&
@@ -1116,6 +1236,7 @@ void fa_stop(fa_server *s) {
   for (size_t i = 0; i < s->history.n; i++) json_decref(s->history.v[i].json);
   ts_vec_free(&s->objs);
   ts_vec_free(&s->history);
+  for (size_t i = 0; i < s->faults.n; i++) json_decref(s->faults.v[i].body);
   ts_vec_free(&s->faults);
   ts_buf_free(&s->log);
   snprintf(path, sizeof path, "rm -rf '%s'", s->dir);
@@ -1197,6 +1318,37 @@ void fa_fault(fa_server *s, const char *method, const char *prefix, int status, 
   f.status = status, f.times = times;
   pthread_mutex_lock(&s->mu);
   ts_vec_push(&s->faults, f);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void fa_fault_body(fa_server *s, const char *method, const char *prefix, int status, int times,
+                   const char *body) {
+  fault f;
+  json_error_t e;
+  memset(&f, 0, sizeof f);
+  snprintf(f.method, sizeof f.method, "%s", method);
+  snprintf(f.prefix, sizeof f.prefix, "%s", prefix);
+  f.status = status, f.times = times;
+  f.body = json_loads(body, 0, &e);
+  pthread_mutex_lock(&s->mu);
+  ts_vec_push(&s->faults, f);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void fa_delay(fa_server *s, const char *method, const char *prefix, int ms, int times) {
+  fault f;
+  memset(&f, 0, sizeof f);
+  snprintf(f.method, sizeof f.method, "%s", method);
+  snprintf(f.prefix, sizeof f.prefix, "%s", prefix);
+  f.times = times, f.delay_ms = ms;
+  pthread_mutex_lock(&s->mu);
+  ts_vec_push(&s->faults, f);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void fa_goaway(fa_server *s, int after) {
+  pthread_mutex_lock(&s->mu);
+  s->goaway_after = after;
   pthread_mutex_unlock(&s->mu);
 }
 

@@ -34,9 +34,21 @@ bool fa_delete(fa_server *s, const char *path);
 
 /* The next `times` requests with this method and path prefix (query included in the match
  * when the prefix has a '?') get HTTP status with a Status body (message). status 0 drops the
- * connection without answering. */
+ * connection without answering; FA_LOST serves the request (a write lands) and then drops the
+ * connection, so that its answer is lost. */
+#define FA_LOST (-1)
 void fa_fault(fa_server *s, const char *method, const char *prefix, int status, int times,
               const char *message);
+/* The same with a whole answer body (JSON text, e.g. a recorded exchange's). */
+void fa_fault_body(fa_server *s, const char *method, const char *prefix, int status, int times,
+                   const char *body);
+/* The next `times` matching requests are answered as usual, ms milliseconds late. */
+void fa_delay(fa_server *s, const char *method, const char *prefix, int ms, int times);
+/* HTTP/2: the connection that serves the next `after` requests then sends GOAWAY (NO_ERROR,
+ * last stream = the after-th request) and serves nothing more, as kube-apiserver does with
+ * --goaway-chance or when it shuts down: requests in flight on later streams must be retried by
+ * the client on a new connection. */
+void fa_goaway(fa_server *s, int after);
 /* Forgets the watch history: watches from older resourceVersions get 410 (as an ERROR event in
  * a 200 stream when already streaming, as HTTP 410 when starting). */
 void fa_compact(fa_server *s);

@@ -133,7 +133,7 @@ static void expect_calls(const fixture *f, const char *const *want, int n) {
 static void answer(fixture *f, const char *text, live_result r) {
   int i = find_call(f, text);
   if (i < 0) fail_msg("no call \"%s\"", text);
-  live_write_done(f->l, f->r.calls[i].token, r);
+  live_write_done(f->r.calls[i].token, r);
 }
 
 static const model_pod *pod(fixture *f, const char *name) {

@@ -224,6 +224,38 @@ static void test_run_schedules(void **state) {
   assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/p0/binding"), 1);
 }
 
+/* /readyz while the process shuts down (informers already stopped, the lease not yet
+ * released): never a read of freed memory (the sanitizer run would abort), never "ready". */
+static void test_run_shutdown_readyz(void **state) {
+  fa_server *s = srv = fa_start();
+  int port = 20000 + (int)(getpid() % 10000) * 2, status, after = 0, ok_after = 0;
+  char body[256];
+  pid_t pid;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  pid = spawn(s, "a");
+  for (int i = 0; i < 200 && http_get(port, "/readyz", body, sizeof body) != 200; i++)
+    usleep(50000);
+  assert_true(
+      fa_wait(s, "PUT /apis/coordination.k8s.io/v1/namespaces/kube-system/leases", 1, 5000));
+  /* The release of the lease takes a while: the window in which /readyz ran on freed
+   * informers. */
+  fa_delay(s, "PUT", "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/tessera", 800, 5);
+  forget(pid);
+  kill(pid, SIGTERM);
+  for (int i = 0; i < 2000; i++) {
+    long code = http_get(port, "/readyz", body, sizeof body);
+    if (waitpid(pid, &status, WNOHANG) == pid) break;
+    if (code && code != 200) after++;
+    if (code == 200 && after) ok_after++;
+    usleep(2000);
+  }
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_true(after > 0); /* it said "not ready" while shutting down */
+  assert_int_equal(ok_after, 0);
+}
+
 /* Two replicas: only the leader writes; when it dies without releasing, the other takes over
  * after the lease expires, and no pod is ever bound twice. */
 static void test_run_failover(void **state) {
@@ -419,6 +451,7 @@ static void test_run_bad_kubeconfig(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_teardown(test_run_schedules, teardown),
+      cmocka_unit_test_teardown(test_run_shutdown_readyz, teardown),
       cmocka_unit_test_teardown(test_run_failover, teardown),
       cmocka_unit_test_teardown(test_run_faults, teardown),
       cmocka_unit_test_teardown(test_run_conflict_and_token, teardown),

@@ -1,0 +1,237 @@
+/* Tests of kubeclient's writer against the fake API server: a binding whose answer was lost is
+ * recognised as landed from the decoded 409 Status (the recorded exchange 059), its retry keeps
+ * the uid precondition, every write ends exactly once even when memory runs out, writes cut by
+ * an HTTP/2 GOAWAY are sent again, Events carry a name the API server accepts, and refused
+ * writes are counted per verb, resource and status. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <uv.h>
+
+#include "kubeclient/kc.h"
+#include "tests/support/fakeapi.h"
+
+typedef struct env {
+  fa_server *s;
+  uv_loop_t loop;
+  kc_auth auth;
+  kc_client *c;
+  kc_writer *w;
+  kc_gate gate;
+} env;
+
+typedef struct outcome {
+  int calls;    /* callbacks received */
+  kc_wresult r; /* the last result */
+  long status;  /* its HTTP status */
+} outcome;
+
+static void on_done(void *ud, kc_wresult r, const kc_write_info *info) {
+  outcome *o = ud;
+  o->calls++;
+  o->r = r;
+  o->status = info ? info->status : 0;
+}
+
+static void start(env *e, bool http2) {
+  ts_err err;
+  memset(e, 0, sizeof *e);
+  assert_non_null(e->s = fa_start_http2(http2));
+  assert_int_equal(uv_loop_init(&e->loop), 0);
+  assert_int_equal(kc_auth_load(fa_kubeconfig(e->s), NULL, &e->auth, &err), TS_OK);
+  assert_non_null(e->c = kc_client_new(&e->loop, &e->auth, &err));
+  e->gate.open = true;
+  assert_non_null(e->w = kc_writer_new(e->c, &e->gate, "test", 0));
+}
+
+static void stop(env *e) {
+  kc_writer_free(e->w);
+  kc_client_free(e->c);
+  uv_run(&e->loop, UV_RUN_DEFAULT);
+  assert_int_equal(uv_loop_close(&e->loop), 0);
+  kc_auth_free(&e->auth);
+  fa_stop(e->s);
+}
+
+/* Runs the loop until o has its answer (10 s at most). */
+static void wait_for(env *e, outcome *o, int n) {
+  for (int i = 0; i < 100000 && o->calls < n; i++) uv_run(&e->loop, UV_RUN_ONCE);
+  assert_int_equal(o->calls, n);
+}
+
+static void put_pod(env *e, const char *ns, const char *name, const char *uid, const char *node) {
+  char y[512];
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: %s, uid: %s}\n"
+           "spec: {%s%s}\n",
+           name, ns, uid, node ? "nodeName: " : "", node ? node : "");
+  assert_true(fa_put(e->s, y));
+}
+
+/* The response body of a recorded exchange, as JSON text (malloc'd). */
+static char *recorded_body(const char *file) {
+  char path[256];
+  json_error_t je;
+  json_t *x;
+  char *text;
+  snprintf(path, sizeof path, "tests/data/k8s/exchanges/%s", file);
+  x = json_load_file(path, 0, &je);
+  if (!x) fail_msg("%s: %s", path, je.text);
+  text = json_dumps(json_object_get(json_object_get(x, "response"), "body"), JSON_COMPACT);
+  json_decref(x);
+  return text;
+}
+
+/* A retried binding that landed the first time gets 409 "already assigned to node X" (the
+ * recorded answer, whose raw body escapes the quotes): success when X is our node. */
+static void test_bind_conflict_recorded(void **state) {
+  env e;
+  outcome o = {0};
+  char *body = recorded_body("059-post-binding-again-409.json");
+  (void)state;
+  start(&e, false);
+  put_pod(&e, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", NULL);
+  fa_fault_body(e.s, "POST", "/api/v1/namespaces/team-a/pods/train-0/binding", 409, 2, body);
+  kc_bind(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a1", on_done, &o);
+  wait_for(&e, &o, 1);
+  assert_int_equal(o.r, KC_W_OK);
+  kc_bind(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a2", on_done, &o);
+  wait_for(&e, &o, 2);
+  assert_int_equal(o.r, KC_W_CONFLICT); /* bound elsewhere: not ours */
+  free(body);
+  stop(&e);
+}
+
+/* The answer of a binding is lost after it landed: the retry says so (409 decoded), and it
+ * still carries the uid precondition, so a pod recreated under the same name is never bound. */
+static void test_bind_lost_answer(void **state) {
+  env e;
+  outcome o = {0};
+  (void)state;
+  for (int h2 = 0; h2 < 2; h2++) {
+    start(&e, h2);
+    put_pod(&e, "t", "p0", "uid-p0", NULL);
+    put_pod(&e, "t", "p1", "uid-p1", NULL);
+    fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p0/binding", FA_LOST, 1, NULL);
+    o.calls = 0;
+    kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
+    wait_for(&e, &o, 1);
+    assert_int_equal(o.r, KC_W_OK);
+    assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/p0/binding"), 2);
+    /* No answer, and the retry meets a pod whose uid is not the one we decided for. */
+    fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p1/binding", 0, 1, NULL);
+    o.calls = 0;
+    kc_bind(e.w, "t", "p1", "uid-of-a-deleted-p1", "n1", on_done, &o);
+    wait_for(&e, &o, 1);
+    assert_int_equal(o.r, KC_W_CONFLICT);
+    assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/p1/binding 409"), 1);
+    stop(&e);
+  }
+}
+
+/* Every write ends exactly once, whichever allocation fails (while it starts or later). */
+static void test_alloc_failures(void **state) {
+  env e;
+  bool failed = true;
+  (void)state;
+  start(&e, false);
+  put_pod(&e, "t", "p0", "uid-p0", NULL);
+  for (long n = 0; failed; n++) {
+    outcome o = {0};
+    kc_claim_reserve cr = {"t", "missing", "", NULL, "p0", "uid-p0", NULL, "v1"};
+    ts_alloc_fail_after(n);
+    kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
+    kc_evict(e.w, "t", "nobody", "", on_done, &o);
+    kc_claim_reserve_write(e.w, &cr, on_done, &o);
+    kc_claim_unreserve(e.w, "t", "missing", "uid-p0", "v1", on_done, &o);
+    kc_pod_unschedulable(e.w, "t", "p0", "Unschedulable", "no room", on_done, &o);
+    wait_for(&e, &o, 5);
+    failed = ts_alloc_failed();
+    ts_alloc_fail_after(-1);
+    for (int i = 0; i < 1000; i++) uv_run(&e.loop, UV_RUN_NOWAIT);
+    assert_int_equal(o.calls, 5); /* and never twice */
+  }
+  stop(&e);
+}
+
+/* kube-apiserver sends GOAWAY now and then (--goaway-chance) and when it stops: writes on the
+ * streams it did not serve are sent again on a new connection. */
+static void test_goaway(void **state) {
+  env e;
+  outcome o = {0};
+  (void)state;
+  start(&e, true);
+  for (int i = 0; i < 60; i++) {
+    char name[16], uid[16];
+    snprintf(name, sizeof name, "p%d", i);
+    snprintf(uid, sizeof uid, "u%d", i);
+    put_pod(&e, "t", name, uid, NULL);
+  }
+  fa_goaway(e.s, 10);
+  for (int i = 0; i < 60; i++) {
+    char name[16], uid[16];
+    snprintf(name, sizeof name, "p%d", i);
+    snprintf(uid, sizeof uid, "u%d", i);
+    kc_bind(e.w, "t", name, uid, "n1", on_done, &o);
+  }
+  wait_for(&e, &o, 60);
+  assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/"), 60 + 0 * fa_connections(e.s));
+  for (int i = 0; i < 60; i++) {
+    char path[64], *pod;
+    snprintf(path, sizeof path, "/api/v1/namespaces/t/pods/p%d", i);
+    pod = fa_get(e.s, path);
+    assert_non_null(strstr(pod, "\"nodeName\":\"n1\""));
+    free(pod);
+  }
+  assert_true(fa_connections(e.s) >= 2);
+  stop(&e);
+}
+
+/* Events are named "<pod>.<hex nanoseconds>" and accepted; a refused write is counted once per
+ * answer, by verb, resource and status. */
+static void test_events_and_refusals(void **state) {
+  env e;
+  ts_buf m;
+  outcome o = {0};
+  (void)state;
+  start(&e, false);
+  put_pod(&e, "t", "p0", "uid-p0", NULL);
+  kc_event_emit(e.w, "t", "p0", "uid-p0", "Warning", "FailedScheduling", "0/1 nodes");
+  kc_pod_unschedulable(e.w, "t", "p0", "Unschedulable", "0/1 nodes", on_done, &o);
+  wait_for(&e, &o, 1);
+  assert_true(fa_wait(e.s, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 1, 5000));
+  assert_int_equal(kc_writer_refused(e.w), 0);
+  /* The same pod a minute later is refused (403) twice: counted twice, logged once. */
+  fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p0/eviction", 403, 2, "forbidden");
+  kc_evict(e.w, "t", "p0", "uid-p0", on_done, &o);
+  kc_evict(e.w, "t", "p0", "uid-p0", on_done, &o);
+  wait_for(&e, &o, 3);
+  assert_int_equal(o.r, KC_W_FORBIDDEN);
+  assert_int_equal(kc_writer_refused(e.w), 2);
+  ts_buf_init(&m, 0);
+  assert_int_equal(kc_client_metrics(e.c, &m), TS_OK);
+  assert_non_null(strstr(
+      m.data,
+      "tessera_api_requests_total{verb=\"create\",resource=\"pods/eviction\",code=\"403\"} 2"));
+  assert_non_null(strstr(
+      m.data, "tessera_api_requests_total{verb=\"create\",resource=\"events\",code=\"201\"} 1"));
+  assert_non_null(
+      strstr(m.data,
+             "tessera_api_requests_total{verb=\"patch\",resource=\"pods/status\",code=\"200\"} 1"));
+  ts_buf_free(&m);
+  stop(&e);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_bind_conflict_recorded), cmocka_unit_test(test_bind_lost_answer),
+      cmocka_unit_test(test_alloc_failures),         cmocka_unit_test(test_goaway),
+      cmocka_unit_test(test_events_and_refusals),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
