@@ -5,6 +5,7 @@
 #   make demo       install missing packages, build, replay the bundled example cluster
 #   make bench      run the benchmarks; results in bench/results/
 #   make sanitize   ASan + UBSan build running the whole test suite
+#   make e2e        scenarios against a real kube-apiserver (TESSERA_APISERVER; skipped without)
 #   make check-style  clang-format dry run
 #   make clean
 
@@ -52,7 +53,7 @@ TESSERA   := $(BUILD)/tessera
 
 .SECONDARY:
 
-.PHONY: all deps test demo bench sanitize fuzz fuzz-run check-style format clean tests run-tests
+.PHONY: all deps test demo bench sanitize fuzz fuzz-run check-style format clean tests run-tests e2e
 
 all: tessera
 
@@ -118,6 +119,10 @@ demo: deps
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)
 	@scripts/run-bench.sh $(BUILD)
+
+e2e: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/e2e.sh $(BUILD)
 
 sanitize: deps
 	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 run-tests

@@ -1,0 +1,68 @@
+#!/bin/bash
+# quota: a gang over its ClusterQueue's quota waits, and starts when quota is freed
+scenario() {
+  fresh_cluster
+  namespace team-a
+  node gpu-0 8 pool=gpu
+  node gpu-1 8 pool=gpu
+  k apply -f - >/dev/null <<YAML || fail "queues"
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ResourceFlavor
+metadata: {name: gpu}
+spec: {nodeLabels: {pool: gpu}}
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta1
+kind: LocalQueue
+metadata: {name: lq, namespace: team-a}
+spec: {clusterQueue: cq}
+YAML
+  k create -f - >/dev/null <<YAML || fail "jobs"
+apiVersion: batch/v1
+kind: Job
+metadata: {name: first, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  parallelism: 2
+  completions: 2
+  suspend: true
+  template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: second, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  parallelism: 2
+  completions: 2
+  suspend: true
+  template: {spec: {restartPolicy: Never, containers: [{name: c, image: busybox}]}}
+YAML
+  start_tessera a
+  for job in first second; do
+    uid=$(k get job $job -n team-a -o jsonpath='{.metadata.uid}')
+    for i in 0 1; do
+      pod team-a "$job-$i" 3 "  labels: {kueue.x-k8s.io/queue-name: lq}
+  ownerReferences: [{apiVersion: batch/v1, kind: Job, name: $job, uid: $uid, controller: true}]"
+    done
+    sleep 1
+  done
+  wait_until 20 bound team-a first-0 || fail "first not admitted"
+  wait_until 20 bound team-a first-1 || fail "first not admitted whole"
+  sleep 2
+  bound team-a second-0 && fail "second admitted over quota (6 + 6 > 8)"
+  say "second waits: $(unschedulable_message team-a second-0)"
+  unschedulable_message team-a second-0 | grep -qi "quota" || fail "the reason does not name the quota"
+  # first finishes: its pods go; second is admitted.
+  k delete pod first-0 first-1 -n team-a --grace-period=0 --force >/dev/null 2>&1
+  wait_until 20 bound team-a second-0 || fail "second not admitted once quota was free"
+  wait_until 20 bound team-a second-1 || fail "second not admitted whole"
+  no_failed_writes a
+  stop_tessera a
+}
