@@ -121,9 +121,10 @@ static void w_bind(void *ud, void *token, const char *ns, const char *name, cons
   kc_bind(r->writer, ns, name, uid, node, write_done, token);
 }
 
-static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid) {
+static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid,
+                    const char *reason) {
   runner *r = ud;
-  kc_evict(r->writer, ns, name, uid, write_done, token);
+  kc_evict(r->writer, ns, name, uid, reason, write_done, token);
 }
 
 static void ignore_done(void *ud, kc_wresult res, const kc_write_info *info) {
@@ -293,6 +294,7 @@ int cmd_run(int argc, char **argv) {
   }
   {
     kc_informer_opts io = {on_event, on_synced, &r, on_skipped};
+    kc_client_set_timeout(r.client, t.request_timeout_ms);
     kc_leader_opts lo = {t.lease_namespace,
                          t.lease_name,
                          identity,

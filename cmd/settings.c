@@ -13,6 +13,8 @@ ts_rc cmd_settings_load(const char *path, cfg_tessera *t, sched_config *cfg, q_d
   cfg->requeue_base_ns = t->requeue_base_ms * 1000000LL;
   cfg->requeue_max_ns = t->requeue_max_ms * 1000000LL;
   cfg->fair_sharing = t->fair_sharing;
+  cfg->nfs_strategies = t->nfs_strategies;
+  for (int i = 0; i < t->nfs_strategies && i < 2; i++) cfg->fs_strategies[i] = t->fs_strategies[i];
   cfg->manage_jobs_without_queue = t->manage_jobs_without_queue;
   for (int m = 0; m < t->nmappings; m++) {
     char w[TS_QUANTITY_STR_MAX];

@@ -72,15 +72,16 @@ typedef struct cfg_device_mapping {
 
 /* Everything tessera.yaml sets, with defaults filled in. Durations are in milliseconds. */
 typedef struct cfg_tessera {
-  sched_config sched;               /* schedulerName, scoring, topology levels */
-  bool manage_jobs_without_queue;   /* queueing.manageJobsWithoutQueueName */
-  bool fair_sharing;                /* queueing.fairSharing.enable */
-  bool fs_less_than_or_equal_final; /* strategy LessThanOrEqualToFinalShare */
-  bool fs_less_than_initial;        /* strategy LessThanInitialShare */
-  bool wait_for_pods_ready;         /* queueing.waitForPodsReady.enable */
-  int64_t pods_ready_timeout_ms;    /* waitForPodsReady.timeout */
-  int64_t requeue_base_ms;          /* waitForPodsReady.requeuingBackoffBase */
-  int64_t requeue_max_ms;           /* waitForPodsReady.requeuingBackoffMax */
+  sched_config sched;             /* schedulerName, scoring, topology levels */
+  bool manage_jobs_without_queue; /* queueing.manageJobsWithoutQueueName */
+  bool fair_sharing;              /* queueing.fairSharing.enable */
+  int fs_strategies[2];           /* fairSharing.preemptionStrategies, in order (q_fs_strategy:
+                                     0 LessThanOrEqualToFinalShare, 1 LessThanInitialShare) */
+  int nfs_strategies;             /* entries (Kueue's default: both, in that order) */
+  bool wait_for_pods_ready;       /* queueing.waitForPodsReady.enable */
+  int64_t pods_ready_timeout_ms;  /* waitForPodsReady.timeout */
+  int64_t requeue_base_ms;        /* waitForPodsReady.requeuingBackoffBase */
+  int64_t requeue_max_ms;         /* waitForPodsReady.requeuingBackoffMax */
   cfg_device_mapping mappings[CFG_MAX_DEVICE_MAPPINGS]; /* queueing.deviceClassMappings */
   int nmappings;                                        /* entries */
   bool leader_election;                                 /* leaderElection.enable */

@@ -158,18 +158,22 @@ static ts_rc parse_fair_sharing(cdec *d, json_t *q, cfg_tessera *c) {
   strategies = json_object_get(fs, "preemptionStrategies");
   if (strategies && !json_is_array(strategies))
     return fail(d, "preemptionStrategies", "must be a list");
-  if (strategies) c->fs_less_than_or_equal_final = c->fs_less_than_initial = false;
+  if (json_array_size(strategies)) c->nfs_strategies = 0;
   json_array_foreach(strategies, i, v) {
     const char *s = json_string_value(v);
-    if (s && !strcmp(s, "LessThanOrEqualToFinalShare"))
-      c->fs_less_than_or_equal_final = true;
-    else if (s && !strcmp(s, "LessThanInitialShare"))
-      c->fs_less_than_initial = true;
-    else
+    int k = s && !strcmp(s, "LessThanOrEqualToFinalShare") ? 0
+            : s && !strcmp(s, "LessThanInitialShare")      ? 1
+                                                           : -1;
+    if (k < 0)
       return fail(d, "preemptionStrategies",
                   "entry %zu: supported values: \"LessThanOrEqualToFinalShare\", "
                   "\"LessThanInitialShare\"",
                   i);
+    if (i >= 2 || (i == 1 && (k == c->fs_strategies[0] || k == 0)))
+      return fail(d, "preemptionStrategies",
+                  "Unsupported value: supported values: \"LessThanOrEqualToFinalShare\", "
+                  "\"LessThanInitialShare\", \"LessThanOrEqualToFinalShare,LessThanInitialShare\"");
+    c->fs_strategies[c->nfs_strategies++] = k;
   }
   leave(d, mark);
   return TS_OK;
@@ -341,7 +345,7 @@ static ts_rc parse_root(cdec *d, json_t *root, cfg_tessera *c) {
 void cfg_tessera_default(cfg_tessera *c) {
   memset(c, 0, sizeof *c);
   sched_config_default(&c->sched);
-  c->fs_less_than_or_equal_final = c->fs_less_than_initial = true;
+  c->fs_strategies[0] = 0, c->fs_strategies[1] = 1, c->nfs_strategies = 2;
   c->pods_ready_timeout_ms = 5 * 60 * 1000;
   c->requeue_base_ms = 60 * 1000;
   c->requeue_max_ms = 3600 * 1000;

@@ -313,10 +313,10 @@ void kc__token_expired(kc_client *c) {
 
 kc_req *kc_request(kc_client *c, const char *method, const char *path, const char *body,
                    const char *content_type, kc_line_fn on_line, kc_done_fn on_done, void *ud) {
-  kc_req *r = ts_calloc(1, sizeof *r);
+  kc_req *r;
   char url[4096], hdr[8300];
   const char *tok;
-  if (!r) return NULL;
+  if (c->closing || !(r = ts_calloc(1, sizeof *r))) return NULL;
   ts_buf_init(&r->body, on_line ? KC_LINE_MAX : KC_BODY_MAX);
   r->c = c, r->on_line = on_line, r->on_done = on_done, r->ud = ud;
   classify_request(r, method, path);
@@ -338,7 +338,7 @@ kc_req *kc_request(kc_client *c, const char *method, const char *path, const cha
   curl_easy_setopt(r->easy, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(r->easy, CURLOPT_TCP_KEEPIDLE, 30L);
   curl_easy_setopt(r->easy, CURLOPT_USERAGENT, "tessera/0.1");
-  if (!on_line) curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, 60000L);
+  if (!on_line) curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, c->timeout_ms);
   kc__tls_options(c, r->easy);
   r->headers = curl_slist_append(NULL, "Accept: application/json");
   snprintf(hdr, sizeof hdr, "Content-Type: %s", content_type ? content_type : "application/json");
@@ -368,6 +368,10 @@ void kc_cancel(kc_req *r) {
   if (r) r->cancelled = true; /* the transfer is torn down when it next writes or ends */
 }
 
+void kc_client_set_timeout(kc_client *c, int64_t ms) {
+  c->timeout_ms = ms > 0 ? (long)ms : KC_REQUEST_TIMEOUT_MS;
+}
+
 uint64_t kc_client_requests(const kc_client *c) {
   return c->nreq;
 }
@@ -377,7 +381,7 @@ kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err) {
   static bool global;
   if (!c) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
   if (!global) curl_global_init(CURL_GLOBAL_DEFAULT), global = true;
-  c->loop = loop, c->auth = auth;
+  c->loop = loop, c->auth = auth, c->timeout_ms = KC_REQUEST_TIMEOUT_MS;
   if (!(c->socks = ts_calloc(KC_SOCK_POOL, sizeof *c->socks))) {
     ts_free(c);
     return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
@@ -418,10 +422,15 @@ static void timer_closed(uv_handle_t *h) {
 
 void kc_client_free(kc_client *c) {
   if (!c) return;
+  c->closing = true; /* no new request from here on */
   while (c->reqs) {
     kc_req *r = c->reqs;
+    kc_response resp = {0};
     c->reqs = r->next;
     curl_multi_remove_handle(c->multi, r->easy); /* closes its sockets: CURL_POLL_REMOVE */
+    resp.error = "the client was closed";
+    resp.body = "";
+    if (!r->cancelled && r->on_done) r->on_done(r->ud, &resp); /* every request ends once */
     free_req(r);
   }
   uv_timer_stop(&c->timer);

@@ -69,8 +69,10 @@ typedef void (*kc_line_fn)(void *ud, const char *line, size_t len);
 
 /* A client for auth (borrowed; must outlive it) on loop. Returns new, NULL with err. */
 kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err);
-/* Stops every request (their callbacks are not called) and frees the client once libcurl
- * has let go of its sockets. */
+/* Ends every request that was not cancelled through its callback (status 0, "the client was
+ * closed"; a request started from that callback fails), so that every request ends exactly
+ * once, then frees the client once libcurl has let go of its sockets. Cancel requests whose
+ * owner is gone first. */
 void kc_client_free(kc_client *c);
 /* Starts a request. body (may be NULL) is copied; content_type defaults to JSON. With on_line,
  * the body is streamed: each complete line goes to on_line, and on_done comes at the end.
@@ -80,6 +82,11 @@ kc_req *kc_request(kc_client *c, const char *method, const char *path, const cha
 /* Cancels a request: its callbacks are not called any more. */
 void kc_cancel(kc_req *r);
 uint64_t kc_client_requests(const kc_client *c);
+/* How long a request that is not a watch may take before it fails (tessera.yaml's
+ * api.requestTimeout; KC_REQUEST_TIMEOUT_MS by default). A write that times out got no answer:
+ * the writer sends it again. */
+#define KC_REQUEST_TIMEOUT_MS 30000
+void kc_client_set_timeout(kc_client *c, int64_t ms);
 /* tessera_api_requests_total{verb,resource,code} in Prometheus' text format, appended to out. */
 ts_rc kc_client_metrics(const kc_client *c, ts_buf *out); /* requests started (stats) */
 
@@ -186,8 +193,10 @@ void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const 
  * overall (burst 25); fire and forget. */
 void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
                    const char *type, const char *reason, const char *note);
-void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, kc_write_cb cb,
-              void *ud);
+/* Evicts the pod through the Eviction API (PodDisruptionBudgets hold: 429 is KC_W_BUDGET);
+ * once it is accepted, a "Preempted" Event about the pod says why (reason, may be NULL). */
+void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, const char *reason,
+              kc_write_cb cb, void *ud);
 uint64_t kc_writer_events_sent(const kc_writer *w);
 /* Writes that ended in failure (refused by the server, no answer, no memory). Each kind of
  * failure (what, HTTP status, reason) is also logged once. */

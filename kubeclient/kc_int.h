@@ -47,9 +47,11 @@ struct kc_client {
   char token[8192];                   /* bearer token in use */
   uint64_t token_read_ms;             /* when the token file was read */
   bool multiplexing;                  /* the server speaks HTTP/2: one connection for everything */
+  long timeout_ms;                    /* of a request that is not a watch (api.requestTimeout) */
   sock_ctx *socks;                    /* KC_SOCK_POOL contexts, allocated with the client */
   size_t socks_in_use;                /* of them taken (or still closing) */
   bool closed;                        /* kc_client_free is done but for closing sockets */
+  bool closing;                       /* kc_client_free was called: no new requests */
   kc_series series[KC_METRIC_SERIES]; /* tessera_api_requests_total */
   size_t nseries;                     /* entries in use */
 };

@@ -53,6 +53,7 @@ typedef struct op {
   char ns[256], name[256], uid[128], node[256], pod_name[256], pod_uid[128], version[32];
   json_t *alloc;      /* claim reserve: the allocation (new ref) or NULL */
   json_t *claim;      /* the claim as last read (new ref) */
+  char *note;         /* eviction: why, for its Preempted Event (owned), or NULL */
   uv_timer_t defer;   /* completes without a request on the next loop turn */
   kc_wresult pending; /* result for the deferred completion */
   /* the last request, to send again when it got no answer */
@@ -71,6 +72,7 @@ static void op_closed(uv_handle_t *h) {
   json_decref(o->alloc);
   json_decref(o->claim);
   free(o->body);
+  ts_free(o->note);
   ts_free(o);
   w->ops--;
   writer_release(w);
@@ -416,18 +418,29 @@ void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *u
 /* ---- eviction ---------------------------------------------------------------------------------
  */
 
-void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, kc_write_cb cb,
-              void *ud) {
+/* An accepted eviction is told about with a Preempted Event carrying the reason. */
+static void on_evict(void *ud, const kc_response *r) {
+  op *o = ud;
+  if (resend_lost(o, r)) return;
+  if ((r->status == 200 || r->status == 201) && o->note)
+    kc_event_emit(o->w, o->ns, o->name, o->uid, "Normal", "Preempted", o->note);
+  finish(o, classify(r->status), r);
+}
+
+void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, const char *reason,
+              kc_write_cb cb, void *ud) {
   op *o = new_op(w, "create pods/eviction", cb, ud);
   char path[700];
   json_t *b;
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
+  snprintf(o->uid, sizeof o->uid, "%s", uid ? uid : "");
+  o->note = reason ? ts_strdup(reason) : NULL; /* for the Event (none when out of memory) */
   b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion", "policy/v1", "kind",
                 "Eviction", "metadata", "name", name, "namespace", ns, "deleteOptions",
                 "preconditions", "uid", uid ? uid : "");
   snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/eviction", ns, name);
-  send_req(o, "POST", path, b, NULL, on_simple);
+  send_req(o, "POST", path, b, NULL, on_evict);
   json_decref(b);
 }
 

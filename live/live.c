@@ -509,7 +509,7 @@ static void issue_evict(live *l, const sched_decision *d) {
   }
   memcpy(e->key, d->pod->obj.key, n + 1);
   new_wr(l, &e->token, W_EVICT, NULL, 0, 0);
-  l->w.evict(l->w.ud, &e->token, d->pod->obj.ns, d->pod->obj.name, d->pod->obj.uid);
+  l->w.evict(l->w.ud, &e->token, d->pod->obj.ns, d->pod->obj.name, d->pod->obj.uid, d->reason);
 }
 
 static double clock_s(void) {

@@ -50,7 +50,10 @@ typedef struct live_writer {
                           const char *pod_uid);
   void (*bind)(void *ud, void *token, const char *ns, const char *name, const char *uid,
                const char *node);
-  void (*evict)(void *ud, void *token, const char *ns, const char *name, const char *uid);
+  /* Evict the pod (the Eviction API, so PodDisruptionBudgets hold); reason says why, in
+   * Kueue's words ("preempted to make room for Job team-a/x (InCohortReclamation)"). */
+  void (*evict)(void *ud, void *token, const char *ns, const char *name, const char *uid,
+                const char *reason);
   /* Fire and forget: PodScheduled=False with the reason, and an Event (rate-limited by the
    * writer). */
   void (*unschedulable)(void *ud, const char *ns, const char *name, const char *uid,

@@ -381,7 +381,7 @@ void model__strdups_free(char **v, uint32_t n) {
 
 /* ---- metadata -------------------------------------------------------------------------- */
 
-static ts_rc decode_time(mdec *d, json_t *md, const char *key, int64_t *out) {
+ts_rc model__time(mdec *d, json_t *md, const char *key, int64_t *out) {
   const char *s = NULL;
   ts_rc rc = model__string(d, md, key, &s, false);
   if (rc != TS_OK || !s) return rc;
@@ -465,8 +465,8 @@ static ts_rc decode_meta(mdec *d, json_t *root, model_obj *o, bool namespaced) {
   if ((rc = model__string(d, md, "uid", &uid, false)) ||
       (rc = model__string(d, md, "resourceVersion", &rv, false)) ||
       (rc = model__int(d, md, "generation", &o->generation, NULL)) ||
-      (rc = decode_time(d, md, "creationTimestamp", &o->created_ns)) ||
-      (rc = decode_time(d, md, "deletionTimestamp", &o->deleted_ns)) ||
+      (rc = model__time(d, md, "creationTimestamp", &o->created_ns)) ||
+      (rc = model__time(d, md, "deletionTimestamp", &o->deleted_ns)) ||
       (rc = model__labels(d, md, "labels", false, &o->labels)) ||
       (rc = model__labels(d, md, "annotations", true, &o->annotations)) ||
       (rc = decode_owners(d, md, o)))

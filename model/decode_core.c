@@ -174,12 +174,7 @@ static ts_rc conditions(mdec *d, json_t *status, model_condition **out, uint32_t
         (rc = model__intern(d, e, "reason", &c->reason, false)) ||
         (rc = model__strdup(d, e, "message", &c->message, false)))
       return rc;
-    {
-      const char *t = NULL;
-      if ((rc = model__string(d, e, "lastTransitionTime", &t, false)) != TS_OK) return rc;
-      if (t && ts_time_parse(t, &c->last_transition_ns) != TS_OK)
-        return model__fail_at(d, "lastTransitionTime", "invalid RFC 3339 time \"%s\"", t);
-    }
+    if ((rc = model__time(d, e, "lastTransitionTime", &c->last_transition_ns)) != TS_OK) return rc;
     model__pop(d, m2);
   }
   model__pop(d, mark);
@@ -249,6 +244,7 @@ ts_rc model__decode_pod(mdec *d, json_t *root, model_obj *o) {
   if (rc != TS_OK || !status) return rc;
   mark = model__push(d, "status");
   if ((rc = model__enum(d, status, "phase", phases, 5, &phase)) ||
+      (rc = model__time(d, status, "startTime", &p->start_ns)) ||
       (rc = conditions(d, status, &p->conditions, &p->nconditions)) ||
       (rc = pod_claim_statuses(d, status, p)))
     return rc;
@@ -286,6 +282,13 @@ const model_condition *model_pod_condition(const model_pod *p, const char *type)
   for (uint32_t i = 0; i < p->nconditions; i++)
     if (!strcmp(p->conditions[i].type, type)) return &p->conditions[i];
   return NULL;
+}
+
+int64_t model_pod_scheduled_ns(const model_pod *p) {
+  const model_condition *c = model_pod_condition(p, "PodScheduled");
+  if (c && !strcmp(c->status, "True") && c->last_transition_ns) return c->last_transition_ns;
+  if (p->start_ns) return p->start_ns;
+  return p->obj.created_ns;
 }
 
 /* ---- Node ------------------------------------------------------------------------------ */

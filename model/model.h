@@ -263,6 +263,7 @@ typedef struct model_pod {
   uint32_t nclaim_statuses;               /* entries */
   model_condition *conditions;            /* owned: status.conditions */
   uint32_t nconditions;                   /* entries */
+  int64_t start_ns;                       /* status.startTime, 0 when absent */
   /* maintained by the model */
   struct model_node *node; /* read-only: the node it is bound to, when known and counted */
   ts_list node_link;       /* private: in the bucket of pods of node_name */
@@ -272,6 +273,9 @@ typedef struct model_pod {
  * ignores terminal pods). */
 bool model_pod_counts(const model_pod *p);
 const model_condition *model_pod_condition(const model_pod *p, const char *type);
+/* When the pod was scheduled, as the cluster recorded it: its PodScheduled=True condition's
+ * lastTransitionTime, else status.startTime, else its creation time (0 when none is known). */
+int64_t model_pod_scheduled_ns(const model_pod *p);
 
 typedef struct model_node {
   model_obj obj;                      /* header; kind MODEL_NODE */

@@ -44,6 +44,8 @@ ts_rc model__strdup(mdec *d, json_t *parent, const char *key, char **out, bool r
 ts_rc model__int(mdec *d, json_t *parent, const char *key, int64_t *out, bool *present);
 ts_rc model__int32(mdec *d, json_t *parent, const char *key, int32_t *out, bool *present);
 ts_rc model__bool(mdec *d, json_t *parent, const char *key, bool *out, bool *present);
+/* An RFC 3339 time at parent[key] in ns since the epoch; optional (untouched when absent). */
+ts_rc model__time(mdec *d, json_t *parent, const char *key, int64_t *out);
 /* A quantity from a string or a number at parent[key]; optional. */
 ts_rc model__quantity(mdec *d, json_t *parent, const char *key, ts_quantity *out, bool *present);
 /* A quantity from value v itself (the path names it already). */

@@ -35,6 +35,8 @@ typedef struct entry {
   const char *msg;   /* reported reason */
   q__adm *adm;       /* admitted: the record charged at the end */
   q__drs *drs;       /* fair sharing: share seen by each ancestor, by ancestor depth */
+  bool *borrows;     /* fair sharing: by ancestor depth, the node below it would borrow on the
+                        flavor-resources this head uses */
   bool done;         /* processed */
 } entry;
 
@@ -233,8 +235,11 @@ static void compute_drs(cyc *y, const q__node *root) {
     for (uint32_t k = 0; k < e->asg.nuse; k++)
       q__add_usage(&e->cq->node, e->asg.fr[k], e->asg.amount[k]);
     d = q__share(y->c.t, &e->cq->node);
-    for (q__node *a = e->cq->node.parent; a; a = a->parent) {
+    for (q__node *below = &e->cq->node, *a = below->parent; a; below = a, a = a->parent) {
       e->drs[a->depth] = d;
+      e->borrows[a->depth] = false;
+      for (uint32_t k = 0; k < e->asg.nuse && !e->borrows[a->depth]; k++)
+        e->borrows[a->depth] = q__borrowing_with(below, e->asg.fr[k], 0);
       d = q__share(y->c.t, a);
     }
     for (uint32_t k = 0; k < e->asg.nuse; k++)
@@ -242,8 +247,13 @@ static void compute_drs(cyc *y, const q__node *root) {
   }
 }
 
+/* Kueue's entryComparer: FairSharingPrioritizeNonBorrowing (a head whose subtree would not
+ * borrow from this cohort on its flavors goes first), then the share, priority, time. */
 static bool fs_less(const cyc *y, const entry *a, const entry *b, const q__node *cohort) {
-  int c = q__drs_cmp(a->drs[cohort->depth], b->drs[cohort->depth]);
+  int c;
+  if (y->c.cfg->prioritize_non_borrowing && a->borrows[cohort->depth] != b->borrows[cohort->depth])
+    return !a->borrows[cohort->depth];
+  c = q__drs_cmp(a->drs[cohort->depth], b->drs[cohort->depth]);
   if (c) return c < 0;
   return prio_time_key(y, a, b) < 0;
 }
@@ -398,8 +408,9 @@ static ts_rc setup(cyc *y, q__head *h, size_t n) {
   for (size_t i = 0; i < n; i++) {
     entry *e = &y->e[i];
     e->wl = h[i].wl, e->cq = h[i].cq, e->why = Q__RQ_GENERIC;
-    if (!(e->drs = ts_arena_alloc(a, (size_t)(e->cq->node.depth + 1) * sizeof *e->drs)))
-      return TS_ENOMEM;
+    e->drs = ts_arena_alloc(a, (size_t)(e->cq->node.depth + 1) * sizeof *e->drs);
+    e->borrows = ts_arena_alloc(a, (size_t)(e->cq->node.depth + 1) * sizeof *e->borrows);
+    if (!e->drs || !e->borrows) return TS_ENOMEM;
   }
   y->n = n;
   return TS_OK;

@@ -13,7 +13,8 @@
  * Fair sharing: ClusterQueues are visited from the highest dominant resource share down (a
  * tournament over the cohort tree), and a workload is taken when the preemptor's share after
  * admission would not exceed the target's share after the removal (S2-a), or would stay below
- * the target's initial share (S2-b).
+ * the target's initial share (S2-b). A preemptor whose queue stays within its nominal quota
+ * takes from the borrowing queues in that order whatever the shares (InCohortReclamation).
  *
  * Every search changes usage only temporarily and restores it before returning. */
 #include "queueing/q_int.h"
@@ -487,15 +488,28 @@ static bool first_in_queue(ford *o, q__cq *x, q_fs_strategy s, fsrun *r) {
   return false;
 }
 
+/* Kueue's FairSharingPreemptWithinNominal: with the preemptor's usage added, its queue still
+ * borrows nothing on the flavor-resources that need preemption. */
+static bool preemptor_within_nominal(const q__pctx *p) {
+  if (!p->c->cfg->preempt_within_nominal) return false;
+  for (uint32_t i = 0; i < p->nfrs; i++)
+    if (q__borrowing_with(&p->cq->node, p->frs[i], 0)) return false;
+  return true;
+}
+
 static ts_rc first_strategy(q__pctx *p, const cand *c, size_t n, q_fs_strategy s, fsrun *r,
                             bool *ok) {
   ford o;
   q__cq *x;
   ts_rc rc = ford_init(&o, p, c, n);
+  bool within = preemptor_within_nominal(p); /* the preemptor's usage is added already */
   *ok = false;
   while (rc == TS_OK && !*ok && (x = ford_next(&o))) {
     if (x == p->cq) {
       take(p, r, pop_wl(&o, x), Q_IN_CLUSTER_QUEUE);
+      *ok = fits_fs(p);
+    } else if (within) { /* its nominal quota is its due: shares do not matter */
+      take(p, r, pop_wl(&o, x), Q_IN_COHORT_RECLAMATION);
       *ok = fits_fs(p);
     } else {
       *ok = first_in_queue(&o, x, s, r);

@@ -36,9 +36,15 @@ typedef struct q_config {
   uint32_t nfs_strategies;         /* 1 or 2 */
   bool partial_admission;          /* PartialAdmission feature gate (on by default) */
   bool priority_sorting_in_cohort; /* PrioritySortingWithinCohort gate (on by default) */
+  bool preempt_within_nominal;     /* FairSharingPreemptWithinNominal (beta, on): a preemptor
+                                      whose queue stays within its nominal quota reclaims from
+                                      borrowing queues whatever their shares */
+  bool prioritize_non_borrowing;   /* FairSharingPrioritizeNonBorrowing (beta, on): in the
+                                      fair-sharing tournament, heads that would not borrow on
+                                      their flavors go before those that would */
 } q_config;
 
-/* Kueue's defaults: no fair sharing, strategies S2-a then S2-b, both gates on. */
+/* Kueue v0.19's defaults: no fair sharing, strategies S2-a then S2-b, the gates above on. */
 void q_config_default(q_config *c);
 
 /* ---- workloads ------------------------------------------------------------------------- */

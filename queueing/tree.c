@@ -20,6 +20,8 @@ void q_config_default(q_config *c) {
   c->nfs_strategies = 2;
   c->partial_admission = true;
   c->priority_sorting_in_cohort = true;
+  c->preempt_within_nominal = true;
+  c->prioritize_non_borrowing = true;
 }
 
 const char *q_mode_name(q_mode m) {

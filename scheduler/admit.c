@@ -226,6 +226,10 @@ static ts_rc charge_running(admit *ad, qgang *q) {
   for (uint32_t i = 0; i < q->nrun; i++)
     q->wl.evicting |= sched__evicting(v->state, q->run[i]) || q->run[i]->obj.deleted_ns;
   q->wl.admission = adm;
+  for (uint32_t i = 0; i < q->nrun; i++) { /* admitted when its last member was scheduled */
+    int64_t t = model_pod_scheduled_ns(q->run[i]);
+    if (t > q->wl.admitted_ns) q->wl.admitted_ns = t;
+  }
   ts_err_clear(&err);
   if (drain(ad, q, lq, cq) != TS_OK || q_tree_admit(ad->tree, &q->wl, &err) == TS_ENOMEM)
     return TS_ENOMEM;
@@ -643,6 +647,11 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
   size_t moved = 1;
   q_config_default(&qc);
   qc.fair_sharing = v->cfg->fair_sharing;
+  if (v->cfg->nfs_strategies > 0 && v->cfg->nfs_strategies <= 2) { /* else Kueue's default */
+    qc.nfs_strategies = (uint32_t)v->cfg->nfs_strategies;
+    for (int i = 0; i < v->cfg->nfs_strategies; i++)
+      qc.fs_strategies[i] = (q_fs_strategy)v->cfg->fs_strategies[i];
+  }
   ts_err_clear(&err);
   if ((rc = q_tree_build(v->m, &ad.tree, &err)) != TS_OK) return rc;
   if (!(ad.queues = q_queues_new())) rc = TS_ENOMEM;

@@ -117,6 +117,9 @@ typedef struct sched_config {
   int64_t requeue_base_ns;                  /* first requeue backoff (1 min), doubled each time */
   int64_t requeue_max_ns;                   /* backoff cap (1 h) */
   bool fair_sharing;                        /* Kueue fair sharing between queues */
+  int fs_strategies[2];                     /* fairSharing.preemptionStrategies in order
+                                               (q_fs_strategy values) */
+  int nfs_strategies;                       /* entries; 0: Kueue's default pair */
   bool manage_jobs_without_queue;           /* hold pods without a queue name (Kueue's
                                                manageJobsWithoutQueueName) */
   const struct q_devmap *devmap;            /* DeviceClasses charged to quota (Kueue's

@@ -6,12 +6,12 @@ scenario() {
   node gpu-0 8 pool=gpu
   node gpu-1 8 pool=gpu
   k apply -f - >/dev/null <<YAML || fail "queues"
-apiVersion: kueue.x-k8s.io/v1beta1
+apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: gpu}
 spec: {nodeLabels: {pool: gpu}}
 ---
-apiVersion: kueue.x-k8s.io/v1beta1
+apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
 metadata: {name: cq}
 spec:
@@ -20,7 +20,7 @@ spec:
   - coveredResources: [nvidia.com/gpu]
     flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
 ---
-apiVersion: kueue.x-k8s.io/v1beta1
+apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: lq, namespace: team-a}
 spec: {clusterQueue: cq}

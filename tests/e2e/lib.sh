@@ -16,6 +16,9 @@ say() { echo "    $*"; }
 
 fail() {
   echo "    FAIL: $*"
+  echo "    --- pods"
+  k get pods -A -o custom-columns='NS:.metadata.namespace,NAME:.metadata.name,NODE:.spec.nodeName,DELETING:.metadata.deletionTimestamp,WHY:.status.conditions[?(@.type=="PodScheduled")].message' 2>&1 |
+    sed 's/^/    /' | head -30
   for f in "$E2E_OUT"/tessera-*.log; do
     [ -f "$f" ] || continue
     echo "    --- last lines of $f"

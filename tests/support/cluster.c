@@ -445,10 +445,12 @@ static void w_bind(void *ud, void *token, const char *ns, const char *name, cons
   answer(c, token, LIVE_OK, from);
 }
 
-static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid) {
+static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid,
+                    const char *reason) {
   tc_cluster *c = ud;
   json_t *pod = get(c, "Pod", ns, name);
   size_t from = c->queue.n;
+  if (!reason || !*reason) tc_violation(c, "eviction of %s/%s without a reason", ns, name);
   if (!pod || (uid && *uid && strcmp(meta_str(pod, "uid") ?: "", uid))) {
     answer(c, token, LIVE_NOTFOUND, from);
     return;

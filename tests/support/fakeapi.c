@@ -1292,8 +1292,13 @@ char *fa_get(fa_server *s, const char *path) {
   char *text = NULL;
   if (!parse_route(path, &r)) return NULL;
   pthread_mutex_lock(&s->mu);
-  if ((o = find(s, r.group, r.resource, r.ns, r.name)))
+  if (!r.name[0]) { /* a collection: its List */
+    json_t *l = list(s, &r, "");
+    text = json_dumps(l, JSON_COMPACT | JSON_SORT_KEYS);
+    json_decref(l);
+  } else if ((o = find(s, r.group, r.resource, r.ns, r.name))) {
     text = json_dumps(o->json, JSON_COMPACT | JSON_SORT_KEYS);
+  }
   pthread_mutex_unlock(&s->mu);
   return text;
 }

@@ -27,7 +27,8 @@ const char *fa_dir(const fa_server *s); /* temp dir: ca.crt, token, kubeconfig *
 /* Creates or replaces an object (JSON or YAML of one object); its kind and apiVersion decide
  * where it lives. A watch sees ADDED or MODIFIED. Returns false when it cannot be stored. */
 bool fa_put(fa_server *s, const char *text);
-/* The object at an API path ("/api/v1/namespaces/t/pods/p0") as JSON text (malloc'd), or NULL. */
+/* The object at an API path ("/api/v1/namespaces/t/pods/p0"), or the List of a collection
+ * ("/api/v1/namespaces/t/pods"), as JSON text (malloc'd), or NULL. */
 char *fa_get(fa_server *s, const char *path);
 /* Deletes the object at path (a watch sees DELETED). */
 bool fa_delete(fa_server *s, const char *path);

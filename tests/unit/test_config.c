@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
+#include "queueing/queueing.h"
 
 static json_t *one(const char *yaml) {
   cfg_docs docs = {0};
@@ -239,6 +240,21 @@ static void bad_config(const char *yaml, const char *want) {
   if (strcmp(e.text, want) != 0) fail_msg("error\n  got:  %s\n  want: %s", e.text, want);
 }
 
+/* fairSharing.preemptionStrategies reaches the cycle, in order (it was parsed and ignored). */
+static void test_fair_sharing_strategies(void **state) {
+  cfg_tessera t;
+  ts_err e;
+  const char *y = "queueing: {fairSharing: {enable: true, preemptionStrategies: "
+                  "[LessThanInitialShare]}}\n";
+  (void)state;
+  cfg_tessera_default(&t);
+  assert_int_equal(t.nfs_strategies, 2);
+  assert_int_equal(cfg_tessera_parse(y, strlen(y), &t, &e), TS_OK);
+  assert_true(t.fair_sharing);
+  assert_int_equal(t.nfs_strategies, 1);
+  assert_int_equal(t.fs_strategies[0], Q_FS_LESS_THAN_INITIAL_SHARE);
+}
+
 static void test_tessera_errors(void **state) {
   int64_t ms;
   (void)state;
@@ -254,6 +270,11 @@ static void test_tessera_errors(void **state) {
   bad_config("queueing: {fairSharing: {preemptionStrategies: [Sometimes]}}\n",
              "tessera.yaml: queueing.fairSharing.preemptionStrategies: entry 0: supported values: "
              "\"LessThanOrEqualToFinalShare\", \"LessThanInitialShare\"");
+  bad_config("queueing: {fairSharing: {preemptionStrategies: [LessThanInitialShare, "
+             "LessThanOrEqualToFinalShare]}}\n",
+             "tessera.yaml: queueing.fairSharing.preemptionStrategies: Unsupported value: "
+             "supported values: \"LessThanOrEqualToFinalShare\", \"LessThanInitialShare\", "
+             "\"LessThanOrEqualToFinalShare,LessThanInitialShare\"");
   bad_config(
       "queueing:\n  deviceClassMappings:\n  - {deviceClassName: a, resource: r, weight: -1}\n",
       "tessera.yaml: queueing.deviceClassMappings[0].weight: must be a positive quantity "
@@ -283,7 +304,7 @@ int main(void) {
       cmocka_unit_test(test_anchors_merge),   cmocka_unit_test(test_anchor_outlives_its_place),
       cmocka_unit_test(test_errors),          cmocka_unit_test(test_load_path),
       cmocka_unit_test(test_json_item_lines), cmocka_unit_test(test_tessera_defaults_and_example),
-      cmocka_unit_test(test_tessera_errors),
+      cmocka_unit_test(test_tessera_errors),  cmocka_unit_test(test_fair_sharing_strategies),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -57,7 +57,9 @@ static void w_bind(void *ud, void *token, const char *ns, const char *name, cons
   add(ud, token, NULL, "bind %s/%s -> %s", ns, name, node);
 }
 
-static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid) {
+static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid,
+                    const char *reason) {
+  (void)reason;
   (void)uid;
   add(ud, token, NULL, "evict %s/%s", ns, name);
 }

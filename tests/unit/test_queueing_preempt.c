@@ -267,8 +267,28 @@ static void test_fair_preemption(void **state) {
   r = cycle(f);
   assert_int_equal(r.decisions[0].outcome, Q_PREEMPTING);
   assert_int_equal(r.nvictims, 2); /* a has 2 free; 2 more workloads of 2 make 6 */
+  /* a stays within its nominal quota (6 of 10): FairSharingPreemptWithinNominal reclaims
+   * whatever the shares, as Kueue v0.19 does (its preemption_fair_test "reclaim nominal quota
+   * from borrowers"). */
+  assert_int_equal(r.victims[0].reason, Q_IN_COHORT_RECLAMATION);
+  assert_int_equal(r.victims[1].reason, Q_IN_COHORT_RECLAMATION);
+  q_result_free(&r);
+  /* Without the gate, the shares decide (rule S2-a): the same two, by fair sharing. */
+  reset(f);
+  f->cfg.fair_sharing = true;
+  f->cfg.preempt_within_nominal = false;
+  cq1(f, "a", "c", "f", "cpu", "10", "", "preemption: {reclaimWithinCohort: Any}");
+  cq1(f, "b", "c", "f", "cpu", "10", "", "");
+  build(f);
+  for (int i = 0; i < 9; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "b%d", i);
+    admit(f, wl(f, name, NULL, 0, i, "cpu=2", 1, 0), "b", "f");
+  }
+  wl(f, "new", "lq-a", 0, 100, "cpu=6", 1, 0);
+  r = cycle(f);
+  assert_int_equal(r.nvictims, 2);
   assert_int_equal(r.victims[0].reason, Q_IN_COHORT_FAIR_SHARING);
-  assert_int_equal(r.victims[1].reason, Q_IN_COHORT_FAIR_SHARING);
   q_result_free(&r);
 }
 
@@ -304,6 +324,38 @@ static void test_fair_strategies(void **state) {
   q_result_free(&r);
 }
 
+/* FairSharingPrioritizeNonBorrowing: a's head uses GPUs within a's nominal quota although a
+ * borrows cpu (share 200), b's head would borrow a GPU (share 125): a's head goes first. */
+static void test_fair_prioritize_non_borrowing(void **state) {
+  fx *f = *state;
+  for (int gate = 1; gate >= 0; gate--) {
+    q_result r;
+    reset(f);
+    f->cfg.fair_sharing = true;
+    f->cfg.prioritize_non_borrowing = gate;
+    cq(f, "L", "c",
+       "{coveredResources: [cpu, example.com/gpu], flavors: [{name: f, resources: [{name: cpu, "
+       "nominalQuota: 10}, {name: example.com/gpu, nominalQuota: 4}]}]}",
+       "");
+    cq(f, "a", "c",
+       "{coveredResources: [cpu, example.com/gpu], flavors: [{name: f, resources: [{name: cpu, "
+       "nominalQuota: 0}, {name: example.com/gpu, nominalQuota: 4}]}]}",
+       "");
+    cq(f, "b", "c",
+       "{coveredResources: [cpu, example.com/gpu], flavors: [{name: f, resources: [{name: cpu, "
+       "nominalQuota: 0}, {name: example.com/gpu, nominalQuota: 0}]}]}",
+       "");
+    build(f);
+    admit(f, wl(f, "a-old", NULL, 0, 0, "cpu=2", 1, 0), "a", "f");
+    wl(f, "a-head", "lq-a", 0, 10, "example.com/gpu=4", 1, 0);
+    wl(f, "b-head", "lq-b", 0, 5, "example.com/gpu=1", 1, 0);
+    r = cycle(f);
+    assert_int_equal(r.ndecisions, 2);
+    assert_string_equal(r.decisions[0].wl->key, gate ? "t/a-head" : "t/b-head");
+    q_result_free(&r);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       T(test_within_never),
@@ -318,6 +370,7 @@ int main(void) {
       T(test_fair_share_value),
       T(test_fair_preemption),
       T(test_fair_strategies),
+      T(test_fair_prioritize_non_borrowing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

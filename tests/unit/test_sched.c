@@ -1104,6 +1104,69 @@ static void test_gang_owner_min(void **state) {
   model_free(m);
 }
 
+/* fairSharing.preemptionStrategies is used by the cycle: a and b borrow from a lender; b runs
+ * 6 GPUs, a wants 5. Taking b's workload would leave b below a (S2-a refuses), but a stays
+ * below b's share before (S2-b accepts). */
+static void test_admission_fs_strategies(void **state) {
+  (void)state;
+  for (int only_final = 0; only_final < 2; only_final++) {
+    model *m = model_new();
+    sched_config cfg;
+    sched_result r;
+    ts_err e;
+    apply(m, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n"
+             "spec: {nodeLabels: {pool: gpu}}\n");
+    for (int q = 0; q < 3; q++) {
+      char y[1024];
+      snprintf(y, sizeof y,
+               "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: %s}\n"
+               "spec:\n  cohort: c\n  namespaceSelector: {}\n  preemption: {reclaimWithinCohort: "
+               "Any}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+               "    - {name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: %d}]}\n---\n"
+               "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq-%s, "
+               "namespace: t}\nspec: {clusterQueue: %s}\n",
+               q == 0   ? "lender"
+               : q == 1 ? "a"
+                        : "b",
+               q == 0 ? 10 : 0,
+               q == 0   ? "lender"
+               : q == 1 ? "a"
+                        : "b",
+               q == 0   ? "lender"
+               : q == 1 ? "a"
+                        : "b");
+      apply(m, y);
+    }
+    gpu_node(m, "n0", "pool: gpu", 16);
+    add_job(m, "Job", "six", 1);
+    add_job(m, "Job", "five", 1);
+    apply(m,
+          "apiVersion: v1\nkind: Pod\nmetadata: {name: six-0, namespace: t, labels: "
+          "{kueue.x-k8s.io/queue-name: lq-b}, ownerReferences: [{apiVersion: batch/v1, kind: Job, "
+          "name: six, uid: u-six, controller: true}]}\nspec: {schedulerName: tessera, nodeName: "
+          "n0, containers: [{name: c, resources: {limits: {nvidia.com/gpu: 6}}}]}\n"
+          "status: {phase: Running}\n");
+    apply(m,
+          "apiVersion: v1\nkind: Pod\nmetadata: {name: five-0, namespace: t, labels: "
+          "{kueue.x-k8s.io/queue-name: lq-a}, ownerReferences: [{apiVersion: batch/v1, kind: Job, "
+          "name: five, uid: u-five, controller: true}]}\nspec: {schedulerName: tessera, "
+          "containers: [{name: c, resources: {limits: {nvidia.com/gpu: 5}}}]}\n");
+    sched_config_default(&cfg);
+    cfg.fair_sharing = true;
+    if (only_final)
+      cfg.fs_strategies[0] = Q_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, cfg.nfs_strategies = 1;
+    assert_int_equal(sched_cycle(m, &cfg, NULL, 0, &r, &e), TS_OK);
+    if (only_final) {
+      assert_int_equal(r.nevicted, 0);
+    } else {
+      assert_int_equal(r.nevicted, 1);
+      assert_non_null(strstr(decision(&r, "six-0")->reason, "(InCohortFairSharing)"));
+    }
+    sched_result_free(&r);
+    model_free(m);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
@@ -1126,6 +1189,7 @@ int main(void) {
       cmocka_unit_test(test_admission_quota_and_preemption),
       cmocka_unit_test(test_admission_charges_devices),
       cmocka_unit_test(test_admission_hold_and_drain),
+      cmocka_unit_test(test_admission_fs_strategies),
       cmocka_unit_test(test_admission_gang_min),
       cmocka_unit_test(test_admission_gang_topology),
   };

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "kubeclient/kc.h"
@@ -27,6 +28,7 @@ typedef struct env {
 
 typedef struct outcome {
   int calls;    /* callbacks received */
+  int oks;      /* of them KC_W_OK */
   kc_wresult r; /* the last result */
   long status;  /* its HTTP status */
 } outcome;
@@ -34,6 +36,7 @@ typedef struct outcome {
 static void on_done(void *ud, kc_wresult r, const kc_write_info *info) {
   outcome *o = ud;
   o->calls++;
+  o->oks += r == KC_W_OK;
   o->r = r;
   o->status = info ? info->status : 0;
 }
@@ -62,6 +65,15 @@ static void stop(env *e) {
 static void wait_for(env *e, outcome *o, int n) {
   for (int i = 0; i < 100000 && o->calls < n; i++) uv_run(&e->loop, UV_RUN_ONCE);
   assert_int_equal(o->calls, n);
+}
+
+/* Runs the loop until the server has answered n requests starting with prefix (5 s at most). */
+static bool serve_until(env *e, const char *prefix, int n) {
+  for (int i = 0; i < 500 && fa_count(e->s, prefix) < n; i++) {
+    uv_run(&e->loop, UV_RUN_NOWAIT);
+    usleep(10000);
+  }
+  return fa_count(e->s, prefix) >= n;
 }
 
 static void put_pod(env *e, const char *ns, const char *name, const char *uid, const char *node) {
@@ -146,7 +158,7 @@ static void test_alloc_failures(void **state) {
     kc_claim_reserve cr = {"t", "missing", "", NULL, "p0", "uid-p0", NULL, "v1"};
     ts_alloc_fail_after(n);
     kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
-    kc_evict(e.w, "t", "nobody", "", on_done, &o);
+    kc_evict(e.w, "t", "nobody", "", "preempted", on_done, &o);
     kc_claim_reserve_write(e.w, &cr, on_done, &o);
     kc_claim_unreserve(e.w, "t", "missing", "uid-p0", "v1", on_done, &o);
     kc_pod_unschedulable(e.w, "t", "p0", "Unschedulable", "no room", on_done, &o);
@@ -156,6 +168,22 @@ static void test_alloc_failures(void **state) {
     for (int i = 0; i < 1000; i++) uv_run(&e.loop, UV_RUN_NOWAIT);
     assert_int_equal(o.calls, 5); /* and never twice */
   }
+  stop(&e);
+}
+
+/* api.requestTimeout: a server slower than it fails the write (after sending it again). */
+static void test_request_timeout(void **state) {
+  env e;
+  outcome o = {0};
+  (void)state;
+  start(&e, false);
+  put_pod(&e, "t", "p0", "uid-p0", NULL);
+  kc_client_set_timeout(e.c, 300);
+  fa_delay(e.s, "POST", "/api/v1/namespaces/t/pods/p0/binding", 1500, 3);
+  kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
+  wait_for(&e, &o, 1);
+  assert_int_equal(o.r, KC_W_FAILED);
+  assert_int_equal(o.status, 0); /* timed out: no answer */
   stop(&e);
 }
 
@@ -180,7 +208,7 @@ static void test_goaway(void **state) {
     kc_bind(e.w, "t", name, uid, "n1", on_done, &o);
   }
   wait_for(&e, &o, 60);
-  assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/"), 60 + 0 * fa_connections(e.s));
+  assert_int_equal(o.oks, 60); /* some answers were lost with the connection: sent again */
   for (int i = 0; i < 60; i++) {
     char path[64], *pod;
     snprintf(path, sizeof path, "/api/v1/namespaces/t/pods/p%d", i);
@@ -204,12 +232,13 @@ static void test_events_and_refusals(void **state) {
   kc_event_emit(e.w, "t", "p0", "uid-p0", "Warning", "FailedScheduling", "0/1 nodes");
   kc_pod_unschedulable(e.w, "t", "p0", "Unschedulable", "0/1 nodes", on_done, &o);
   wait_for(&e, &o, 1);
-  assert_true(fa_wait(e.s, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 1, 5000));
+  assert_true(serve_until(&e, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 1));
   assert_int_equal(kc_writer_refused(e.w), 0);
   /* The same pod a minute later is refused (403) twice: counted twice, logged once. */
   fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p0/eviction", 403, 2, "forbidden");
-  kc_evict(e.w, "t", "p0", "uid-p0", on_done, &o);
-  kc_evict(e.w, "t", "p0", "uid-p0", on_done, &o);
+  kc_evict(e.w, "t", "p0", "uid-p0", "preempted to make room for Job t/x (InClusterQueue)", on_done,
+           &o);
+  kc_evict(e.w, "t", "p0", "uid-p0", NULL, on_done, &o);
   wait_for(&e, &o, 3);
   assert_int_equal(o.r, KC_W_FORBIDDEN);
   assert_int_equal(kc_writer_refused(e.w), 2);
@@ -224,6 +253,20 @@ static void test_events_and_refusals(void **state) {
       strstr(m.data,
              "tessera_api_requests_total{verb=\"patch\",resource=\"pods/status\",code=\"200\"} 1"));
   ts_buf_free(&m);
+  /* An accepted eviction says why in a Preempted Event about the pod. */
+  put_pod(&e, "t", "p1", "uid-p1", "n1");
+  kc_evict(e.w, "t", "p1", "uid-p1", "preempted to make room for Job t/x (InCohortReclamation)",
+           on_done, &o);
+  wait_for(&e, &o, 4);
+  assert_int_equal(o.r, KC_W_OK);
+  assert_true(serve_until(&e, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 2));
+  {
+    char *list = fa_get(e.s, "/apis/events.k8s.io/v1/namespaces/t/events");
+    assert_non_null(list);
+    assert_non_null(strstr(list, "\"reason\":\"Preempted\""));
+    assert_non_null(strstr(list, "(InCohortReclamation)"));
+    free(list);
+  }
   stop(&e);
 }
 
@@ -231,7 +274,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bind_conflict_recorded), cmocka_unit_test(test_bind_lost_answer),
       cmocka_unit_test(test_alloc_failures),         cmocka_unit_test(test_goaway),
-      cmocka_unit_test(test_events_and_refusals),
+      cmocka_unit_test(test_request_timeout),        cmocka_unit_test(test_events_and_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
