@@ -199,6 +199,7 @@ bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k) {
   ts_err err;
   if (!allocated_reach(v, p, k)) return false;
   if (!p->dra) return true;
+  if (p->pod == v->dra_error_pod) return false; /* its attempt was aborted by an error */
   ts_arena_reset(&v->dra_scratch);
   n = unallocated(v, p, &specs, &names, &v->dra_scratch);
   res = ts_arena_alloc(&v->dra_scratch, (n + 1) * sizeof *res);
@@ -206,7 +207,8 @@ bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k) {
   ts_err_clear(&err);
   if (sched_dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, n,
                          &v->dra_scratch, res, &ok, &err) != TS_OK) {
-    if (!v->dra_error) v->dra_error = ts_arena_strndup(v->out, err.text, strlen(err.text));
+    v->dra_error = ts_arena_strndup(v->out, err.text, strlen(err.text));
+    v->dra_error_pod = p->pod;
     return false;
   }
   return ok;

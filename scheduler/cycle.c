@@ -101,7 +101,7 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
   ts_rc rc = TS_OK;
   if (!pods || !placed) return TS_ENOMEM;
   for (uint32_t i = 0; i < n; i++) pods[i] = gangs[i].pods[0];
-  v->dra_error = NULL;
+  v->dra_error = NULL, v->dra_error_pod = NULL;
   got = sched__place_run(v, pods, n, NULL, 0, placed);
   for (uint32_t i = 0; i < n && rc == TS_OK; i++) {
     if (i < got) {

@@ -80,7 +80,9 @@ static bool idx_push(ts_arena *a, idx_list *l, uint32_t x) {
 
 void sched_dra_features_default(sched_dra_features *f) {
   f->admin_access = f->prioritized_list = f->partitionable_devices = true;
-  f->device_taints = f->device_binding = true;
+  f->device_taints = true;
+  f->device_binding = false; /* binding conditions must be waited for before the Binding, which
+                                Tessera does not do: such devices are never allocated */
 }
 
 static char *key3(ts_arena *a, const char *x, const char *y, const char *z) {
@@ -296,6 +298,9 @@ typedef struct alloc {
   uint32_t using_cap;         /* capacity: SCHED_DRA_MAX_RESULTS per claim */
   ts_arena *arena;            /* caller's memory */
   ts_err *err;                /* caller's error */
+  bool over;                  /* the search reached the device limit of a claim (upstream's
+                                 errAllocationResultMaxSizeExceeded): backtrack further */
+  uint64_t steps, budget;     /* search steps taken, and allowed (SCHED_DRA_SEARCH_BUDGET) */
 } alloc;
 
 static bool node_matches(const alloc *a, const char *name, bool all,
@@ -492,6 +497,7 @@ static ts_rc selectable(alloc *a, const cstate *c, const entry *e, uint32_t si, 
   const model_device *dev = &s->devices[d];
   ts_rc rc;
   *ok = false;
+  if (!a->w->f.device_binding && dev->nbinding_conditions) return TS_OK; /* gate off: never */
   if (e->cls && ((rc = selectors_match(a, c, e->cls, e->cls->selectors, e->cls->nselectors, si, d,
                                        ok)) != TS_OK ||
                  !*ok))
@@ -793,11 +799,17 @@ static bool taints_tolerated(const model_device *d, const model_subrequest *r) {
 
 /* ---- the search ------------------------------------------------------------------------ */
 
+/* Where a request's search for its next device starts: devices of one request are taken in
+ * pool, slice, device order, so that the search tries combinations, not permutations. */
+typedef struct loc {
+  uint32_t pool, slice, device; /* indexes in a->pools, the pool's slices, the slice */
+} loc;
+
 typedef struct pos {
   uint32_t claim, request, sub, device; /* what is being allocated */
 } pos;
 
-static ts_rc allocate_one(alloc *a, pos p, bool in_sub, bool *done);
+static ts_rc allocate_one(alloc *a, pos p, bool in_sub, loc from, bool *done);
 
 /* Tries one selectable device; *added when it was taken (undo with release). `must`: All. */
 static ts_rc take_device(alloc *a, pos p, uint32_t si, uint32_t d, bool must, bool *added) {
@@ -810,8 +822,8 @@ static ts_rc take_device(alloc *a, pos p, uint32_t si, uint32_t d, bool must, bo
   uint32_t k;
   *added = false;
   if (e->r->admin_access ? allocating_for(a, id, p.claim) : in_use(a, id)) return TS_OK;
-  if (a->w->f.partitionable_devices && dev->nconsumes && !counters_available(a, si, d))
-    return TS_OK;
+  if (dev->nconsumes && !a->w->f.partitionable_devices) return TS_OK; /* gate off: never */
+  if (dev->nconsumes && !counters_available(a, si, d)) return TS_OK;
   if (a->w->f.device_taints && !taints_tolerated(dev, e->r)) return TS_OK;
   for (k = 0; k < c->spec->nconstraints; k++) {
     if (cons_add(&c->cons[k], e, dev, s->driver)) continue;
@@ -841,20 +853,30 @@ static void release_device(alloc *a, pos p) {
   c->res->ndevices--;
 }
 
-/* One alternative after the other for a request with firstAvailable. */
+/* One alternative after the other for a request with firstAvailable. An alternative that
+ * would take the claim over the device limit gives way to the next (which may need fewer);
+ * when every one of them did, the limit is reached whatever is tried here, and the caller
+ * backtracks further (upstream's errAllocationResultMaxSizeExceeded). */
 static ts_rc try_alternatives(alloc *a, pos p, bool *done) {
   cstate *c = &a->claims[p.claim];
   const model_request *r = &c->spec->requests[p.request];
+  bool all_over = true;
   for (uint32_t k = 0; k < r->nsubs; k++) {
     ts_rc rc;
     p.sub = k;
-    if ((rc = allocate_one(a, p, true, done)) != TS_OK) return rc;
+    if ((rc = allocate_one(a, p, true, (loc){0, 0, 0}, done)) != TS_OK) return rc;
+    if (a->over) {
+      a->over = false;
+      continue;
+    }
+    all_over = false;
     if (*done) {
       c->selected[p.request] = k;
       return TS_OK;
     }
   }
   *done = false;
+  a->over = all_over;
   return TS_OK;
 }
 
@@ -869,58 +891,87 @@ static ts_rc take_all(alloc *a, pos p, bool in_sub, bool *done) {
   *done = false;
   if (!added) return TS_OK;
   p.device++;
-  if ((rc = allocate_one(a, p, in_sub, done)) != TS_OK) return rc;
+  if ((rc = allocate_one(a, p, in_sub, (loc){0, 0, 0}, done)) != TS_OK) return rc;
   if (!*done) release_device(a, p);
   return TS_OK;
 }
 
-/* Every eligible device for the required device at p, depth first. */
-static ts_rc search_devices(alloc *a, pos p, bool in_sub, bool *done) {
+/* One eligible device at pool i, slice k, device d for the required device at p: taken, then
+ * the rest searched from the next device on. */
+static ts_rc try_device(alloc *a, pos p, bool in_sub, uint32_t i, uint32_t k, uint32_t d,
+                        bool *done) {
   entry *e = &a->claims[p.claim].entries[p.request][p.sub];
+  uint32_t si = a->pools[i].slices[k], id = a->w->flat_id[a->w->flat_base[si] + d];
+  bool ok, added;
+  ts_rc rc;
   *done = false;
-  for (uint32_t i = 0; i < a->npools; i++) {
+  if (e->r->admin_access ? allocating_for(a, id, p.claim) : in_use(a, id)) return TS_OK;
+  if ((rc = selectable(a, &a->claims[p.claim], e, si, d, &ok)) != TS_OK || !ok) return rc;
+  if ((rc = take_device(a, p, si, d, false, &added)) != TS_OK || !added) return rc;
+  p.device++;
+  rc = allocate_one(a, p, in_sub, (loc){i, k, d + 1}, done);
+  p.device--;
+  if (rc == TS_OK && !*done) release_device(a, p);
+  return rc;
+}
+
+/* Every eligible device for the required device at p from `from` on, depth first. */
+static ts_rc search_devices(alloc *a, pos p, bool in_sub, loc from, bool *done) {
+  *done = false;
+  for (uint32_t i = from.pool; i < a->npools; i++) {
     const cpool *pool = &a->pools[i];
     if (pool->invalid)
       return ts_err_set(a->err, TS_EINVAL, "pool %s is invalid: %s", a->w->pools[pool->wpool].name,
                         pool->reason ? pool->reason : "");
     if (pool->incomplete) continue;
-    for (uint32_t k = 0; k < pool->n; k++) {
+    for (uint32_t k = i == from.pool ? from.slice : 0; k < pool->n; k++) {
       uint32_t si = pool->slices[k];
-      for (uint32_t d = 0; d < a->w->slices[si]->ndevices; d++) {
-        uint32_t id = a->w->flat_id[a->w->flat_base[si] + d];
-        bool ok, added;
-        ts_rc rc;
-        if (e->r->admin_access ? allocating_for(a, id, p.claim) : in_use(a, id)) continue;
-        if ((rc = selectable(a, &a->claims[p.claim], e, si, d, &ok)) != TS_OK) return rc;
-        if (!ok) continue;
-        if ((rc = take_device(a, p, si, d, false, &added)) != TS_OK) return rc;
-        if (!added) continue;
-        p.device++;
-        rc = allocate_one(a, p, in_sub, done);
-        p.device--;
-        if (rc != TS_OK || *done) return rc;
-        release_device(a, p);
+      uint32_t d0 = i == from.pool && k == from.slice ? from.device : 0;
+      for (uint32_t d = d0; d < a->w->slices[si]->ndevices; d++) {
+        ts_rc rc = try_device(a, p, in_sub, i, k, d, done);
+        if (rc != TS_OK || *done || a->over) return rc;
       }
     }
   }
   return TS_OK;
 }
 
-static ts_rc allocate_one(alloc *a, pos p, bool in_sub, bool *done) {
+/* The budget of one allocation: every step of the search counts, and a claim set whose search
+ * takes longer is not allocated (a clear error, as a CEL error is), so that no tenant's claim
+ * can stall the cycle. Upstream bounds it by time (the filter's timeout); steps keep replay
+ * deterministic. */
+static ts_rc spend(alloc *a) {
+  if (++a->steps <= a->budget) return TS_OK;
+  return ts_err_set(a->err, TS_ELIMIT,
+                    "the search for devices gave up after %llu steps: the claims' requests and "
+                    "constraints leave too many combinations to try",
+                    (unsigned long long)a->budget);
+}
+
+static ts_rc allocate_one(alloc *a, pos p, bool in_sub, loc from, bool *done) {
   cstate *c;
   entry *e;
+  ts_rc rc;
   *done = false;
+  if ((rc = spend(a)) != TS_OK) return rc;
   if (p.claim >= a->nclaims) return *done = true, TS_OK;
   c = &a->claims[p.claim];
-  if (p.request >= c->spec->nrequests)
-    return allocate_one(a, (pos){p.claim + 1, 0, 0, 0}, false, done);
+  if (p.request >= c->spec->nrequests) {
+    rc = allocate_one(a, (pos){p.claim + 1, 0, 0, 0}, false, (loc){0, 0, 0}, done);
+    a->over = false; /* a later claim's limit: other choices here may still leave room */
+    return rc;
+  }
   if (!in_sub && c->spec->requests[p.request].first_available) return try_alternatives(a, p, done);
   e = &c->entries[p.request][p.sub];
   if (e->r->mode == MODEL_ALLOC_ALL && !e->num) return TS_OK;
-  if (p.device >= e->num) return allocate_one(a, (pos){p.claim, p.request + 1, 0, 0}, false, done);
-  if (c->res->ndevices + e->num - p.device > SCHED_DRA_MAX_RESULTS) return TS_OK;
+  if (p.device >= e->num)
+    return allocate_one(a, (pos){p.claim, p.request + 1, 0, 0}, false, (loc){0, 0, 0}, done);
+  if (c->res->ndevices + e->num - p.device > SCHED_DRA_MAX_RESULTS) {
+    a->over = true; /* over the limit whatever is chosen here: backtrack further */
+    return TS_OK;
+  }
   if (e->r->mode == MODEL_ALLOC_ALL) return take_all(a, p, in_sub, done);
-  return search_devices(a, p, in_sub, done);
+  return search_devices(a, p, in_sub, from, done);
 }
 
 /* ---- results --------------------------------------------------------------------------- */
@@ -1066,7 +1117,8 @@ ts_rc sched_dra_allocate(sched_dra_world *w, const char *node_name, const model_
     memset(&results[i], 0, sizeof results[i]);
     rc = validate_claim(&a, &a.claims[i], &min_devices);
   }
-  if (rc == TS_OK) rc = allocate_one(&a, (pos){0, 0, 0, 0}, false, &done);
+  a.budget = SCHED_DRA_SEARCH_BUDGET;
+  if (rc == TS_OK) rc = allocate_one(&a, (pos){0, 0, 0, 0}, false, (loc){0, 0, 0}, &done);
   if (rc != TS_OK || !done) return rc;
   for (size_t i = 0; i < nclaims; i++) {
     if ((rc = build_configs(&a, &a.claims[i])) != TS_OK)

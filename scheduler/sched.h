@@ -13,6 +13,9 @@
 
 #define SCHED_DRA_MAX_RESULTS 32 /* devices per claim (AllocationResultsMaxSize) */
 #define SCHED_DRA_MAX_CLAIMS  64 /* claims allocated together for one pod */
+/* Steps one allocation (a pod's claims on one node) may take; past it the allocation fails
+ * with an error that says so, and the pod is not tried on other nodes in that cycle. */
+#define SCHED_DRA_SEARCH_BUDGET 200000
 
 typedef struct sched_dra_features {
   bool admin_access;          /* DRAAdminAccess */
@@ -22,8 +25,11 @@ typedef struct sched_dra_features {
   bool device_binding;        /* DRADeviceBindingConditions */
 } sched_dra_features;
 
-/* Kubernetes 1.34's defaults: admin access and prioritized lists on, the alpha gates on as
- * well because Tessera implements them (counters are how MIG partitions exclude each other). */
+/* Kubernetes 1.34's defaults: admin access and prioritized lists on; partitionable devices and
+ * device taints on as well because Tessera implements them (counters are how MIG partitions
+ * exclude each other; where the cluster's gates are off, the API server drops those fields, so
+ * nothing changes). DRADeviceBindingConditions off: Tessera does not wait for a device's
+ * binding conditions before binding, so devices that have them are never allocated. */
 void sched_dra_features_default(sched_dra_features *f);
 
 /* Evaluates one CEL selector against device `index` of `slice`: *match, or an error whose

@@ -74,6 +74,7 @@ typedef struct sched_view {
   sched_dra_world *dra;             /* devices of every ResourceSlice, and what is in use */
   ts_arena dra_scratch;             /* memory of trial allocations, reset before each */
   const char *dra_error;            /* an allocation error met while filtering (result arena) */
+  const model_pod *dra_error_pod;   /* the pod it was met for: its other nodes are not tried */
   ts_map cycle_claims; /* "ns/name" (result arena) -> sched_claim: claims allocated by a pod
                           placed this cycle, which later pods sharing them reuse */
   sched_level levels[SCHED_MAX_TOPOLOGY + 1]; /* topology levels seen this cycle */
@@ -211,7 +212,9 @@ void sched__dra_free(sched_view *v);
  * (replay) or named in status.resourceClaimStatuses; sets p->blocked when one is missing. */
 ts_rc sched__pod_claims(sched_view *v, sched_pending *p);
 /* True when the pod's claims can be allocated (or are allocated) for node k. An allocation
- * error (a CEL error) is recorded in v->dra_error and reported as not fitting. */
+ * error (a CEL error, a search over its budget) is recorded in v->dra_error and reported as not
+ * fitting; it aborts the pod's attempt, as upstream's filter does: its other nodes are not
+ * tried. */
 bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k);
 /* Allocates the pod's claims on node k into p->claims[].result and marks the devices in use.
  * Returns false when that fails (it cannot after sched__dra_fits said yes). *shared is set

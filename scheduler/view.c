@@ -327,7 +327,7 @@ const char *sched__why_pending(sched_view *v, const sched_pending *p) {
   if (p->dra) {
     for (size_t i = 0; i < h.n && !detail; i++)
       if (!strcmp(h.v[i].text, "cannot allocate all claims")) detail = sched__dra_why(v, p);
-    if (v->dra_error) detail = v->dra_error; /* an error aborts the attempt: say it */
+    if (v->dra_error && v->dra_error_pod == p->pod) detail = v->dra_error; /* aborted: say why */
   }
   if (detail) ts_buf_printf(&b, " %s", detail);
   if (b.data) msg = ts_arena_strndup(v->out, b.data, b.len);

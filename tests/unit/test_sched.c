@@ -671,6 +671,112 @@ static void test_dra_claims(void **state) {
   model_free(m);
 }
 
+/* A slice of n devices on node `name`, device i carrying the int attribute "group" = i % groups. */
+static void dra_wide_node(model *m, const char *name, int n, int groups) {
+  ts_buf b;
+  ts_buf_init(&b, 0);
+  add_node(m, name, "", "", "cpu: \"64\", memory: 512Gi", false);
+  ts_buf_printf(&b,
+                "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: %s-gpus}\n"
+                "spec:\n  driver: gpu.nvidia.com\n  nodeName: %s\n"
+                "  pool: {name: %s, generation: 1, resourceSliceCount: 1}\n  devices:\n",
+                name, name, name);
+  for (int i = 0; i < n; i++)
+    ts_buf_printf(&b, "  - {name: gpu-%d, attributes: {group: {int: %d}}}\n", i, i % groups);
+  apply(m, b.data);
+  ts_buf_free(&b);
+}
+
+/* The search stays bounded: alternatives over the device limit give way at once (upstream's
+ * errAllocationResultMaxSizeExceeded, and combinations rather than permutations), and any
+ * search that would still explode stops at its budget with a reason that says so. */
+static void test_dra_bounded_search(void **state) {
+  model *m = model_new();
+  sched_result r;
+  const sched_decision *d;
+  (void)state;
+  apply(m, dra_setup);
+  dra_wide_node(m, "wide", 64, 8);
+  /* Two requests preferring 32 devices each, else 16: 32 + 32 and 32 + 16 are over the limit of
+   * 32 per claim, so both take their second alternative. This ran for minutes. */
+  apply(m, "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: greedy, "
+           "namespace: t}\nspec:\n  devices:\n    requests:\n"
+           "    - {name: r1, firstAvailable: [{name: big, deviceClassName: gpu, count: 32}, "
+           "{name: small, deviceClassName: gpu, count: 16}]}\n"
+           "    - {name: r2, firstAvailable: [{name: big, deviceClassName: gpu, count: 32}, "
+           "{name: small, deviceClassName: gpu, count: 16}]}\n");
+  dra_pod(m, "greedy", "resourceClaimName: greedy");
+  r = run_dra(m);
+  d = decision(&r, "greedy");
+  assert_int_equal(d->kind, SCHED_BIND);
+  assert_int_equal(d->claims[0].result.ndevices, 32);
+  assert_string_equal(d->claims[0].result.devices[0].request, "r1/small");
+  assert_string_equal(d->claims[0].result.devices[31].request, "r2/small");
+  sched_result_free(&r);
+  /* 16 devices of distinct groups where there are 8 groups: no solution, and trying every
+   * combination would take billions of steps. */
+  model_remove(m, MODEL_POD, "t", "greedy");
+  apply(m, "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: distinct, "
+           "namespace: t}\nspec:\n  devices:\n    requests:\n"
+           "    - {name: r, exactly: {deviceClassName: gpu, count: 16}}\n"
+           "    constraints: [{distinctAttribute: gpu.nvidia.com/group}]\n");
+  dra_pod(m, "distinct", "resourceClaimName: distinct");
+  dra_wide_node(m, "wide-2", 64, 8);
+  r = run_dra(m);
+  d = decision(&r, "distinct");
+  assert_int_equal(d->kind, SCHED_PENDING);
+  assert_non_null(strstr(d->reason, "0/2 nodes are available: 2 cannot allocate all claims."));
+  assert_non_null(strstr(d->reason, "the search for devices gave up after 200000 steps"));
+  sched_result_free(&r);
+  model_free(m);
+}
+
+/* Feature gates as upstream reads them: with DRAPartitionableDevices off, slices with shared
+ * counters are not used and a device consuming counters is never allocated, but the other
+ * devices are; with DRADeviceBindingConditions off, a device with binding conditions is never
+ * allocated. */
+static void test_dra_feature_gates(void **state) {
+  (void)state;
+  for (int gates_on = 0; gates_on < 2; gates_on++) {
+    model *m = model_new();
+    sched_config cfg;
+    sched_result r;
+    ts_err e;
+    apply(m, dra_setup);
+    add_node(m, "n", "", "", "cpu: \"64\", memory: 512Gi", false);
+    apply(m, "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: a}\nspec:\n"
+             "  driver: gpu.nvidia.com\n  nodeName: n\n  pool: {name: a, generation: 1, "
+             "resourceSliceCount: 1}\n  sharedCounters: [{name: gpu-0, counters: {mem: {value: "
+             "80Gi}}}]\n  devices:\n  - {name: mig-0, attributes: {type: {string: gpu}}, "
+             "consumesCounters: [{counterSet: gpu-0, counters: {mem: {value: 40Gi}}}]}\n"
+             "---\napiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: b}\n"
+             "spec:\n  driver: gpu.nvidia.com\n  nodeName: n\n  pool: {name: b, generation: 1, "
+             "resourceSliceCount: 1}\n  devices:\n"
+             "  - {name: gated, attributes: {type: {string: gpu}}, bindingConditions: [ready], "
+             "bindingFailureConditions: [failed]}\n"
+             "  - {name: plain, attributes: {type: {string: gpu}}}\n");
+    for (int i = 0; i < 3; i++) {
+      char name[16];
+      snprintf(name, sizeof name, "p%d", i);
+      dra_pod(m, name, "resourceClaimTemplateName: one-gpu");
+    }
+    sched_config_default(&cfg);
+    cfg.dra_eval = test_eval;
+    cfg.instantiate_templates = true;
+    cfg.dra.partitionable_devices = cfg.dra.device_binding = gates_on;
+    assert_int_equal(sched_cycle(m, &cfg, NULL, 0, &r, &e), TS_OK);
+    /* Gates on: all three devices (mig-0, gated, plain); off: only plain. */
+    assert_int_equal(r.nbound, gates_on ? 3 : 1);
+    if (!gates_on) {
+      for (size_t i = 0; i < r.ndecisions; i++)
+        if (r.decisions[i].kind == SCHED_BIND)
+          assert_string_equal(r.decisions[i].claims[0].result.devices[0].device->name, "plain");
+    }
+    sched_result_free(&r);
+    model_free(m);
+  }
+}
+
 /* Two pending pods share one claim nobody allocated yet: it is allocated once, both pods go
  * where it is, and the other node's device stays free for a third pod. */
 static void test_dra_shared_in_cycle(void **state) {
@@ -1183,6 +1289,8 @@ int main(void) {
       cmocka_unit_test(test_dra_templates_binpack),
       cmocka_unit_test(test_dra_partitions),
       cmocka_unit_test(test_dra_claims),
+      cmocka_unit_test(test_dra_bounded_search),
+      cmocka_unit_test(test_dra_feature_gates),
       cmocka_unit_test(test_dra_shared_in_cycle),
       cmocka_unit_test(test_wait_for_pods_ready),
       cmocka_unit_test(test_admission_needs_placement),
