@@ -100,6 +100,17 @@ static const char *const type_names[] = {"int",
                                          "optional_type",
                                          "dyn"};
 
+/* The type a type name denotes: `list` is list(dyn), `map` map(dyn, dyn), as cel-go's
+ * standard declarations have them. */
+static const cel_type *denoted_type(const char *name) {
+  const cel_type *dyn = cel__ty(TY_DYN);
+  if (!strcmp(name, "list")) return cel__ty1(TY_LIST, dyn);
+  if (!strcmp(name, "map")) return cel__ty2(TY_MAP, dyn, dyn);
+  if (!strcmp(name, "optional_type")) return cel__ty1(TY_OPTIONAL, dyn);
+  if (!strcmp(name, "type")) return cel__ty1(TY_TYPE, NULL);
+  return cel__ty_parse(name, strlen(name), false);
+}
+
 /* A type name used as a value (type(x) == int). */
 static bool type_literal(node *n) {
   const char *name = n->name[0] == '.' ? n->name + 1 : n->name;
@@ -109,7 +120,7 @@ static bool type_literal(node *n) {
       memset(&n->lit, 0, sizeof n->lit);
       n->lit.kind = CEL_TYPE;
       n->lit.u.type = ts_intern_cstr(!strcmp(name, "dyn") ? "dyn" : name);
-      n->type = cel__ty1(TY_TYPE, NULL);
+      n->type = cel__ty1(TY_TYPE, denoted_type(name)); /* `int` is a type(int), as in cel-go */
       return true;
     }
   return false;
@@ -420,9 +431,22 @@ static void fold(checker *c, node *n) {
   cel_eval_ctx_free(ctx);
 }
 
+/* An optional entry ([?x], {?k: x}) must be an optional (or dyn), as cel-go checks it. */
+static bool optional_entry(checker *c, const node *x) {
+  char tt[128], want[160];
+  if (!c->typed || x->type->kind == TY_OPTIONAL || x->type->kind == TY_DYN) return true;
+  type_text(x->type, tt, sizeof tt);
+  snprintf(want, sizeof want, "optional_type(%s)", tt);
+  report(c, x->pos, "expected type '%s' but found '%s'", want, tt);
+  return false;
+}
+
 static void literal_types(checker *c, node *n) {
   const cel_type *e = NULL, *k = NULL;
   bool mixed = false;
+  uint32_t entries = n->kind == N_LIST ? n->nargs : n->nargs / 2;
+  for (uint32_t i = 0; n->optional && i < entries; i++)
+    if (n->optional[i] && !optional_entry(c, n->args[n->kind == N_LIST ? i : 2 * i + 1])) return;
   if (n->kind == N_LIST) {
     for (uint32_t i = 0; i < n->nargs; i++) {
       const cel_type *t = n->args[i]->type;

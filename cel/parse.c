@@ -491,14 +491,15 @@ static void leave(parser *ps) {
   ps->depth--;
 }
 
-/* ExprList = Expr {"," Expr}; opt_flags for list literals' [?x] entries. */
+/* ExprList = Expr {"," Expr}; opt_flags for list literals' [?x] entries; first_opt when the
+ * first entry's "?" came with the "[" (the lexer reads "[?" as one token). */
 static uint32_t expr_list(parser *ps, const char *close, node **out, uint32_t cap,
-                          uint8_t *opt_flags) {
+                          uint8_t *opt_flags, bool first_opt) {
   uint32_t n = 0;
-  if (is(ps, close)) return 0;
+  if (is(ps, close) && !first_opt) return 0;
   for (;;) {
-    bool optional = false;
-    if (opt_flags && is(ps, "?")) {
+    bool optional = n == 0 && first_opt;
+    if (opt_flags && !optional && is(ps, "?")) {
       optional = true;
       next(ps);
     }
@@ -518,13 +519,13 @@ static uint32_t expr_list(parser *ps, const char *close, node **out, uint32_t ca
 
 #define MAX_LITERAL 4096 /* elements of one list or map literal */
 
-static node *list_lit(parser *ps, uint32_t pos) {
+static node *list_lit(parser *ps, uint32_t pos, bool first_opt) {
   node **tmp = ts_malloc(MAX_LITERAL * sizeof *tmp);
   uint8_t *flags = ts_malloc(MAX_LITERAL);
   node *l = mk(ps, N_LIST, pos);
   uint32_t n = 0;
   bool any = false;
-  if (tmp && flags && l) n = expr_list(ps, "]", tmp, MAX_LITERAL, flags);
+  if (tmp && flags && l) n = expr_list(ps, "]", tmp, MAX_LITERAL, flags, first_opt);
   if (!ps->failed && l) {
     l->args = args_copy(ps, tmp, n);
     l->nargs = n;
@@ -617,9 +618,10 @@ static node *primary(parser *ps) {
     expect(ps, ")");
     return e;
   }
-  if (is(ps, "[")) {
+  if (is(ps, "[") || is(ps, "[?")) { /* [?x, ...]: the first entry is optional */
+    bool first_opt = is(ps, "[?");
     next(ps);
-    return list_lit(ps, pos);
+    return list_lit(ps, pos, first_opt);
   }
   if (is(ps, "{")) {
     next(ps);
@@ -657,7 +659,7 @@ static node *primary(parser *ps) {
       node *tmp[CEL_MAX_ARGS];
       uint32_t n;
       next(ps);
-      n = expr_list(ps, ")", tmp, CEL_MAX_ARGS, NULL);
+      n = expr_list(ps, ")", tmp, CEL_MAX_ARGS, NULL, false);
       if (!expect(ps, ")")) return NULL;
       return call(ps, root ? name + 1 : name, pos, NULL, tmp, n);
     }
@@ -778,7 +780,7 @@ static node *member_tail(parser *ps, node *e) {
         node *tmp[CEL_MAX_ARGS];
         uint32_t n;
         next(ps);
-        n = expr_list(ps, ")", tmp, CEL_MAX_ARGS, NULL);
+        n = expr_list(ps, ")", tmp, CEL_MAX_ARGS, NULL, false);
         if (!expect(ps, ")")) return NULL;
         e = call(ps, name, pos, e, tmp, n);
         if (e) e = macro(ps, e);

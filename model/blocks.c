@@ -3,6 +3,7 @@
 #include "model/model_int.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,11 +63,26 @@ static ts_rc decode_req(mdec *d, json_t *e, model_req *r, bool allow_num, bool f
     return model__fail_at(d, "key", "not a supported field selector: \"%s\"", r->key);
   if (field && r->op != MODEL_OP_IN && r->op != MODEL_OP_NOT_IN)
     return model__fail_at(d, "operator", "not a valid selector operator for fields");
+  if (field && r->nvalues != 1) /* kube-scheduler would match nothing: the server refuses it */
+    return model__fail_at(d, "values",
+                          "must be only one value when `operator` is 'In' or "
+                          "'NotIn' for node field selector");
+  if (!field && !d->opts->lenient) {
+    const char *why = model__qualified_name_error(r->key);
+    if (why) return model__fail_at(d, "key", "Invalid value: \"%s\": %s", r->key, why);
+  }
   switch (r->op) {
   case MODEL_OP_IN:
   case MODEL_OP_NOT_IN:
     if (!r->nvalues)
       return model__fail_at(d, "values", "must be specified when `operator` is 'In' or 'NotIn'");
+    for (uint32_t i = 0; !field && !d->opts->lenient && i < r->nvalues; i++) {
+      const char *why = model__label_value_error(r->values[i]);
+      char at[32];
+      if (!why) continue;
+      snprintf(at, sizeof at, "values[%u]", i);
+      return model__fail_at(d, at, "Invalid value: \"%s\": %s", r->values[i], why);
+    }
     break;
   case MODEL_OP_EXISTS:
   case MODEL_OP_DOES_NOT_EXIST:

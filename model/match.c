@@ -47,9 +47,11 @@ bool model_label_selector_match(const model_label_selector *s, const model_label
   return true;
 }
 
-/* matchFields on metadata.name: In / NotIn by string comparison. */
+/* matchFields on metadata.name: In / NotIn by string comparison, of exactly one value (a
+ * field selector of several values cannot be built: kube-scheduler's term matches nothing). */
 static bool field_matches(const model_req *r, const char *name) {
   bool in = false;
+  if (r->nvalues != 1) return false;
   for (uint32_t i = 0; i < r->nvalues && name && !in; i++) in = !strcmp(r->values[i], name);
   return r->op == MODEL_OP_IN ? in : !in;
 }

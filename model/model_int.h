@@ -58,6 +58,10 @@ ts_rc model__strings(mdec *d, json_t *parent, const char *key, const char ***out
 /* A list of owned strings. */
 ts_rc model__strdups(mdec *d, json_t *parent, const char *key, char ***out, uint32_t *n);
 
+/* The API server's naming rules (names.c): the message it gives, or NULL when v is valid. */
+const char *model__label_value_error(const char *v);    /* IsValidLabelValue */
+const char *model__qualified_name_error(const char *v); /* IsQualifiedName (label keys) */
+
 /* Building blocks shared by several kinds. */
 ts_rc model__labels(mdec *d, json_t *parent, const char *key, bool owned_values, model_labels *out);
 ts_rc model__label_selector(mdec *d, json_t *parent, const char *key, model_label_selector *out);

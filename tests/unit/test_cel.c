@@ -44,6 +44,18 @@ static void expect_error(const char *expr, const char *want) {
 
 static void test_cel_errors(void **state) {
   (void)state;
+  /* Optional list entries, the first one too ("[?" is one token to the lexer), as cel-go. */
+  expect_bool("[?optional.of(1), ?optional.none(), 2] == [1, 2]", true);
+  expect_bool("cel.bind(a, optional.of(2), [?a, ?optional.of(1)]) == [2, 1]", true);
+  expect_bool("[?optional.none()].size() == 0", true);
+  expect_error("[?1]", "ERROR: <input>:1:3: expected type 'optional_type(int)' but found 'int'");
+  expect_error("{?'a': 1}", "expected type 'optional_type(int)' but found 'int'");
+  /* A bare type denotation is a value of type type(T), as cel-go types it. */
+  expect_bool("type(1) == int && int == type(2) && [int, string] == [int, string]", true);
+  expect_bool("type(int) == type && type(list) == type", true);
+  expect_error("string(int)", "found no matching overload for 'string' applied to '(type(int))'");
+  expect_error("int < bool",
+               "found no matching overload for '_<_' applied to '(type(int), type(bool))'");
   /* Syntax errors name line and column and show a caret. */
   expect_error("1 +\n  (2 * ", "ERROR: <input>:2:8: Syntax error");
   expect_error("a.b.(", "Syntax error: mismatched input '('");

@@ -261,6 +261,35 @@ static void test_pod_invalid(void **state) {
                  "Pod default/p: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
                  "Execution.nodeSelectorTerms[0].matchExpressions[0].values: must be an integer "
                  "for 'Gt' or 'Lt': \"x\"");
+  /* Terms the API server refuses (kube-scheduler would match no node with them). */
+  expect_invalid(
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  affinity:\n"
+      "    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+      "        nodeSelectorTerms:\n        - matchExpressions:\n"
+      "          - {key: zone, operator: In, values: [a, 'not a label']}\n",
+      "Pod default/p: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
+      "Execution.nodeSelectorTerms[0].matchExpressions[0].values[1]: Invalid value: \"not "
+      "a label\": a valid label must be an empty string or consist of alphanumeric "
+      "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+      "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+      "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')");
+  expect_invalid("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  affinity:\n"
+                 "    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                 "        nodeSelectorTerms:\n        - matchFields:\n"
+                 "          - {key: metadata.name, operator: In, values: [n1, n2]}\n",
+                 "Pod default/p: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
+                 "Execution.nodeSelectorTerms[0].matchFields[0].values: must be only one value "
+                 "when `operator` is 'In' or 'NotIn' for node field selector");
+  expect_invalid("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  affinity:\n"
+                 "    nodeAffinity:\n      requiredDuringSchedulingIgnoredDuringExecution:\n"
+                 "        nodeSelectorTerms:\n        - matchExpressions:\n"
+                 "          - {key: -bad/key, operator: Exists}\n",
+                 "Pod default/p: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuring"
+                 "Execution.nodeSelectorTerms[0].matchExpressions[0].key: Invalid value: "
+                 "\"-bad/key\": prefix part a lowercase RFC 1123 subdomain must consist of lower "
+                 "case alphanumeric characters, '-' or '.', and must start and end with an "
+                 "alphanumeric character (e.g. 'example.com', regex used for validation is "
+                 "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
   expect_invalid("apiVersion: v1\nkind: Pod\nmetadata: {name: p, labels: {a: 1}}\n",
                  "Pod default/p: metadata.labels[a]: must be a string");
   expect_invalid("apiVersion: v1\nkind: Pod\nmetadata: {namespace: x}\n",
