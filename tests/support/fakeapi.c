@@ -463,11 +463,14 @@ static json_t *list(fa_server *s, const route *r, const char *query) {
 }
 
 static json_t *discovery(void) {
-  static const char *const groups[][3] = {
-      {"scheduling.k8s.io", "v1", NULL},    {"policy", "v1", NULL},
-      {"coordination.k8s.io", "v1", NULL},  {"events.k8s.io", "v1", NULL},
-      {"resource.k8s.io", "v1", "v1beta1"}, {"scheduling.x-k8s.io", "v1alpha1", NULL},
-      {"kueue.x-k8s.io", "v1beta1", NULL}};
+  static const char *const groups[][3] = {{"scheduling.k8s.io", "v1", NULL},
+                                          {"policy", "v1", NULL},
+                                          {"batch", "v1", NULL},
+                                          {"coordination.k8s.io", "v1", NULL},
+                                          {"events.k8s.io", "v1", NULL},
+                                          {"resource.k8s.io", "v1", "v1beta1"},
+                                          {"scheduling.x-k8s.io", "v1alpha1", NULL},
+                                          {"kueue.x-k8s.io", "v1beta1", NULL}};
   json_t *g = json_array();
   for (size_t i = 0; i < sizeof groups / sizeof *groups; i++) {
     json_t *vs = json_array();
@@ -613,6 +616,18 @@ static int handle(conn *c, req *q, json_t **out) {
       return *out = status_body(409, "Conflict", m), 409;
     }
     json_object_set_new(json_object_get(o->json, "spec"), "nodeName", json_string(node));
+    { /* as kube-apiserver does (exchange 063): PodScheduled=True, stamped now */
+      json_t *st = json_object_get(o->json, "status"), *conds;
+      char now[32];
+      time_t t = time(NULL);
+      strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", gmtime(&t));
+      if (!json_is_object(st)) json_object_set_new(o->json, "status", st = json_object());
+      conds = json_object_get(st, "conditions");
+      if (!json_is_array(conds)) json_object_set_new(st, "conditions", conds = json_array());
+      json_array_append_new(conds,
+                            json_pack("{s:s, s:s, s:n, s:s}", "type", "PodScheduled", "status",
+                                      "True", "lastProbeTime", "lastTransitionTime", now));
+    }
     store(s, r.group, r.resource, r.ns, r.name, json_incref(o->json));
     return *out = json_pack("{s:s, s:s, s:{}, s:s, s:i}", "kind", "Status", "apiVersion", "v1",
                             "metadata", "status", "Success", "code", 201),

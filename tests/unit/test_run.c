@@ -368,6 +368,14 @@ static void test_run_preemption_and_gang(void **state) {
       s,
       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: t}\n"
       "spec: {clusterQueue: cq}\n"));
+  for (int i = 0; i < 2; i++) { /* the Jobs of the pods below, one pod each */
+    char y[400];
+    snprintf(y, sizeof y,
+             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: %s, namespace: t, uid: u-%s}\n"
+             "spec: {parallelism: 1, template: {spec: {containers: [{name: c}]}}}\n",
+             i ? "high" : "low", i ? "high" : "low");
+    assert_true(fa_put(s, y));
+  }
   assert_true(fa_put(
       s, "apiVersion: v1\nkind: Pod\nmetadata: {name: low-0, namespace: t, labels: "
          "{kueue.x-k8s.io/queue-name: lq}, ownerReferences: [{apiVersion: batch/v1, kind: Job, "
@@ -397,6 +405,68 @@ static void test_run_preemption_and_gang(void **state) {
   assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/low-0/eviction 201", 1, 10000));
   assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/high-0/binding 201", 1, 10000));
   assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/low-0/eviction"), 1);
+  stop(pid, SIGTERM);
+}
+
+/* Pods of a queued gang arrive one by one, as a controller creates them: nothing is bound
+ * until the gang has its minimum (a PodGroup of 3, then a Job of parallelism 2), then all of
+ * it is bound at once. */
+static void test_run_gang_pod_by_pod(void **state) {
+  fa_server *s = srv = fa_start();
+  pid_t pid;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  assert_true(fa_put(
+      s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n"));
+  assert_true(fa_put(
+      s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+         "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: "
+         "[nvidia.com/gpu]\n    flavors:\n    - {name: gpu, resources: [{name: nvidia.com/gpu, "
+         "nominalQuota: 8}]}\n"));
+  assert_true(fa_put(s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: "
+                        "lq, namespace: t}\nspec: {clusterQueue: cq}\n"));
+  assert_true(fa_put(s, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: "
+                        "{name: g, namespace: t}\nspec: {minMember: 3}\n"));
+  assert_true(
+      fa_put(s, "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j, namespace: t, uid: "
+                "u-j}\nspec: {parallelism: 2, template: {spec: {containers: [{name: c}]}}}\n"));
+  pid = spawn(s, "a");
+  for (int i = 0; i < 3; i++) {
+    char y[600];
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: g-%d, namespace: t, labels: "
+             "{scheduling.x-k8s.io/pod-group: g, kueue.x-k8s.io/queue-name: lq}}\nspec: "
+             "{schedulerName: tessera, containers: [{name: c, resources: {limits: "
+             "{nvidia.com/gpu: '1'}}}]}\n",
+             i);
+    assert_true(fa_put(s, y));
+    if (i < 2) { /* the pending reason says it waits, and nothing is bound */
+      char path[128];
+      snprintf(path, sizeof path, "PATCH /api/v1/namespaces/t/pods/g-%d/status 200", i);
+      assert_true(fa_wait(s, path, 1, 15000));
+      assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/g-"), 0);
+    }
+  }
+  for (int i = 0; i < 3; i++) {
+    char path[128];
+    snprintf(path, sizeof path, "POST /api/v1/namespaces/t/pods/g-%d/binding 201", i);
+    assert_true(fa_wait(s, path, 1, 10000));
+  }
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: j-0, namespace: t, labels: "
+                        "{kueue.x-k8s.io/queue-name: lq}, ownerReferences: [{apiVersion: batch/v1, "
+                        "kind: Job, name: j, uid: u-j, controller: true}]}\nspec: {schedulerName: "
+                        "tessera, containers: [{name: c, resources: {limits: {nvidia.com/gpu: "
+                        "'1'}}}]}\n"));
+  assert_true(fa_wait(s, "PATCH /api/v1/namespaces/t/pods/j-0/status 200", 1, 10000));
+  assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/j-0/binding"), 0);
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: j-1, namespace: t, labels: "
+                        "{kueue.x-k8s.io/queue-name: lq}, ownerReferences: [{apiVersion: batch/v1, "
+                        "kind: Job, name: j, uid: u-j, controller: true}]}\nspec: {schedulerName: "
+                        "tessera, containers: [{name: c, resources: {limits: {nvidia.com/gpu: "
+                        "'1'}}}]}\n"));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/j-0/binding 201", 1, 10000));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/j-1/binding 201", 1, 10000));
   stop(pid, SIGTERM);
 }
 
@@ -457,6 +527,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_conflict_and_token, teardown),
       cmocka_unit_test_teardown(test_run_http2, teardown),
       cmocka_unit_test_teardown(test_run_preemption_and_gang, teardown),
+      cmocka_unit_test_teardown(test_run_gang_pod_by_pod, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
   };
   signal(SIGPIPE, SIG_IGN);
