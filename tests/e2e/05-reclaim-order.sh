@@ -76,7 +76,10 @@ YAML
   terminating() { [ -n "$(k get pod "$1" -n team-b -o jsonpath='{.metadata.deletionTimestamp}' 2>/dev/null)" ] || ! k get pod "$1" -n team-b >/dev/null 2>&1; }
   wait_until 20 terminating b-second-0 || fail "b-second not evicted"
   terminating a-first-0 && fail "a-first evicted: the first admitted"
-  say "evicted: b-second ($(k get events -n team-b --field-selector involvedObject.name=b-second-0 -o jsonpath='{.items[*].message}' 2>/dev/null | head -c 120))"
+  preempted() { k get events.events.k8s.io -n team-b --field-selector reason=Preempted -o jsonpath='{.items[*].note}'; }
+  wait_until 10 sh -c "kubectl --kubeconfig $APISERVER/kubeconfig get events.events.k8s.io -n team-b --field-selector reason=Preempted -o name | grep -q ." || fail "no Preempted Event"
+  say "evicted: b-second; Event: $(preempted | head -c 160)"
+  preempted | grep -q "(InCohortReclamation)" || fail "the Preempted Event does not give Kueue's reason"
   say "owner-0 waits: $(unschedulable_message team-a owner-0)"
   k delete pod b-second-0 b-second-1 -n team-b --grace-period=0 --force >/dev/null 2>&1
   wait_until 20 bound team-a owner-0 || fail "owner not admitted after the reclaim"
