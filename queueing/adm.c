@@ -147,6 +147,7 @@ ts_rc q_tree_remove(q_tree *t, const char *key) {
   cq->adm.v[r->slot] = cq->adm.v[cq->adm.n - 1];
   cq->adm.v[r->slot]->slot = r->slot;
   cq->adm.n--;
+  cq->removed++;
   t->sorted_ok = false;
   ts_free(r);
   return TS_OK;

@@ -38,6 +38,8 @@ typedef struct ast {
   const q_workload *wl; /* the workload */
   int64_t *acc;         /* [nfr] usage of the pod sets assigned so far */
   bool *touched;        /* [nfr] FRs in acc */
+  const int16_t *start; /* [pod sets x groups] where each search starts, or NULL */
+  int16_t *next;        /* [pod sets x groups] where it resumes next time */
   char why[WHY_MAX];    /* reasons of the current pod set */
   size_t wlen;          /* bytes in why */
   ts_rc rc;             /* first failure (out of memory) */
@@ -173,18 +175,22 @@ static bool placeable(ast *s, uint32_t psi, int32_t count, uint32_t f, gmode m) 
 /* ---- groups ---------------------------------------------------------------------------- */
 
 /* The best flavor of group g for the pod set's requests; rmode[k] receives each request's
- * mode and *maxb the largest borrowing level among them. Returns the flavor index, or -1 when
- * no flavor works. */
+ * mode and *maxb the largest borrowing level among them. The search starts where the last
+ * one stopped (*next in, Kueue's LastAssignment) and *next receives where the next one
+ * starts: after the flavor it stopped at, or at the first once it reached the last. Returns
+ * the flavor index, or -1 when no flavor works. */
 static int find_flavor(ast *s, uint32_t psi, int32_t count, int g, const preq *rq, uint32_t nrq,
-                       q_mode *rmode, int *maxb) {
+                       q_mode *rmode, int *maxb, int16_t *next) {
   const q__group *grp = &s->cq->groups[g];
   q_mode tmp[MODEL_MAX_RESOURCES + 1];
   gmode best = WORST;
   int best_f = -1;
-  for (uint32_t fi = 0; fi < grp->nflavors && s->rc == TS_OK; fi++) {
+  uint32_t fi = *next > 0 && (uint32_t)*next < grp->nflavors ? (uint32_t)*next : 0, tried = fi;
+  for (; fi < grp->nflavors && s->rc == TS_OK; fi++) {
     uint32_t f = grp->flavors[fi];
     gmode rep = {Q__P_FIT, 0};
     int mb = 0;
+    tried = fi;
     if (!flavor_matches(s, &s->wl->podsets[psi], f)) continue;
     for (uint32_t k = 0; k < nrq; k++) tmp[k] = Q_FIT;
     for (uint32_t k = 0; k < nrq && rep.p != Q__P_NOFIT; k++) {
@@ -204,6 +210,7 @@ static int find_flavor(ast *s, uint32_t psi, int32_t count, int g, const preq *r
       if (!try_next(rep, s->cq)) break;
     }
   }
+  *next = best.p == Q__P_NOFIT || tried + 1 >= grp->nflavors ? 0 : (int16_t)(tried + 1);
   return best.p == Q__P_NOFIT ? -1 : best_f;
 }
 
@@ -243,6 +250,8 @@ static bool assign_podset(ast *s, uint32_t psi, int32_t count, q_psa *psa, int *
   preq rq[MODEL_MAX_RESOURCES + 1];
   q_mode rmode[MODEL_MAX_RESOURCES + 1];
   uint32_t nrq = podset_requests(s->cq, &s->wl->podsets[psi], count, rq), done = 0;
+  int16_t *next = s->next + (size_t)psi * s->cq->ngroups;
+  const int16_t *start = s->start ? s->start + (size_t)psi * s->cq->ngroups : NULL;
   psa->name = s->wl->podsets[psi].name, psa->count = count, psa->mode = Q_FIT;
   if (!(psa->rf = ts_arena_alloc(s->c->arena, (nrq + 1) * sizeof *psa->rf))) {
     s->rc = TS_ENOMEM;
@@ -256,7 +265,8 @@ static bool assign_podset(ast *s, uint32_t psi, int32_t count, q_psa *psa, int *
       return false;
     }
     if (done & (1u << g)) continue;
-    if ((f = find_flavor(s, psi, count, g, rq, nrq, rmode, &mb)) < 0) return false;
+    next[g] = start ? start[g] : 0;
+    if ((f = find_flavor(s, psi, count, g, rq, nrq, rmode, &mb, &next[g])) < 0) return false;
     take_group(s, psa, g, (uint32_t)f, rq, nrq, rmode);
     if (mb > *borrow) *borrow = mb;
     done |= 1u << g;
@@ -276,12 +286,16 @@ static ts_rc collect_usage(ast *s, q__asg *out) {
   return TS_OK;
 }
 
-static ts_rc init_state(ast *s, q__ctx *c, q__cq *cq, const q_workload *wl) {
-  size_t nfr = c->t->nfr + 1;
-  s->c = c, s->cq = cq, s->wl = wl, s->rc = TS_OK, s->wlen = 0;
+static ts_rc init_state(ast *s, q__ctx *c, q__cq *cq, const q_workload *wl, const int16_t *start,
+                        q__asg *out) {
+  size_t nfr = c->t->nfr + 1, nnext = (size_t)wl->npodsets * cq->ngroups + 1;
+  s->c = c, s->cq = cq, s->wl = wl, s->rc = TS_OK, s->wlen = 0, s->start = start;
   s->acc = ts_arena_alloc(c->arena, nfr * sizeof *s->acc);
   s->touched = ts_arena_alloc(c->arena, nfr * sizeof *s->touched);
-  if (!s->acc || !s->touched) return TS_ENOMEM;
+  s->next = ts_arena_alloc(c->arena, nnext * sizeof *s->next);
+  if (!s->acc || !s->touched || !s->next) return TS_ENOMEM;
+  memset(s->next, 0, nnext * sizeof *s->next); /* groups not searched start over next time */
+  out->next = s->next, out->ngroups = cq->ngroups;
   memset(s->acc, 0, nfr * sizeof *s->acc);
   memset(s->touched, 0, nfr * sizeof *s->touched);
   return TS_OK;
@@ -297,12 +311,13 @@ static void add_msg(ast *s, q__asg *out, uint32_t psi) {
                                s->wl->podsets[psi].name, s->why);
 }
 
-ts_rc q__assign(q__ctx *c, q__cq *cq, const q_workload *wl, const int32_t *counts, q__asg *out) {
+ts_rc q__assign(q__ctx *c, q__cq *cq, const q_workload *wl, const int32_t *counts,
+                const int16_t *start, q__asg *out) {
   ast s; /* about 2 KB of stack */
   ts_rc rc;
   memset(out, 0, sizeof *out);
   out->mode = Q_FIT;
-  if ((rc = init_state(&s, c, cq, wl)) != TS_OK) return rc;
+  if ((rc = init_state(&s, c, cq, wl, start, out)) != TS_OK) return rc;
   out->nps = wl->npodsets;
   if (!(out->ps = ts_arena_alloc(c->arena, (wl->npodsets + 1) * sizeof *out->ps))) return TS_ENOMEM;
   memset(out->ps, 0, (wl->npodsets + 1) * sizeof *out->ps);
@@ -312,7 +327,8 @@ ts_rc q__assign(q__ctx *c, q__cq *cq, const q_workload *wl, const int32_t *count
     s.wlen = 0;
     ok = assign_podset(&s, i, count, &out->ps[i], &out->borrow);
     if (s.rc != TS_OK) return s.rc;
-    if (!ok) {
+    if (!ok) { /* Kueue keeps no progress for a pod set without flavors */
+      memset(s.next + (size_t)i * cq->ngroups, 0, cq->ngroups * sizeof *s.next);
       out->ps[i].mode = Q_NO_FIT, out->ps[i].nrf = 0, out->mode = Q_NO_FIT;
       add_msg(&s, out, i);
       return TS_OK;

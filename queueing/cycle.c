@@ -23,26 +23,28 @@
 typedef enum estatus { E_NOT_NOMINATED, E_SKIPPED, E_ASSUMED, E_PREEMPTING } estatus;
 
 typedef struct entry {
-  q_workload *wl;    /* the head */
-  q__cq *cq;         /* its ClusterQueue */
-  bool nominated;    /* passed the checks; has an assignment */
-  q__asg asg;        /* flavor assignment */
-  q__target *tg;     /* preemption targets */
-  uint32_t ntg;      /* entries */
-  estatus status;    /* what processing did */
-  q__requeue why;    /* requeue reason */
-  q_outcome outcome; /* reported outcome */
-  const char *msg;   /* reported reason */
-  q__adm *adm;       /* admitted: the record charged at the end */
-  q__drs *drs;       /* fair sharing: share seen by each ancestor, by ancestor depth */
-  bool *borrows;     /* fair sharing: by ancestor depth, the node below it would borrow on the
-                        flavor-resources this head uses */
-  bool done;         /* processed */
+  q_workload *wl;       /* the head */
+  q__cq *cq;            /* its ClusterQueue */
+  bool nominated;       /* passed the checks; has an assignment */
+  const int16_t *start; /* where its flavor searches resume (LastAssignment), or NULL */
+  q__asg asg;           /* flavor assignment */
+  q__target *tg;        /* preemption targets */
+  uint32_t ntg;         /* entries */
+  estatus status;       /* what processing did */
+  q__requeue why;       /* requeue reason */
+  q_outcome outcome;    /* reported outcome */
+  const char *msg;      /* reported reason */
+  q__adm *adm;          /* admitted: the record charged at the end */
+  q__drs *drs;          /* fair sharing: share seen by each ancestor, by ancestor depth */
+  bool *borrows;        /* fair sharing: by ancestor depth, the node below it would borrow on the
+                           flavor-resources this head uses */
+  bool done;            /* processed */
 } entry;
 
 typedef struct cyc {
   q__ctx c;                     /* context */
   q_queues *qs;                 /* queues */
+  q_memo *memo;                 /* flavor-search progress of the queued workloads */
   entry *e;                     /* one per head */
   size_t n;                     /* entries */
   entry **order;                /* processing order */
@@ -91,7 +93,7 @@ static ts_rc try_counts(cyc *y, entry *e, const int32_t *counts, bool *ok) {
   q__asg a;
   q__target *tg = NULL;
   uint32_t n = 0;
-  ts_rc rc = q__assign(&y->c, e->cq, e->wl, counts, &a);
+  ts_rc rc = q__assign(&y->c, e->cq, e->wl, counts, e->start, &a);
   *ok = false;
   if (rc != TS_OK || a.mode == Q_NO_FIT) return rc;
   if (a.mode == Q_PREEMPT && (rc = targets_for(y, e->cq, e->wl, &a, &tg, &n)) != TS_OK) return rc;
@@ -179,7 +181,7 @@ static ts_rc reduce(cyc *y, entry *e, bool *found) {
 static ts_rc assignments(cyc *y, entry *e) {
   q__asg full;
   bool found = false, reducible = false;
-  ts_rc rc = q__assign(&y->c, e->cq, e->wl, NULL, &full);
+  ts_rc rc = q__assign(&y->c, e->cq, e->wl, NULL, e->start, &full);
   if (rc != TS_OK) return rc;
   e->asg = full, e->tg = NULL, e->ntg = 0;
   if (full.mode == Q_FIT) return TS_OK;
@@ -207,6 +209,7 @@ static ts_rc nominate(cyc *y, entry *e) {
     return TS_OK;
   }
   e->nominated = true;
+  e->start = q__memo_start(y->memo, e->cq, e->wl);
   return assignments(y, e);
 }
 
@@ -463,16 +466,27 @@ static ts_rc settle(cyc *y, const int64_t *saved) {
   return rc;
 }
 
+/* Kueue's LastAssignment after processing: forgotten once admitted or preempting (the next
+ * search starts over), else the progress of this attempt (kept even when skipped). Out of
+ * memory only loses the progress. */
+static void remember(cyc *y, entry *e) {
+  if (e->status == E_ASSUMED || e->status == E_PREEMPTING)
+    q__memo_forget(y->memo, e->wl->key);
+  else if (e->nominated && q__memo_record(y->memo, e->cq, e->wl, &e->asg) != TS_OK)
+    q__memo_forget(y->memo, e->wl->key);
+}
+
 static q_decision decision_of(cyc *y, entry *e, size_t *victim0) {
   q_decision d = {e->wl, e->outcome, admission_of(e), e->msg, 0, 0, false};
   if (e->outcome == Q_PREEMPTING) d.victim0 = *victim0, d.nvictims = e->ntg, *victim0 += e->ntg;
+  remember(y, e);
   if (e->status == E_ASSUMED) {
     q__queues_done(y->qs, e->wl);
     return d;
   }
   if (e->status != E_NOT_NOMINATED && e->why == Q__RQ_GENERIC)
     e->why = Q__RQ_FAILED_AFTER_NOMINATION;
-  d.parked = q__queues_requeue(y->qs, e->wl, e->why);
+  d.parked = q__queues_requeue(y->qs, e->wl, e->why, q__memo_pending(y->memo, e->wl->key));
   return d;
 }
 
@@ -506,7 +520,7 @@ static void undo(cyc *y) {
     y->e[i].adm = NULL;
   }
   for (size_t i = 0; i < y->nh; i++)
-    (void)q__queues_requeue(y->qs, y->h[i].wl, Q__RQ_FAILED_AFTER_NOMINATION);
+    (void)q__queues_requeue(y->qs, y->h[i].wl, Q__RQ_FAILED_AFTER_NOMINATION, false);
 }
 
 ts_rc q_cycle(q_tree *t, q_queues *qs, const q_config *cfg, const q_hooks *hooks, int64_t now_ns,
@@ -518,7 +532,8 @@ ts_rc q_cycle(q_tree *t, q_queues *qs, const q_config *cfg, const q_hooks *hooks
   ts_arena_init(&out->arena, CYCLE_ARENA_CHUNK);
   memset(&y, 0, sizeof y);
   y.c = (q__ctx){t, cfg, hooks ? hooks : &no_hooks, &out->arena, now_ns, NULL, 0};
-  y.qs = qs, y.err = err;
+  y.qs = qs, y.err = err, y.memo = q__queues_memo(qs);
+  if ((rc = q__memo_sync(y.memo, t, qs)) != TS_OK) goto out;
   if (!(saved = ts_arena_alloc(&out->arena, (q__usage_words(t) + 1) * sizeof *saved))) {
     rc = TS_ENOMEM;
     goto out;

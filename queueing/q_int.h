@@ -60,6 +60,7 @@ typedef struct q__cq {
   int8_t group_of[MODEL_MAX_RESOURCES]; /* resource id -> group index, -1 when not covered */
   const char *inactive;                 /* why it is inactive (tree arena), or NULL */
   TS_VEC(q__adm *) adm;                 /* admitted workloads charged here, unordered */
+  uint64_t removed;                     /* admitted workloads removed since the build */
 } q__cq;
 
 /* An admitted workload as the tree keeps it: one allocation holding the record, its usage
@@ -102,6 +103,7 @@ struct q_tree {
   TS_VEC(char *) problems;              /* owned messages */
   TS_VEC(q__adm *) sorted;              /* admitted records by key, rebuilt lazily */
   bool sorted_ok;                       /* sorted is current */
+  uint64_t serial;                      /* unique per build (q_memo tells trees apart) */
 };
 
 static inline uint32_t q__fr(const q_tree *t, uint32_t flavor, int res_id) {
@@ -201,18 +203,45 @@ typedef enum q__pmode {
 
 /* The result of assigning flavors to a workload. */
 typedef struct q__asg {
-  q_psa *ps;       /* pod set assignments (arena) */
-  uint32_t nps;    /* entries */
-  uint32_t *fr;    /* total usage: FRs (arena) */
-  int64_t *amount; /* total usage: amounts */
-  uint32_t nuse;   /* entries */
-  int borrow;      /* borrowing level (0 = none) */
-  q_mode mode;     /* representative (worst) mode */
-  const char *msg; /* why it is not Fit (arena), or NULL */
+  q_psa *ps;        /* pod set assignments (arena) */
+  uint32_t nps;     /* entries */
+  uint32_t *fr;     /* total usage: FRs (arena) */
+  int64_t *amount;  /* total usage: amounts */
+  uint32_t nuse;    /* entries */
+  int borrow;       /* borrowing level (0 = none) */
+  q_mode mode;      /* representative (worst) mode */
+  const char *msg;  /* why it is not Fit (arena), or NULL */
+  int16_t *next;    /* [nps x ngroups] where the flavor search of each pod set and group
+                       resumes next time (Kueue's LastTriedFlavorIdx + 1; 0 = from the start) */
+  uint32_t ngroups; /* the queue's resource groups */
 } q__asg;
 
-/* Assigns flavors to every pod set of wl in cq, at counts (NULL = the full counts). */
-ts_rc q__assign(q__ctx *c, q__cq *cq, const q_workload *wl, const int32_t *counts, q__asg *out);
+/* Assigns flavors to every pod set of wl in cq, at counts (NULL = the full counts). The
+ * search of each pod set and group starts at start[ps x cq->ngroups] (NULL: the first
+ * flavor), as Kueue resumes from its LastAssignment. */
+ts_rc q__assign(q__ctx *c, q__cq *cq, const q_workload *wl, const int32_t *counts,
+                const int16_t *start, q__asg *out);
+
+/* ---- flavor-search memory (Kueue's LastAssignment) -------------------------------------- */
+
+/* Brings the memo up to date with tree t at the start of a cycle: a new scheduling cycle,
+ * ClusterQueue generations advanced by removed workloads or changed quotas, and records of
+ * workloads no longer queued in qs dropped. */
+ts_rc q__memo_sync(q_memo *mm, const q_tree *t, const q_queues *qs);
+/* Where wl's search resumes in cq: the recorded progress when it is still current (same
+ * queue and shape, recorded in the previous cycle or the queue's generation unchanged), else
+ * NULL (from the first flavor). Borrowed until the next q__memo_* call. */
+const int16_t *q__memo_start(q_memo *mm, const q__cq *cq, const q_workload *wl);
+/* Records the progress of an assignment that did not end in admission or preemption. */
+ts_rc q__memo_record(q_memo *mm, const q__cq *cq, const q_workload *wl, const q__asg *a);
+/* Forgets wl's progress (admitted, preempting: the next search starts over). */
+void q__memo_forget(q_memo *mm, const char *key);
+/* True when the recorded progress of wl leaves flavors to try (Kueue's PendingFlavors). */
+bool q__memo_pending(const q_memo *mm, const char *key);
+/* The memo qs uses: its own, or the one given by q_queues_set_memo. */
+q_memo *q__queues_memo(q_queues *qs);
+/* True when a workload with this key is queued (active, parked or waiting) in qs. */
+bool q__queues_has(const q_queues *qs, const char *key);
 
 /* A preemption target. */
 typedef struct q__target {
@@ -262,8 +291,9 @@ typedef struct q__head {
 /* Pops the head of every active ClusterQueue with pending workloads, in name order, into an
  * arena array. */
 ts_rc q__queues_heads(q_queues *qs, const q_tree *t, ts_arena *a, q__head **out, size_t *n);
-/* Puts a popped head back per Kueue's rules; returns true when it was parked. */
-bool q__queues_requeue(q_queues *qs, q_workload *wl, q__requeue why);
+/* Puts a popped head back per Kueue's rules; returns true when it was parked. A head whose
+ * flavor search left flavors to try (pending_flavors) goes back to the active queue. */
+bool q__queues_requeue(q_queues *qs, q_workload *wl, q__requeue why, bool pending_flavors);
 /* Forgets a popped head that was admitted. */
 void q__queues_done(q_queues *qs, q_workload *wl);
 

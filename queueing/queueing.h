@@ -196,6 +196,18 @@ size_t q_queues_parked(q_queues *qs, const char *cq, q_workload *const **out);
 /* ClusterQueue names (interned) that have pending workloads, sorted. Borrowed as above. */
 size_t q_queues_cluster_queues(q_queues *qs, const char *const **out);
 
+/* Kueue's LastAssignment: where each pending workload's flavor search stopped, so that the
+ * next attempt resumes with the following flavor instead of retrying the same one (flavor
+ * fungibility), per ClusterQueue generation (advanced when an admitted workload leaves or
+ * the queue's quota changes; a record from the previous cycle stays usable, as Kueue's
+ * FlavorFungibilityPreserveScanProgress). A q_queues keeps its own; a caller that rebuilds
+ * its queues every cycle keeps one memo across them and lends it with q_queues_set_memo. */
+typedef struct q_memo q_memo;
+q_memo *q_memo_new(void); /* returns new, NULL when out of memory */
+void q_memo_free(q_memo *mm);
+/* qs uses mm (borrowed; NULL: its own again) from now on. */
+void q_queues_set_memo(q_queues *qs, q_memo *mm);
+
 /* ---- the admission cycle --------------------------------------------------------------- */
 
 /* What the flavor assigner proposes for one pod set: the scheduler's placement check

@@ -4,9 +4,9 @@
  *
  * Requeueing after a cycle follows Kueue: StrictFIFO puts every head back at once, except on
  * a namespace mismatch; BestEffortFIFO parks it, except when it failed only because of an
- * earlier admission in the same cycle or when it waits for its victims (then it becomes
- * "sticky": it stays ahead of equal workloads until admitted). A wake-up between the pop and
- * the requeue puts it back too.
+ * earlier admission in the same cycle, when its flavor search left flavors to try (q_memo),
+ * or when it waits for its victims (then it becomes "sticky": it stays ahead of equal
+ * workloads until admitted). A wake-up between the pop and the requeue puts it back too.
  *
  * The active queue is a sorted array with the head last: pop is O(1), insertion O(log n)
  * search plus a memmove. */
@@ -33,6 +33,8 @@ struct q_queues {
   TS_VEC(q_workload *) waiting; /* workloads that cannot be queued yet */
   TS_VEC(q_workload *) scratch; /* q_queues_active's answer */
   TS_VEC(const char *) names;   /* q_queues_cluster_queues' answer */
+  q_memo *own;                  /* flavor-search progress, owned */
+  q_memo *memo;                 /* the one in use: own, or the caller's */
 };
 
 static cqq waiting_marker; /* where-value of waiting workloads */
@@ -40,9 +42,26 @@ static cqq waiting_marker; /* where-value of waiting workloads */
 q_queues *q_queues_new(void) {
   q_queues *qs = ts_calloc(1, sizeof *qs);
   if (!qs) return NULL;
+  if (!(qs->own = q_memo_new())) {
+    ts_free(qs);
+    return NULL;
+  }
+  qs->memo = qs->own;
   ts_map_init(&qs->by_name);
   ts_map_init(&qs->where);
   return qs;
+}
+
+void q_queues_set_memo(q_queues *qs, q_memo *mm) {
+  qs->memo = mm ? mm : qs->own;
+}
+
+q_memo *q__queues_memo(q_queues *qs) {
+  return qs->memo;
+}
+
+bool q__queues_has(const q_queues *qs, const char *key) {
+  return ts_map_get(&qs->where, key, strlen(key)) != NULL;
 }
 
 void q_queues_free(q_queues *qs) {
@@ -58,6 +77,7 @@ void q_queues_free(q_queues *qs) {
   ts_vec_free(&qs->names);
   ts_map_free(&qs->by_name);
   ts_map_free(&qs->where);
+  q_memo_free(qs->own);
   ts_free(qs);
 }
 
@@ -319,7 +339,7 @@ ts_rc q__queues_heads(q_queues *qs, const q_tree *t, ts_arena *a, q__head **out,
   return TS_OK;
 }
 
-bool q__queues_requeue(q_queues *qs, q_workload *wl, q__requeue why) {
+bool q__queues_requeue(q_queues *qs, q_workload *wl, q__requeue why, bool pending_flavors) {
   cqq *q = ts_map_get(&qs->where, wl->key, strlen(wl->key));
   bool now;
   if (!q || q == &waiting_marker) return false;
@@ -327,6 +347,7 @@ bool q__queues_requeue(q_queues *qs, q_workload *wl, q__requeue why) {
     now = why != Q__RQ_NS_MISMATCH;
   else
     now = why == Q__RQ_FAILED_AFTER_NOMINATION || why == Q__RQ_PENDING_PREEMPTION;
+  now = now || pending_flavors; /* Kueue: flavors left to try are tried in the next cycle */
   if (!q->strict && why == Q__RQ_PENDING_PREEMPTION)
     (void)set_sticky(q, wl->key);
   else if (is_sticky(q, wl))

@@ -484,6 +484,8 @@ static ts_rc build_nodes(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs
   return rc;
 }
 
+static uint64_t tree_serial; /* builds so far, process-wide */
+
 static void tree_init(q_tree *t, const model *m) {
   memset(t, 0, sizeof *t);
   t->m = m;
@@ -504,6 +506,7 @@ ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err) {
   *out = NULL;
   if (!t) goto out;
   tree_init(t, m);
+  t->serial = __atomic_add_fetch(&tree_serial, 1, __ATOMIC_RELAXED);
   if ((rc = model_list(m, MODEL_CLUSTER_QUEUE, &cqs, &ncq)) ||
       (rc = model_list(m, MODEL_COHORT, &chs, &nch)) || (rc = scan(t, cqs, ncq, chs, nch)) ||
       (rc = build_nodes(t, cqs, ncq, chs, nch)) || (rc = local_queues(t)))

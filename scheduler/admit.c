@@ -84,28 +84,56 @@ static bool podset_requests(sched_view *v, const sched_pending *p, q_podset *ps,
   return true;
 }
 
-/* Pod sets: runs of same-shape members, named ps-0, ps-1, ... */
+static int podset_name_cmp(const void *a, const void *b) {
+  return strcmp(((const q_podset *)a)->name, ((const q_podset *)b)->name);
+}
+
+/* True when every pod set is named by a role and no two share one. O(pod sets^2). */
+static bool one_per_role(const q_podset *ps, uint32_t nps, const bool *role) {
+  for (uint32_t k = 0; k < nps; k++) {
+    if (!role[k]) return false;
+    for (uint32_t i = 0; i < k; i++)
+      if (ps[i].name == ps[k].name) return false;
+  }
+  return nps > 0;
+}
+
+/* Pod sets: runs of members of one shape and role (gang.c groups them). In a Kueue pod group
+ * whose pods carry Kueue's role hash, each is named by it and they are in name order, as
+ * Kueue's workload has them; otherwise they are ps-0, ps-1, ... in member order (biggest
+ * first). podset_of[member] receives the index of its pod set. */
 static bool build_podsets(sched_view *v, const sched_pending *pods, uint32_t n, q_workload *wl,
                           uint32_t *podset_of, const char **why) {
   q_podset *ps = ts_arena_alloc(v->arena, (n + 1) * sizeof *ps);
-  uint32_t nps = 0;
-  if (!ps) return false;
+  uint32_t *first = ts_arena_alloc(v->arena, (n + 1) * sizeof *first), nps = 0;
+  bool *role = ts_arena_alloc(v->arena, (n + 1) * sizeof *role);
+  if (!ps || !first || !role) return false;
   for (uint32_t i = 0; i < n;) {
     uint32_t j = i + 1;
+    const char *r = sched__role_of(pods[i].pod), *rj;
     char name[32];
-    while (j < n && sched__same_shape(&pods[i], &pods[j])) j++;
+    while (j < n && sched__same_shape(&pods[i], &pods[j]) &&
+           ((rj = sched__role_of(pods[j].pod)) ? r && !strcmp(r, rj) : !r))
+      j++;
     memset(&ps[nps], 0, sizeof ps[nps]);
     snprintf(name, sizeof name, "ps-%u", nps);
-    ps[nps].name = ts_intern_cstr(name);
+    role[nps] = r && strlen(r) < 200;
+    ps[nps].name = ts_intern_cstr(role[nps] ? r : name);
     ps[nps].count = (int32_t)(j - i);
     ps[nps].tolerations = pods[i].pod->tolerations;
     ps[nps].ntolerations = pods[i].pod->ntolerations;
     ps[nps].node_selector = &pods[i].pod->node_selector;
     if (!podset_requests(v, &pods[i], &ps[nps], why)) return false;
-    for (uint32_t k = i; podset_of && k < j; k++) podset_of[k] = nps;
-    nps++;
+    first[nps++] = i;
     i = j;
   }
+  if (one_per_role(ps, nps, role)) { /* Kueue's order; the member runs stay where they are */
+    for (uint32_t k = 0; k < nps; k++) ps[k].min_count = (int32_t)first[k]; /* carried along */
+    qsort(ps, nps, sizeof *ps, podset_name_cmp);
+    for (uint32_t k = 0; k < nps; k++) first[k] = (uint32_t)ps[k].min_count, ps[k].min_count = 0;
+  }
+  for (uint32_t k = 0; podset_of && k < nps; k++)
+    for (uint32_t i = first[k]; i < first[k] + (uint32_t)ps[k].count; i++) podset_of[i] = k;
   wl->podsets = ps, wl->npodsets = nps;
   return true;
 }
@@ -413,27 +441,30 @@ static void unplace_workload(sched_view *v, qgang *q) {
 }
 
 /* The members an admission covers (the first `count` of each pod set), each restricted to
- * the flavors of its pod set, as one gang; at[k] = index of its k-th pod in q->g->pods. */
+ * the flavors of its pod set, as one gang in member order (biggest first, whatever the order
+ * of the pod sets); at[k] = index of its k-th pod in q->g->pods. */
 static bool admitted_gang(sched_view *v, qgang *q, const q_admission *adm, sched_gang *out,
                           uint32_t *at) {
   uint32_t n = 0;
+  const sched_flavors **fl = ts_arena_alloc(v->arena, (adm->npodsets + 1) * sizeof *fl);
+  int32_t *taken = ts_arena_alloc(v->arena, (adm->npodsets + 1) * sizeof *taken);
   *out = *q->g;
   out->pods = ts_arena_alloc(v->arena, (q->g->npods + 1) * sizeof *out->pods);
-  if (!out->pods) return false;
+  if (!out->pods || !fl || !taken) return false;
   for (uint32_t ps = 0; ps < adm->npodsets; ps++) {
     const q_psa *a = &adm->podsets[ps];
     const char **names = ts_arena_alloc(v->arena, (a->nrf + 1) * sizeof *names);
-    const sched_flavors *fl;
-    int32_t taken = 0;
     if (!names) return false;
     for (uint32_t k = 0; k < a->nrf; k++) names[k] = a->rf[k].flavor;
-    fl = flavors_of(v, names, a->nrf);
-    for (uint32_t i = 0; i < q->g->npods && taken < a->count; i++) {
-      if (q->podset_of[i] != ps) continue;
-      q->g->pods[i].flavors = fl;
-      out->pods[n] = q->g->pods[i];
-      at[n++] = i, taken++;
-    }
+    fl[ps] = flavors_of(v, names, a->nrf);
+    taken[ps] = 0;
+  }
+  for (uint32_t i = 0; i < q->g->npods; i++) {
+    uint32_t ps = q->podset_of[i];
+    if (ps >= adm->npodsets || taken[ps] >= adm->podsets[ps].count) continue;
+    q->g->pods[i].flavors = fl[ps];
+    out->pods[n] = q->g->pods[i];
+    at[n++] = i, taken[ps]++;
   }
   out->npods = out->nmembers = n, out->cap = n;
   out->min = (int32_t)n, out->nbound = 0;
@@ -655,6 +686,7 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
   ts_err_clear(&err);
   if ((rc = q_tree_build(v->m, &ad.tree, &err)) != TS_OK) return rc;
   if (!(ad.queues = q_queues_new())) rc = TS_ENOMEM;
+  if (rc == TS_OK) q_queues_set_memo(ad.queues, sched__memo(v->state));
   if (rc == TS_OK) rc = running_gangs(&ad);
   if (rc == TS_OK) rc = enqueue(&ad, gangs, n);
   for (int round = 0; rc == TS_OK && moved && round < ADMIT_ROUNDS_MAX; round++) {

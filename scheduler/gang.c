@@ -183,6 +183,37 @@ static int member_cmp(const void *a, const void *b) {
   return strcmp(x->obj.key, y->obj.key);
 }
 
+/* Kueue's role of a pod in a pod group: the role-hash annotation its webhook sets (NULL
+ * without Kueue); pods of one role make one pod set. */
+const char *sched__role_of(const model_pod *p) {
+  return annotation(&p->obj, "kueue.x-k8s.io/role-hash");
+}
+
+static bool same_podset(const sched_pending *a, const sched_pending *b) {
+  const char *x = sched__role_of(a->pod), *y = sched__role_of(b->pod);
+  if ((x || y) && (!x || !y || strcmp(x, y))) return false;
+  return sched__same_shape(a, b);
+}
+
+/* Brings the members of each pod set together (member_cmp leaves two shapes with equal
+ * requests interleaved by creation time), keeping the order of each set's first member, so
+ * that a gang's pod sets do not depend on the order its pods were created in. O(members x
+ * pod sets). */
+static void group_podsets(sched_pending *p, uint32_t n) {
+  for (uint32_t i = 0; i < n;) {
+    uint32_t j = i + 1;
+    while (j < n && same_podset(&p[i], &p[j])) j++;
+    for (uint32_t k = j + 1; k < n; k++) {
+      sched_pending t;
+      if (!same_podset(&p[i], &p[k])) continue;
+      t = p[k];
+      memmove(p + j + 1, p + j, (k - j) * sizeof *p);
+      p[j++] = t;
+    }
+    i = j;
+  }
+}
+
 static int gang_cmp(const void *a, const void *b) {
   const sched_gang *x = a, *y = b;
   if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
@@ -278,6 +309,7 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
       sched_gang *g = &(*out)[i];
       if (g->min < 0 && !g->blocked) g->min = (int32_t)g->nmembers; /* every member that exists */
       qsort(g->pods, g->npods, sizeof *g->pods, member_cmp);
+      group_podsets(g->pods, g->npods);
     }
     qsort(*out, *n, sizeof **out, gang_cmp);
   }

@@ -1,7 +1,8 @@
 /* scheduler/ready.c - Kueue's waitForPodsReady for gangs: a gang whose pods are not all Running
  * and Ready within the timeout after binding is evicted, and held back with exponential
- * backoff (base x 2^(n-1), capped) before it may start again. The backoff is what the
- * scheduler remembers between cycles (sched_state). */
+ * backoff (base x 2^(n-1), capped) before it may start again. The backoff, the evictions
+ * issued and the flavor-search progress of queued workloads (Kueue's LastAssignment) are what
+ * the scheduler remembers between cycles (sched_state). */
 #include "scheduler/sched_int.h"
 
 #include <stdio.h>
@@ -17,7 +18,13 @@ typedef struct backoff {
 struct sched_state {
   ts_map backoff;  /* gang key -> backoff */
   ts_map evicting; /* pod key -> the same key (owned): evictions issued, not yet seen */
+  q_memo *memo;    /* flavor-search progress, created on first use */
 };
+
+q_memo *sched__memo(sched_state *st) {
+  if (st && !st->memo) st->memo = q_memo_new();
+  return st ? st->memo : NULL;
+}
 
 sched_state *sched_state_new(void) {
   sched_state *s = ts_calloc(1, sizeof *s);
@@ -88,6 +95,7 @@ void sched_state_free(sched_state *s) {
   it = 0;
   while (ts_map_next(&s->evicting, &it, &slot)) ts_free(slot->value);
   ts_map_free(&s->evicting);
+  q_memo_free(s->memo);
   ts_free(s);
 }
 

@@ -159,6 +159,8 @@ const char *sched__ready_hold(sched_view *v, sched_state *st, const char *key);
 /* Evictions decided earlier and not yet visible in the model: their gangs count as being
  * evicted, so that a preemption is not issued twice. */
 bool sched__evicting(const sched_state *st, const model_pod *p);
+/* The flavor-search memory kept across cycles, or NULL (no state, out of memory). */
+q_memo *sched__memo(sched_state *st);
 void sched__evictions_seen(sched_state *st, const model *m);
 ts_rc sched__evictions_issued(sched_state *st, const sched_result *r);
 
@@ -195,6 +197,8 @@ void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s);
 int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node);
 /* True when two pods filter and score identically on every node. */
 bool sched__same_shape(const sched_pending *a, const sched_pending *b);
+/* The kueue.x-k8s.io/role-hash annotation of a pod (Kueue's pod set name), or NULL. */
+const char *sched__role_of(const model_pod *p);
 /* Places pods[0..n), all of one shape, on the best nodes among subset (all when NULL);
  * placed[i] = node of pods[i]. Returns the number placed (a prefix). */
 uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const uint32_t *subset,

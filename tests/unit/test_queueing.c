@@ -675,6 +675,153 @@ static void test_commit_refused(void **state) {
   assert_int_equal(active_count(f, "a"), 1);
 }
 
+/* ---- Kueue's LastAssignment: the flavor search resumes where it stopped ------------------ */
+
+/* Flavors f1 {pool: a} (cpu 4) and f2 {pool: b} (cpu 8) in queue a; W has pod set p0
+ * (cpu 4, any pool) and p1 (cpu 4, pool a only). */
+static q_workload *resume_setup(fx *f) {
+  static model_kv sel;
+  static model_labels pool_a;
+  q_workload *w;
+  yaml(f, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f1}\n"
+          "spec: {nodeLabels: {pool: a}}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: "
+          "ResourceFlavor\nmetadata: {name: f2}\nspec: {nodeLabels: {pool: b}}\n");
+  cq(f, "a", NULL,
+     "{coveredResources: [cpu], flavors: [{name: f1, resources: [{name: cpu, nominalQuota: 4}]}, "
+     "{name: f2, resources: [{name: cpu, nominalQuota: 8}]}]}",
+     "");
+  build(f);
+  sel = (model_kv){ts_intern_cstr("pool"), ts_intern_cstr("a")};
+  pool_a = (model_labels){&sel, 1};
+  w = wl_raw(f, "t", "w", "lq-a", 0, 0, "cpu=4", 1, 0);
+  w->podsets[0].name = ts_intern_cstr("p0");
+  add_podset(f, w, "p1", "cpu=4", 1, 0);
+  w->podsets[1].node_selector = &pool_a;
+  return w;
+}
+
+static void queue(fx *f, q_workload *w) {
+  q_queued how;
+  assert_int_equal(q_queues_add(f->qs, f->t, w, &how), TS_OK);
+  assert_int_equal(how, Q_QUEUED);
+}
+
+/* p0 stops on f1 (it fits there), which leaves p1 nothing: NoFit, but with a flavor left to
+ * try the workload stays active (not parked, although BestEffortFIFO parks a NoFit), and the
+ * next cycle puts p0 on f2 and p1 on f1. Kueue does the same; a search that always started
+ * over would park the workload for good. */
+static void test_last_assignment_resumes(void **state) {
+  fx *f = *state;
+  q_workload *w = resume_setup(f);
+  q_result r;
+  queue(f, w);
+  r = cycle(f);
+  assert_int_equal(dec(&r, w)->outcome, Q_PENDING);
+  assert_non_null(strstr(dec(&r, w)->reason, "pod set p1"));
+  assert_false(dec(&r, w)->parked);
+  q_result_free(&r);
+  assert_int_equal(active_count(f, "a"), 1);
+  assert_int_equal(parked_count(f, "a"), 0);
+  r = cycle(f);
+  assert_int_equal(dec(&r, w)->outcome, Q_ADMITTED);
+  assert_string_equal(dec(&r, w)->admission.podsets[0].rf[0].flavor, "f2");
+  assert_string_equal(dec(&r, w)->admission.podsets[1].rf[0].flavor, "f1");
+  q_result_free(&r);
+}
+
+/* The progress survives queues and trees rebuilt between cycles when the caller lends one
+ * memo (as the scheduler does); a workload that left the queues loses its record. */
+static void test_last_assignment_rebuilt(void **state) {
+  fx *f = *state;
+  q_memo *mm = q_memo_new();
+  q_workload *w = resume_setup(f);
+  q_result r;
+  ts_err e;
+  q_queues_set_memo(f->qs, mm);
+  queue(f, w);
+  r = cycle(f);
+  assert_int_equal(dec(&r, w)->outcome, Q_PENDING);
+  q_result_free(&r);
+  for (int round = 0; round < 2; round++) {
+    q_queues_free(f->qs);
+    q_tree_free(f->t);
+    ts_err_clear(&e);
+    assert_int_equal(q_tree_build(f->m, &f->t, &e), TS_OK);
+    f->qs = q_queues_new();
+    q_queues_set_memo(f->qs, mm);
+    if (round == 0) { /* w is not queued in this cycle: its record goes */
+      r = cycle(f);
+      assert_int_equal(r.ndecisions, 0);
+      q_result_free(&r);
+      continue;
+    }
+    queue(f, w);
+    r = cycle(f);
+    assert_int_equal(dec(&r, w)->outcome, Q_PENDING); /* started over: p0 on f1 again */
+    q_result_free(&r);
+    q_queues_free(f->qs);
+    q_tree_free(f->t);
+    assert_int_equal(q_tree_build(f->m, &f->t, &e), TS_OK);
+    f->qs = q_queues_new();
+    q_queues_set_memo(f->qs, mm);
+    queue(f, w);
+    r = cycle(f); /* resumed on the new tree and queues */
+    assert_int_equal(dec(&r, w)->outcome, Q_ADMITTED);
+    assert_string_equal(dec(&r, w)->admission.podsets[0].rf[0].flavor, "f2");
+    q_result_free(&r);
+  }
+  q_queues_set_memo(f->qs, NULL);
+  q_memo_free(mm);
+}
+
+/* A commit hook that refuses workload t/w on flavor f1 (its nodes were taken meanwhile). */
+static bool commit_not_f1(void *ctx, const q_workload *wl, const q_admission *a, char *why,
+                          size_t cap) {
+  (void)ctx;
+  if (strcmp(wl->key, "t/w") || strcmp(a->podsets[0].rf[0].flavor, "f1")) return true;
+  snprintf(why, cap, "the nodes of f1 were taken");
+  return false;
+}
+
+/* W fits on f1 (its first flavor) but is skipped there; the next attempt resumes at f2 when
+ * it comes in the next cycle, or later while the queue's generation has not moved. After an
+ * admitted workload left the queue and more than one cycle passed, it starts over at f1. */
+static void skipped_then(fx *f, bool remove_one, const char *want_flavor) {
+  q_hooks h = {NULL, commit_not_f1, NULL};
+  q_workload *w, *x, *old;
+  q_result r;
+  cq(f, "a", NULL, two_flavors, "");
+  build(f);
+  old = wl(f, "old", NULL, 0, 0, "cpu=1", 1, 0);
+  admit(f, old, "a", "f2");
+  w = wl(f, "w", "lq-a", 0, 0, "cpu=2", 1, 0);
+  r = cycle_hooks(f, &h);
+  assert_int_equal(dec(&r, w)->outcome, Q_PENDING);
+  assert_string_equal(dec(&r, w)->reason, "Workload cannot be placed: the nodes of f1 were taken");
+  q_result_free(&r);
+  if (remove_one) assert_int_equal(q_tree_remove(f->t, old->key), TS_OK);
+  x = wl(f, "x", "lq-a", 10, 0, "cpu=1", 1, 0); /* ahead of w: w waits one cycle */
+  r = cycle_hooks(f, &h);
+  assert_int_equal(dec(&r, x)->outcome, Q_ADMITTED);
+  q_result_free(&r);
+  r = cycle_hooks(f, &h);
+  if (want_flavor) {
+    assert_int_equal(dec(&r, w)->outcome, Q_ADMITTED);
+    assert_string_equal(dec(&r, w)->admission.podsets[0].rf[0].flavor, want_flavor);
+  } else {
+    assert_int_equal(dec(&r, w)->outcome, Q_PENDING);
+  }
+  q_result_free(&r);
+}
+
+static void test_last_assignment_skipped(void **state) {
+  skipped_then(*state, false, "f2");
+}
+
+static void test_last_assignment_outdated(void **state) {
+  skipped_then(*state, true, NULL);
+}
+
 /* ---- device classes -------------------------------------------------------------------- */
 
 static void test_device_classes(void **state) {
@@ -920,6 +1067,10 @@ int main(void) {
       T(test_missing_queues_then_sync),
       T(test_veto_hook),
       T(test_commit_refused),
+      T(test_last_assignment_resumes),
+      T(test_last_assignment_rebuilt),
+      T(test_last_assignment_skipped),
+      T(test_last_assignment_outdated),
       T(test_device_classes),
       T(test_device_claim),
       T(test_cohort_cycle),

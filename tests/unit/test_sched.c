@@ -1115,6 +1115,90 @@ static void test_admission_gang_min(void **state) {
   model_free(m);
 }
 
+/* Two flavors on two pools (f1 first, with f1_gpus of quota; f2 with 8), a node of 8 GPUs in
+ * each, and a Kueue pod group t/grp of `total` pods queued in lq. */
+static void podset_cluster(model *m, int f1_gpus) {
+  char y[2048];
+  snprintf(y, sizeof y,
+           "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f1}\n"
+           "spec: {nodeLabels: {pool: p1}}\n---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: "
+           "ResourceFlavor\nmetadata: {name: f2}\nspec: {nodeLabels: {pool: p2}}\n---\n"
+           "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\nspec:\n"
+           "  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+           "    flavors:\n    - {name: f1, resources: [{name: nvidia.com/gpu, nominalQuota: %d}]}\n"
+           "    - {name: f2, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}\n---\n"
+           "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, "
+           "namespace: t}\nspec: {clusterQueue: cq}\n",
+           f1_gpus);
+  apply(m, y);
+  gpu_node(m, "n1", "pool: p1", 8);
+  gpu_node(m, "n2", "pool: p2", 8);
+}
+
+/* A member of t/grp created at second `sec`, with an optional role hash and toleration. */
+static void grp_member(model *m, const char *name, int total, int sec, const char *role,
+                       const char *tolerate, int gpus) {
+  char y[2048], ann[256], tol[128] = "";
+  snprintf(ann, sizeof ann, "kueue.x-k8s.io/pod-group-total-count: \"%d\"%s%s", total,
+           role ? ", kueue.x-k8s.io/role-hash: " : "", role ? role : "");
+  if (tolerate) snprintf(tol, sizeof tol, "tolerations: [{key: %s, operator: Exists}], ", tolerate);
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
+           "\"2026-01-01T00:00:%02dZ\", labels: {kueue.x-k8s.io/queue-name: lq, "
+           "kueue.x-k8s.io/pod-group-name: grp}, annotations: {%s}}\nspec: {schedulerName: "
+           "tessera, %scontainers: [{name: c, resources: {limits: {nvidia.com/gpu: %d}}}]}\n",
+           name, sec, ann, tol, gpus);
+  apply(m, y);
+}
+
+/* Pod sets as Kueue's workload of a pod group has them: one per role (the role-hash
+ * annotation its webhook sets), in name order, whatever their sizes; the flavor assigner
+ * serves them in that order. Without role hashes, pods of one shape make one pod set even
+ * when their creation times interleave with another shape's, so that a role never spreads
+ * over two flavors. */
+static void test_admission_podset_order(void **state) {
+  model *m = model_new();
+  sched_result r;
+  char name[16];
+  (void)state;
+  podset_cluster(m, 4);
+  for (int i = 0; i < 2; i++) { /* the bigger pods, of the role named last */
+    snprintf(name, sizeof name, "b-%d", i);
+    grp_member(m, name, 6, i, "bbbb", NULL, 2);
+  }
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "a-%d", i);
+    grp_member(m, name, 6, 10 + i, "aaaa", NULL, 1);
+  }
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 6);
+  for (int i = 0; i < 4; i++) {
+    snprintf(name, sizeof name, "a-%d", i);
+    assert_string_equal(node_of(&r, name), "n1"); /* role aaaa first: f1 */
+  }
+  assert_string_equal(node_of(&r, "b-0"), "n2");
+  assert_string_equal(node_of(&r, "b-1"), "n2");
+  sched_result_free(&r);
+  model_free(m);
+
+  m = model_new();
+  podset_cluster(m, 3);
+  for (int i = 0; i < 2; i++) { /* a-0 b-0 a-1 b-1 by creation, equal requests */
+    snprintf(name, sizeof name, "a-%d", i);
+    grp_member(m, name, 4, 2 * i, NULL, "x", 1);
+    snprintf(name, sizeof name, "b-%d", i);
+    grp_member(m, name, 4, 2 * i + 1, NULL, "y", 1);
+  }
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 4);
+  assert_string_equal(node_of(&r, "a-0"), "n1");
+  assert_string_equal(node_of(&r, "a-1"), "n1");
+  assert_string_equal(node_of(&r, "b-0"), "n2"); /* not b-0 on f1 and b-1 on f2 */
+  assert_string_equal(node_of(&r, "b-1"), "n2");
+  sched_result_free(&r);
+  model_free(m);
+}
+
 /* A queued gang of two pod sets (a master and its workers) goes to one topology domain as a
  * whole, not pod set by pod set. */
 static void test_admission_gang_topology(void **state) {
@@ -1300,6 +1384,7 @@ int main(void) {
       cmocka_unit_test(test_admission_fs_strategies),
       cmocka_unit_test(test_admission_gang_min),
       cmocka_unit_test(test_admission_gang_topology),
+      cmocka_unit_test(test_admission_podset_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
