@@ -4,26 +4,8 @@ scenario() {
   fresh_cluster
   namespace team-a
   for i in 0 1 2 3; do node "gpu-$i" 8 "pool=gpu" "nvidia.com/gpu.clique=c$((i / 2))"; done
-  k apply -f - >/dev/null <<YAML || fail "queues"
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpu}
-spec: {nodeLabels: {pool: gpu}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 32}]}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: team-a}
-spec: {clusterQueue: cq}
----
+  gpu_queue 32
+  k apply -f - >/dev/null <<YAML || fail "gang objects"
 apiVersion: scheduling.x-k8s.io/v1alpha1
 kind: PodGroup
 metadata: {name: pg, namespace: team-a}

@@ -5,26 +5,7 @@ scenario() {
   namespace team-a
   node gpu-0 8 pool=gpu
   node gpu-1 8 pool=gpu
-  k apply -f - >/dev/null <<YAML || fail "queues"
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ResourceFlavor
-metadata: {name: gpu}
-spec: {nodeLabels: {pool: gpu}}
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: ClusterQueue
-metadata: {name: cq}
-spec:
-  namespaceSelector: {}
-  resourceGroups:
-  - coveredResources: [nvidia.com/gpu]
-    flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 8}]}]
----
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: LocalQueue
-metadata: {name: lq, namespace: team-a}
-spec: {clusterQueue: cq}
-YAML
+  gpu_queue 8
   k create -f - >/dev/null <<YAML || fail "jobs"
 apiVersion: batch/v1
 kind: Job

@@ -165,6 +165,31 @@ spec:
 EOF
 }
 
+# gpu_queue QUOTA: ResourceFlavor gpu (nodes pool=gpu), ClusterQueue cq with QUOTA GPUs and
+# LocalQueue team-a/lq pointing to it.
+gpu_queue() {
+  k apply -f - >/dev/null <<YAML || fail "queues"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: gpu}
+spec: {nodeLabels: {pool: gpu}}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [nvidia.com/gpu]
+    flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: $1}]}]
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: team-a}
+spec: {clusterQueue: cq}
+YAML
+}
+
 # The message of a pod's PodScheduled=False condition.
 unschedulable_message() {
   k get pod "$2" -n "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
