@@ -120,7 +120,8 @@ static void bench(const char *label, bool unique) {
   model_free(m);
 }
 
-/* Gangs: 1,000 PyTorchJobs of 8 to 64 pods (1 GPU each) onto 1,000 nodes of 8 GPUs in 4 zones
+/* Gangs: 1,000 PyTorchJobs (the job objects and their pods) of 8 to 64 pods (1 GPU each) onto
+ * 1,000 nodes of 8 GPUs in 4 zones
  * and 125 NVLink cliques of 8 nodes. Demand (about 36,000 GPUs) exceeds the 8,000 GPUs, so
  * the cycle also proves, gang by gang, that the rest cannot start. */
 static void bench_gangs(void) {
@@ -148,6 +149,11 @@ static void bench_gangs(void) {
     char job[32], uid[32];
     snprintf(job, sizeof job, "job-%04d", g);
     snprintf(uid, sizeof uid, "uid-%04d", g);
+    /* the job object: its size is the gang's minimum (without it, the pods would wait) */
+    add(m,
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:{s:{s:i}}}}", "apiVersion", "kubeflow.org/v1",
+                  "kind", "PyTorchJob", "metadata", "name", job, "namespace", "team", "uid", uid,
+                  "spec", "pytorchReplicaSpecs", "Worker", "replicas", size));
     for (int k = 0; k < size; k++, pods++) {
       char name[48], created[40];
       snprintf(name, sizeof name, "%s-%02d", job, k);
