@@ -12,6 +12,7 @@
 #include <malloc.h>
 #include <time.h>
 
+#include "input/input.h"
 #include "model/model.h"
 
 #define NPODS  20000
@@ -89,7 +90,7 @@ static void bench_lists(char *texts[2]) {
     ts_err pe;
     double t0 = now_s(), t1;
     json_t *list = NULL, *item;
-    if (ts_json_parse(texts[t], strlen(texts[t]), &list, &pe) != TS_OK) errors++;
+    if (in_json_parse(texts[t], strlen(texts[t]), &list, &pe) != TS_OK) errors++;
     size_t i;
     t1 = now_s();
     parse_s += t1 - t0;
@@ -125,7 +126,7 @@ static void bench_events(char *texts[2]) {
     for (size_t i = 0; i < n[t]; i++) {
       ts_err e;
       json_t *o = NULL;
-      if (ts_json_parse(items[t][i], strlen(items[t][i]), &o, &e) != TS_OK) {
+      if (in_json_parse(items[t][i], strlen(items[t][i]), &o, &e) != TS_OK) {
         errors++;
         continue;
       }

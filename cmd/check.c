@@ -116,7 +116,7 @@ int cmd_check(int argc, char **argv) {
       return 2;
     } else {
       paths++;
-      if (cfg_load_path(argv[i], on_object, on_error, &c) != TS_OK) c.errors++;
+      if (in_load_path(argv[i], on_object, on_error, &c) != TS_OK) c.errors++;
     }
   }
   if (paths) printf("%d objects checked, %d errors\n", c.objects, c.errors);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 #include "config/config.h"
+#include "input/input.h"
 #include "model/model.h"
 #include "queueing/queueing.h"
 #include "scheduler/sched.h"

@@ -105,17 +105,17 @@ static bool check_together(const model *m, const sched_result *res, json_t *e, c
 int replay_expect(const char *path, const model *m, const sched_result *res, FILE *out) {
   char *text = NULL;
   size_t len = 0;
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err err;
   json_t *list, *e;
   size_t i;
   int failed = 0, total = 0;
   ts_err_clear(&err);
-  if (cfg_read_file(path, &text, &len, &err) != TS_OK ||
-      cfg_yaml_parse(text, len, &docs, &err) != TS_OK) {
+  if (in_read_file(path, &text, &len, &err) != TS_OK ||
+      in_yaml_parse(text, len, &docs, &err) != TS_OK) {
     fprintf(stderr, "%s: %s\n", path, err.text);
     ts_free(text);
-    cfg_docs_free(&docs);
+    in_docs_free(&docs);
     return -1;
   }
   list = docs.n ? json_object_get(docs.v[0].value, "expectations") : NULL;
@@ -135,6 +135,6 @@ int replay_expect(const char *path, const model *m, const sched_result *res, FIL
   }
   if (failed >= 0) fprintf(out, "expectations: %d of %d met\n", total - failed, total);
   ts_free(text);
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
   return failed;
 }

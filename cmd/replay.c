@@ -231,7 +231,7 @@ int cmd_replay(int argc, char **argv) {
   cfg.dra_eval = sched_cel_eval;
   cfg.dra_eval_ctx = cel;
   if (!(r.m = model_new())) return 1;
-  if (cfg_load_path(path, on_object, on_error, &r) != TS_OK) {
+  if (in_load_path(path, on_object, on_error, &r) != TS_OK) {
     model_free(r.m);
     sched_cel_free(cel);
     return 1;

@@ -219,15 +219,6 @@ typedef enum ts_log_level { TS_LOG_DEBUG, TS_LOG_INFO, TS_LOG_WARN, TS_LOG_ERROR
 void ts_log_set_level(ts_log_level l);
 void ts_log(ts_log_level l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* ---- JSON ------------------------------------------------------------------------------ */
-
-struct json_t;
-/* Parses RFC 8259 JSON text into a new jansson value (*out is new), exactly what json_loadb
- * would build (integers beyond int64 become reals, as in Go), but 4-5x faster: it scans the buffer
- * directly instead of through a stream. UTF-8 is validated, nesting is bounded (512), \u0000 is
- * refused as jansson does; errors are TS_EPARSE with line and column in err. */
-ts_rc ts_json_parse(const char *text, size_t len, struct json_t **out, ts_err *err);
-
 /* ---- Kubernetes quantities ------------------------------------------------------------- */
 
 typedef enum ts_qformat {

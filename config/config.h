@@ -1,64 +1,11 @@
 /*
- * config/config.h - YAML and file input (libyaml, jansson), and tessera.yaml.
- *
- * Only this module parses YAML. YAML documents become jansson values with the same shapes
- * Kubernetes' own YAML-to-JSON conversion gives, so that one decoder serves both formats.
+ * config/config.h - tessera.yaml: parsed and validated (each error names the field), with
+ * defaults for everything.
  */
 #ifndef CFG_CONFIG_H
 #define CFG_CONFIG_H
 
-#include <jansson.h>
-
 #include "common/ts.h"
-
-#define CFG_YAML_MAX_DEPTH   256       /* nesting of mappings and sequences */
-#define CFG_YAML_MAX_ALIASES 10000     /* alias references per stream (no alias bombs) */
-#define CFG_FILE_MAX         (1 << 30) /* largest input file read, in bytes */
-
-/* One document of a YAML stream or one JSON file. */
-typedef struct cfg_doc {
-  json_t *value;   /* new reference, owned by the cfg_doc */
-  int line;        /* 1-based line where the document's value starts */
-  int *item_lines; /* owned: line of each element of a top-level "items" sequence, or NULL */
-  size_t nitems;   /* number of entries in item_lines */
-} cfg_doc;
-
-typedef TS_VEC(cfg_doc) cfg_docs;
-
-/* Parses a whole YAML stream (one or more documents; empty documents are skipped) and
- * appends each document to docs. Plain scalars resolve as YAML 1.2's core schema (null,
- * true/false, integers, floats); quoted scalars and !!str are strings. Anchors, aliases
- * and merge keys (<<) are supported. On error fills err with line and column and leaves
- * docs holding what was parsed before the failing document. */
-ts_rc cfg_yaml_parse(const char *text, size_t len, cfg_docs *docs, ts_err *err);
-
-/* Parses JSON text (one value) into a document; item lines are not known (NULL). */
-ts_rc cfg_json_parse(const char *text, size_t len, cfg_docs *docs, ts_err *err);
-
-/* Frees every document and the vector. */
-void cfg_docs_free(cfg_docs *docs);
-
-/* Called for each object found by cfg_load_path: file is the path, line the 1-based line
- * where the object starts (0 when unknown), index its position in a List (-1 otherwise).
- * obj is borrowed for the call. A non-OK return stops the walk with that code. */
-typedef ts_rc (*cfg_object_fn)(void *ud, json_t *obj, const char *file, int line, int index);
-
-/* Per-file problems (unreadable file, syntax error) are reported through this callback and
- * the walk continues with the next file. err holds the file, line and column. */
-typedef void (*cfg_error_fn)(void *ud, const ts_err *err);
-
-/* Loads PATH: a JSON file (one object or a List), a YAML file of one or more documents, or
- * a directory of such files (recursive, sorted by name; files ending .json, .yaml, .yml).
- * Each object, and each item of a List (kind ending "List" with "items"), is passed to fn.
- * Returns TS_EIO when PATH cannot be read at all, otherwise TS_OK after the whole walk
- * (problems in single files go to on_error) unless fn stopped it. */
-ts_rc cfg_load_path(const char *path, cfg_object_fn fn, cfg_error_fn on_error, void *ud);
-
-/* Reads a whole file into a new NUL-terminated buffer (returns new via *out). */
-ts_rc cfg_read_file(const char *path, char **out, size_t *len, ts_err *err);
-
-/* ---- tessera.yaml ---------------------------------------------------------------------- */
-
 #include "scheduler/sched.h"
 
 #define CFG_MAX_DEVICE_MAPPINGS 32

@@ -1,6 +1,7 @@
 /* config/tessera.c - tessera.yaml: strict decoding (unknown fields are errors, as in
  * kube-scheduler's own configuration) with every value validated. */
 #include "config/config.h"
+#include "input/input.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -363,9 +364,9 @@ void cfg_tessera_default(cfg_tessera *c) {
 
 static ts_rc parse_named(const char *name, const char *text, size_t len, cfg_tessera *c,
                          ts_err *err) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   cdec d = {.err = err, .name = name};
-  ts_rc rc = cfg_yaml_parse(text, len, &docs, err);
+  ts_rc rc = in_yaml_parse(text, len, &docs, err);
   if (rc != TS_OK) {
     ts_err_prefix(err, "%s", name);
   } else if (docs.n > 1) {
@@ -373,7 +374,7 @@ static ts_rc parse_named(const char *name, const char *text, size_t len, cfg_tes
   } else if (docs.n == 1) {
     rc = parse_root(&d, docs.v[0].value, c);
   }
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
   return rc;
 }
 
@@ -384,7 +385,7 @@ ts_rc cfg_tessera_parse(const char *text, size_t len, cfg_tessera *c, ts_err *er
 ts_rc cfg_tessera_load(const char *path, cfg_tessera *c, ts_err *err) {
   char *text = NULL;
   size_t len = 0;
-  ts_rc rc = cfg_read_file(path, &text, &len, err);
+  ts_rc rc = in_read_file(path, &text, &len, err);
   if (rc == TS_OK) rc = parse_named(path, text, len, c, err);
   ts_free(text);
   return rc;

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config/config.h"
+#include "input/input.h"
 #include "kubeclient/kc_int.h"
 
 #define SA_DIR "/var/run/secrets/kubernetes.io/serviceaccount"
@@ -83,7 +83,7 @@ static ts_rc pem(const char *file, const char *where, const char *dir, json_t *o
 }
 
 static ts_rc from_kubeconfig(const char *file, const char *context, kc_auth *a, ts_err *err) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   char *text = NULL, dir[4096], where[128];
   size_t len = 0, ci, cli, ui;
   FILE *f = fopen(file, "rb");
@@ -99,9 +99,9 @@ static ts_rc from_kubeconfig(const char *file, const char *context, kc_auth *a, 
   fclose(f);
   if (!text) return ts_err_set(err, TS_ENOMEM, "out of memory");
   text[len] = '\0';
-  if (cfg_yaml_parse(text, len, &docs, err) != TS_OK || !docs.n) {
+  if (in_yaml_parse(text, len, &docs, err) != TS_OK || !docs.n) {
     ts_free(text);
-    cfg_docs_free(&docs);
+    in_docs_free(&docs);
     return ts_err_prefix(err, "%s", file);
   }
   ts_free(text);
@@ -167,7 +167,7 @@ static ts_rc from_kubeconfig(const char *file, const char *context, kc_auth *a, 
   snprintf(a->source, sizeof a->source, "%s, context %s", file, name);
   rc = TS_OK;
 out:
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
   return rc;
 }
 

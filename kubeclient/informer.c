@@ -223,7 +223,7 @@ static void on_list(void *ud, const kc_response *r) {
     backoff(f, r, true);
     return;
   }
-  if (r->status != 200 || ts_json_parse(r->body, r->len, &body, &err) != TS_OK) {
+  if (r->status != 200 || in_json_parse(r->body, r->len, &body, &err) != TS_OK) {
     backoff(f, r, true);
     return;
   }
@@ -268,7 +268,7 @@ static void on_watch_line(void *ud, const char *line, size_t len) {
   json_t *ev = NULL, *obj;
   ts_err err;
   const char *type, *rv;
-  if (ts_json_parse(line, len, &ev, &err) != TS_OK) {
+  if (in_json_parse(line, len, &ev, &err) != TS_OK) {
     ts_log(TS_LOG_WARN, "%s: watch: %s", f->path, err.text);
     return;
   }
@@ -359,7 +359,7 @@ static void on_discovery(void *ud, const kc_response *r) {
   ts_err err;
   a->discovery = NULL;
   if (a->stopping) return;
-  if (r->status != 200 || ts_json_parse(r->body, r->len, &apis, &err) != TS_OK) {
+  if (r->status != 200 || in_json_parse(r->body, r->len, &apis, &err) != TS_OK) {
     uint64_t ms = 500u << (a->disc_failures < 6 ? a->disc_failures++ : 6);
     if (r->status == 401) kc__token_expired(a->c);
     ts_log(TS_LOG_WARN, "GET /apis: %s (HTTP %ld); retrying in %llu ms",

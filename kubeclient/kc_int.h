@@ -4,6 +4,7 @@
 
 #include <curl/curl.h>
 
+#include "input/input.h"
 #include "kubeclient/kc.h"
 
 struct kc_req {

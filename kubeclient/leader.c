@@ -96,7 +96,7 @@ static void on_read(void *ud, const kc_response *r) {
     json_decref(body);
     return;
   }
-  if (r->status != 200 || ts_json_parse(r->body, r->len, &lease, &err) != TS_OK) return;
+  if (r->status != 200 || in_json_parse(r->body, r->len, &lease, &err) != TS_OK) return;
   spec = json_object_get(lease, "spec");
   holder = json_string_value(json_object_get(spec, "holderIdentity")) ?: "";
   renew = json_string_value(json_object_get(spec, "renewTime")) ?: "";

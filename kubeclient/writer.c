@@ -103,7 +103,7 @@ static void finish(op *o, kc_wresult r, const kc_response *resp) {
   json_t *st = NULL;
   ts_err err;
   if (resp && resp->status == 401) kc__token_expired(o->w->c); /* rotated: read it again */
-  if (resp && resp->len && ts_json_parse(resp->body, resp->len, &st, &err) == TS_OK)
+  if (resp && resp->len && in_json_parse(resp->body, resp->len, &st, &err) == TS_OK)
     info.message = json_string_value(json_object_get(st, "message"));
   if (!info.message && resp) info.message = resp->error;
   note_refusal(o->w, o, r, resp, st, info.message);
@@ -281,7 +281,7 @@ static bool bound_already(const op *o, const kc_response *r) {
   char want[600];
   const char *msg;
   bool yes;
-  if (r->status != 409 || !r->len || ts_json_parse(r->body, r->len, &st, &err) != TS_OK)
+  if (r->status != 409 || !r->len || in_json_parse(r->body, r->len, &st, &err) != TS_OK)
     return false;
   msg = json_string_value(json_object_get(st, "message"));
   snprintf(want, sizeof want, "pod %s is already assigned to node \"%s\"", o->name, o->node);
@@ -476,7 +476,7 @@ static void on_claim_read(void *ud, const kc_response *r) {
   json_t *c = NULL;
   ts_err err;
   if (resend_lost(o, r)) return;
-  if (r->status != 200 || ts_json_parse(r->body, r->len, &c, &err) != TS_OK) {
+  if (r->status != 200 || in_json_parse(r->body, r->len, &c, &err) != TS_OK) {
     finish(o, classify(r->status) == KC_W_OK ? KC_W_FAILED : classify(r->status), r);
     return;
   }
@@ -511,7 +511,7 @@ static void on_claim_write(void *ud, const kc_response *r) {
     finish(o, classify(r->status), r);
     return;
   }
-  if (ts_json_parse(r->body, r->len, &c, &err) == TS_OK) {
+  if (in_json_parse(r->body, r->len, &c, &err) == TS_OK) {
     json_decref(o->claim);
     o->claim = c;
   }
@@ -602,7 +602,7 @@ static void on_unreserve_write(void *ud, const kc_response *r) {
     finish(o, KC_W_OK, r); /* the claim is gone: nothing is reserved any more */
     return;
   }
-  if (r->status != 200 || ts_json_parse(r->body, r->len, &c, &err) != TS_OK) {
+  if (r->status != 200 || in_json_parse(r->body, r->len, &c, &err) != TS_OK) {
     finish(o, classify(r->status), r);
     return;
   }

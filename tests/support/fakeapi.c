@@ -2,6 +2,7 @@
  * one thread per connection (blocking OpenSSL), one mutex over the store and the log, and a
  * condition variable that wakes watch streams when something changes. */
 #define _GNU_SOURCE /* strcasestr */
+#include "input/input.h"
 #include "tests/support/fakeapi.h"
 
 #include <arpa/inet.h>
@@ -578,7 +579,7 @@ static int handle(conn *c, req *q, json_t **out) {
     return *out = status_body(404, "NotFound", "the server could not find the requested resource"),
            404;
   snprintf(what, sizeof what, "%s%s%s \"%s\"", r.resource, r.group[0] ? "." : "", r.group, r.name);
-  if (q->len && ts_json_parse(q->body, q->len, &body, &err) != TS_OK)
+  if (q->len && in_json_parse(q->body, q->len, &body, &err) != TS_OK)
     return *out = status_body(400, "BadRequest", err.text), 400;
   if (!strcmp(q->method, "GET") && !r.name[0]) return *out = list(s, &r, q->query), 200;
   o = r.name[0] ? find(s, r.group, r.resource, r.ns, r.name) : NULL;
@@ -1271,12 +1272,12 @@ const char *fa_dir(const fa_server *s) {
 }
 
 bool fa_put(fa_server *s, const char *text) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err err;
   bool ok = false;
-  if (cfg_yaml_parse(text, strlen(text), &docs, &err) != TS_OK || docs.n != 1) {
+  if (in_yaml_parse(text, strlen(text), &docs, &err) != TS_OK || docs.n != 1) {
     fprintf(stderr, "fakeapi: fa_put: %s\n", err.text);
-    cfg_docs_free(&docs);
+    in_docs_free(&docs);
     return false;
   }
   {
@@ -1297,7 +1298,7 @@ bool fa_put(fa_server *s, const char *text) {
       json_decref(o);
     }
   }
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
   return ok;
 }
 

@@ -415,7 +415,7 @@ static void every_order(scenario *sc) {
 static void run_path(const char *name, const char *path, const char *config) {
   scenario sc;
   scenario_init(&sc, name, config);
-  if (cfg_load_path(path, collect, load_error, &sc.o) != TS_OK) fail_msg("%s: cannot load", path);
+  if (in_load_path(path, collect, load_error, &sc.o) != TS_OK) fail_msg("%s: cannot load", path);
   scenario_ready(&sc);
   every_order(&sc);
   scenario_free(&sc);

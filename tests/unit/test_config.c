@@ -10,18 +10,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "input/input.h"
 #include "config/config.h"
 #include "queueing/queueing.h"
 
 static json_t *one(const char *yaml) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err e;
   json_t *v;
   ts_err_clear(&e);
-  if (cfg_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
+  if (in_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
   assert_int_equal(docs.n, 1);
   v = json_incref(docs.v[0].value);
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
   return v;
 }
 
@@ -48,10 +49,10 @@ static void test_scalars(void **state) {
 static void test_structure_and_lines(void **state) {
   const char *y = "# comment\n---\napiVersion: v1\nkind: List\nitems:\n- kind: Pod\n  metadata:\n"
                   "    name: a\n- kind: Pod\n  metadata: {name: b}\n---\n---\nkind: Node\n";
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err e;
   (void)state;
-  assert_int_equal(cfg_yaml_parse(y, strlen(y), &docs, &e), TS_OK);
+  assert_int_equal(in_yaml_parse(y, strlen(y), &docs, &e), TS_OK);
   assert_int_equal(docs.n, 2); /* the empty document is skipped */
   assert_int_equal(docs.v[0].line, 3);
   assert_int_equal(docs.v[0].nitems, 2);
@@ -63,7 +64,7 @@ static void test_structure_and_lines(void **state) {
           json_object_get(json_array_get(json_object_get(docs.v[0].value, "items"), 1), "metadata"),
           "name")),
       "b");
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
 }
 
 static void test_anchor_outlives_its_place(void **state) {
@@ -88,13 +89,13 @@ static void test_anchors_merge(void **state) {
 }
 
 static void expect_error(const char *yaml, int line, const char *substr) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err e;
   ts_err_clear(&e);
-  assert_int_not_equal(cfg_yaml_parse(yaml, strlen(yaml), &docs, &e), TS_OK);
+  assert_int_not_equal(in_yaml_parse(yaml, strlen(yaml), &docs, &e), TS_OK);
   if (line) assert_int_equal(e.line, line);
   if (!strstr(e.text, substr)) fail_msg("error \"%s\" lacks \"%s\"", e.text, substr);
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
 }
 
 static void test_errors(void **state) {
@@ -166,7 +167,7 @@ static void test_load_path(void **state) {
   write_file(p, "kind: Node\nmetadata: {name: n1}\n---\nbad: [\n");
   snprintf(p, sizeof p, "%s/notes.txt", dir);
   write_file(p, "ignored");
-  assert_int_equal(cfg_load_path(dir, on_obj, on_err, &s), TS_OK);
+  assert_int_equal(in_load_path(dir, on_obj, on_err, &s), TS_OK);
   /* Sorted order: a.json, b.yaml, sub/c.yml; the broken document is an error that names the
    * file and line, and the rest still loads. */
   assert_int_equal(s.n, 5);
@@ -178,7 +179,7 @@ static void test_load_path(void **state) {
   assert_string_equal(s.names[4], "n1");
   assert_int_equal(s.errors, 1);
   assert_non_null(strstr(s.last_error, "sub/c.yml: line 5"));
-  assert_int_equal(cfg_load_path("/nonexistent/x", on_obj, on_err, &s), TS_EIO);
+  assert_int_equal(in_load_path("/nonexistent/x", on_obj, on_err, &s), TS_EIO);
   snprintf(p, sizeof p, "rm -rf %s", dir);
   assert_int_equal(system(p), 0);
 }
@@ -192,7 +193,7 @@ static void test_json_item_lines(void **state) {
   write_file(p, "{\"kind\": \"List\", \"metadata\": {\"x\": [{\"items\": 1}]},\n"
                 " \"items\": [\n  {\"metadata\": {\"name\": \"a\"}},\n"
                 "  {\"metadata\":\n   {\"name\": \"b \\\" [ {\"}}\n]}\n");
-  assert_int_equal(cfg_load_path(p, on_obj, on_err, &s), TS_OK);
+  assert_int_equal(in_load_path(p, on_obj, on_err, &s), TS_OK);
   assert_int_equal(s.errors, 0);
   assert_int_equal(s.n, 2);
   assert_int_equal(s.lines[0], 3);

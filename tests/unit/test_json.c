@@ -1,4 +1,4 @@
-/* Unit tests of common/json.c: ts_json_parse builds exactly what jansson's json_loadb builds
+/* Unit tests of input/json.c: in_json_parse builds exactly what jansson's json_loadb builds
  * for valid JSON, refuses what RFC 8259 refuses with a line and column, and stays bounded. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -10,6 +10,7 @@
 
 #include <jansson.h>
 
+#include "input/input.h"
 #include "common/ts.h"
 
 /* Parses with both parsers and checks the values are equal. */
@@ -18,7 +19,7 @@ static void same_as_jansson(const char *text) {
   json_t *want = json_loadb(text, strlen(text), JSON_DECODE_ANY, &je), *got = NULL;
   ts_err err;
   if (!want) fail_msg("jansson refused %s: %s", text, je.text);
-  if (ts_json_parse(text, strlen(text), &got, &err) != TS_OK)
+  if (in_json_parse(text, strlen(text), &got, &err) != TS_OK)
     fail_msg("refused %s: %s", text, err.text);
   if (!json_equal(want, got)) fail_msg("values differ for %s", text);
   json_decref(want);
@@ -53,7 +54,7 @@ static void test_json_valid(void **state) {
   /* Beyond int64 jansson refuses; Go (and so the API server) reads a float: so do we. */
   json_t *v;
   ts_err err;
-  assert_int_equal(ts_json_parse("18446744073709551616", 20, &v, &err), TS_OK);
+  assert_int_equal(in_json_parse("18446744073709551616", 20, &v, &err), TS_OK);
   assert_true(json_is_real(v) && json_real_value(v) == 18446744073709551616.0);
   json_decref(v);
 }
@@ -62,7 +63,7 @@ static void test_json_valid(void **state) {
 static void refused(const char *text, size_t len, const char *want) {
   json_t *v = (json_t *)1;
   ts_err err;
-  assert_int_equal(ts_json_parse(text, len, &v, &err), TS_EPARSE);
+  assert_int_equal(in_json_parse(text, len, &v, &err), TS_EPARSE);
   assert_null(v);
   if (!strstr(err.text, want))
     fail_msg("error for %s is \"%s\", want \"%s\"", text, err.text, want);
@@ -99,18 +100,18 @@ static void test_json_bounds(void **state) {
   memset(deep, '[', 600);
   memset(deep + 600, ']', 600);
   deep[1200] = '\0';
-  assert_int_equal(ts_json_parse(deep, 1200, &v, &err), TS_EPARSE);
+  assert_int_equal(in_json_parse(deep, 1200, &v, &err), TS_EPARSE);
   assert_non_null(strstr(err.text, "nesting too deep"));
-  assert_int_equal(ts_json_parse(deep + 100, 1000, &v, &err), TS_OK); /* 500 levels are fine */
+  assert_int_equal(in_json_parse(deep + 100, 1000, &v, &err), TS_OK); /* 500 levels are fine */
   json_decref(v);
   /* Input is bounded by its length, not by a terminator: "[1]" inside a larger buffer. */
-  assert_int_equal(ts_json_parse("[1]]]", 3, &v, &err), TS_OK);
+  assert_int_equal(in_json_parse("[1]]]", 3, &v, &err), TS_OK);
   assert_int_equal(json_array_size(v), 1);
   json_decref(v);
   /* A failed scratch allocation (string with an escape) is an error, not a crash. */
   for (long n = 0; n < 4; n++) {
     ts_alloc_fail_after(n);
-    ts_rc rc = ts_json_parse("{\"a\\n\": \"b\\n\"}", 14, &v, &err);
+    ts_rc rc = in_json_parse("{\"a\\n\": \"b\\n\"}", 14, &v, &err);
     ts_alloc_fail_after(-1);
     if (rc == TS_OK)
       json_decref(v);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "input/input.h"
 #include "config/config.h"
 #include "live/live.h"
 
@@ -101,13 +102,13 @@ static int teardown(void **state) {
 
 /* Feeds the YAML documents as watch events. */
 static void feed(fixture *f, model_event ev, const char *yaml) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err e;
   ts_err_clear(&e);
-  if (cfg_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
+  if (in_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
   for (size_t i = 0; i < docs.n; i++)
     if (live_event(f->l, ev, docs.v[i].value, &e) != TS_OK) fail_msg("event: %s", e.text);
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
 }
 
 static bool cycle(fixture *f) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/input.h"
 #include "config/config.h"
 #include "model/model.h"
 
@@ -20,13 +21,13 @@ static model_decode_opts decode_opts; /* options decode_yaml uses */
 
 /* Decodes the single YAML document text; fails the test on a YAML error. */
 static ts_rc decode_yaml(const char *yaml, model_obj **out, ts_err *err) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_rc rc;
   ts_err_clear(err);
-  if (cfg_yaml_parse(yaml, strlen(yaml), &docs, err) != TS_OK) fail_msg("yaml: %s", err->text);
+  if (in_yaml_parse(yaml, strlen(yaml), &docs, err) != TS_OK) fail_msg("yaml: %s", err->text);
   assert_int_equal(docs.n, 1);
   rc = model_decode(docs.v[0].value, &decode_opts, out, err);
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
   return rc;
 }
 
@@ -80,7 +81,7 @@ static void count_err(void *ud, const ts_err *e) {
 static void test_recorded_objects(void **state) {
   counts c = {0};
   (void)state;
-  assert_int_equal(cfg_load_path(DATA "objects", count_obj, count_err, &c), TS_OK);
+  assert_int_equal(in_load_path(DATA "objects", count_obj, count_err, &c), TS_OK);
   assert_int_equal(c.errors, 0);
   assert_int_equal(c.decoded[MODEL_NAMESPACE], 2);
   assert_int_equal(c.decoded[MODEL_PRIORITY_CLASS], 2);
@@ -526,7 +527,7 @@ static void test_dra_invalid(void **state) {
                  "DeviceClass g: spec.config[0].opaque.parameters: is required");
   {
     /* Lenient decoding (allocator test vectors) keeps what the allocator must reject. */
-    cfg_docs docs = {0};
+    in_docs docs = {0};
     model_obj *o = NULL;
     model_decode_opts lenient = {.lenient = true};
     ts_err e;
@@ -534,11 +535,11 @@ static void test_dra_invalid(void **state) {
                     "metadata: {name: c, namespace: t}\nspec:\n  devices:\n    requests:\n"
                     "    - {name: gpu, exactly: {deviceClassName: g, allocationMode: Some, "
                     "selectors: [{}]}}\n";
-    assert_int_equal(cfg_yaml_parse(y, strlen(y), &docs, &e), TS_OK);
+    assert_int_equal(in_yaml_parse(y, strlen(y), &docs, &e), TS_OK);
     assert_int_equal(model_decode(docs.v[0].value, &lenient, &o, &e), TS_OK);
     assert_int_equal(((model_claim *)o)->spec.requests[0].exactly.mode, MODEL_ALLOC_UNKNOWN);
     model_obj_free(o);
-    cfg_docs_free(&docs);
+    in_docs_free(&docs);
   }
 }
 
@@ -768,12 +769,12 @@ static void test_jobs(void **state) {
 /* ---- the store ------------------------------------------------------------------------- */
 
 static ts_rc apply(model *m, const char *yaml, model_event ev) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err e;
   ts_rc rc;
-  assert_int_equal(cfg_yaml_parse(yaml, strlen(yaml), &docs, &e), TS_OK);
+  assert_int_equal(in_yaml_parse(yaml, strlen(yaml), &docs, &e), TS_OK);
   rc = model_apply_json(m, docs.v[0].value, ev, NULL, NULL, NULL, &e);
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
   return rc;
 }
 
@@ -852,10 +853,10 @@ static void test_store(void **state) {
 
 /* Every prefix of allocation failures during decode + insert: no crash, no leak (ASan). */
 static void test_alloc_failures(void **state) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err e;
   (void)state;
-  assert_int_equal(cfg_yaml_parse(pod_yaml, strlen(pod_yaml), &docs, &e), TS_OK);
+  assert_int_equal(in_yaml_parse(pod_yaml, strlen(pod_yaml), &docs, &e), TS_OK);
   for (long n = 0;; n++) {
     model *m = model_new();
     ts_rc rc = TS_ENOMEM;
@@ -868,7 +869,7 @@ static void test_alloc_failures(void **state) {
     if (rc == TS_OK && !ts_alloc_failed()) break;
     assert_true(n < 10000);
   }
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
 }
 
 int main(void) {

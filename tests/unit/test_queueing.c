@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/input.h"
 #include "config/config.h"
 #include "queueing/q_int.h"
 
@@ -32,14 +33,14 @@ typedef struct fx {
 } fx;
 
 FX void yaml(fx *f, const char *y) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err e;
   ts_err_clear(&e);
-  if (cfg_yaml_parse(y, strlen(y), &docs, &e) != TS_OK) fail_msg("yaml: %s\n%s", e.text, y);
+  if (in_yaml_parse(y, strlen(y), &docs, &e) != TS_OK) fail_msg("yaml: %s\n%s", e.text, y);
   for (size_t i = 0; i < docs.n; i++)
     if (model_apply_json(f->m, docs.v[i].value, MODEL_ADDED, NULL, NULL, NULL, &e) != TS_OK)
       fail_msg("apply: %s\n%s", e.text, y);
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
 }
 
 static void fresh(fx *f) {

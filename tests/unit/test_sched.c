@@ -10,20 +10,21 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "input/input.h"
 #include "config/config.h"
 #include "model/model.h"
 #include "queueing/queueing.h"
 #include "scheduler/sched_int.h"
 
 static void apply(model *m, const char *yaml) {
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err e;
   ts_err_clear(&e);
-  if (cfg_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
+  if (in_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
   for (size_t i = 0; i < docs.n; i++)
     if (model_apply_json(m, docs.v[i].value, MODEL_ADDED, NULL, NULL, NULL, &e) != TS_OK)
       fail_msg("apply: %s", e.text);
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
 }
 
 static void add_node(model *m, const char *name, const char *labels, const char *taints,

@@ -1,5 +1,5 @@
-/* config/yaml.c - YAML streams to jansson values, with lines, anchors, aliases, merges. */
-#include "config/config.h"
+/* input/yaml.c - YAML streams to jansson values, with lines, anchors, aliases, merges. */
+#include "input/input.h"
 
 #include <errno.h>
 #include <math.h>
@@ -134,7 +134,7 @@ static ts_rc remember_anchor(yconv *c, const yaml_char_t *name, json_t *v) {
 
 static ts_rc resolve_alias(yconv *c, yaml_event_t *ev, json_t **out) {
   const char *name = (const char *)ev->data.alias.anchor;
-  if (++c->aliases > CFG_YAML_MAX_ALIASES)
+  if (++c->aliases > IN_YAML_MAX_ALIASES)
     return fail_at(c, &ev->start_mark, "too many alias references");
   for (size_t i = c->anchors.n; i-- > 0;) {
     if (!strcmp(c->anchors.v[i].name, name)) {
@@ -247,7 +247,7 @@ static ts_rc parse_node(yconv *c, yaml_event_t *ev, json_t **out, int role) {
   default:
     return fail_at(c, &ev->start_mark, "unexpected YAML event");
   }
-  if (++c->depth > CFG_YAML_MAX_DEPTH) return fail_at(c, &ev->start_mark, "nesting too deep");
+  if (++c->depth > IN_YAML_MAX_DEPTH) return fail_at(c, &ev->start_mark, "nesting too deep");
   *out = ev->type == YAML_SEQUENCE_START_EVENT ? json_array() : json_object();
   if (!*out) return ts_err_set(c->err, TS_ENOMEM, "out of memory");
   if (ev->type == YAML_SEQUENCE_START_EVENT) {
@@ -271,9 +271,9 @@ static void clear_anchors(yconv *c) {
 }
 
 /* document ::= DOCUMENT-START node DOCUMENT-END; appends non-empty documents. */
-static ts_rc parse_document(yconv *c, cfg_docs *docs) {
+static ts_rc parse_document(yconv *c, in_docs *docs) {
   yaml_event_t ev;
-  cfg_doc d = {0};
+  in_doc d = {0};
   ts_rc rc = next_event(c, &ev);
   if (rc != TS_OK) return rc;
   d.line = (int)ev.start_mark.line + 1;
@@ -299,7 +299,7 @@ static ts_rc parse_document(yconv *c, cfg_docs *docs) {
   return TS_OK;
 }
 
-ts_rc cfg_yaml_parse(const char *text, size_t len, cfg_docs *docs, ts_err *err) {
+ts_rc in_yaml_parse(const char *text, size_t len, in_docs *docs, ts_err *err) {
   yconv c = {0};
   ts_rc rc = TS_OK;
   c.err = err;
@@ -326,9 +326,9 @@ ts_rc cfg_yaml_parse(const char *text, size_t len, cfg_docs *docs, ts_err *err) 
   return rc;
 }
 
-ts_rc cfg_json_parse(const char *text, size_t len, cfg_docs *docs, ts_err *err) {
-  cfg_doc d = {0};
-  ts_rc rc = ts_json_parse(text, len, &d.value, err);
+ts_rc in_json_doc(const char *text, size_t len, in_docs *docs, ts_err *err) {
+  in_doc d = {0};
+  ts_rc rc = in_json_parse(text, len, &d.value, err);
   if (rc != TS_OK) return rc;
   d.line = 1;
   if (ts_vec_push(docs, d) != TS_OK) {
@@ -338,7 +338,7 @@ ts_rc cfg_json_parse(const char *text, size_t len, cfg_docs *docs, ts_err *err) 
   return TS_OK;
 }
 
-void cfg_docs_free(cfg_docs *docs) {
+void in_docs_free(in_docs *docs) {
   for (size_t i = 0; i < docs->n; i++) {
     json_decref(docs->v[i].value);
     ts_free(docs->v[i].item_lines);

@@ -1,4 +1,4 @@
-/* common/json.c - a fast JSON reader that builds jansson values.
+/* input/json.c - a fast JSON reader that builds jansson values.
  *
  * jansson's own parser reads through a per-character stream callback; this one scans the
  * buffer directly, takes strings without escapes in one copy, and parses integers inline.
@@ -6,9 +6,7 @@
  * nesting depth, and reports errors with line and column. Values are what json_loadb would
  * build (duplicate keys keep the last value), except that integers beyond int64, which jansson
  * refuses, become reals as they do in Go's decoder. */
-#include "common/ts.h"
-
-#include <jansson.h>
+#include "input/input.h"
 
 #include <errno.h>
 #include <math.h>
@@ -327,7 +325,7 @@ static ts_rc value(reader *r, json_t **out) {
   }
 }
 
-ts_rc ts_json_parse(const char *text, size_t len, json_t **out, ts_err *err) {
+ts_rc in_json_parse(const char *text, size_t len, json_t **out, ts_err *err) {
   reader r = {(const unsigned char *)text,
               (const unsigned char *)text + len,
               (const unsigned char *)text,

@@ -1,5 +1,5 @@
-/* config/input.c - loading snapshot files and directories into objects. */
-#include "config/config.h"
+/* input/files.c - loading snapshot files and directories into objects. */
+#include "input/input.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -7,20 +7,20 @@
 #include <string.h>
 #include <sys/stat.h>
 
-ts_rc cfg_read_file(const char *path, char **out, size_t *len, ts_err *err) {
+ts_rc in_read_file(const char *path, char **out, size_t *len, ts_err *err) {
   FILE *f = fopen(path, "rb");
   ts_buf b;
   char chunk[65536];
   size_t n;
   ts_rc rc = TS_OK;
   if (!f) return ts_err_set(err, TS_EIO, "%s: %s", path, strerror(errno));
-  ts_buf_init(&b, CFG_FILE_MAX);
+  ts_buf_init(&b, IN_FILE_MAX);
   while (rc == TS_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
     rc = ts_buf_append(&b, chunk, n);
   if (rc == TS_OK && ferror(f))
     rc = ts_err_set(err, TS_EIO, "%s: read error", path);
   else if (rc == TS_ELIMIT)
-    ts_err_set(err, rc, "%s: larger than %d bytes", path, CFG_FILE_MAX);
+    ts_err_set(err, rc, "%s: larger than %d bytes", path, IN_FILE_MAX);
   else if (rc != TS_OK)
     ts_err_set(err, rc, "%s: %s", path, ts_strerror(rc));
   fclose(f);
@@ -46,7 +46,7 @@ static bool looks_like_json(const char *path, const char *text) {
 }
 
 /* Passes a document to fn: each item of a List, or the object itself. */
-static ts_rc emit_doc(const cfg_doc *d, const char *file, cfg_object_fn fn, void *ud) {
+static ts_rc emit_doc(const in_doc *d, const char *file, in_object_fn fn, void *ud) {
   json_t *kind = json_object_get(d->value, "kind");
   json_t *items = json_object_get(d->value, "items");
   const char *k = json_string_value(kind);
@@ -71,7 +71,7 @@ static ts_rc emit_doc(const cfg_doc *d, const char *file, cfg_object_fn fn, void
 
 /* Lines where the elements of the top-level "items" array start, for a JSON text that
  * jansson already parsed (so it is valid JSON): a scan that tracks strings and depth. */
-static void json_item_lines(const char *t, size_t len, cfg_doc *d) {
+static void json_item_lines(const char *t, size_t len, in_doc *d) {
   size_t cap = 0, i;
   int depth = 0, line = 1, key_depth = -1;
   bool in_items = false, want_value = false;
@@ -107,17 +107,17 @@ static void json_item_lines(const char *t, size_t len, cfg_doc *d) {
 }
 
 /* Loads one file; syntax errors go to on_error and do not stop the walk. */
-static ts_rc load_file(const char *path, cfg_object_fn fn, cfg_error_fn on_error, void *ud) {
+static ts_rc load_file(const char *path, in_object_fn fn, in_error_fn on_error, void *ud) {
   char *text = NULL;
   size_t len = 0;
-  cfg_docs docs = {0};
+  in_docs docs = {0};
   ts_err err;
   ts_rc rc;
   ts_err_clear(&err);
-  rc = cfg_read_file(path, &text, &len, &err);
+  rc = in_read_file(path, &text, &len, &err);
   if (rc == TS_OK) {
     bool json = looks_like_json(path, text);
-    rc = json ? cfg_json_parse(text, len, &docs, &err) : cfg_yaml_parse(text, len, &docs, &err);
+    rc = json ? in_json_doc(text, len, &docs, &err) : in_yaml_parse(text, len, &docs, &err);
     if (rc == TS_OK && json && docs.n == 1) json_item_lines(text, len, &docs.v[0]);
     if (rc != TS_OK) ts_err_prefix(&err, "%s", path);
   }
@@ -125,13 +125,13 @@ static ts_rc load_file(const char *path, cfg_object_fn fn, cfg_error_fn on_error
   for (size_t i = 0; i < docs.n; i++) {
     ts_rc frc = emit_doc(&docs.v[i], path, fn, ud);
     if (frc != TS_OK) {
-      cfg_docs_free(&docs);
+      in_docs_free(&docs);
       ts_free(text);
       return frc;
     }
   }
   if (rc != TS_OK && on_error) on_error(ud, &err);
-  cfg_docs_free(&docs);
+  in_docs_free(&docs);
   ts_free(text);
   return TS_OK;
 }
@@ -140,7 +140,7 @@ static int name_cmp(const struct dirent **a, const struct dirent **b) {
   return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-static ts_rc load_dir(const char *path, int depth, cfg_object_fn fn, cfg_error_fn on_error,
+static ts_rc load_dir(const char *path, int depth, in_object_fn fn, in_error_fn on_error,
                       void *ud) {
   struct dirent **ents = NULL;
   int n = scandir(path, &ents, NULL, name_cmp);
@@ -169,7 +169,7 @@ static ts_rc load_dir(const char *path, int depth, cfg_object_fn fn, cfg_error_f
   return rc;
 }
 
-ts_rc cfg_load_path(const char *path, cfg_object_fn fn, cfg_error_fn on_error, void *ud) {
+ts_rc in_load_path(const char *path, in_object_fn fn, in_error_fn on_error, void *ud) {
   struct stat st;
   if (stat(path, &st) != 0) {
     ts_err err;
