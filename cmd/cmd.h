@@ -5,6 +5,7 @@
 
 #include <jansson.h>
 #include <stdio.h>
+#include <uv.h>
 
 #include "config/config.h"
 #include "input/input.h"
@@ -15,6 +16,15 @@
 int cmd_replay(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+
+/* health.c: /healthz (200 while the loop runs), /readyz (200 when ready(ud)) and /metrics
+ * (metrics(ud, buf)) on addr:port, one request per connection. Returns new, NULL with err
+ * when it cannot listen. health_server_stop closes it (NULL is a no-op). */
+typedef struct health_server health_server;
+health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
+                                   bool (*ready)(void *ud), void (*metrics)(void *ud, ts_buf *out),
+                                   void *ud, ts_err *err);
+void health_server_stop(health_server *h);
 
 /* settings.c: tessera.yaml at path (NULL: the defaults) into t and the cycle's cfg; device
  * class mappings go into devmap (which cfg then points to; free it with q_devmap_free). */

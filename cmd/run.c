@@ -24,8 +24,8 @@ typedef struct runner {
   kc_leader *leader;      /* leader election, or NULL */
   kc_gate gate;           /* open while this replica leads */
   kc_writer *writer;      /* writes behind the gate */
-  kc_health *health;      /* /healthz, /readyz, /metrics on healthAddress */
-  kc_health *metrics;     /* the same on metricsAddress, when it differs */
+  health_server *health;  /* /healthz, /readyz, /metrics on healthAddress */
+  health_server *metrics; /* the same on metricsAddress, when it differs */
   live *l;                /* model, assumptions, decisions into writes */
   char claim_version[16]; /* the resource.k8s.io version claims are watched in */
   uv_timer_t tick;        /* cycle timer */
@@ -163,8 +163,8 @@ static void shut_down_done(void *ud) {
   kc_writer_free(r->writer);
   r->writer = NULL;
   kc_leader_free(r->leader);
-  kc_health_stop(r->health);
-  kc_health_stop(r->metrics);
+  health_server_stop(r->health);
+  health_server_stop(r->metrics);
   kc_client_free(r->client);
   uv_close((uv_handle_t *)&r->tick, on_closed);
   uv_close((uv_handle_t *)&r->sigterm, on_closed);
@@ -307,11 +307,11 @@ int cmd_run(int argc, char **argv) {
     else
       r.gate.open = true;
     r.writer = kc_writer_new(r.client, &r.gate, identity, t.event_interval_ms);
-    if (port && !(r.health = kc_health_start(r.loop, host, port, ready, metrics, &r, &err)))
+    if (port && !(r.health = health_server_start(r.loop, host, port, ready, metrics, &r, &err)))
       ts_log(TS_LOG_WARN, "%s", err.text);
     if (t.metrics_address[0] && strcmp(t.metrics_address, t.health_address)) {
       health_address(t.metrics_address, host, sizeof host, &port);
-      if (port && !(r.metrics = kc_health_start(r.loop, host, port, ready, metrics, &r, &err)))
+      if (port && !(r.metrics = health_server_start(r.loop, host, port, ready, metrics, &r, &err)))
         ts_log(TS_LOG_WARN, "%s", err.text);
     }
   }

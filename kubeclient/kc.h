@@ -4,7 +4,7 @@
  * kubeconfig or the in-cluster service account, informers (paginated list, then watch with
  * bookmarks, re-list on 410, backoff), the writes a scheduler makes (claim reservation,
  * binding, status, events, eviction) behind a leader-election gate, a Lease-based leader
- * election and a small health server.
+ * election.
  *
  * Everything runs on one libuv loop. Callbacks are never invoked from inside libcurl or from
  * inside the call that started the operation.
@@ -201,13 +201,5 @@ uint64_t kc_writer_events_sent(const kc_writer *w);
 /* Writes that ended in failure (refused by the server, no answer, no memory). Each kind of
  * failure (what, HTTP status, reason) is also logged once. */
 uint64_t kc_writer_refused(const kc_writer *w);
-
-/* ---- health ---------------------------------------------------------------------------------- */
-
-typedef struct kc_health kc_health;
-/* /healthz: 200 while the loop runs; /readyz: 200 when ready(ud); /metrics: metrics(ud, buf). */
-kc_health *kc_health_start(uv_loop_t *loop, const char *addr, int port, bool (*ready)(void *ud),
-                           void (*metrics)(void *ud, ts_buf *out), void *ud, ts_err *err);
-void kc_health_stop(kc_health *h);
 
 #endif

@@ -1,14 +1,14 @@
-/* kubeclient/health.c - /healthz, /readyz and /metrics on a small libuv HTTP server: one
+/* cmd/health.c - /healthz, /readyz and /metrics on a small libuv HTTP server: one
  * request per connection, answered and closed. Requests over 8 KiB are refused. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kubeclient/kc_int.h"
+#include "cmd/cmd.h"
 
 #define REQ_MAX 8192
 
-struct kc_health {
+struct health_server {
   uv_tcp_t server;                        /* listening socket */
   bool (*ready)(void *ud);                /* /readyz */
   void (*metrics)(void *ud, ts_buf *out); /* /metrics */
@@ -17,7 +17,7 @@ struct kc_health {
 
 typedef struct conn {
   uv_tcp_t tcp;      /* the connection */
-  kc_health *h;      /* server */
+  health_server *h;  /* server */
   char req[REQ_MAX]; /* request so far */
   size_t n;          /* bytes */
   uv_write_t w;      /* the answer */
@@ -107,7 +107,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
 }
 
 static void on_connection(uv_stream_t *server, int status) {
-  kc_health *h = server->data;
+  health_server *h = server->data;
   conn *c;
   if (status < 0 || !(c = ts_calloc(1, sizeof *c))) return;
   c->h = h;
@@ -121,9 +121,10 @@ static void on_connection(uv_stream_t *server, int status) {
 
 static void server_closed(uv_handle_t *hd);
 
-kc_health *kc_health_start(uv_loop_t *loop, const char *addr, int port, bool (*ready)(void *ud),
-                           void (*metrics)(void *ud, ts_buf *out), void *ud, ts_err *err) {
-  kc_health *h = ts_calloc(1, sizeof *h);
+health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
+                                   bool (*ready)(void *ud), void (*metrics)(void *ud, ts_buf *out),
+                                   void *ud, ts_err *err) {
+  health_server *h = ts_calloc(1, sizeof *h);
   struct sockaddr_storage sa;
   int rc;
   if (!h) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
@@ -148,6 +149,6 @@ static void server_closed(uv_handle_t *hd) {
   ts_free(hd->data);
 }
 
-void kc_health_stop(kc_health *h) {
+void health_server_stop(health_server *h) {
   if (h) uv_close((uv_handle_t *)&h->server, server_closed);
 }
