@@ -20,10 +20,10 @@ static void warm(void *ud, const kc_response *r) {
   warmed = 1;
 }
 
-static void on_bound(void *ud, kc_wresult r, const kc_write_info *info) {
+static void on_bound(void *ud, ts_rc r, const kc_write_info *info) {
   (void)ud, (void)info;
   done++;
-  ok += r == KC_W_OK;
+  ok += r == TS_OK;
 }
 
 /* Requests the server saw over HTTP/2. */

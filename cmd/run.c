@@ -69,29 +69,10 @@ static void on_synced(void *ud) {
 
 /* ---- live/'s writes through kubeclient --------------------------------------------------- */
 
-static live_result result_of(kc_wresult w) {
-  switch (w) {
-  case KC_W_OK:
-    return LIVE_OK;
-  case KC_W_CONFLICT:
-    return LIVE_CONFLICT;
-  case KC_W_NOTFOUND:
-    return LIVE_NOTFOUND;
-  case KC_W_ALLOCATED_ELSEWHERE:
-    return LIVE_ELSEWHERE;
-  case KC_W_BUDGET:
-    return LIVE_BUDGET;
-  case KC_W_NOT_LEADER:
-    return LIVE_ABANDONED;
-  default:
-    return LIVE_FAILED;
-  }
-}
-
 /* A write's end: ud is live/'s token (kubeclient logs and counts failures itself). */
-static void write_done(void *ud, kc_wresult res, const kc_write_info *info) {
+static void write_done(void *ud, ts_rc res, const kc_write_info *info) {
   (void)info;
-  live_write_done(ud, result_of(res));
+  live_write_done(ud, res);
 }
 
 /* "v1beta1" from the claim's apiVersion "resource.k8s.io/v1beta1" (default v1). */
@@ -127,7 +108,7 @@ static void w_evict(void *ud, void *token, const char *ns, const char *name, con
   kc_evict(r->writer, ns, name, uid, reason, write_done, token);
 }
 
-static void ignore_done(void *ud, kc_wresult res, const kc_write_info *info) {
+static void ignore_done(void *ud, ts_rc res, const kc_write_info *info) {
   (void)ud, (void)res, (void)info;
 }
 

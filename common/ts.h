@@ -33,7 +33,10 @@
   X(ETIMEOUT, "timed out")                                                                         \
   X(EHTTP, "HTTP error")                                                                           \
   X(EAUTH, "authentication or authorization failed")                                               \
-  X(EUNSCHEDULABLE, "cannot be scheduled")
+  X(EUNSCHEDULABLE, "cannot be scheduled")                                                         \
+  X(EELSEWHERE, "allocated by someone else meanwhile")                                             \
+  X(EBUDGET, "refused by a disruption budget")                                                     \
+  X(ENOTLEADER, "not the leader")
 
 typedef enum ts_rc {
 #define TS__ENUM(name, msg) TS_##name,

@@ -140,30 +140,24 @@ void kc_leader_free(kc_leader *l);
 /* ---- writes -----------------------------------------------------------------------------------
  */
 
-typedef enum kc_wresult {
-  KC_W_OK,
-  KC_W_CONFLICT,
-  KC_W_NOTFOUND,
-  KC_W_ALLOCATED_ELSEWHERE,
-  KC_W_BUDGET,
-  KC_W_FORBIDDEN,
-  KC_W_NOT_LEADER,
-  KC_W_RATE_LIMITED,
-  KC_W_FAILED,
-} kc_wresult;
-
 typedef struct kc_write_info {
   long status;         /* last HTTP status */
   const char *message; /* server's or transport's message */
-  long retry_after_s;  /* for KC_W_BUDGET */
+  long retry_after_s;  /* for TS_EBUDGET */
 } kc_write_info;
 
-typedef void (*kc_write_cb)(void *ud, kc_wresult r, const kc_write_info *info);
+/* How a write ended: TS_OK (it landed), TS_ECONFLICT (the object changed meanwhile, after the
+ * writer's own retries), TS_ENOTFOUND (the object is gone), TS_EELSEWHERE (the claim was
+ * allocated by someone else meanwhile), TS_EBUDGET (a PodDisruptionBudget refused an eviction),
+ * TS_EAUTH (forbidden), TS_ENOTLEADER (not written: this replica does not lead), TS_ENOMEM
+ * (could not be sent), TS_EHTTP (any other refusal or no answer). info is borrowed for the
+ * call. */
+typedef void (*kc_write_cb)(void *ud, ts_rc r, const kc_write_info *info);
 
 typedef struct kc_writer kc_writer;
 /* A writer that writes only while gate->open. identity names this scheduler in Events. Every
  * write that takes a callback calls it exactly once, on a later loop turn, whatever happens (no
- * answer is sent again a few times; no memory is a KC_W_FAILED). kc_writer_free may be called
+ * answer is sent again a few times; no memory is TS_ENOMEM). kc_writer_free may be called
  * with writes in flight: they still end through their callbacks (or, once the client is freed,
  * never), and the writer's memory goes when the last one is done. */
 kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, const char *identity,
@@ -179,7 +173,7 @@ typedef struct kc_claim_reserve {
 } kc_claim_reserve;
 
 /* Adds the finalizer, then one status write with the allocation and reservedFor. 409: re-read
- * and retry; allocated differently meanwhile: KC_W_ALLOCATED_ELSEWHERE. */
+ * and retry; allocated differently meanwhile: TS_EELSEWHERE. */
 void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb cb, void *ud);
 /* Removes the pod from reservedFor; the allocation and finalizer too when no one is left.
  * version: the resource.k8s.io version the server serves claims in (NULL: v1). */
@@ -193,7 +187,7 @@ void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const 
  * overall (burst 25); fire and forget. */
 void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
                    const char *type, const char *reason, const char *note);
-/* Evicts the pod through the Eviction API (PodDisruptionBudgets hold: 429 is KC_W_BUDGET);
+/* Evicts the pod through the Eviction API (PodDisruptionBudgets hold: 429 is TS_EBUDGET);
  * once it is accepted, a "Preempted" Event about the pod says why (reason, may be NULL). */
 void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, const char *reason,
               kc_write_cb cb, void *ud);

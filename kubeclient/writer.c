@@ -51,11 +51,11 @@ typedef struct op {
   int attempts;     /* requests made */
   int lost;         /* requests that got no answer */
   char ns[256], name[256], uid[128], node[256], pod_name[256], pod_uid[128], version[32];
-  json_t *alloc;      /* claim reserve: the allocation (new ref) or NULL */
-  json_t *claim;      /* the claim as last read (new ref) */
-  char *note;         /* eviction: why, for its Preempted Event (owned), or NULL */
-  uv_timer_t defer;   /* completes without a request on the next loop turn */
-  kc_wresult pending; /* result for the deferred completion */
+  json_t *alloc;    /* claim reserve: the allocation (new ref) or NULL */
+  json_t *claim;    /* the claim as last read (new ref) */
+  char *note;       /* eviction: why, for its Preempted Event (owned), or NULL */
+  uv_timer_t defer; /* completes without a request on the next loop turn */
+  ts_rc pending;    /* result for the deferred completion */
   /* the last request, to send again when it got no answer */
   char method[8];    /* "POST" */
   char path[800];    /* API path */
@@ -79,11 +79,11 @@ static void op_closed(uv_handle_t *h) {
 }
 
 /* The first refusal of each kind (what, status, reason) is logged; all are counted. */
-static void note_refusal(kc_writer *w, const op *o, kc_wresult r, const kc_response *resp,
+static void note_refusal(kc_writer *w, const op *o, ts_rc r, const kc_response *resp,
                          const json_t *st, const char *message) {
   const char *reason = json_string_value(json_object_get(st, "reason"));
   char key[300], *k;
-  if (r == KC_W_OK || r == KC_W_NOT_LEADER) return;
+  if (r == TS_OK || r == TS_ENOTLEADER) return;
   w->refused++;
   snprintf(key, sizeof key, "%s %ld %s", o->what, resp ? resp->status : 0,
            reason ? reason : (resp && resp->error ? resp->error : ""));
@@ -98,7 +98,7 @@ static void note_refusal(kc_writer *w, const op *o, kc_wresult r, const kc_respo
          message ? message : "(no detail)");
 }
 
-static void finish(op *o, kc_wresult r, const kc_response *resp) {
+static void finish(op *o, ts_rc r, const kc_response *resp) {
   kc_write_info info = {resp ? resp->status : 0, NULL, resp ? resp->retry_after_s : 0};
   json_t *st = NULL;
   ts_err err;
@@ -115,12 +115,12 @@ static void finish(op *o, kc_wresult r, const kc_response *resp) {
 static void on_defer(uv_timer_t *t) {
   op *o = t->data;
   kc_response none = {0};
-  none.error = o->pending == KC_W_NOT_LEADER ? "not the leader" : "could not be sent (no memory)";
+  none.error = o->pending == TS_ENOTLEADER ? "not the leader" : "could not be sent (no memory)";
   finish(o, o->pending, &none);
 }
 
 /* Completes on the next loop turn (never from inside the call that started the write). */
-static void defer(op *o, kc_wresult r) {
+static void defer(op *o, ts_rc r) {
   o->pending = r;
   uv_timer_start(&o->defer, on_defer, 0, 0);
 }
@@ -131,7 +131,7 @@ static void on_later(uv_timer_t *t) {
     failed_cb f = w->failed[--w->nfailed];
     kc_write_info info = {0, "out of memory", 0};
     w->refused++;
-    if (f.cb) f.cb(f.ud, KC_W_FAILED, &info);
+    if (f.cb) f.cb(f.ud, TS_ENOMEM, &info);
   }
 }
 
@@ -163,12 +163,12 @@ static op *new_op(kc_writer *w, const char *what, kc_write_cb cb, void *ud) {
 /* Sends the request kept in o (the first time, or again). */
 static bool send_kept(op *o) {
   if (!o->w->gate->open) {
-    defer(o, KC_W_NOT_LEADER);
+    defer(o, TS_ENOTLEADER);
     return false;
   }
   o->attempts++;
   if (!kc_request(o->w->c, o->method, o->path, o->body, o->ctype, NULL, o->done, o)) {
-    defer(o, KC_W_FAILED);
+    defer(o, TS_ENOMEM);
     return false;
   }
   return true;
@@ -180,7 +180,7 @@ static bool send_req(op *o, const char *method, const char *path, json_t *body, 
   free(o->body);
   o->body = NULL;
   if (body && !(o->body = json_dumps(body, JSON_COMPACT))) {
-    defer(o, KC_W_FAILED);
+    defer(o, TS_ENOMEM);
     return false;
   }
   snprintf(o->method, sizeof o->method, "%s", method);
@@ -201,21 +201,21 @@ static bool resend_lost(op *o, const kc_response *r) {
   return true;
 }
 
-static kc_wresult classify(long status) {
+static ts_rc classify(long status) {
   switch (status) {
   case 200:
   case 201:
-    return KC_W_OK;
+    return TS_OK;
   case 404:
-    return KC_W_NOTFOUND;
+    return TS_ENOTFOUND;
   case 409:
-    return KC_W_CONFLICT;
+    return TS_ECONFLICT;
   case 403:
-    return KC_W_FORBIDDEN;
+    return TS_EAUTH;
   case 429:
-    return KC_W_BUDGET;
+    return TS_EBUDGET;
   default:
-    return KC_W_FAILED;
+    return TS_EHTTP;
   }
 }
 
@@ -293,7 +293,7 @@ static bool bound_already(const op *o, const kc_response *r) {
 static void on_bind(void *ud, const kc_response *r) {
   op *o = ud;
   if (resend_lost(o, r)) return;
-  finish(o, bound_already(o, r) ? KC_W_OK : classify(r->status), r);
+  finish(o, bound_already(o, r) ? TS_OK : classify(r->status), r);
 }
 
 void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
@@ -337,7 +337,7 @@ void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const 
   json_decref(b);
 }
 
-static void ignore(void *ud, kc_wresult r, const kc_write_info *info) {
+static void ignore(void *ud, ts_rc r, const kc_write_info *info) {
   (void)ud, (void)r, (void)info;
 }
 
@@ -374,7 +374,7 @@ static void event_name(const char *pod, char *out, size_t cap) {
 static void on_event(void *ud, const kc_response *r) {
   op *o = ud;
   if (resend_lost(o, r)) return;
-  finish(o, r->status == 409 && o->lost ? KC_W_OK : classify(r->status), r);
+  finish(o, r->status == 409 && o->lost ? TS_OK : classify(r->status), r);
 }
 
 void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
@@ -477,7 +477,7 @@ static void on_claim_read(void *ud, const kc_response *r) {
   ts_err err;
   if (resend_lost(o, r)) return;
   if (r->status != 200 || in_json_parse(r->body, r->len, &c, &err) != TS_OK) {
-    finish(o, classify(r->status) == KC_W_OK ? KC_W_FAILED : classify(r->status), r);
+    finish(o, classify(r->status) == TS_OK ? TS_EHTTP : classify(r->status), r);
     return;
   }
   json_decref(o->claim);
@@ -488,7 +488,7 @@ static void on_claim_read(void *ud, const kc_response *r) {
 static void reread(op *o, const kc_response *r) {
   char path[800];
   if (o->attempts >= MAX_ATTEMPTS) {
-    finish(o, KC_W_CONFLICT, r);
+    finish(o, TS_ECONFLICT, r);
     return;
   }
   claim_path(o, false, path, sizeof path);
@@ -529,7 +529,7 @@ static void reserve_step(op *o) {
   st = json_object_get(o->claim, "status");
   alloc = json_object_get(st, "allocation");
   if (alloc && o->alloc && !json_equal(alloc, o->alloc)) {
-    finish(o, KC_W_ALLOCATED_ELSEWHERE, NULL);
+    finish(o, TS_EELSEWHERE, NULL);
     return;
   }
   if (!has_finalizer(o->claim) && (o->alloc || !alloc)) {
@@ -545,7 +545,7 @@ static void reserve_step(op *o) {
     return;
   }
   if (reserved(o->claim, o->pod_uid) && (alloc || !o->alloc)) {
-    finish(o, KC_W_OK, NULL);
+    finish(o, TS_OK, NULL);
     return;
   }
   copy = json_deep_copy(o->claim);
@@ -573,7 +573,7 @@ void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb
   o->alloc = r->allocation ? json_deep_copy(r->allocation) : NULL;
   o->claim = r->cached_claim ? json_deep_copy(r->cached_claim) : NULL;
   if (!w->gate->open) {
-    defer(o, KC_W_NOT_LEADER);
+    defer(o, TS_ENOTLEADER);
     return;
   }
   if (!o->claim) {
@@ -599,7 +599,7 @@ static void on_unreserve_write(void *ud, const kc_response *r) {
     return;
   }
   if (r->status == 404) {
-    finish(o, KC_W_OK, r); /* the claim is gone: nothing is reserved any more */
+    finish(o, TS_OK, r); /* the claim is gone: nothing is reserved any more */
     return;
   }
   if (r->status != 200 || in_json_parse(r->body, r->len, &c, &err) != TS_OK) {
@@ -646,7 +646,7 @@ static void unreserve_step(op *o) {
     json_decref(copy);
     return;
   }
-  finish(o, KC_W_OK, NULL);
+  finish(o, TS_OK, NULL);
 }
 
 void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,

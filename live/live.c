@@ -387,15 +387,15 @@ static void reserves_done(live *l, gang_op *g) {
   for (uint32_t i = 0; i < g->npods; i++) roll_back_pod(l, g, i, true);
 }
 
-static void evict_done(live *l, evict_op *e, live_result r) {
-  if (r == LIVE_OK || r == LIVE_NOTFOUND)
-    l->st.evicted += r == LIVE_OK;
+static void evict_done(live *l, evict_op *e, ts_rc r) {
+  if (r == TS_OK || r == TS_ENOTFOUND)
+    l->st.evicted += r == TS_OK;
   else
     sched_state_forget_eviction(l->state, e->key); /* a later cycle tries again */
   ts_free(e);
 }
 
-void live_write_done(void *token, live_result r) {
+void live_write_done(void *token, ts_rc r) {
   wr *w = token;
   live *l = w->l;
   gang_op *g = w->g;
@@ -408,15 +408,15 @@ void live_write_done(void *token, live_result r) {
   g->outstanding--;
   if (w->kind == W_RESERVE) {
     claim_op *c = &g->pods[w->pod].claims[w->claim];
-    c->reserved = r == LIVE_OK;
-    if (r != LIVE_OK) g->failed = true;
+    c->reserved = r == TS_OK;
+    if (r != TS_OK) g->failed = true;
     if (!g->outstanding) reserves_done(l, g);
   } else if (w->kind == W_BIND) {
-    if (r == LIVE_OK) {
+    if (r == TS_OK) {
       g->pods[w->pod].bound = true;
       l->st.bound++;
     } else {
-      roll_back_pod(l, g, w->pod, r != LIVE_ABANDONED);
+      roll_back_pod(l, g, w->pod, r != TS_ENOTLEADER);
     }
   }
   if (!g->outstanding) free_gang(g);

@@ -22,16 +22,6 @@
 #include "model/model.h"
 #include "scheduler/sched.h"
 
-typedef enum live_result {
-  LIVE_OK,        /* the write landed */
-  LIVE_CONFLICT,  /* the object changed meanwhile (after the writer's own retries) */
-  LIVE_NOTFOUND,  /* the object is gone */
-  LIVE_ELSEWHERE, /* the claim was allocated by someone else meanwhile: re-plan */
-  LIVE_BUDGET,    /* eviction refused by a PodDisruptionBudget: retry later */
-  LIVE_ABANDONED, /* not written: this replica is not the leader (or is shutting down) */
-  LIVE_FAILED,    /* any other failure */
-} live_result;
-
 typedef struct live live;
 
 /* The writer. Every call that takes a token must eventually lead to exactly one
@@ -96,8 +86,10 @@ bool live_busy(const live *l);
  * whether it ran. */
 ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err);
 
-/* The writer's answer for token (which knows its loop). */
-void live_write_done(void *token, live_result r);
+/* The writer's answer for token (which knows its loop): TS_OK, or how it failed as kc_write_cb
+ * says (TS_ECONFLICT, TS_ENOTFOUND, TS_EELSEWHERE: re-plan; TS_EBUDGET: retry the eviction
+ * later; TS_ENOTLEADER: not written; anything else: failed). */
+void live_write_done(void *token, ts_rc r);
 
 const model *live_model(const live *l); /* borrowed */
 void live_get_stats(const live *l, live_stats *out);

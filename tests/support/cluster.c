@@ -14,7 +14,7 @@ typedef struct delivery {
   model_event ev; /* event: its type */
   json_t *obj;    /* event: the object as it was then (new reference) */
   void *token;    /* answer: live/'s token */
-  live_result r;  /* answer: the result */
+  ts_rc r;        /* answer: the result */
 } delivery;
 
 /* A stored object under its key. */
@@ -88,11 +88,11 @@ static void push(tc_cluster *c, delivery d) {
 }
 
 static void push_event(tc_cluster *c, model_event ev, json_t *obj) {
-  push(c, (delivery){true, ev, json_deep_copy(obj), NULL, LIVE_OK});
+  push(c, (delivery){true, ev, json_deep_copy(obj), NULL, TS_OK});
 }
 
 /* A write's event(s) were queued already; its answer goes before or after them. */
-static void answer(tc_cluster *c, void *token, live_result r, size_t events_from) {
+static void answer(tc_cluster *c, void *token, ts_rc r, size_t events_from) {
   delivery d = {false, MODEL_ADDED, NULL, token, r};
   c->writes++;
   if (ts_vec_push(&c->queue, d) != TS_OK) {
@@ -315,19 +315,19 @@ static void w_reserve(void *ud, void *token, const char *ns, const char *name,
   size_t from = c->queue.n, i;
   (void)cached;
   if (!claim || (claim_uid && *claim_uid && strcmp(meta_str(claim, "uid") ?: "", claim_uid))) {
-    answer(c, token, LIVE_NOTFOUND, from);
+    answer(c, token, TS_ENOTFOUND, from);
     return;
   }
   st = json_object_get(claim, "status");
   if (allocation && json_object_get(st, "allocation")) {
     tc_violation(c, "claim %s/%s allocated twice (for pod %s)", ns, name, pod_name);
-    answer(c, token, LIVE_ELSEWHERE, from);
+    answer(c, token, TS_EELSEWHERE, from);
     return;
   }
   if (!allocation && !json_object_get(st, "allocation")) {
     tc_violation(c, "claim %s/%s reserved for pod %s without ever being allocated", ns, name,
                  pod_name);
-    answer(c, token, LIVE_FAILED, from);
+    answer(c, token, TS_EHTTP, from);
     return;
   }
   copy = json_deep_copy(claim);
@@ -345,7 +345,7 @@ static void w_reserve(void *ud, void *token, const char *ns, const char *name,
     json_array_append_new(
         rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", pod_name, "uid", pod_uid));
   put(c, copy, MODEL_MODIFIED);
-  answer(c, token, LIVE_OK, from);
+  answer(c, token, TS_OK, from);
 }
 
 static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
@@ -354,7 +354,7 @@ static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
   json_t *claim = get(c, "ResourceClaim", ns, name), *copy, *rf;
   size_t from = c->queue.n;
   if (!claim) {
-    answer(c, token, LIVE_NOTFOUND, from);
+    answer(c, token, TS_ENOTFOUND, from);
     return;
   }
   copy = json_deep_copy(claim);
@@ -366,7 +366,7 @@ static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
     json_object_del(json_object_get(copy, "status"), "reservedFor");
   }
   put(c, copy, MODEL_MODIFIED);
-  answer(c, token, LIVE_OK, from);
+  answer(c, token, TS_OK, from);
 }
 
 /* The claims of a pod must be allocated and reserved for it before it is bound. */
@@ -420,18 +420,18 @@ static void w_bind(void *ud, void *token, const char *ns, const char *name, cons
   char key[600], *k;
   snprintf(key, sizeof key, "%s/%s", ns, name);
   if (!pod) {
-    answer(c, token, LIVE_NOTFOUND, from);
+    answer(c, token, TS_ENOTFOUND, from);
     return;
   }
   if (uid && *uid && strcmp(meta_str(pod, "uid") ?: "", uid)) { /* precondition failed */
-    answer(c, token, LIVE_CONFLICT, from);
+    answer(c, token, TS_ECONFLICT, from);
     return;
   }
   if (json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName"))) {
     tc_violation(c, "pod %s bound twice (to %s, then %s)", key,
                  json_string_value(json_object_get(json_object_get(pod, "spec"), "nodeName")),
                  node);
-    answer(c, token, LIVE_CONFLICT, from);
+    answer(c, token, TS_ECONFLICT, from);
     return;
   }
   check_claims_reserved(c, pod, key);
@@ -442,7 +442,7 @@ static void w_bind(void *ud, void *token, const char *ns, const char *name, cons
   if (!ts_map_get(&c->bound, key, strlen(key)) && (k = ts_strdup(key)) &&
       ts_map_put(&c->bound, k, strlen(k), k, NULL) != TS_OK)
     ts_free(k);
-  answer(c, token, LIVE_OK, from);
+  answer(c, token, TS_OK, from);
 }
 
 static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid,
@@ -452,14 +452,14 @@ static void w_evict(void *ud, void *token, const char *ns, const char *name, con
   size_t from = c->queue.n;
   if (!reason || !*reason) tc_violation(c, "eviction of %s/%s without a reason", ns, name);
   if (!pod || (uid && *uid && strcmp(meta_str(pod, "uid") ?: "", uid))) {
-    answer(c, token, LIVE_NOTFOUND, from);
+    answer(c, token, TS_ENOTFOUND, from);
     return;
   }
   json_incref(pod);
   del(c, pod);
   pod_gone(c, pod);
   json_decref(pod);
-  answer(c, token, LIVE_OK, from);
+  answer(c, token, TS_OK, from);
 }
 
 static void w_unschedulable(void *ud, const char *ns, const char *name, const char *uid,

@@ -133,7 +133,7 @@ static void expect_calls(const fixture *f, const char *const *want, int n) {
   for (int i = 0; i < n; i++) assert_string_equal(f->r.calls[i].text, want[i]);
 }
 
-static void answer(fixture *f, const char *text, live_result r) {
+static void answer(fixture *f, const char *text, ts_rc r) {
   int i = find_call(f, text);
   if (i < 0) fail_msg("no call \"%s\"", text);
   live_write_done(f->r.calls[i].token, r);
@@ -179,8 +179,8 @@ static void test_live_binds_and_assumes(void **state) {
   assert_string_equal(pod(f, "p0")->node_name, "n1");
   assert_true(live_busy(f->l));
   assert_false(cycle(f));
-  answer(f, "bind t/p0 -> n1", LIVE_OK);
-  answer(f, "bind t/p1 -> n1", LIVE_OK);
+  answer(f, "bind t/p0 -> n1", TS_OK);
+  answer(f, "bind t/p1 -> n1", TS_OK);
   assert_false(live_busy(f->l));
   /* A stale event (the pod as it was before the binding) does not undo the assumption. */
   add_pod(f, MODEL_MODIFIED, "p0", 1, ", labels: {x: y}", "");
@@ -198,7 +198,7 @@ static void test_live_binds_and_assumes(void **state) {
     expect_calls(f, want, 1);
   }
   /* A bind that fails rolls the assumption back, and the pod is tried again. */
-  answer(f, "bind t/p2 -> n1", LIVE_CONFLICT);
+  answer(f, "bind t/p2 -> n1", TS_ECONFLICT);
   assert_null(pod(f, "p2")->node_name);
   live_get_stats(f->l, &st);
   assert_int_equal(st.bound, 2);
@@ -206,7 +206,7 @@ static void test_live_binds_and_assumes(void **state) {
   rec_clear(&f->r);
   assert_true(cycle(f));
   assert_int_equal(find_call(f, "bind t/p2 -> n1"), 0);
-  answer(f, "bind t/p2 -> n1", LIVE_OK);
+  answer(f, "bind t/p2 -> n1", TS_OK);
 }
 
 static const char *dra_yaml =
@@ -270,9 +270,9 @@ static void test_live_gang_claims_first_and_rollback(void **state) {
   add_claim(f, "c0");
   assert_true(claim(f, "c0")->allocation.present);
   /* One claim fails: no pod is bound, the other claim is unreserved, the model rolled back. */
-  answer(f, "reserve t/c0 for g0: gpu-0", LIVE_OK);
+  answer(f, "reserve t/c0 for g0: gpu-0", TS_OK);
   assert_int_equal(f->r.n, 2); /* nothing bound while a claim of the gang is in flight */
-  answer(f, "reserve t/c1 for g1: gpu-1", LIVE_ELSEWHERE);
+  answer(f, "reserve t/c1 for g1: gpu-1", TS_EELSEWHERE);
   {
     const char *want[] = {"reserve t/c0 for g0: gpu-0", "reserve t/c1 for g1: gpu-1",
                           "unreserve t/c0 for g0-uid"};
@@ -283,24 +283,24 @@ static void test_live_gang_claims_first_and_rollback(void **state) {
   assert_false(claim(f, "c0")->allocation.present);
   assert_false(claim(f, "c1")->allocation.present);
   assert_true(live_busy(f->l));
-  answer(f, "unreserve t/c0 for g0-uid", LIVE_OK);
+  answer(f, "unreserve t/c0 for g0-uid", TS_OK);
   /* The next cycle plans the gang again; this time both claims land, then both pods bind. */
   rec_clear(&f->r);
   assert_true(cycle(f));
   assert_int_equal(f->r.n, 2);
-  answer(f, "reserve t/c0 for g0: gpu-0", LIVE_OK);
-  answer(f, "reserve t/c1 for g1: gpu-1", LIVE_OK);
+  answer(f, "reserve t/c0 for g0: gpu-0", TS_OK);
+  answer(f, "reserve t/c1 for g1: gpu-1", TS_OK);
   {
     const char *want[] = {"reserve t/c0 for g0: gpu-0", "reserve t/c1 for g1: gpu-1",
                           "bind t/g0 -> n1", "bind t/g1 -> n1"};
     expect_calls(f, want, 4);
   }
   /* A bind that fails (the pod was deleted) unreserves that pod's claim only. */
-  answer(f, "bind t/g0 -> n1", LIVE_OK);
-  answer(f, "bind t/g1 -> n1", LIVE_NOTFOUND);
+  answer(f, "bind t/g0 -> n1", TS_OK);
+  answer(f, "bind t/g1 -> n1", TS_ENOTFOUND);
   assert_int_equal(find_call(f, "unreserve t/c1 for g1-uid"), 4);
   assert_string_equal(pod(f, "g0")->node_name, "n1");
-  answer(f, "unreserve t/c1 for g1-uid", LIVE_OK);
+  answer(f, "unreserve t/c1 for g1-uid", TS_OK);
   assert_false(live_busy(f->l));
 }
 
@@ -310,7 +310,7 @@ static void test_live_abandoned_writes(void **state) {
   add_pod(f, MODEL_ADDED, "p0", 1, "", "");
   assert_true(cycle(f));
   /* A replica that lost its lease: the write is abandoned and the assumption dropped. */
-  answer(f, "bind t/p0 -> n1", LIVE_ABANDONED);
+  answer(f, "bind t/p0 -> n1", TS_ENOTLEADER);
   assert_null(pod(f, "p0")->node_name);
   assert_false(live_busy(f->l));
 }
@@ -322,7 +322,7 @@ static void test_live_metrics(void **state) {
   add_pod(f, MODEL_ADDED, "p0", 1, "", "");
   add_pod(f, MODEL_ADDED, "p1", 4, "", "");
   assert_true(cycle(f));
-  answer(f, "bind t/p0 -> n1", LIVE_OK);
+  answer(f, "bind t/p0 -> n1", TS_OK);
   ts_buf_init(&b, 1 << 20);
   assert_int_equal(live_metrics(f->l, &b), TS_OK);
   assert_int_equal(ts_buf_putc(&b, '\0'), TS_OK);

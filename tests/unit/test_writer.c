@@ -27,16 +27,16 @@ typedef struct env {
 } env;
 
 typedef struct outcome {
-  int calls;    /* callbacks received */
-  int oks;      /* of them KC_W_OK */
-  kc_wresult r; /* the last result */
-  long status;  /* its HTTP status */
+  int calls;   /* callbacks received */
+  int oks;     /* of them TS_OK */
+  ts_rc r;     /* the last result */
+  long status; /* its HTTP status */
 } outcome;
 
-static void on_done(void *ud, kc_wresult r, const kc_write_info *info) {
+static void on_done(void *ud, ts_rc r, const kc_write_info *info) {
   outcome *o = ud;
   o->calls++;
-  o->oks += r == KC_W_OK;
+  o->oks += r == TS_OK;
   o->r = r;
   o->status = info ? info->status : 0;
 }
@@ -111,10 +111,10 @@ static void test_bind_conflict_recorded(void **state) {
   fa_fault_body(e.s, "POST", "/api/v1/namespaces/team-a/pods/train-0/binding", 409, 2, body);
   kc_bind(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a1", on_done, &o);
   wait_for(&e, &o, 1);
-  assert_int_equal(o.r, KC_W_OK);
+  assert_int_equal(o.r, TS_OK);
   kc_bind(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a2", on_done, &o);
   wait_for(&e, &o, 2);
-  assert_int_equal(o.r, KC_W_CONFLICT); /* bound elsewhere: not ours */
+  assert_int_equal(o.r, TS_ECONFLICT); /* bound elsewhere: not ours */
   free(body);
   stop(&e);
 }
@@ -133,14 +133,14 @@ static void test_bind_lost_answer(void **state) {
     o.calls = 0;
     kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
     wait_for(&e, &o, 1);
-    assert_int_equal(o.r, KC_W_OK);
+    assert_int_equal(o.r, TS_OK);
     assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/p0/binding"), 2);
     /* No answer, and the retry meets a pod whose uid is not the one we decided for. */
     fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p1/binding", 0, 1, NULL);
     o.calls = 0;
     kc_bind(e.w, "t", "p1", "uid-of-a-deleted-p1", "n1", on_done, &o);
     wait_for(&e, &o, 1);
-    assert_int_equal(o.r, KC_W_CONFLICT);
+    assert_int_equal(o.r, TS_ECONFLICT);
     assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/p1/binding 409"), 1);
     stop(&e);
   }
@@ -182,7 +182,7 @@ static void test_request_timeout(void **state) {
   fa_delay(e.s, "POST", "/api/v1/namespaces/t/pods/p0/binding", 1500, 3);
   kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
   wait_for(&e, &o, 1);
-  assert_int_equal(o.r, KC_W_FAILED);
+  assert_int_equal(o.r, TS_EHTTP);
   assert_int_equal(o.status, 0); /* timed out: no answer */
   stop(&e);
 }
@@ -240,7 +240,7 @@ static void test_events_and_refusals(void **state) {
            &o);
   kc_evict(e.w, "t", "p0", "uid-p0", NULL, on_done, &o);
   wait_for(&e, &o, 3);
-  assert_int_equal(o.r, KC_W_FORBIDDEN);
+  assert_int_equal(o.r, TS_EAUTH);
   assert_int_equal(kc_writer_refused(e.w), 2);
   ts_buf_init(&m, 0);
   assert_int_equal(kc_client_metrics(e.c, &m), TS_OK);
@@ -258,7 +258,7 @@ static void test_events_and_refusals(void **state) {
   kc_evict(e.w, "t", "p1", "uid-p1", "preempted to make room for Job t/x (InCohortReclamation)",
            on_done, &o);
   wait_for(&e, &o, 4);
-  assert_int_equal(o.r, KC_W_OK);
+  assert_int_equal(o.r, TS_OK);
   assert_true(serve_until(&e, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 2));
   {
     char *list = fa_get(e.s, "/apis/events.k8s.io/v1/namespaces/t/events");
