@@ -65,7 +65,7 @@ static void run(bool http2) {
     fprintf(stderr, "bench_kc: %s\n", err.text);
     exit(1);
   }
-  w = kc_writer_new(c, &gate, "bench", 0);
+  w = kc_writer_new(c, &gate, "bench", KC_EVENT_INTERVAL_MS);
   /* As in `tessera run`, where discovery comes first: one request opens the connection and
    * learns whether it multiplexes; the bindings then share it. */
   kc_request(c, "GET", "/apis", NULL, NULL, NULL, warm, NULL);

@@ -26,11 +26,6 @@ health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
                                    void *ud, ts_err *err);
 void health_server_stop(health_server *h);
 
-/* settings.c: tessera.yaml at path (NULL: the defaults) into t and the cycle's cfg; device
- * class mappings go into devmap (which cfg then points to; free it with q_devmap_free). */
-ts_rc cmd_settings_load(const char *path, cfg_tessera *t, sched_config *cfg, q_devmap *devmap,
-                        ts_err *err);
-
 /* expect.c: checks a replay's decisions against expectations (YAML); prints one line per
  * expectation; returns the number not met, or -1 when the file is unusable. */
 int replay_expect(const char *path, const model *m, const sched_result *res, FILE *out);

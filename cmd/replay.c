@@ -186,82 +186,96 @@ static int usage(void) {
   return 2;
 }
 
-int cmd_replay(int argc, char **argv) {
-  replay r = {0};
-  sched_config cfg;
-  sched_result res;
-  sched_state *state = NULL;
-  sched_cel *cel = NULL;
-  q_devmap devmap = {0};
-  ts_err err;
-  const char *path = NULL, *expect = NULL;
-  bool spread = false;
-  int status = 0;
-  sched_config_default(&cfg);
-  r.out = stdout;
-  r.cfg = &cfg;
+typedef struct replay_args {
+  const char *path;   /* the snapshot */
+  const char *expect; /* --expect FILE, or NULL */
+  const char *config; /* --config FILE, or NULL */
+  bool spread;        /* --spread */
+  bool json;          /* --output json */
+} replay_args;
+
+/* False on a usage error. */
+static bool parse_args(int argc, char **argv, replay_args *a) {
+  memset(a, 0, sizeof *a);
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--output") && i + 1 < argc) {
       const char *o = argv[++i];
-      if (strcmp(o, "json") && strcmp(o, "text")) return usage();
-      r.json = !strcmp(o, "json");
+      if (strcmp(o, "json") && strcmp(o, "text")) return false;
+      a->json = !strcmp(o, "json");
     } else if (!strcmp(argv[i], "--spread")) {
-      spread = true;
+      a->spread = true;
     } else if (!strcmp(argv[i], "--expect") && i + 1 < argc) {
-      expect = argv[++i];
+      a->expect = argv[++i];
     } else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
-      cfg_tessera t;
-      ts_err e;
-      ts_err_clear(&e);
-      if (cmd_settings_load(argv[++i], &t, &cfg, &devmap, &e) != TS_OK) {
-        fprintf(stderr, "%s\n", e.text);
-        q_devmap_free(&devmap);
-        return 2;
-      }
-    } else if (argv[i][0] == '-' || path) {
-      return usage();
+      a->config = argv[++i];
+    } else if (argv[i][0] == '-' || a->path) {
+      return false;
     } else {
-      path = argv[i];
+      a->path = argv[i];
     }
   }
-  if (!path) return usage();
-  if (spread) cfg.scoring = SCHED_SPREAD;
-  cfg.instantiate_templates = true; /* no claim controller runs in a replay */
-  if (!(cel = sched_cel_new())) return 1;
-  cfg.dra_eval = sched_cel_eval;
-  cfg.dra_eval_ctx = cel;
-  if (!(r.m = model_new())) return 1;
-  if (in_load_path(path, on_object, on_error, &r) != TS_OK) {
-    model_free(r.m);
-    sched_cel_free(cel);
-    return 1;
+  return a->path != NULL;
+}
+
+/* Applies the cycle's decisions to the model (what the cluster would then show) and prints
+ * them; returns the exit status. */
+static int report(replay *r, const replay_args *a, sched_result *res) {
+  int status = 0;
+  for (size_t i = 0; i < res->ndecisions; i++) {
+    const sched_decision *d = &res->decisions[i];
+    print_decision(r, d);
+    if (d->kind == SCHED_BIND)
+      model_pod_bind(r->m, (model_pod *)d->pod, ts_intern_cstr(d->node->obj.name));
+    else if (d->kind == SCHED_EVICT)
+      model_pod_bind(r->m, (model_pod *)d->pod, NULL); /* its resources are free again */
   }
+  print_summary(r, res);
+  if (r->errors) status = 1;
+  if (a->expect && replay_expect(a->expect, r->m, res, r->out) != 0) status = 1;
+  return status;
+}
+
+int cmd_replay(int argc, char **argv) {
+  replay r = {0};
+  replay_args a;
+  cfg_tessera t;
+  sched_result res;
+  sched_state *state;
+  sched_cel *cel;
+  ts_err err;
+  int status = 1;
+  if (!parse_args(argc, argv, &a)) return usage();
+  ts_err_clear(&err);
+  if (cfg_tessera_setup(a.config, &t, &err) != TS_OK) {
+    fprintf(stderr, "%s\n", err.text);
+    return 2;
+  }
+  if (a.spread) t.sched.scoring = SCHED_SPREAD;
+  t.sched.instantiate_templates = true; /* no claim controller runs in a replay */
+  r.out = stdout, r.json = a.json, r.cfg = &t.sched;
+  if (!(cel = sched_cel_new())) goto fail_config;
+  t.sched.dra_eval = sched_cel_eval, t.sched.dra_eval_ctx = cel;
+  if (!(r.m = model_new())) goto fail_cel;
+  if (in_load_path(a.path, on_object, on_error, &r) != TS_OK) goto fail_model;
   for (int k = 0; k < MODEL_KIND_COUNT; k++) /* the snapshot is all there is to know */
     if (!model_count(r.m, (model_kind)k)) model_set_seen(r.m, (model_kind)k, false);
-  ts_err_clear(&err);
-  state = sched_state_new();
-  if (!state || sched_cycle(r.m, &cfg, state, snapshot_time(r.m), &res, &err) != TS_OK) {
-    fprintf(stderr, "tessera: %s\n", state ? err.text : "out of memory");
-    sched_state_free(state);
-    sched_cel_free(cel);
-    model_free(r.m);
-    return 1;
+  if (!(state = sched_state_new())) {
+    fprintf(stderr, "tessera: out of memory\n");
+    goto fail_model;
   }
-  for (size_t i = 0; i < res.ndecisions; i++) {
-    const sched_decision *d = &res.decisions[i];
-    print_decision(&r, d);
-    if (d->kind == SCHED_BIND)
-      model_pod_bind(r.m, (model_pod *)d->pod, ts_intern_cstr(d->node->obj.name));
-    else if (d->kind == SCHED_EVICT)
-      model_pod_bind(r.m, (model_pod *)d->pod, NULL); /* its resources are free again */
+  if (sched_cycle(r.m, &t.sched, state, snapshot_time(r.m), &res, &err) != TS_OK) {
+    fprintf(stderr, "tessera: %s\n", err.text);
+    goto fail_state;
   }
-  print_summary(&r, &res);
-  if (r.errors) status = 1;
-  if (expect && replay_expect(expect, r.m, &res, r.out) != 0) status = 1;
+  status = report(&r, &a, &res);
   sched_result_free(&res);
+fail_state:
   sched_state_free(state);
-  sched_cel_free(cel);
-  q_devmap_free(&devmap);
+fail_model:
   model_free(r.m);
+fail_cel:
+  sched_cel_free(cel);
+fail_config:
+  cfg_tessera_free(&t);
   return status;
 }

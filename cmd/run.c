@@ -153,11 +153,11 @@ static void shut_down_done(void *ud) {
   ts_log(TS_LOG_INFO, "lease released; exiting");
 }
 
-static void on_signal(uv_signal_t *s, int signum) {
-  runner *r = s->data;
+/* Stops what runs (informers at once, the lease released first), then closes the handles so
+ * that the loop ends. */
+static void shut_down(runner *r) {
   if (r->stopping) return;
   r->stopping = true;
-  ts_log(TS_LOG_INFO, "signal %d: shutting down", signum);
   uv_timer_stop(&r->tick);
   kc_informers_stop(r->inf); /* frees them once their timers close: nothing may read them now */
   r->inf = NULL;
@@ -165,6 +165,12 @@ static void on_signal(uv_signal_t *s, int signum) {
     kc_leader_release(r->leader, shut_down_done, r);
   else
     shut_down_done(r);
+}
+
+static void on_signal(uv_signal_t *s, int signum) {
+  runner *r = s->data;
+  if (!r->stopping) ts_log(TS_LOG_INFO, "signal %d: shutting down", signum);
+  shut_down(r);
 }
 
 /* /readyz: every informer has listed; false from the moment shutdown starts. */
@@ -196,122 +202,138 @@ static int usage(void) {
   return 2;
 }
 
-/* host:port of tessera.yaml's healthAddress into the runtime options. */
-static void health_address(const char *addr, char *host, size_t cap, int *port) {
-  const char *colon = strrchr(addr, ':');
-  *port = 0;
-  host[0] = '\0';
-  if (!colon) return;
-  snprintf(host, cap, "%.*s", (int)(colon - addr), addr);
-  *port = atoi(colon + 1);
-}
+typedef struct run_args {
+  const char *config, *kubeconfig, *context, *identity; /* flags, or NULL */
+  bool no_leader;                                       /* --no-leader-elect */
+} run_args;
 
-int cmd_run(int argc, char **argv) {
-  const char *config = NULL, *kubeconfig = NULL, *context = NULL, *identity = NULL;
-  bool no_leader = false;
-  cfg_tessera t;
-  sched_config cfg;
-  q_devmap devmap = {0};
-  sched_cel *cel = NULL;
-  kc_auth auth;
-  runner r = {0};
-  char hostname[256], host[128];
-  int port;
-  ts_err err;
+/* False on a usage error. */
+static bool parse_args(int argc, char **argv, run_args *a) {
+  memset(a, 0, sizeof *a);
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--config") && i + 1 < argc)
-      config = argv[++i];
+      a->config = argv[++i];
     else if (!strcmp(argv[i], "--kubeconfig") && i + 1 < argc)
-      kubeconfig = argv[++i];
+      a->kubeconfig = argv[++i];
     else if (!strcmp(argv[i], "--context") && i + 1 < argc)
-      context = argv[++i];
+      a->context = argv[++i];
     else if (!strcmp(argv[i], "--identity") && i + 1 < argc)
-      identity = argv[++i];
+      a->identity = argv[++i];
     else if (!strcmp(argv[i], "--no-leader-elect"))
-      no_leader = true;
+      a->no_leader = true;
     else if (!strcmp(argv[i], "-v"))
       ts_log_set_level(TS_LOG_DEBUG);
     else
-      return usage();
+      return false;
   }
+  return true;
+}
+
+/* Who this replica is: --identity, else $POD_NAME (the Helm chart sets it), else the host. */
+static const char *identity_of(const run_args *a, char *buf, size_t cap) {
+  const char *id = a->identity ? a->identity : getenv("POD_NAME");
+  if (id) return id;
+  if (gethostname(buf, cap)) snprintf(buf, cap, "tessera");
+  buf[cap - 1] = '\0';
+  return buf;
+}
+
+/* An endpoint (/healthz, /readyz, /metrics) on host:port of tessera.yaml; NULL when the
+ * address has no port or it cannot listen (logged: the scheduler runs without it). */
+static health_server *endpoint(runner *r, const char *addr) {
+  const char *colon = strrchr(addr, ':');
+  char host[CFG_ADDRESS_MAX];
+  int port = colon ? atoi(colon + 1) : 0;
+  health_server *h;
+  ts_err err;
+  if (!port) return NULL;
+  snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
   ts_err_clear(&err);
-  if (cmd_settings_load(config, &t, &cfg, &devmap, &err) != TS_OK) {
+  if (!(h = health_server_start(r->loop, host, port, ready, metrics, r, &err)))
+    ts_log(TS_LOG_WARN, "%s", err.text);
+  return h;
+}
+
+/* Informers, leader election, the writer, the endpoints, the cycle timer and the signals on
+ * r's loop. On failure what started stays for shut_down to stop. */
+static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const char *identity,
+                   ts_err *err) {
+  kc_informer_opts io = {on_event, on_synced, r, on_skipped};
+  uv_timer_init(r->loop, &r->tick);
+  r->tick.data = r;
+  uv_signal_init(r->loop, &r->sigterm);
+  uv_signal_init(r->loop, &r->sigint);
+  r->sigterm.data = r->sigint.data = r;
+  kc_client_set_timeout(r->client, t->api.request_timeout_ms);
+  if (!(r->inf = kc_informers_start(r->client, &io, err))) return err->code;
+  if (t->leader.enable && !a->no_leader) {
+    if (!(r->leader = kc_leader_start(r->client, &t->leader, identity, &r->gate, err)))
+      return err->code;
+  } else {
+    r->gate.open = true;
+  }
+  if (!(r->writer = kc_writer_new(r->client, &r->gate, identity, t->api.event_interval_ms)))
+    return ts_err_set(err, TS_ENOMEM, "out of memory");
+  r->health = endpoint(r, t->health_address);
+  if (t->metrics_address[0] && strcmp(t->metrics_address, t->health_address))
+    r->metrics = endpoint(r, t->metrics_address);
+  uv_timer_start(&r->tick, on_tick, CYCLE_TICK_MS, CYCLE_TICK_MS);
+  uv_signal_start(&r->sigterm, on_signal, SIGTERM);
+  uv_signal_start(&r->sigint, on_signal, SIGINT);
+  return TS_OK;
+}
+
+int cmd_run(int argc, char **argv) {
+  live_writer w;
+  run_args a;
+  cfg_tessera t;
+  sched_cel *cel;
+  kc_auth auth;
+  runner r = {0};
+  char hostname[256];
+  const char *identity;
+  ts_err err;
+  if (!parse_args(argc, argv, &a)) return usage();
+  ts_err_clear(&err);
+  if (cfg_tessera_setup(a.config, &t, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);
-    q_devmap_free(&devmap);
     return 2;
   }
-  cfg.instantiate_templates = false; /* the claim controller makes claims in a cluster */
-  if (!(cel = sched_cel_new())) {
-    q_devmap_free(&devmap);
-    return 1;
-  }
-  cfg.dra_eval = sched_cel_eval;
-  cfg.dra_eval_ctx = cel;
-  if (kc_auth_load(kubeconfig, context, &auth, &err) != TS_OK) {
+  t.sched.instantiate_templates = false; /* the claim controller makes claims in a cluster */
+  r.status = 1;
+  if (!(cel = sched_cel_new())) goto fail_config;
+  t.sched.dra_eval = sched_cel_eval, t.sched.dra_eval_ctx = cel;
+  if (kc_auth_load(a.kubeconfig, a.context, &auth, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);
-    sched_cel_free(cel);
-    q_devmap_free(&devmap);
-    return 2;
+    r.status = 2;
+    goto fail_cel;
   }
-  if (!identity) identity = getenv("POD_NAME"); /* the Helm chart sets it */
-  if (!identity) {
-    if (gethostname(hostname, sizeof hostname)) snprintf(hostname, sizeof hostname, "tessera");
-    hostname[sizeof hostname - 1] = '\0';
-    identity = hostname;
-  }
-  {
-    live_writer w = {w_reserve, w_unreserve, w_bind, w_evict, w_unschedulable, &r};
-    r.l = live_new(&cfg, &w);
-  }
+  identity = identity_of(&a, hostname, sizeof hostname);
+  w = (live_writer){w_reserve, w_unreserve, w_bind, w_evict, w_unschedulable, &r};
+  if (!(r.l = live_new(&t.sched, &w))) goto fail_auth;
   r.loop = uv_default_loop();
-  health_address(t.health_address, host, sizeof host, &port);
-  if (!r.l || !(r.client = kc_client_new(r.loop, &auth, &err))) {
-    fprintf(stderr, "tessera: %s\n", r.l ? err.text : "out of memory");
-    live_free(r.l);
-    sched_cel_free(cel);
-    kc_auth_free(&auth);
-    q_devmap_free(&devmap);
-    return 1;
+  if (!(r.client = kc_client_new(r.loop, &auth, &err))) {
+    fprintf(stderr, "tessera: %s\n", err.text);
+    goto fail_live;
   }
-  {
-    kc_informer_opts io = {on_event, on_synced, &r, on_skipped};
-    kc_client_set_timeout(r.client, t.request_timeout_ms);
-    kc_leader_opts lo = {t.lease_namespace,
-                         t.lease_name,
-                         identity,
-                         (double)t.lease_duration_ms / 1000,
-                         (double)t.renew_deadline_ms / 1000,
-                         (double)t.retry_period_ms / 1000};
-    r.inf = kc_informers_start(r.client, &io, &err);
-    if (t.leader_election && !no_leader)
-      r.leader = kc_leader_start(r.client, &lo, &r.gate, &err);
-    else
-      r.gate.open = true;
-    r.writer = kc_writer_new(r.client, &r.gate, identity, t.event_interval_ms);
-    if (port && !(r.health = health_server_start(r.loop, host, port, ready, metrics, &r, &err)))
-      ts_log(TS_LOG_WARN, "%s", err.text);
-    if (t.metrics_address[0] && strcmp(t.metrics_address, t.health_address)) {
-      health_address(t.metrics_address, host, sizeof host, &port);
-      if (port && !(r.metrics = health_server_start(r.loop, host, port, ready, metrics, &r, &err)))
-        ts_log(TS_LOG_WARN, "%s", err.text);
-    }
+  if (start(&r, &t, &a, identity, &err) != TS_OK) {
+    fprintf(stderr, "tessera: %s\n", err.text);
+    shut_down(&r); /* what started stops as on a signal; the loop then ends */
+  } else {
+    ts_log(TS_LOG_INFO, "credentials: %s", auth.source);
+    ts_log(TS_LOG_INFO, "tessera %s: scheduling pods of schedulerName %s", identity,
+           t.sched.scheduler_name);
+    r.status = 0;
   }
-  ts_log(TS_LOG_INFO, "credentials: %s", auth.source);
-  ts_log(TS_LOG_INFO, "tessera %s: scheduling pods of schedulerName %s", identity,
-         cfg.scheduler_name);
-  uv_timer_init(r.loop, &r.tick);
-  r.tick.data = &r;
-  uv_timer_start(&r.tick, on_tick, CYCLE_TICK_MS, CYCLE_TICK_MS);
-  uv_signal_init(r.loop, &r.sigterm);
-  uv_signal_init(r.loop, &r.sigint);
-  r.sigterm.data = r.sigint.data = &r;
-  uv_signal_start(&r.sigterm, on_signal, SIGTERM);
-  uv_signal_start(&r.sigint, on_signal, SIGINT);
   uv_run(r.loop, UV_RUN_DEFAULT);
   uv_loop_close(r.loop);
+fail_live:
   live_free(r.l);
-  sched_cel_free(cel);
+fail_auth:
   kc_auth_free(&auth);
-  q_devmap_free(&devmap);
+fail_cel:
+  sched_cel_free(cel);
+fail_config:
+  cfg_tessera_free(&t);
   return r.status;
 }

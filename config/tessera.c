@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#define CFG_MAX_DEVICE_MAPPINGS 32 /* queueing.deviceClassMappings entries */
+
 /* Decoding state: the current field path for messages. */
 typedef struct cdec {
   ts_err *err;      /* caller's error */
@@ -154,27 +156,29 @@ static ts_rc parse_fair_sharing(cdec *d, json_t *q, cfg_tessera *c) {
   ts_rc rc = get_object(d, q, "fairSharing", &fs);
   if (rc != TS_OK || !fs) return rc;
   mark = enter(d, "fairSharing");
-  if ((rc = known_keys(d, fs, keys)) || (rc = get_bool(d, fs, "enable", &c->fair_sharing)))
+  if ((rc = known_keys(d, fs, keys)) ||
+      (rc = get_bool(d, fs, "enable", &c->sched.queueing.fair_sharing)))
     return rc;
   strategies = json_object_get(fs, "preemptionStrategies");
   if (strategies && !json_is_array(strategies))
     return fail(d, "preemptionStrategies", "must be a list");
-  if (json_array_size(strategies)) c->nfs_strategies = 0;
+  if (json_array_size(strategies)) c->sched.queueing.nfs_strategies = 0;
   json_array_foreach(strategies, i, v) {
     const char *s = json_string_value(v);
-    int k = s && !strcmp(s, "LessThanOrEqualToFinalShare") ? 0
-            : s && !strcmp(s, "LessThanInitialShare")      ? 1
+    int k = s && !strcmp(s, "LessThanOrEqualToFinalShare") ? Q_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE
+            : s && !strcmp(s, "LessThanInitialShare")      ? Q_FS_LESS_THAN_INITIAL_SHARE
                                                            : -1;
     if (k < 0)
       return fail(d, "preemptionStrategies",
                   "entry %zu: supported values: \"LessThanOrEqualToFinalShare\", "
                   "\"LessThanInitialShare\"",
                   i);
-    if (i >= 2 || (i == 1 && (k == c->fs_strategies[0] || k == 0)))
+    if (i >= 2 || (i == 1 && ((q_fs_strategy)k == c->sched.queueing.fs_strategies[0] ||
+                              k == Q_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE)))
       return fail(d, "preemptionStrategies",
                   "Unsupported value: supported values: \"LessThanOrEqualToFinalShare\", "
                   "\"LessThanInitialShare\", \"LessThanOrEqualToFinalShare,LessThanInitialShare\"");
-    c->fs_strategies[c->nfs_strategies++] = k;
+    c->sched.queueing.fs_strategies[c->sched.queueing.nfs_strategies++] = (q_fs_strategy)k;
   }
   leave(d, mark);
   return TS_OK;
@@ -183,26 +187,33 @@ static ts_rc parse_fair_sharing(cdec *d, json_t *q, cfg_tessera *c) {
 static ts_rc parse_pods_ready(cdec *d, json_t *q, cfg_tessera *c) {
   static const char *const keys[] = {"enable", "timeout", "requeuingBackoffBase",
                                      "requeuingBackoffMax", NULL};
+  sched_config *sc = &c->sched;
+  int64_t timeout = sc->pods_ready_timeout_ns / 1000000, base = sc->requeue_base_ns / 1000000,
+          max = sc->requeue_max_ns / 1000000;
   json_t *w;
   size_t mark;
   ts_rc rc = get_object(d, q, "waitForPodsReady", &w);
   if (rc != TS_OK || !w) return rc;
   mark = enter(d, "waitForPodsReady");
-  if ((rc = known_keys(d, w, keys)) || (rc = get_bool(d, w, "enable", &c->wait_for_pods_ready)) ||
-      (rc = get_duration(d, w, "timeout", &c->pods_ready_timeout_ms, 1000)) ||
-      (rc = get_duration(d, w, "requeuingBackoffBase", &c->requeue_base_ms, 1000)) ||
-      (rc = get_duration(d, w, "requeuingBackoffMax", &c->requeue_max_ms, 1000)))
+  if ((rc = known_keys(d, w, keys)) || (rc = get_bool(d, w, "enable", &sc->wait_for_pods_ready)) ||
+      (rc = get_duration(d, w, "timeout", &timeout, 1000)) ||
+      (rc = get_duration(d, w, "requeuingBackoffBase", &base, 1000)) ||
+      (rc = get_duration(d, w, "requeuingBackoffMax", &max, 1000)))
     return rc;
-  if (c->requeue_max_ms < c->requeue_base_ms)
+  if (max < base)
     return fail(d, "requeuingBackoffMax", "must not be less than requeuingBackoffBase");
+  sc->pods_ready_timeout_ns = timeout * 1000000, sc->requeue_base_ns = base * 1000000;
+  sc->requeue_max_ns = max * 1000000;
   leave(d, mark);
   return TS_OK;
 }
 
-static ts_rc parse_mapping(cdec *d, json_t *e, cfg_device_mapping *m) {
+/* One of Kueue's deviceClassMappings, added to the queueing settings' device map. */
+static ts_rc parse_mapping(cdec *d, json_t *e, q_devmap *dm) {
   static const char *const keys[] = {"deviceClassName", "resource", "weight", NULL};
-  char cls[254] = "", res[254] = "";
+  char cls[254] = "", res[254] = "", num[64] = "1";
   json_t *w;
+  ts_quantity q;
   ts_err qe;
   ts_rc rc;
   if (!json_is_object(e)) return fail(d, NULL, "must be a mapping");
@@ -212,40 +223,41 @@ static ts_rc parse_mapping(cdec *d, json_t *e, cfg_device_mapping *m) {
     return rc;
   if (!*cls) return fail(d, "deviceClassName", "is required");
   if (!*res) return fail(d, "resource", "is required");
-  m->device_class = ts_intern_cstr(cls);
-  m->resource = ts_intern_cstr(res);
-  m->weight = ts_quantity_from_int(1, TS_QFMT_DECIMAL_SI);
+  for (uint32_t k = 0; k < dm->n; k++)
+    if (!strcmp(dm->v[k].device_class, cls))
+      return fail(d, "deviceClassName", "\"%s\" is mapped twice", cls);
   w = json_object_get(e, "weight");
   if (w && !json_is_null(w)) {
-    char num[64];
-    const char *s = json_string_value(w);
     if (json_is_integer(w))
-      snprintf(num, sizeof num, "%lld", (long long)json_integer_value(w)), s = num;
-    if (json_is_real(w)) snprintf(num, sizeof num, "%.9g", json_real_value(w)), s = num;
-    if (!s || ts_quantity_parse(s, &m->weight, &qe) != TS_OK || ts_quantity_sign(&m->weight) <= 0)
+      snprintf(num, sizeof num, "%lld", (long long)json_integer_value(w));
+    else if (json_is_real(w))
+      snprintf(num, sizeof num, "%.9g", json_real_value(w));
+    else if (!json_is_string(w) || strlen(json_string_value(w)) >= sizeof num)
+      num[0] = '\0';
+    else
+      ts_strlcpy(num, json_string_value(w), sizeof num);
+    if (ts_quantity_parse(num, &q, &qe) != TS_OK || ts_quantity_sign(&q) <= 0)
       return fail(d, "weight", "must be a positive quantity such as \"1\" or \"143m\"");
   }
+  if ((rc = q_devmap_add(dm, cls, res, num, &qe)) != TS_OK) return fail(d, NULL, "%s", qe.text);
   return TS_OK;
 }
 
 static ts_rc parse_mappings(cdec *d, json_t *q, cfg_tessera *c) {
   json_t *arr = json_object_get(q, "deviceClassMappings"), *e;
+  q_devmap *dm = &c->sched.queueing.devmap;
   size_t i, mark;
   ts_rc rc = TS_OK;
   if (!arr || json_is_null(arr)) return TS_OK;
   if (!json_is_array(arr)) return fail(d, "deviceClassMappings", "must be a list");
   if (json_array_size(arr) > CFG_MAX_DEVICE_MAPPINGS)
     return fail(d, "deviceClassMappings", "at most %d entries", CFG_MAX_DEVICE_MAPPINGS);
-  c->nmappings = 0;
+  q_devmap_free(dm);
   json_array_foreach(arr, i, e) {
     char idx[48];
     snprintf(idx, sizeof idx, "deviceClassMappings[%zu]", i);
     mark = enter(d, idx);
-    if ((rc = parse_mapping(d, e, &c->mappings[i])) != TS_OK) return rc;
-    for (int k = 0; k < c->nmappings; k++)
-      if (c->mappings[k].device_class == c->mappings[i].device_class)
-        return fail(d, "deviceClassName", "\"%s\" is mapped twice", c->mappings[i].device_class);
-    c->nmappings++;
+    if ((rc = parse_mapping(d, e, dm)) != TS_OK) return rc;
     leave(d, mark);
   }
   return TS_OK;
@@ -260,7 +272,8 @@ static ts_rc parse_queueing(cdec *d, json_t *root, cfg_tessera *c) {
   if (rc != TS_OK || !q) return rc;
   mark = enter(d, "queueing");
   if ((rc = known_keys(d, q, keys)) ||
-      (rc = get_bool(d, q, "manageJobsWithoutQueueName", &c->manage_jobs_without_queue)) ||
+      (rc = get_bool(d, q, "manageJobsWithoutQueueName",
+                     &c->sched.queueing.manage_jobs_without_queue)) ||
       (rc = parse_fair_sharing(d, q, c)) || (rc = parse_pods_ready(d, q, c)) ||
       (rc = parse_mappings(d, q, c)))
     return rc;
@@ -277,17 +290,17 @@ static ts_rc parse_leader(cdec *d, json_t *root, cfg_tessera *c) {
   ts_rc rc = get_object(d, root, "leaderElection", &l);
   if (rc != TS_OK || !l) return rc;
   mark = enter(d, "leaderElection");
-  if ((rc = known_keys(d, l, keys)) || (rc = get_bool(d, l, "enable", &c->leader_election)) ||
-      (rc = get_string(d, l, "leaseName", c->lease_name, sizeof c->lease_name)) ||
-      (rc = get_string(d, l, "leaseNamespace", c->lease_namespace, sizeof c->lease_namespace)) ||
-      (rc = get_duration(d, l, "leaseDuration", &c->lease_duration_ms, 100)) ||
-      (rc = get_duration(d, l, "renewDeadline", &c->renew_deadline_ms, 100)) ||
-      (rc = get_duration(d, l, "retryPeriod", &c->retry_period_ms, 10)))
+  kc_leader_opts *o = &c->leader;
+  if ((rc = known_keys(d, l, keys)) || (rc = get_bool(d, l, "enable", &o->enable)) ||
+      (rc = get_string(d, l, "leaseName", o->name, sizeof o->name)) ||
+      (rc = get_string(d, l, "leaseNamespace", o->ns, sizeof o->ns)) ||
+      (rc = get_duration(d, l, "leaseDuration", &o->lease_ms, 100)) ||
+      (rc = get_duration(d, l, "renewDeadline", &o->renew_ms, 100)) ||
+      (rc = get_duration(d, l, "retryPeriod", &o->retry_ms, 10)))
     return rc;
-  if (c->renew_deadline_ms >= c->lease_duration_ms)
+  if (o->renew_ms >= o->lease_ms)
     return fail(d, "renewDeadline", "must be less than leaseDuration");
-  if (c->retry_period_ms >= c->renew_deadline_ms)
-    return fail(d, "retryPeriod", "must be less than renewDeadline");
+  if (o->retry_ms >= o->renew_ms) return fail(d, "retryPeriod", "must be less than renewDeadline");
   leave(d, mark);
   return TS_OK;
 }
@@ -300,8 +313,8 @@ static ts_rc parse_api(cdec *d, json_t *root, cfg_tessera *c) {
   if (rc != TS_OK || !a) return rc;
   mark = enter(d, "api");
   if ((rc = known_keys(d, a, keys)) ||
-      (rc = get_duration(d, a, "requestTimeout", &c->request_timeout_ms, 100)) ||
-      (rc = get_duration(d, a, "eventInterval", &c->event_interval_ms, 0)))
+      (rc = get_duration(d, a, "requestTimeout", &c->api.request_timeout_ms, 100)) ||
+      (rc = get_duration(d, a, "eventInterval", &c->api.event_interval_ms, 0)))
     return rc;
   leave(d, mark);
   return TS_OK;
@@ -346,20 +359,14 @@ static ts_rc parse_root(cdec *d, json_t *root, cfg_tessera *c) {
 void cfg_tessera_default(cfg_tessera *c) {
   memset(c, 0, sizeof *c);
   sched_config_default(&c->sched);
-  c->fs_strategies[0] = 0, c->fs_strategies[1] = 1, c->nfs_strategies = 2;
-  c->pods_ready_timeout_ms = 5 * 60 * 1000;
-  c->requeue_base_ms = 60 * 1000;
-  c->requeue_max_ms = 3600 * 1000;
-  c->leader_election = true;
-  ts_strlcpy(c->lease_name, "tessera", sizeof c->lease_name);
-  ts_strlcpy(c->lease_namespace, "kube-system", sizeof c->lease_namespace);
-  c->lease_duration_ms = 15000;
-  c->renew_deadline_ms = 10000;
-  c->retry_period_ms = 2000;
+  kc_leader_opts_default(&c->leader);
+  kc_api_opts_default(&c->api);
   ts_strlcpy(c->health_address, "0.0.0.0:10259", sizeof c->health_address);
   ts_strlcpy(c->metrics_address, "0.0.0.0:10260", sizeof c->metrics_address);
-  c->request_timeout_ms = 30000;
-  c->event_interval_ms = 60000;
+}
+
+void cfg_tessera_free(cfg_tessera *c) {
+  sched_config_free(&c->sched);
 }
 
 static ts_rc parse_named(const char *name, const char *text, size_t len, cfg_tessera *c,
@@ -389,4 +396,13 @@ ts_rc cfg_tessera_load(const char *path, cfg_tessera *c, ts_err *err) {
   if (rc == TS_OK) rc = parse_named(path, text, len, c, err);
   ts_free(text);
   return rc;
+}
+
+ts_rc cfg_tessera_setup(const char *path, cfg_tessera *c, ts_err *err) {
+  cfg_tessera_default(c);
+  if (path && cfg_tessera_load(path, c, err) != TS_OK) {
+    cfg_tessera_free(c);
+    return err->code;
+  }
+  return TS_OK;
 }

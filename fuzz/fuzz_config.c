@@ -11,5 +11,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ts_err err;
   cfg_tessera_default(&c);
   cfg_tessera_parse((const char *)data, size, &c, &err);
+  cfg_tessera_free(&c);
   return 0;
 }

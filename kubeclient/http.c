@@ -436,3 +436,8 @@ void kc_client_free(kc_client *c) {
   uv_timer_stop(&c->timer);
   uv_close((uv_handle_t *)&c->timer, timer_closed);
 }
+
+void kc_api_opts_default(kc_api_opts *o) {
+  o->request_timeout_ms = KC_REQUEST_TIMEOUT_MS;
+  o->event_interval_ms = KC_EVENT_INTERVAL_MS;
+}

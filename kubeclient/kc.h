@@ -86,6 +86,14 @@ uint64_t kc_client_requests(const kc_client *c);
  * api.requestTimeout; KC_REQUEST_TIMEOUT_MS by default). A write that times out got no answer:
  * the writer sends it again. */
 #define KC_REQUEST_TIMEOUT_MS 30000
+#define KC_EVENT_INTERVAL_MS  60000 /* between Events about one pod, by default */
+
+/* tessera.yaml's api settings. */
+typedef struct kc_api_opts {
+  int64_t request_timeout_ms; /* requestTimeout (KC_REQUEST_TIMEOUT_MS) */
+  int64_t event_interval_ms;  /* eventInterval (KC_EVENT_INTERVAL_MS; 0: no minimum) */
+} kc_api_opts;
+void kc_api_opts_default(kc_api_opts *o);
 void kc_client_set_timeout(kc_client *c, int64_t ms);
 /* tessera_api_requests_total{verb,resource,code} in Prometheus' text format, appended to out. */
 ts_rc kc_client_metrics(const kc_client *c, ts_buf *out); /* requests started (stats) */
@@ -126,13 +134,22 @@ typedef struct kc_gate {
   bool open; /* read-only: this replica leads and may write */
 } kc_gate;
 
+/* tessera.yaml's leaderElection. */
 typedef struct kc_leader_opts {
-  const char *ns, *name, *identity; /* the Lease and who we are */
-  double lease_s, renew_s, retry_s; /* 15, 10, 2 by default (0 = default) */
+  bool enable;      /* false: no election, this replica always leads */
+  char ns[64];      /* the Lease's namespace (kube-system) */
+  char name[254];   /* the Lease (tessera) */
+  int64_t lease_ms; /* leaseDuration (15 s) */
+  int64_t renew_ms; /* renewDeadline (10 s) */
+  int64_t retry_ms; /* retryPeriod (2 s) */
 } kc_leader_opts;
+void kc_leader_opts_default(kc_leader_opts *o);
 
 typedef struct kc_leader kc_leader;
-kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, kc_gate *gate, ts_err *err);
+/* Starts campaigning for the Lease of o (copied) as identity (copied): gate opens while this
+ * replica leads. Returns new (free with kc_leader_free), NULL with err when out of memory. */
+kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, const char *identity,
+                           kc_gate *gate, ts_err *err);
 /* Gives the lease up (so a standby takes over at once) and calls done. */
 void kc_leader_release(kc_leader *l, void (*done)(void *ud), void *ud);
 void kc_leader_free(kc_leader *l);

@@ -138,16 +138,25 @@ static void on_watchdog(uv_timer_t *t) {
   }
 }
 
-kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, kc_gate *gate, ts_err *err) {
+void kc_leader_opts_default(kc_leader_opts *o) {
+  memset(o, 0, sizeof *o);
+  o->enable = true;
+  ts_strlcpy(o->ns, "kube-system", sizeof o->ns);
+  ts_strlcpy(o->name, "tessera", sizeof o->name);
+  o->lease_ms = 15000, o->renew_ms = 10000, o->retry_ms = 2000;
+}
+
+kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, const char *identity,
+                           kc_gate *gate, ts_err *err) {
   kc_leader *l = ts_calloc(1, sizeof *l);
   if (!l) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
   l->c = c, l->gate = gate;
-  snprintf(l->ns, sizeof l->ns, "%s", o->ns ? o->ns : "kube-system");
-  snprintf(l->name, sizeof l->name, "%s", o->name ? o->name : "tessera");
-  snprintf(l->id, sizeof l->id, "%s", o->identity ? o->identity : "tessera");
-  l->lease_s = o->lease_s > 0 ? o->lease_s : 15;
-  l->renew_s = o->renew_s > 0 ? o->renew_s : 10;
-  l->retry_s = o->retry_s > 0 ? o->retry_s : 2;
+  snprintf(l->ns, sizeof l->ns, "%s", o->ns[0] ? o->ns : "kube-system");
+  snprintf(l->name, sizeof l->name, "%s", o->name[0] ? o->name : "tessera");
+  snprintf(l->id, sizeof l->id, "%s", identity ? identity : "tessera");
+  l->lease_s = o->lease_ms > 0 ? (double)o->lease_ms / 1000 : 15;
+  l->renew_s = o->renew_ms > 0 ? (double)o->renew_ms / 1000 : 10;
+  l->retry_s = o->retry_ms > 0 ? (double)o->retry_ms / 1000 : 2;
   gate->open = false;
   uv_timer_init(c->loop, &l->tick);
   uv_timer_init(c->loop, &l->watchdog);

@@ -223,7 +223,8 @@ kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, const char *identity
                          int64_t event_interval_ms) {
   kc_writer *w = ts_calloc(1, sizeof *w);
   if (!w) return NULL;
-  w->c = c, w->gate = gate, w->event_interval = event_interval_ms > 0 ? event_interval_ms : 60000;
+  w->c = c, w->gate = gate,
+  w->event_interval = event_interval_ms >= 0 ? event_interval_ms : KC_EVENT_INTERVAL_MS;
   snprintf(w->identity, sizeof w->identity, "%s", identity ? identity : "tessera");
   w->tokens = EVENT_BURST;
   ts_map_init(&w->last_event);

@@ -23,6 +23,42 @@
 #include "common/ts.h"
 #include "model/model.h"
 
+/* ---- DRA: device classes charged to quota ---------------------------------------------- */
+
+/* Kueue's deviceClassMappings with a weight: each device of a mapped DeviceClass counts as
+ * `weight` of the quota resource (1 for whole GPUs; e.g. 1/7 for a MIG 1g slice). */
+typedef struct q_devmap_entry {
+  const char *device_class; /* interned DeviceClass name */
+  int resource;             /* quota resource id */
+  ts_quantity weight;       /* per device, > 0 */
+} q_devmap_entry;
+
+typedef struct q_devmap {
+  q_devmap_entry *v; /* owned */
+  uint32_t n;        /* entries */
+} q_devmap;
+
+/* Adds a mapping; weight is a quantity string ("1", "0.125", "250m"). TS_EINVAL (naming the
+ * field) for a non-positive weight or a class mapped twice. */
+ts_rc q_devmap_add(q_devmap *m, const char *device_class, const char *resource, const char *weight,
+                   ts_err *err);
+void q_devmap_free(q_devmap *m);
+
+typedef struct q_device_request {
+  const char *device_class; /* interned */
+  int64_t count;            /* devices */
+} q_device_request;
+
+/* Adds the quota needed by a pod's device requests to out[resource id]: per resource, the sum
+ * of count x weight, rounded up to whole units once (cpu to millicores). TS_ENOTFOUND naming
+ * the class when a class is not mapped; out is untouched on failure. */
+ts_rc q_devmap_quota(const q_devmap *m, const q_device_request *reqs, size_t n,
+                     int64_t out[MODEL_MAX_RESOURCES], ts_err *err);
+/* Same for the requests of a ResourceClaim spec: `exactly` requests count; a `firstAvailable`
+ * request counts as its first alternative; allocationMode All is TS_EUNSUPPORTED (as Kueue). */
+ts_rc q_devmap_claim(const q_devmap *m, const model_claim_spec *spec,
+                     int64_t out[MODEL_MAX_RESOURCES], ts_err *err);
+
 /* ---- configuration --------------------------------------------------------------------- */
 
 typedef enum q_fs_strategy {
@@ -42,10 +78,17 @@ typedef struct q_config {
   bool prioritize_non_borrowing;   /* FairSharingPrioritizeNonBorrowing (beta, on): in the
                                       fair-sharing tournament, heads that would not borrow on
                                       their flavors go before those that would */
+  bool manage_jobs_without_queue;  /* manageJobsWithoutQueueName: the scheduler holds pods
+                                      without a queue name (not used by the cycle here) */
+  q_devmap devmap;                 /* deviceClassMappings (owned: q_config_free); the
+                                      scheduler charges claims' devices with it */
 } q_config;
 
-/* Kueue v0.19's defaults: no fair sharing, strategies S2-a then S2-b, the gates above on. */
+/* Kueue v0.19's defaults: no fair sharing, strategies S2-a then S2-b, the gates above on, no
+ * device class mappings. */
 void q_config_default(q_config *c);
+/* Frees what c owns (the device class mappings); c is then empty, as after the default. */
+void q_config_free(q_config *c);
 
 /* ---- workloads ------------------------------------------------------------------------- */
 
@@ -285,41 +328,5 @@ typedef struct q_result {
 ts_rc q_cycle(q_tree *t, q_queues *qs, const q_config *cfg, const q_hooks *hooks, int64_t now_ns,
               q_result *out, ts_err *err);
 void q_result_free(q_result *r);
-
-/* ---- DRA: device classes charged to quota ---------------------------------------------- */
-
-/* Kueue's deviceClassMappings with a weight: each device of a mapped DeviceClass counts as
- * `weight` of the quota resource (1 for whole GPUs; e.g. 1/7 for a MIG 1g slice). */
-typedef struct q_devmap_entry {
-  const char *device_class; /* interned DeviceClass name */
-  int resource;             /* quota resource id */
-  ts_quantity weight;       /* per device, > 0 */
-} q_devmap_entry;
-
-typedef struct q_devmap {
-  q_devmap_entry *v; /* owned */
-  uint32_t n;        /* entries */
-} q_devmap;
-
-/* Adds a mapping; weight is a quantity string ("1", "0.125", "250m"). TS_EINVAL (naming the
- * field) for a non-positive weight or a class mapped twice. */
-ts_rc q_devmap_add(q_devmap *m, const char *device_class, const char *resource, const char *weight,
-                   ts_err *err);
-void q_devmap_free(q_devmap *m);
-
-typedef struct q_device_request {
-  const char *device_class; /* interned */
-  int64_t count;            /* devices */
-} q_device_request;
-
-/* Adds the quota needed by a pod's device requests to out[resource id]: per resource, the sum
- * of count x weight, rounded up to whole units once (cpu to millicores). TS_ENOTFOUND naming
- * the class when a class is not mapped; out is untouched on failure. */
-ts_rc q_devmap_quota(const q_devmap *m, const q_device_request *reqs, size_t n,
-                     int64_t out[MODEL_MAX_RESOURCES], ts_err *err);
-/* Same for the requests of a ResourceClaim spec: `exactly` requests count; a `firstAvailable`
- * request counts as its first alternative; allocationMode All is TS_EUNSUPPORTED (as Kueue). */
-ts_rc q_devmap_claim(const q_devmap *m, const model_claim_spec *spec,
-                     int64_t out[MODEL_MAX_RESOURCES], ts_err *err);
 
 #endif

@@ -24,6 +24,10 @@ void q_config_default(q_config *c) {
   c->prioritize_non_borrowing = true;
 }
 
+void q_config_free(q_config *c) {
+  q_devmap_free(&c->devmap);
+}
+
 const char *q_mode_name(q_mode m) {
   static const char *const names[] = {"NoFit", "Preempt", "Fit"};
   return (unsigned)m < 3 ? names[m] : "?";

@@ -52,7 +52,7 @@ static bool podset_requests(sched_view *v, const sched_pending *p, q_podset *ps,
   int64_t extra[MODEL_MAX_RESOURCES] = {0};
   uint32_t k = 0;
   model_rq *copy;
-  const struct q_devmap *dm = v->cfg ? v->cfg->devmap : NULL;
+  const q_devmap *dm = v->cfg ? &v->cfg->queueing.devmap : NULL;
   const model_rlist *req = &p->pod->requests;
   for (uint32_t i = 0; dm && dm->n && i < p->nclaims; i++) {
     ts_err err;
@@ -671,18 +671,10 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
                    ts_rc (*add)(sched_view *, sched_result *, sched_decision), bool *handled) {
   admit ad = {v, r, add, NULL, NULL, NULL, 0};
   q_hooks hooks = {hook_placeable, hook_commit, &ad};
-  q_config qc;
   q_result res, last = {0};
   ts_err err;
   ts_rc rc;
   size_t moved = 1;
-  q_config_default(&qc);
-  qc.fair_sharing = v->cfg->fair_sharing;
-  if (v->cfg->nfs_strategies > 0 && v->cfg->nfs_strategies <= 2) { /* else Kueue's default */
-    qc.nfs_strategies = (uint32_t)v->cfg->nfs_strategies;
-    for (int i = 0; i < v->cfg->nfs_strategies; i++)
-      qc.fs_strategies[i] = (q_fs_strategy)v->cfg->fs_strategies[i];
-  }
   ts_err_clear(&err);
   if ((rc = q_tree_build(v->m, &ad.tree, &err)) != TS_OK) return rc;
   if (!(ad.queues = q_queues_new())) rc = TS_ENOMEM;
@@ -690,7 +682,7 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
   if (rc == TS_OK) rc = running_gangs(&ad);
   if (rc == TS_OK) rc = enqueue(&ad, gangs, n);
   for (int round = 0; rc == TS_OK && moved && round < ADMIT_ROUNDS_MAX; round++) {
-    rc = q_cycle(ad.tree, ad.queues, &qc, &hooks, v->now_ns, &res, &err);
+    rc = q_cycle(ad.tree, ad.queues, &v->cfg->queueing, &hooks, v->now_ns, &res, &err);
     if (rc == TS_OK) rc = apply_round(&ad, &res, &moved);
     q_result_free(&last);
     last = res;

@@ -22,6 +22,11 @@ void sched_config_default(sched_config *cfg) {
   cfg->pods_ready_timeout_ns = 300 * 1000000000LL;
   cfg->requeue_base_ns = 60 * 1000000000LL;
   cfg->requeue_max_ns = 3600 * 1000000000LL;
+  q_config_default(&cfg->queueing);
+}
+
+void sched_config_free(sched_config *cfg) {
+  q_config_free(&cfg->queueing);
 }
 
 bool sched_is_gpu_resource(int id) {
@@ -205,7 +210,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
     const char *held = handled[i] ? NULL : sched__ready_hold(&v, state, gangs[i].key);
     if (handled[i]) {
       /* decided by Kueue admission */
-    } else if (cfg->manage_jobs_without_queue && !gangs[i].blocked) {
+    } else if (cfg->queueing.manage_jobs_without_queue && !gangs[i].blocked) {
       rc = decide_held(&v, &gangs[i],
                        "has no kueue.x-k8s.io/queue-name label and pods without a "
                        "queue are held (manageJobsWithoutQueueName)",

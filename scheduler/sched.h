@@ -8,6 +8,7 @@
 
 #include "common/ts.h"
 #include "model/model.h"
+#include "queueing/queueing.h"
 
 /* ---- DRA: structured device allocation, as kube-scheduler's allocator ------------------ */
 
@@ -122,14 +123,9 @@ typedef struct sched_config {
   int64_t pods_ready_timeout_ns;            /* how long after binding (5 min) */
   int64_t requeue_base_ns;                  /* first requeue backoff (1 min), doubled each time */
   int64_t requeue_max_ns;                   /* backoff cap (1 h) */
-  bool fair_sharing;                        /* Kueue fair sharing between queues */
-  int fs_strategies[2];                     /* fairSharing.preemptionStrategies in order
-                                               (q_fs_strategy values) */
-  int nfs_strategies;                       /* entries; 0: Kueue's default pair */
-  bool manage_jobs_without_queue;           /* hold pods without a queue name (Kueue's
-                                               manageJobsWithoutQueueName) */
-  const struct q_devmap *devmap;            /* DeviceClasses charged to quota (Kueue's
-                                               deviceClassMappings); NULL or empty: none */
+  q_config queueing;                        /* Kueue's settings: fair sharing, strategies,
+                                               gates, manageJobsWithoutQueueName,
+                                               deviceClassMappings (owned) */
 } sched_config;
 
 /* What the scheduler remembers from one cycle to the next (requeue backoffs). A cycle given
@@ -142,8 +138,11 @@ void sched_state_free(sched_state *s);
 void sched_state_forget_eviction(sched_state *s, const char *pod_key);
 
 /* Fills cfg with the defaults: schedulerName "tessera", bin-packing, topology levels
- * topology.kubernetes.io/zone > nvidia.com/gpu.clique > kubernetes.io/hostname. */
+ * topology.kubernetes.io/zone > nvidia.com/gpu.clique > kubernetes.io/hostname, Kueue's
+ * defaults (q_config_default). */
 void sched_config_default(sched_config *cfg);
+/* Frees what cfg owns (Kueue's device class mappings). */
+void sched_config_free(sched_config *cfg);
 
 typedef enum sched_decision_kind {
   SCHED_BIND,    /* place pod on node */

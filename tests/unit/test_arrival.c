@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/settings.c" /* tessera.yaml into the cycle's settings, as replay and run use it */
 #include "config/config.h"
+#include "input/input.h"
 #include "live/live.h"
 #include "model/model.h"
 #include "scheduler/sched.h"
@@ -43,7 +43,7 @@ typedef struct scenario {
   char name[256];               /* for messages */
   objs o;                       /* objects (new references), in file order */
   sched_config cfg;             /* settings (tessera.yaml when the scenario has one) */
-  q_devmap devmap;              /* deviceClassMappings of cfg */
+  cfg_tessera t;                /* tessera.yaml (owns the devmap cfg points to) */
   bool kinds[MODEL_KIND_COUNT]; /* kinds present */
   int64_t now_ns;               /* the clock to start from: the newest creationTimestamp */
   ts_map members;               /* gang key -> (uintptr_t) pods of the gang in the scenario */
@@ -189,15 +189,14 @@ static void one_shot(scenario *sc) {
 }
 
 static void scenario_init(scenario *sc, const char *name, const char *config) {
-  cfg_tessera t;
   ts_err e;
   memset(sc, 0, sizeof *sc);
   snprintf(sc->name, sizeof sc->name, "%s", name);
   ts_map_init(&sc->members);
   ts_map_init(&sc->one_shot);
   ts_err_clear(&e);
-  if (cmd_settings_load(config, &t, &sc->cfg, &sc->devmap, &e) != TS_OK)
-    fail_msg("%s: %s", name, e.text);
+  if (cfg_tessera_setup(config, &sc->t, &e) != TS_OK) fail_msg("%s: %s", name, e.text);
+  sc->cfg = sc->t.sched; /* the settings as replay and run take them (devmap owned by t) */
   sc->cfg.dra_eval = sched_cel_eval;
   sc->cfg.dra_eval_ctx = cel;
 }
@@ -221,7 +220,7 @@ static void scenario_free(scenario *sc) {
   ts_vec_free(&sc->o);
   free_keys(&sc->members);
   free_keys(&sc->one_shot);
-  q_devmap_free(&sc->devmap);
+  cfg_tessera_free(&sc->t);
 }
 
 /* ---- one run ---------------------------------------------------------------------------- */
@@ -645,9 +644,10 @@ static void test_generated(void **state) {
     snprintf(name, sizeof name, "generated #%d", k);
     scenario_init(&sc, name, NULL);
     /* Devices of the class count as nvidia.com/gpu quota (Kueue's deviceClassMappings). */
-    assert_int_equal(q_devmap_add(&sc.devmap, "gpu.example.com", "nvidia.com/gpu", "1", NULL),
-                     TS_OK);
-    sc.cfg.devmap = &sc.devmap;
+    assert_int_equal(
+        q_devmap_add(&sc.t.sched.queueing.devmap, "gpu.example.com", "nvidia.com/gpu", "1", NULL),
+        TS_OK);
+    sc.cfg.queueing.devmap = sc.t.sched.queueing.devmap;
     (void)map;
     gen_setup(&g);
     gen_nodes(&g, 3 + (int)roll(&g, 6));

@@ -209,27 +209,34 @@ static void test_tessera_defaults_and_example(void **state) {
   (void)state;
   cfg_tessera_default(&c);
   assert_string_equal(c.sched.scheduler_name, "tessera");
-  assert_int_equal(c.lease_duration_ms, 15000);
-  assert_int_equal(c.renew_deadline_ms, 10000);
-  assert_int_equal(c.retry_period_ms, 2000);
+  assert_true(c.leader.enable);
+  assert_int_equal(c.leader.lease_ms, 15000);
+  assert_int_equal(c.leader.renew_ms, 10000);
+  assert_int_equal(c.leader.retry_ms, 2000);
+  assert_int_equal(c.api.event_interval_ms, 60000);
   assert_int_equal(c.sched.ntopology, 3);
   ts_err_clear(&e);
   if (cfg_tessera_load("examples/tessera.yaml", &c, &e) != TS_OK) fail_msg("%s", e.text);
-  assert_int_equal(c.nmappings, 2);
-  assert_string_equal(c.mappings[1].device_class, "mig-3g.40gb.nvidia.com");
-  assert_int_equal(c.mappings[1].weight.mant, 5);
-  assert_int_equal(c.mappings[1].weight.scale, -1);
-  assert_int_equal(c.pods_ready_timeout_ms, 300000);
-  assert_int_equal(c.requeue_max_ms, 3600000);
+  assert_int_equal(c.sched.queueing.devmap.n, 2);
+  assert_string_equal(c.sched.queueing.devmap.v[1].device_class, "mig-3g.40gb.nvidia.com");
+  assert_int_equal(c.sched.queueing.devmap.v[1].weight.mant, 5);
+  assert_int_equal(c.sched.queueing.devmap.v[1].weight.scale, -1);
+  assert_int_equal(c.sched.pods_ready_timeout_ns, 300 * 1000000000LL);
+  assert_int_equal(c.sched.requeue_max_ns, 3600 * 1000000000LL);
   assert_ptr_equal(c.sched.topology[1], ts_intern_cstr("nvidia.com/gpu.clique"));
+  cfg_tessera_free(&c);
   cfg_tessera_default(&c);
   {
-    const char *y = "schedulerName: gpu-sched\nscoring: spread\ntopology: {levels: [rack]}\n";
+    const char *y = "schedulerName: gpu-sched\nscoring: spread\ntopology: {levels: [rack]}\n"
+                    "api: {eventInterval: \"0\"}\nleaderElection: {enable: false}\n";
     assert_int_equal(cfg_tessera_parse(y, strlen(y), &c, &e), TS_OK);
   }
   assert_string_equal(c.sched.scheduler_name, "gpu-sched");
   assert_int_equal(c.sched.scoring, SCHED_SPREAD);
   assert_int_equal(c.sched.ntopology, 1);
+  assert_int_equal(c.api.event_interval_ms, 0); /* no minimum (0 used to mean the default) */
+  assert_false(c.leader.enable);
+  cfg_tessera_free(&c);
 }
 
 static void bad_config(const char *yaml, const char *want) {
@@ -238,6 +245,7 @@ static void bad_config(const char *yaml, const char *want) {
   cfg_tessera_default(&c);
   ts_err_clear(&e);
   if (cfg_tessera_parse(yaml, strlen(yaml), &c, &e) == TS_OK) fail_msg("accepted: %s", yaml);
+  cfg_tessera_free(&c);
   if (strcmp(e.text, want) != 0) fail_msg("error\n  got:  %s\n  want: %s", e.text, want);
 }
 
@@ -249,11 +257,12 @@ static void test_fair_sharing_strategies(void **state) {
                   "[LessThanInitialShare]}}\n";
   (void)state;
   cfg_tessera_default(&t);
-  assert_int_equal(t.nfs_strategies, 2);
+  assert_int_equal(t.sched.queueing.nfs_strategies, 2);
   assert_int_equal(cfg_tessera_parse(y, strlen(y), &t, &e), TS_OK);
-  assert_true(t.fair_sharing);
-  assert_int_equal(t.nfs_strategies, 1);
-  assert_int_equal(t.fs_strategies[0], Q_FS_LESS_THAN_INITIAL_SHARE);
+  assert_true(t.sched.queueing.fair_sharing);
+  assert_int_equal(t.sched.queueing.nfs_strategies, 1);
+  assert_int_equal(t.sched.queueing.fs_strategies[0], Q_FS_LESS_THAN_INITIAL_SHARE);
+  cfg_tessera_free(&t);
 }
 
 static void test_tessera_errors(void **state) {

@@ -1026,7 +1026,6 @@ static void test_admission_charges_devices(void **state) {
   char q[2048];
   sched_config cfg;
   sched_result r;
-  q_devmap dm = {0};
   ts_err e;
   (void)state;
   snprintf(q, sizeof q, queues_yaml, 1);
@@ -1047,11 +1046,10 @@ static void test_admission_charges_devices(void **state) {
     apply(m, y);
   }
   /* One device of class gpu counts as one nvidia.com/gpu of quota; the queue has one. */
-  assert_int_equal(q_devmap_add(&dm, "gpu", "nvidia.com/gpu", "1", &e), TS_OK);
   sched_config_default(&cfg);
+  assert_int_equal(q_devmap_add(&cfg.queueing.devmap, "gpu", "nvidia.com/gpu", "1", &e), TS_OK);
   cfg.dra_eval = test_eval;
   cfg.instantiate_templates = true;
-  cfg.devmap = &dm;
   assert_int_equal(sched_cycle(m, &cfg, NULL, 0, &r, &e), TS_OK);
   assert_int_equal(decision(&r, "d0")->kind, SCHED_BIND);
   assert_int_equal(decision(&r, "d0")->claims[0].result.ndevices, 1);
@@ -1060,12 +1058,12 @@ static void test_admission_charges_devices(void **state) {
       strstr(decision(&r, "d1")->reason, "insufficient unused quota for nvidia.com/gpu"));
   sched_result_free(&r);
   /* A class with no mapping cannot be charged: the pod says so. */
-  q_devmap_free(&dm);
-  assert_int_equal(q_devmap_add(&dm, "other", "nvidia.com/gpu", "1", &e), TS_OK);
+  q_devmap_free(&cfg.queueing.devmap);
+  assert_int_equal(q_devmap_add(&cfg.queueing.devmap, "other", "nvidia.com/gpu", "1", &e), TS_OK);
   assert_int_equal(sched_cycle(m, &cfg, NULL, 0, &r, &e), TS_OK);
   assert_non_null(strstr(decision(&r, "d0")->reason, "cannot be charged to quota"));
   sched_result_free(&r);
-  q_devmap_free(&dm);
+  sched_config_free(&cfg);
   model_free(m);
 }
 
@@ -1343,9 +1341,11 @@ static void test_admission_fs_strategies(void **state) {
           "name: five, uid: u-five, controller: true}]}\nspec: {schedulerName: tessera, "
           "containers: [{name: c, resources: {limits: {nvidia.com/gpu: 5}}}]}\n");
     sched_config_default(&cfg);
-    cfg.fair_sharing = true;
-    if (only_final)
-      cfg.fs_strategies[0] = Q_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE, cfg.nfs_strategies = 1;
+    cfg.queueing.fair_sharing = true;
+    if (only_final) {
+      cfg.queueing.fs_strategies[0] = Q_FS_LESS_THAN_OR_EQUAL_TO_FINAL_SHARE;
+      cfg.queueing.nfs_strategies = 1;
+    }
     assert_int_equal(sched_cycle(m, &cfg, NULL, 0, &r, &e), TS_OK);
     if (only_final) {
       assert_int_equal(r.nevicted, 0);

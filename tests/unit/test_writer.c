@@ -49,7 +49,7 @@ static void start(env *e, bool http2) {
   assert_int_equal(kc_auth_load(fa_kubeconfig(e->s), NULL, &e->auth, &err), TS_OK);
   assert_non_null(e->c = kc_client_new(&e->loop, &e->auth, &err));
   e->gate.open = true;
-  assert_non_null(e->w = kc_writer_new(e->c, &e->gate, "test", 0));
+  assert_non_null(e->w = kc_writer_new(e->c, &e->gate, "test", KC_EVENT_INTERVAL_MS));
 }
 
 static void stop(env *e) {
