@@ -58,12 +58,9 @@ static void on_error(void *ud, const ts_err *err) {
 static int64_t snapshot_time(const model *m) {
   int64_t t = 0;
   for (int k = 0; k < MODEL_KIND_COUNT; k++) {
-    size_t it = 0;
-    const ts_map_slot *s;
-    while (ts_map_next(&m->by_key[k], &it, &s)) {
-      const model_obj *o = s->value;
+    model_obj *o;
+    for (size_t it = 0; model_next(m, (model_kind)k, &it, &o);)
       if (o->created_ns > t) t = o->created_ns;
-    }
   }
   return t;
 }
@@ -117,9 +114,10 @@ static int pool_cmp(const void *a, const void *b) {
 
 /* Sums GPU resources per pool (after the decisions were applied to the model). */
 static size_t pool_sums(const model *m, pool_sum *pools, size_t cap) {
-  size_t n = 0;
-  for (size_t i = 0; i < m->nodes.n; i++) {
-    const model_node *node = m->nodes.v[i];
+  size_t n = 0, nn;
+  model_node *const *all = model_nodes(m, &nn);
+  for (size_t i = 0; i < nn; i++) {
+    const model_node *node = all[i];
     const char *name = pool_of(node);
     size_t k = 0;
     while (k < n && pools[k].name != name) k++;

@@ -110,6 +110,8 @@ void replay_dra_summary(FILE *out, json_t *summary, const model *m, const sched_
   ts_arena a;
   model_obj **claims = NULL;
   model_node **nodes;
+  model_node *const *all;
+  size_t nn;
   size_t nc = 0;
   json_t *jn = summary ? json_array() : NULL;
   bool header = false;
@@ -129,10 +131,11 @@ void replay_dra_summary(FILE *out, json_t *summary, const model *m, const sched_
         mark_used(&used, &a, cl->result.devices[k].slice->driver, cl->result.devices[k].slice->pool,
                   cl->result.devices[k].device->name);
     }
-  nodes = malloc((m->nodes.n + 1) * sizeof *nodes);
-  if (m->nodes.n) memcpy(nodes, m->nodes.v, m->nodes.n * sizeof *nodes);
-  qsort(nodes, m->nodes.n, sizeof *nodes, name_cmp);
-  for (size_t i = 0; i < m->nodes.n; i++) {
+  all = model_nodes(m, &nn);
+  nodes = malloc((nn + 1) * sizeof *nodes);
+  if (nn) memcpy(nodes, all, nn * sizeof *nodes);
+  qsort(nodes, nn, sizeof *nodes, name_cmp);
+  for (size_t i = 0; i < nn; i++) {
     kind_count k[32];
     int nk = node_kinds(m, &used, ts_intern_cstr(nodes[i]->obj.name), k, 32);
     if (!nk) continue;

@@ -342,6 +342,36 @@ size_t model_count(const model *m, model_kind kind) {
   return m->by_key[kind].count;
 }
 
+bool model_next(const model *m, model_kind kind, size_t *it, model_obj **out) {
+  const ts_map_slot *s;
+  if (!ts_map_next(&m->by_key[kind], it, &s)) return false;
+  *out = s->value;
+  return true;
+}
+
+model_node *const *model_nodes(const model *m, size_t *n) {
+  *n = m->nodes.n;
+  return m->nodes.v;
+}
+
+bool model_kind_seen(const model *m, model_kind kind) {
+  return !m->unseen[kind];
+}
+
+uint64_t model_generation(const model *m) {
+  return m->generation;
+}
+
+int32_t model_default_priority(const model *m) {
+  const model_priority_class *best = NULL;
+  model_obj *o;
+  for (size_t it = 0; model_next(m, MODEL_PRIORITY_CLASS, &it, &o);) {
+    const model_priority_class *c = (const model_priority_class *)o;
+    if (c->global_default && (!best || c->value < best->value)) best = c;
+  }
+  return best ? best->value : 0;
+}
+
 static int obj_key_cmp(const void *a, const void *b) {
   return strcmp((*(model_obj *const *)a)->key, (*(model_obj *const *)b)->key);
 }

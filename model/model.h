@@ -660,21 +660,9 @@ void model_obj_free(model_obj *o);
 
 typedef struct model_pod_bucket model_pod_bucket;
 
-typedef struct model {
-  ts_map by_key[MODEL_KIND_COUNT]; /* private: key -> object, per kind */
-  ts_map by_uid;                   /* private: uid -> object */
-  ts_map buckets;                  /* private: node name -> model_pod_bucket */
-  ts_map node_label_index;         /* private: "key=value" -> model_node_vec */
-  ts_map slices_by_node;           /* private: node name -> model_slice_vec */
-  ts_map slices_by_pool;           /* private: "driver/pool" -> model_slice_vec */
-  TS_VEC(model_node *) nodes;      /* read-only: dense array of nodes */
-  uint64_t seq;                    /* private: next insertion sequence */
-  uint64_t revs;                   /* private: last stored-version number handed out */
-  uint64_t generation;             /* read-only: bumped by every change */
-  bool unseen[MODEL_KIND_COUNT];   /* read-only: kinds whose objects this model cannot know
-                                      (the API server refused to list them, or a snapshot
-                                      holds none); see model_set_seen */
-} model;
+/* The store: every object by kind and key, with indexes (pods by node, nodes by label, slices
+ * by node and by pool). Opaque: read it through the functions below. */
+typedef struct model model;
 
 typedef enum model_event { MODEL_ADDED, MODEL_MODIFIED, MODEL_DELETED } model_event;
 
@@ -702,6 +690,18 @@ ts_rc model_pod_bind(model *m, model_pod *p, const char *node_name);
 
 /* Lookups: borrowed pointers valid until the object is replaced or removed. */
 model_obj *model_get(const model *m, model_kind kind, const char *ns, const char *name);
+/* Every object of a kind, in no particular order, O(1) per object: for (size_t it = 0;
+ * model_next(m, kind, &it, &o);). The model must not change during the walk. */
+bool model_next(const model *m, model_kind kind, size_t *it, model_obj **out);
+/* The nodes as a dense array (borrowed, valid until a node is added or removed). */
+model_node *const *model_nodes(const model *m, size_t *n);
+/* False when objects of kind cannot be known (model_set_seen). */
+bool model_kind_seen(const model *m, model_kind kind);
+/* Bumped by every change of the model. */
+uint64_t model_generation(const model *m);
+/* The value of the global default PriorityClass (the lowest value when several claim to be,
+ * as the API server's priority admission picks), 0 when there is none. O(PriorityClasses). */
+int32_t model_default_priority(const model *m);
 model_obj *model_get_uid(const model *m, const char *uid);
 size_t model_count(const model *m, model_kind kind);
 /* Fills a new array (*out, free with ts_free) with every object of a kind, sorted by key. */

@@ -9,6 +9,22 @@
 
 #define MD_PATH_MAX 512
 
+struct model {
+  ts_map by_key[MODEL_KIND_COUNT]; /* private: key -> object, per kind */
+  ts_map by_uid;                   /* private: uid -> object */
+  ts_map buckets;                  /* private: node name -> model_pod_bucket */
+  ts_map node_label_index;         /* private: "key=value" -> model_node_vec */
+  ts_map slices_by_node;           /* private: node name -> model_slice_vec */
+  ts_map slices_by_pool;           /* private: "driver/pool" -> model_slice_vec */
+  TS_VEC(model_node *) nodes;      /* read-only: dense array of nodes */
+  uint64_t seq;                    /* private: next insertion sequence */
+  uint64_t revs;                   /* private: last stored-version number handed out */
+  uint64_t generation;             /* read-only: bumped by every change */
+  bool unseen[MODEL_KIND_COUNT];   /* read-only: kinds whose objects this model cannot know
+                                      (the API server refused to list them, or a snapshot
+                                      holds none); see model_set_seen */
+};
+
 /* Decoding context: who is being decoded and where in it we are. */
 typedef struct mdec {
   ts_err *err;                   /* caller's error */

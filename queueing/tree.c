@@ -595,15 +595,9 @@ bool q_tree_cq_active(const q_tree *t, const char *cq) {
 
 int32_t q_priority(const model *m, const char *wpc, const char *pc) {
   const model_obj *o;
-  size_t it = 0;
-  const ts_map_slot *s;
   if (wpc && (o = model_get(m, MODEL_WORKLOAD_PRIORITY_CLASS, NULL, wpc)))
     return ((const model_workload_priority_class *)o)->value;
   if (pc && (o = model_get(m, MODEL_PRIORITY_CLASS, NULL, pc)))
     return ((const model_priority_class *)o)->value;
-  while (ts_map_next(&m->by_key[MODEL_PRIORITY_CLASS], &it, &s)) {
-    const model_priority_class *c = s->value;
-    if (c->global_default) return c->value;
-  }
-  return 0;
+  return model_default_priority(m);
 }

@@ -268,13 +268,13 @@ static ts_rc running_gangs(admit *ad) {
   sched_view *v = ad->v;
   ts_map index;
   size_t it = 0;
-  const ts_map_slot *s;
+  model_obj *o;
   ts_rc rc = TS_OK;
   qgang **all = NULL;
   size_t n = 0, cap = 0;
   ts_map_init(&index);
-  while (rc == TS_OK && ts_map_next(&v->m->by_key[MODEL_POD], &it, &s)) {
-    const model_pod *p = s->value;
+  while (rc == TS_OK && model_next(v->m, MODEL_POD, &it, &o)) {
+    const model_pod *p = (const model_pod *)o;
     char key[600];
     qgang *q;
     if (!model_pod_counts(p) || !sched__queue_of(p)) continue;

@@ -39,18 +39,12 @@ bool sched_is_gpu_resource(int id) {
 
 int32_t sched_pod_priority(const model *m, const model_pod *p) {
   const model_priority_class *pc;
-  size_t it = 0;
-  const ts_map_slot *s;
   if (p->has_priority) return p->priority;
   if (p->priority_class) {
     pc = (const model_priority_class *)model_get(m, MODEL_PRIORITY_CLASS, NULL, p->priority_class);
     if (pc) return pc->value;
   }
-  while (ts_map_next(&m->by_key[MODEL_PRIORITY_CLASS], &it, &s)) {
-    pc = s->value;
-    if (pc->global_default) return pc->value;
-  }
-  return 0;
+  return model_default_priority(m);
 }
 
 /* ---- decisions ------------------------------------------------------------------------- */

@@ -80,7 +80,7 @@ static void owner_min(const model *m, model_kind kind, const char *ns, const cha
   g->min = -1;
   if (j)
     g->min = j->min_pods;
-  else if (!m->unseen[kind])
+  else if (model_kind_seen(m, kind))
     g->blocked = UNSEEN_OWNER;
 }
 
@@ -271,16 +271,15 @@ static sched_gang *gang_get(sched_view *v, ts_map *index, gang_vec *gangs, const
 }
 
 ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
-  const ts_map *pods = &v->m->by_key[MODEL_POD];
   gang_vec gangs = {0};
   ts_map index;
   size_t it = 0;
-  const ts_map_slot *s;
+  model_obj *o;
   gang_id id;
   ts_rc rc = TS_OK;
   ts_map_init(&index);
-  while (rc == TS_OK && ts_map_next(pods, &it, &s)) { /* pending pods make the gangs */
-    const model_pod *p = s->value;
+  while (rc == TS_OK && model_next(v->m, MODEL_POD, &it, &o)) { /* pending pods make gangs */
+    const model_pod *p = (const model_pod *)o;
     sched_gang *g;
     if (!is_pending(p, v->cfg)) continue;
     gang_of(v->m, p, &id);
@@ -289,8 +288,8 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
     if (g) g->nmembers++;
   }
   it = 0;
-  while (rc == TS_OK && ts_map_next(pods, &it, &s)) { /* bound members count towards min */
-    const model_pod *p = s->value;
+  while (rc == TS_OK && model_next(v->m, MODEL_POD, &it, &o)) { /* bound members count */
+    const model_pod *p = (const model_pod *)o;
     sched_gang *g;
     if (!model_pod_counts(p) || p->obj.deleted_ns) continue;
     gang_of(v->m, p, &id);

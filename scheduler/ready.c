@@ -209,16 +209,16 @@ static ts_rc evict(sched_view *v, sched_state *st, watched *w, sched_result *r,
 
 ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r,
                          ts_rc (*add)(sched_view *, sched_result *, sched_decision)) {
-  const ts_map *pods = &v->m->by_key[MODEL_POD];
   ts_map index;
   size_t it = 0, nw = 0;
+  model_obj *o;
   const ts_map_slot *s;
   watched **all;
   ts_rc rc = TS_OK;
   if (!v->cfg->wait_for_pods_ready || !st) return TS_OK;
   ts_map_init(&index);
-  while (rc == TS_OK && ts_map_next(pods, &it, &s)) {
-    const model_pod *p = s->value;
+  while (rc == TS_OK && model_next(v->m, MODEL_POD, &it, &o)) {
+    const model_pod *p = (const model_pod *)o;
     if (model_pod_counts(p) && !p->obj.deleted_ns && p->scheduler_name == v->cfg->scheduler_name)
       rc = watch_pod(v, &index, p);
   }

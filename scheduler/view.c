@@ -15,14 +15,16 @@ static int node_name_cmp(const void *a, const void *b) {
 
 ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, int64_t now_ns,
                        ts_arena *scratch, ts_arena *out) {
+  size_t nn;
+  model_node *const *all = model_nodes(m, &nn);
   memset(v, 0, sizeof *v);
   v->m = m, v->cfg = cfg, v->now_ns = now_ns, v->arena = scratch, v->out = out;
-  v->n = (uint32_t)m->nodes.n;
+  v->n = (uint32_t)nn;
   v->stride = model_resource_count();
   v->nodes = ts_arena_alloc(scratch, (v->n + 1) * sizeof *v->nodes);
   v->free = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->free);
   if (!v->nodes || !v->free) return TS_ENOMEM;
-  if (v->n) memcpy(v->nodes, m->nodes.v, v->n * sizeof *v->nodes);
+  if (v->n) memcpy(v->nodes, all, v->n * sizeof *v->nodes);
   qsort(v->nodes, v->n, sizeof *v->nodes, node_name_cmp);
   for (uint32_t i = 0; i < v->n; i++)
     for (int r = 0; r < v->stride; r++)

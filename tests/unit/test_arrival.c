@@ -168,9 +168,9 @@ static void one_shot(scenario *sc) {
   sched_result r;
   ts_err e;
   size_t it = 0;
-  const ts_map_slot *s;
-  while (ts_map_next(&m->by_key[MODEL_POD], &it, &s)) {
-    const model_pod *p = s->value;
+  model_obj *o;
+  while (model_next(m, MODEL_POD, &it, &o)) {
+    const model_pod *p = (const model_pod *)o;
     char key[700];
     int64_t min;
     gang_of(m, sc->kinds, p, key, sizeof key, &min);
@@ -239,10 +239,10 @@ static void check_gangs(run *r, const char *after) {
   const model *m = tc_model(r->c);
   ts_map bound;
   size_t it = 0;
-  const ts_map_slot *s;
+  model_obj *o;
   ts_map_init(&bound);
-  while (ts_map_next(&m->by_key[MODEL_POD], &it, &s)) { /* bound pods per gang */
-    const model_pod *p = s->value;
+  while (model_next(m, MODEL_POD, &it, &o)) { /* bound pods per gang */
+    const model_pod *p = (const model_pod *)o;
     char key[700];
     int64_t min;
     if (!model_pod_counts(p)) continue;
@@ -250,8 +250,8 @@ static void check_gangs(run *r, const char *after) {
     count_up(&bound, key);
   }
   it = 0;
-  while (ts_map_next(&m->by_key[MODEL_POD], &it, &s)) {
-    const model_pod *p = s->value;
+  while (model_next(m, MODEL_POD, &it, &o)) {
+    const model_pod *p = (const model_pod *)o;
     char key[700];
     int64_t min;
     uintptr_t n;
@@ -370,13 +370,12 @@ static void arrive(scenario *sc, const size_t *order, const char *label, uint64_
   nwrites += tc_writes(r.c);
   {
     size_t it = 0;
-    const ts_map_slot *s;
+    model_obj *o;
     const model *m = tc_model(r.c);
-    while (ts_map_next(&m->by_key[MODEL_POD], &it, &s))
-      nbound += tc_bound_by_writer(r.c, ((const model_pod *)s->value)->obj.key);
+    while (model_next(m, MODEL_POD, &it, &o)) nbound += tc_bound_by_writer(r.c, o->key);
     it = 0;
-    while (ts_map_next(&m->by_key[MODEL_RESOURCE_CLAIM], &it, &s))
-      nclaims += ((const model_claim *)s->value)->allocation.present;
+    while (model_next(m, MODEL_RESOURCE_CLAIM, &it, &o))
+      nclaims += ((const model_claim *)o)->allocation.present;
   }
   report(&r);
   live_free(r.l);

@@ -778,10 +778,33 @@ static ts_rc apply(model *m, const char *yaml, model_event ev) {
   return rc;
 }
 
+/* Two PriorityClasses claiming globalDefault (a race the API server allows): the lower value
+ * is the default, as the priority admission plugin picks it; none: 0. The walk of the store
+ * sees every object once. */
+static void test_default_priority(void **state) {
+  model *m = model_new();
+  model_obj *o;
+  int seen = 0;
+  (void)state;
+  assert_int_equal(model_default_priority(m), 0);
+  for (int i = 0; i < 8; i++) {
+    char y[256];
+    snprintf(y, sizeof y,
+             "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: pc-%d}\n"
+             "value: %d\nglobalDefault: %s\n",
+             i, 100 - i * 10, i == 2 || i == 5 ? "true" : "false");
+    assert_int_equal(apply(m, y, MODEL_ADDED), TS_OK);
+  }
+  assert_int_equal(model_default_priority(m), 50); /* pc-5 (50), not pc-2 (80) */
+  for (size_t it = 0; model_next(m, MODEL_PRIORITY_CLASS, &it, &o);) seen++;
+  assert_int_equal(seen, 8);
+  model_free(m);
+}
+
 static void test_store(void **state) {
   model *m = model_new();
   model_node *n;
-  size_t count;
+  size_t count, nn;
   int gpu = model_resource_id("nvidia.com/gpu");
   const char *bound = "apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: t, uid: ua}\n"
                       "spec:\n  nodeName: gpu-1\n  containers:\n"
@@ -794,7 +817,8 @@ static void test_store(void **state) {
   assert_non_null(n);
   assert_int_equal(n->used[gpu], 2);
   assert_int_equal(n->npods, 1);
-  assert_int_equal(m->nodes.n, 1);
+  assert_non_null(model_nodes(m, &nn));
+  assert_int_equal(nn, 1);
   assert_ptr_equal(model_get_uid(m, "ua"), model_get(m, MODEL_POD, "t", "a"));
   assert_ptr_equal(model_node_pods_first(m, ts_intern_cstr("gpu-1")),
                    model_get(m, MODEL_POD, "t", "a"));
@@ -817,7 +841,8 @@ static void test_store(void **state) {
   assert_null(model_nodes_with_label(m, ts_intern_cstr("zone"), ts_intern_cstr("b"), &count));
   /* Deleting the node keeps the pod, which counts again when the node returns. */
   assert_int_equal(model_remove(m, MODEL_NODE, NULL, "gpu-1"), TS_OK);
-  assert_int_equal(m->nodes.n, 0);
+  (void)model_nodes(m, &nn);
+  assert_int_equal(nn, 0);
   assert_null(model_nodes_with_label(m, ts_intern_cstr("zone"), ts_intern_cstr("a"), &count));
   assert_int_equal(apply(m, node_yaml, MODEL_ADDED), TS_OK);
   n = (model_node *)model_get(m, MODEL_NODE, NULL, "gpu-1");
@@ -888,6 +913,7 @@ int main(void) {
       cmocka_unit_test(test_tolerations),
       cmocka_unit_test(test_jobs),
       cmocka_unit_test(test_store),
+      cmocka_unit_test(test_default_priority),
       cmocka_unit_test(test_alloc_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
