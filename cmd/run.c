@@ -258,7 +258,12 @@ static health_server *endpoint(runner *r, const char *addr) {
  * r's loop. On failure what started stays for shut_down to stop. */
 static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const char *identity,
                    ts_err *err) {
-  kc_informer_opts io = {on_event, on_synced, r, on_skipped};
+  static kc_resource_spec kinds[MODEL_KIND_COUNT];
+  kc_informer_opts io = {kinds, MODEL_KIND_COUNT, on_event, on_synced, r, on_skipped};
+  for (int k = 0; k < MODEL_KIND_COUNT; k++) { /* every kind the model reads */
+    const model_kind_api *api = model_kind_api_of((model_kind)k);
+    kinds[k] = (kc_resource_spec){api->resource, api->group, api->kind, api->versions};
+  }
   uv_timer_init(r->loop, &r->tick);
   r->tick.data = r;
   uv_signal_init(r->loop, &r->sigterm);

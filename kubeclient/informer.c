@@ -15,71 +15,32 @@
 #define WATCH_TIMEOUT_S 300 /* server-side timeout of one watch */
 #define BACKOFF_MAX_MS  30000
 
-typedef struct spec {
-  const char *id, *group, *kind; /* resource, API group ("" = core), kind */
-  const char *versions[3];       /* preferred first */
-  bool namespaced_cluster_list;  /* listed cluster-wide (always true here) */
-} spec;
-
-static const spec specs[] = {
-    {"pods", "", "Pod", {"v1"}, true},
-    {"nodes", "", "Node", {"v1"}, true},
-    {"namespaces", "", "Namespace", {"v1"}, true},
-    {"priorityclasses", "scheduling.k8s.io", "PriorityClass", {"v1"}, true},
-    {"poddisruptionbudgets", "policy", "PodDisruptionBudget", {"v1"}, true},
-    {"resourceslices", "resource.k8s.io", "ResourceSlice", {"v1", "v1beta2", "v1beta1"}, true},
-    {"deviceclasses", "resource.k8s.io", "DeviceClass", {"v1", "v1beta2", "v1beta1"}, true},
-    {"resourceclaims", "resource.k8s.io", "ResourceClaim", {"v1", "v1beta2", "v1beta1"}, true},
-    {"resourceclaimtemplates",
-     "resource.k8s.io",
-     "ResourceClaimTemplate",
-     {"v1", "v1beta2", "v1beta1"},
-     true},
-    {"clusterqueues", "kueue.x-k8s.io", "ClusterQueue", {"v1beta2", "v1beta1"}, true},
-    {"localqueues", "kueue.x-k8s.io", "LocalQueue", {"v1beta2", "v1beta1"}, true},
-    {"resourceflavors", "kueue.x-k8s.io", "ResourceFlavor", {"v1beta2", "v1beta1"}, true},
-    {"cohorts", "kueue.x-k8s.io", "Cohort", {"v1beta2", "v1beta1"}, true},
-    {"workloadpriorityclasses",
-     "kueue.x-k8s.io",
-     "WorkloadPriorityClass",
-     {"v1beta2", "v1beta1"},
-     true},
-    {"podgroups", "scheduling.x-k8s.io", "PodGroup", {"v1alpha1"}, true},
-    {"jobs", "batch", "Job", {"v1"}, true},
-    {"jobsets", "jobset.x-k8s.io", "JobSet", {"v1alpha2"}, true},
-    {"pytorchjobs", "kubeflow.org", "PyTorchJob", {"v1"}, true},
-    {"tfjobs", "kubeflow.org", "TFJob", {"v1"}, true},
-    {"mpijobs", "kubeflow.org", "MPIJob", {"v2beta1", "v1"}, true},
-    {"xgboostjobs", "kubeflow.org", "XGBoostJob", {"v1"}, true},
-    {"paddlejobs", "kubeflow.org", "PaddleJob", {"v1"}, true},
-    {"jaxjobs", "kubeflow.org", "JAXJob", {"v1"}, true},
-};
-#define NSPECS (sizeof specs / sizeof *specs)
-
 typedef enum phase { P_IDLE, P_LIST, P_WATCH, P_SKIPPED } phase;
 
 typedef struct informer {
-  kc_informers *all;    /* owner */
-  kc_resource res;      /* what it watches */
-  char api_version[96]; /* group/version or v1 */
-  char path[256];       /* /api/v1/pods */
-  phase ph;             /* what it is doing */
-  kc_req *req;          /* in flight */
-  char rv[64];          /* resourceVersion to watch from */
-  char cont[2048];      /* continue token of the list */
-  ts_map keys;          /* "ns/name" (owned) -> 1: objects seen, for re-list deletions */
-  ts_map listed;        /* keys seen by the list in progress */
-  json_t *pending;      /* objects of the list in progress (delivered at its end) */
-  bool synced;          /* listed once */
-  uint32_t failures;    /* consecutive failures (backoff) */
-  uv_timer_t retry;     /* backoff */
+  kc_informers *all;            /* owner */
+  const kc_resource_spec *spec; /* what it watches (the caller's) */
+  kc_resource res;              /* what it watches, in the version chosen */
+  char version[32];             /* that version */
+  char api_version[96];         /* group/version or v1 */
+  char path[256];               /* /api/v1/pods */
+  phase ph;                     /* what it is doing */
+  kc_req *req;                  /* in flight */
+  char rv[64];                  /* resourceVersion to watch from */
+  char cont[2048];              /* continue token of the list */
+  ts_map keys;                  /* "ns/name" (owned) -> 1: objects seen, for re-list deletions */
+  ts_map listed;                /* keys seen by the list in progress */
+  json_t *pending;              /* objects of the list in progress (delivered at its end) */
+  bool synced;                  /* listed once */
+  uint32_t failures;            /* consecutive failures (backoff) */
+  uv_timer_t retry;             /* backoff */
 } informer;
 
 struct kc_informers {
   kc_client *c;           /* client */
   kc_informer_opts o;     /* callbacks */
-  informer inf[NSPECS];   /* one per resource */
-  size_t n;               /* entries in use */
+  informer *inf;          /* one per resource (owned) */
+  size_t n;               /* entries */
   kc_req *discovery;      /* GET /apis in flight */
   uv_timer_t disc_retry;  /* backoff of discovery */
   uint32_t disc_failures; /* consecutive failed discoveries */
@@ -329,20 +290,34 @@ static void start_watch(informer *f) {
   f->req = kc_request(f->all->c, "GET", path, NULL, NULL, on_watch_line, on_watch_end, f);
 }
 
-/* /apis: which versions of each group the server offers. */
-static const char *choose(json_t *apis, const spec *s) {
-  size_t i, k;
-  json_t *g, *v;
-  if (!s->group[0]) return "v1";
+/* Does the group (a /apis entry) offer version want (len bytes)? */
+static bool offers(json_t *g, const char *want, size_t len) {
+  size_t k;
+  json_t *v;
+  json_array_foreach(json_object_get(g, "versions"), k, v) {
+    const char *ver = json_string_value(json_object_get(v, "version"));
+    if (ver && strlen(ver) == len && !memcmp(ver, want, len)) return true;
+  }
+  return false;
+}
+
+/* /apis: the first of the spec's versions the server offers, into out; false when none. The
+ * core group is always served (in v1). */
+static bool choose(json_t *apis, const kc_resource_spec *s, char *out, size_t cap) {
+  size_t i;
+  json_t *g;
+  if (!s->group[0]) return snprintf(out, cap, "v1"), true;
   json_array_foreach(json_object_get(apis, "groups"), i, g) {
     if (strcmp(json_string_value(json_object_get(g, "name")) ?: "", s->group)) continue;
-    for (int want = 0; want < 3 && s->versions[want]; want++)
-      json_array_foreach(json_object_get(g, "versions"), k, v) {
-        const char *ver = json_string_value(json_object_get(v, "version"));
-        if (ver && !strcmp(ver, s->versions[want])) return s->versions[want];
-      }
+    for (const char *w = s->versions; *w;) {
+      size_t len = strcspn(w, " ");
+      if (len && len < cap && offers(g, w, len))
+        return snprintf(out, cap, "%.*s", (int)len, w), true;
+      w += len;
+      w += strspn(w, " ");
+    }
   }
-  return NULL;
+  return false;
 }
 
 static void on_discovery(void *ud, const kc_response *r);
@@ -367,23 +342,24 @@ static void on_discovery(void *ud, const kc_response *r) {
     uv_timer_start(&a->disc_retry, on_disc_retry, ms, 0);
     return;
   }
-  for (size_t i = 0; i < NSPECS; i++) {
+  for (size_t i = 0; i < a->n; i++) {
     informer *f = &a->inf[i];
-    const char *ver = choose(apis, &specs[i]);
-    f->res = (kc_resource){specs[i].id, specs[i].group, ver ? ver : "", specs[i].kind};
-    if (!ver) {
-      ts_log(TS_LOG_WARN, "the API server does not serve %s%s%s; not watching it", specs[i].id,
-             specs[i].group[0] ? "." : "", specs[i].group);
+    const kc_resource_spec *sp = f->spec;
+    bool served = choose(apis, sp, f->version, sizeof f->version);
+    f->res = (kc_resource){sp->resource, sp->group, served ? f->version : "", sp->kind};
+    if (!served) {
+      ts_log(TS_LOG_WARN, "the API server does not serve %s%s%s; not watching it", sp->resource,
+             sp->group[0] ? "." : "", sp->group);
       f->ph = P_SKIPPED;
-      if (a->o.on_skipped) a->o.on_skipped(a->o.ud, specs[i].kind);
+      if (a->o.on_skipped) a->o.on_skipped(a->o.ud, sp->kind);
       continue;
     }
-    if (specs[i].group[0]) {
-      snprintf(f->api_version, sizeof f->api_version, "%s/%s", specs[i].group, ver);
-      snprintf(f->path, sizeof f->path, "/apis/%s/%s/%s", specs[i].group, ver, specs[i].id);
+    if (sp->group[0]) {
+      snprintf(f->api_version, sizeof f->api_version, "%s/%s", sp->group, f->version);
+      snprintf(f->path, sizeof f->path, "/apis/%s/%s/%s", sp->group, f->version, sp->resource);
     } else {
       snprintf(f->api_version, sizeof f->api_version, "v1");
-      snprintf(f->path, sizeof f->path, "/api/v1/%s", specs[i].id);
+      snprintf(f->path, sizeof f->path, "/api/v1/%s", sp->resource);
     }
     start_list(f);
   }
@@ -394,11 +370,14 @@ static void on_discovery(void *ud, const kc_response *r) {
 
 kc_informers *kc_informers_start(kc_client *c, const kc_informer_opts *o, ts_err *err) {
   kc_informers *a = ts_calloc(1, sizeof *a);
-  if (!a) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
-  a->c = c, a->o = *o, a->n = NSPECS;
-  for (size_t i = 0; i < NSPECS; i++) {
+  if (!a || !(a->inf = ts_calloc(o->nresources + 1, sizeof *a->inf))) {
+    ts_free(a);
+    return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
+  }
+  a->c = c, a->o = *o, a->n = o->nresources;
+  for (size_t i = 0; i < a->n; i++) {
     informer *f = &a->inf[i];
-    f->all = a;
+    f->all = a, f->spec = &o->resources[i];
     ts_map_init(&f->keys);
     ts_map_init(&f->listed);
     uv_timer_init(c->loop, &f->retry);
@@ -419,12 +398,12 @@ bool kc_informers_synced(const kc_informers *a) {
 static void timer_closed(uv_handle_t *h) {
   informer *f = h->data;
   kc_informers *a = f->all;
-  if (--a->open_timers == 0) ts_free(a);
+  if (--a->open_timers == 0) ts_free(a->inf), ts_free(a);
 }
 
 static void disc_closed(uv_handle_t *h) {
   kc_informers *a = h->data;
-  if (--a->open_timers == 0) ts_free(a);
+  if (--a->open_timers == 0) ts_free(a->inf), ts_free(a);
 }
 
 void kc_informers_stop(kc_informers *a) {

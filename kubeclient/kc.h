@@ -110,7 +110,18 @@ typedef struct kc_resource {
   const char *kind;    /* "Pod" */
 } kc_resource;
 
+/* A resource to list and watch (the caller's table, e.g. the model's kinds). */
+typedef struct kc_resource_spec {
+  const char *resource; /* "resourceclaims" */
+  const char *group;    /* "resource.k8s.io"; "" for core */
+  const char *kind;     /* "ResourceClaim" */
+  const char *versions; /* space-separated, preferred first: the first the server offers is
+                           watched */
+} kc_resource_spec;
+
 typedef struct kc_informer_opts {
+  const kc_resource_spec *resources; /* what to watch (borrowed until kc_informers_stop) */
+  size_t nresources;                 /* entries */
   /* obj is borrowed and always carries kind and apiVersion. */
   void (*on_event)(void *ud, kc_event_type t, json_t *obj, const kc_resource *res);
   void (*on_synced)(void *ud); /* once, when every informer has listed */
@@ -121,9 +132,10 @@ typedef struct kc_informer_opts {
 
 typedef struct kc_informers kc_informers;
 
-/* Discovers the API (GET /apis), then lists and watches every resource Tessera reads, in
- * the best version the server offers (resource.k8s.io v1 > v1beta2 > v1beta1, kueue v1beta2 >
- * v1beta1). A resource the server lacks or forbids is skipped with one log line. */
+/* Discovers the API (GET /apis), then lists and watches every resource of o, each in the first
+ * of its versions the server offers. A resource the server lacks or forbids is skipped with
+ * one log line (and on_skipped). Returns new (kc_informers_stop ends and frees it), NULL with
+ * err when out of memory. */
 kc_informers *kc_informers_start(kc_client *c, const kc_informer_opts *o, ts_err *err);
 bool kc_informers_synced(const kc_informers *inf);
 void kc_informers_stop(kc_informers *inf);

@@ -9,63 +9,56 @@
 /* ---- kinds ----------------------------------------------------------------------------- */
 
 typedef struct kind_info {
-  model_kind kind;         /* our kind */
-  const char *group;       /* API group, "" for core */
-  const char *versions;    /* accepted versions, space-separated */
   size_t size;             /* sizeof the kind's struct */
-  bool namespaced;         /* namespaced kind */
   model__decode_fn decode; /* fills the kind's fields */
   model__free_fn free;     /* frees the kind's fields */
 } kind_info;
 
-#define K(id, fn, group, versions, type, ns)                                                       \
-  { MODEL_##id, group, versions, sizeof(type), ns, model__decode_##fn, model__free_##fn }
+#define K(id, fn, type) [MODEL_##id] = {sizeof(type), model__decode_##fn, model__free_##fn}
 static const kind_info kinds[MODEL_KIND_COUNT] = {
-    K(POD, pod, "", "v1", model_pod, true),
-    K(NODE, node, "", "v1", model_node, false),
-    K(NAMESPACE, namespace, "", "v1", model_namespace, false),
-    K(PRIORITY_CLASS, priority_class, "scheduling.k8s.io", "v1 v1beta1", model_priority_class,
-      false),
-    K(PDB, pdb, "policy", "v1", model_pdb, true),
-    K(RESOURCE_SLICE, slice, "resource.k8s.io", "v1 v1beta2 v1beta1", model_slice, false),
-    K(DEVICE_CLASS, device_class, "resource.k8s.io", "v1 v1beta2 v1beta1", model_device_class,
-      false),
-    K(RESOURCE_CLAIM, claim, "resource.k8s.io", "v1 v1beta2 v1beta1", model_claim, true),
-    K(RESOURCE_CLAIM_TEMPLATE, claim_template, "resource.k8s.io", "v1 v1beta2 v1beta1",
-      model_claim_template, true),
-    K(CLUSTER_QUEUE, cluster_queue, "kueue.x-k8s.io", "v1beta2 v1beta1", model_cluster_queue,
-      false),
-    K(LOCAL_QUEUE, local_queue, "kueue.x-k8s.io", "v1beta2 v1beta1", model_local_queue, true),
-    K(RESOURCE_FLAVOR, resource_flavor, "kueue.x-k8s.io", "v1beta2 v1beta1", model_resource_flavor,
-      false),
-    K(COHORT, cohort, "kueue.x-k8s.io", "v1beta2 v1beta1 v1alpha1", model_cohort, false),
-    K(WORKLOAD_PRIORITY_CLASS, workload_priority_class, "kueue.x-k8s.io", "v1beta2 v1beta1",
-      model_workload_priority_class, false),
-    K(POD_GROUP, pod_group, "scheduling.x-k8s.io", "v1alpha1", model_pod_group, true),
-    K(JOB, job, "batch", "v1", model_job, true),
-    K(JOBSET, jobset, "jobset.x-k8s.io", "v1alpha2", model_job, true),
-    K(PYTORCH_JOB, training_job, "kubeflow.org", "v1", model_job, true),
-    K(TF_JOB, training_job, "kubeflow.org", "v1", model_job, true),
-    K(MPI_JOB, training_job, "kubeflow.org", "v2beta1 v1", model_job, true),
-    K(XGBOOST_JOB, training_job, "kubeflow.org", "v1", model_job, true),
-    K(PADDLE_JOB, training_job, "kubeflow.org", "v1", model_job, true),
-    K(JAX_JOB, training_job, "kubeflow.org", "v1", model_job, true),
+    K(POD, pod, model_pod),
+    K(NODE, node, model_node),
+    K(NAMESPACE, namespace, model_namespace),
+    K(PRIORITY_CLASS, priority_class, model_priority_class),
+    K(PDB, pdb, model_pdb),
+    K(RESOURCE_SLICE, slice, model_slice),
+    K(DEVICE_CLASS, device_class, model_device_class),
+    K(RESOURCE_CLAIM, claim, model_claim),
+    K(RESOURCE_CLAIM_TEMPLATE, claim_template, model_claim_template),
+    K(CLUSTER_QUEUE, cluster_queue, model_cluster_queue),
+    K(LOCAL_QUEUE, local_queue, model_local_queue),
+    K(RESOURCE_FLAVOR, resource_flavor, model_resource_flavor),
+    K(COHORT, cohort, model_cohort),
+    K(WORKLOAD_PRIORITY_CLASS, workload_priority_class, model_workload_priority_class),
+    K(POD_GROUP, pod_group, model_pod_group),
+    K(JOB, job, model_job),
+    K(JOBSET, jobset, model_job),
+    K(PYTORCH_JOB, training_job, model_job),
+    K(TF_JOB, training_job, model_job),
+    K(MPI_JOB, training_job, model_job),
+    K(XGBOOST_JOB, training_job, model_job),
+    K(PADDLE_JOB, training_job, model_job),
+    K(JAX_JOB, training_job, model_job),
 };
 #undef K
 
-static const char *const kind_names[MODEL_KIND_COUNT] = {
-#define MODEL__KIND_NAME(id, name) name,
-    MODEL_KINDS(MODEL__KIND_NAME)
-#undef MODEL__KIND_NAME
+static const model_kind_api apis[MODEL_KIND_COUNT] = {
+#define MODEL__KIND_API(id, kind, group, resource, versions, ns) {kind, group, resource, versions, ns},
+    MODEL_KINDS(MODEL__KIND_API)
+#undef MODEL__KIND_API
 };
 
+const model_kind_api *model_kind_api_of(model_kind k) {
+  return (unsigned)k < MODEL_KIND_COUNT ? &apis[k] : NULL;
+}
+
 const char *model_kind_name(model_kind k) {
-  return (unsigned)k < MODEL_KIND_COUNT ? kind_names[k] : "Unknown";
+  return (unsigned)k < MODEL_KIND_COUNT ? apis[k].kind : "Unknown";
 }
 
 model_kind model_kind_of(const char *name) {
   for (int i = 0; i < MODEL_KIND_COUNT; i++)
-    if (!strcmp(kind_names[i], name)) return (model_kind)i;
+    if (!strcmp(apis[i].kind, name)) return (model_kind)i;
   return MODEL_KIND_COUNT;
 }
 
@@ -79,19 +72,20 @@ static bool word_in(const char *word, size_t n, const char *list) {
   return false;
 }
 
-/* Finds the kind for (apiVersion, kind); sets *version to the version part. NULL: skip. */
-static const kind_info *find_kind(const char *api_version, const char *kind, const char **version) {
+/* Finds the kind for (apiVersion, kind); sets *version to the version part. MODEL_KIND_COUNT:
+ * skip. */
+static model_kind find_kind(const char *api_version, const char *kind, const char **version) {
   const char *slash = strchr(api_version, '/');
   const char *group = slash ? api_version : "";
   size_t glen = slash ? (size_t)(slash - api_version) : 0;
   *version = slash ? slash + 1 : api_version;
   for (int i = 0; i < MODEL_KIND_COUNT; i++) {
-    const kind_info *k = &kinds[i];
-    if (strcmp(kind_names[i], kind) != 0) continue;
+    const model_kind_api *k = &apis[i];
+    if (strcmp(k->kind, kind) != 0) continue;
     if (strlen(k->group) != glen || memcmp(k->group, group, glen) != 0) continue;
-    if (word_in(*version, strlen(*version), k->versions)) return k;
+    if (word_in(*version, strlen(*version), k->versions)) return (model_kind)i;
   }
-  return NULL;
+  return MODEL_KIND_COUNT;
 }
 
 /* ---- paths and errors ------------------------------------------------------------------ */
@@ -513,6 +507,7 @@ void model_obj_free(model_obj *o) {
 ts_rc model_decode(json_t *json, const model_decode_opts *opts, model_obj **out, ts_err *err) {
   static const model_decode_opts defaults = {0};
   const char *api_version, *kind, *version = "";
+  model_kind mk;
   const kind_info *k;
   mdec d = {0};
   model_obj *o;
@@ -522,15 +517,15 @@ ts_rc model_decode(json_t *json, const model_decode_opts *opts, model_obj **out,
   api_version = json_string_value(json_object_get(json, "apiVersion"));
   kind = json_string_value(json_object_get(json, "kind"));
   if (!kind || !api_version) return TS_OK; /* not a Kubernetes object we can recognise */
-  k = find_kind(api_version, kind, &version);
-  if (!k) return TS_OK;
+  if ((mk = find_kind(api_version, kind, &version)) == MODEL_KIND_COUNT) return TS_OK;
+  k = &kinds[mk];
   d.err = err, d.opts = opts ? opts : &defaults, d.kind = kind, d.version = version;
   d.name = "(unnamed)", d.ns = "";
   o = ts_calloc(1, k->size);
   if (!o) return ts_err_set(err, TS_ENOMEM, "out of memory");
-  o->kind = k->kind;
+  o->kind = mk;
   o->api_version = ts_intern_cstr(api_version);
-  rc = decode_meta(&d, json, o, k->namespaced);
+  rc = decode_meta(&d, json, o, apis[mk].namespaced);
   if (rc == TS_OK) rc = k->decode(&d, json, o);
   if (rc != TS_OK) {
     model_obj_free(o);

@@ -16,33 +16,41 @@
 
 /* ---- kinds ----------------------------------------------------------------------------- */
 
+/* Every kind Tessera reads, with where the API serves it: X(id, kind, API group ("" = core),
+ * resource, versions Tessera decodes (space-separated, preferred first), namespaced). The one
+ * table for the decoder and for what `tessera run` lists and watches. */
 #define MODEL_KINDS(X)                                                                             \
-  X(POD, "Pod")                                                                                    \
-  X(NODE, "Node")                                                                                  \
-  X(NAMESPACE, "Namespace")                                                                        \
-  X(PRIORITY_CLASS, "PriorityClass")                                                               \
-  X(PDB, "PodDisruptionBudget")                                                                    \
-  X(RESOURCE_SLICE, "ResourceSlice")                                                               \
-  X(DEVICE_CLASS, "DeviceClass")                                                                   \
-  X(RESOURCE_CLAIM, "ResourceClaim")                                                               \
-  X(RESOURCE_CLAIM_TEMPLATE, "ResourceClaimTemplate")                                              \
-  X(CLUSTER_QUEUE, "ClusterQueue")                                                                 \
-  X(LOCAL_QUEUE, "LocalQueue")                                                                     \
-  X(RESOURCE_FLAVOR, "ResourceFlavor")                                                             \
-  X(COHORT, "Cohort")                                                                              \
-  X(WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass")                                              \
-  X(POD_GROUP, "PodGroup")                                                                         \
-  X(JOB, "Job")                                                                                    \
-  X(JOBSET, "JobSet")                                                                              \
-  X(PYTORCH_JOB, "PyTorchJob")                                                                     \
-  X(TF_JOB, "TFJob")                                                                               \
-  X(MPI_JOB, "MPIJob")                                                                             \
-  X(XGBOOST_JOB, "XGBoostJob")                                                                     \
-  X(PADDLE_JOB, "PaddleJob")                                                                       \
-  X(JAX_JOB, "JAXJob")
+  X(POD, "Pod", "", "pods", "v1", true)                                                            \
+  X(NODE, "Node", "", "nodes", "v1", false)                                                        \
+  X(NAMESPACE, "Namespace", "", "namespaces", "v1", false)                                         \
+  X(PRIORITY_CLASS, "PriorityClass", "scheduling.k8s.io", "priorityclasses", "v1 v1beta1", false)  \
+  X(PDB, "PodDisruptionBudget", "policy", "poddisruptionbudgets", "v1", true)                      \
+  X(RESOURCE_SLICE, "ResourceSlice", "resource.k8s.io", "resourceslices", "v1 v1beta2 v1beta1",    \
+    false)                                                                                         \
+  X(DEVICE_CLASS, "DeviceClass", "resource.k8s.io", "deviceclasses", "v1 v1beta2 v1beta1", false)  \
+  X(RESOURCE_CLAIM, "ResourceClaim", "resource.k8s.io", "resourceclaims", "v1 v1beta2 v1beta1",    \
+    true)                                                                                          \
+  X(RESOURCE_CLAIM_TEMPLATE, "ResourceClaimTemplate", "resource.k8s.io", "resourceclaimtemplates", \
+    "v1 v1beta2 v1beta1", true)                                                                    \
+  X(CLUSTER_QUEUE, "ClusterQueue", "kueue.x-k8s.io", "clusterqueues", "v1beta2 v1beta1", false)    \
+  X(LOCAL_QUEUE, "LocalQueue", "kueue.x-k8s.io", "localqueues", "v1beta2 v1beta1", true)           \
+  X(RESOURCE_FLAVOR, "ResourceFlavor", "kueue.x-k8s.io", "resourceflavors", "v1beta2 v1beta1",     \
+    false)                                                                                         \
+  X(COHORT, "Cohort", "kueue.x-k8s.io", "cohorts", "v1beta2 v1beta1 v1alpha1", false)              \
+  X(WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass", "kueue.x-k8s.io", "workloadpriorityclasses", \
+    "v1beta2 v1beta1", false)                                                                      \
+  X(POD_GROUP, "PodGroup", "scheduling.x-k8s.io", "podgroups", "v1alpha1", true)                   \
+  X(JOB, "Job", "batch", "jobs", "v1", true)                                                       \
+  X(JOBSET, "JobSet", "jobset.x-k8s.io", "jobsets", "v1alpha2", true)                              \
+  X(PYTORCH_JOB, "PyTorchJob", "kubeflow.org", "pytorchjobs", "v1", true)                          \
+  X(TF_JOB, "TFJob", "kubeflow.org", "tfjobs", "v1", true)                                         \
+  X(MPI_JOB, "MPIJob", "kubeflow.org", "mpijobs", "v2beta1 v1", true)                              \
+  X(XGBOOST_JOB, "XGBoostJob", "kubeflow.org", "xgboostjobs", "v1", true)                          \
+  X(PADDLE_JOB, "PaddleJob", "kubeflow.org", "paddlejobs", "v1", true)                             \
+  X(JAX_JOB, "JAXJob", "kubeflow.org", "jaxjobs", "v1", true)
 
 typedef enum model_kind {
-#define MODEL__KIND_ENUM(id, name) MODEL_##id,
+#define MODEL__KIND_ENUM(id, kind, group, resource, versions, ns) MODEL_##id,
   MODEL_KINDS(MODEL__KIND_ENUM)
 #undef MODEL__KIND_ENUM
       MODEL_KIND_COUNT
@@ -51,6 +59,16 @@ typedef enum model_kind {
 const char *model_kind_name(model_kind k); /* "ResourceClaim"; borrowed, static */
 /* The kind of a kind name ("PyTorchJob"), or MODEL_KIND_COUNT when Tessera does not read it. */
 model_kind model_kind_of(const char *name);
+
+/* Where the API serves a kind (from MODEL_KINDS; static). */
+typedef struct model_kind_api {
+  const char *kind;     /* "ResourceClaim" */
+  const char *group;    /* "resource.k8s.io"; "" for core */
+  const char *resource; /* "resourceclaims" */
+  const char *versions; /* decoded versions, space-separated, preferred first */
+  bool namespaced;      /* namespaced (else cluster-scoped) */
+} model_kind_api;
+const model_kind_api *model_kind_api_of(model_kind k); /* NULL for an unknown kind */
 
 /* ---- shared building blocks ------------------------------------------------------------ */
 
