@@ -175,7 +175,7 @@ static void run(const char *title, void (*build)(model *)) {
   size_t bound = 0, pending = 0, pods = 0;
   for (int rep = 0; rep < REPEAT; rep++) {
     model *m = model_new();
-    sched_cel *cel = sched_cel_new();
+    dra_cel *cel = dra_cel_new();
     sched_config cfg;
     sched_result r;
     ts_err e;
@@ -183,7 +183,7 @@ static void run(const char *title, void (*build)(model *)) {
     build(m);
     sched_config_default(&cfg);
     cfg.instantiate_templates = true;
-    cfg.dra_eval = sched_cel_eval;
+    cfg.dra_eval = dra_cel_eval;
     cfg.dra_eval_ctx = cel;
     t0 = now_s();
     if (sched_cycle(m, &cfg, NULL, 0, &r, &e) != TS_OK) {
@@ -194,7 +194,7 @@ static void run(const char *title, void (*build)(model *)) {
     if (t < best) best = t;
     bound = r.nbound, pending = r.npending, pods = r.ndecisions;
     sched_result_free(&r);
-    sched_cel_free(cel);
+    dra_cel_free(cel);
     model_free(m);
   }
   printf("%s: %zu pods, one cycle %.1f ms: %zu bound, %zu pending; %.0f pods placed/s, %.0f pods "

@@ -42,7 +42,7 @@ static seen lookup(const model *m, const sched_result *res, const char *key) {
   return s;
 }
 
-static int dra_devices(const seen *s) {
+static int sched__dra_devices(const seen *s) {
   int n = 0;
   for (uint32_t i = 0; s->dec && i < s->dec->nclaims; i++)
     if (!s->dec->claims[i].allocated) n += (int)s->dec->claims[i].result.ndevices;
@@ -77,8 +77,8 @@ static bool check_pod(const model *m, const sched_result *res, json_t *e, char *
     return snprintf(why, cap, "%s", s.dec && s.dec->reason ? s.dec->reason : "no pending reason"),
            false;
   if (json_is_integer(json_object_get(e, "devices")) &&
-      json_integer_value(json_object_get(e, "devices")) != dra_devices(&s))
-    return snprintf(why, cap, "%d DRA devices", dra_devices(&s)), false;
+      json_integer_value(json_object_get(e, "devices")) != sched__dra_devices(&s))
+    return snprintf(why, cap, "%d DRA devices", sched__dra_devices(&s)), false;
   return true;
 }
 

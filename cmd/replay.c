@@ -239,7 +239,7 @@ int cmd_replay(int argc, char **argv) {
   cfg_tessera t;
   sched_result res;
   sched_state *state;
-  sched_cel *cel;
+  dra_cel *cel;
   ts_err err;
   int status = 1;
   if (!parse_args(argc, argv, &a)) return usage();
@@ -251,8 +251,8 @@ int cmd_replay(int argc, char **argv) {
   if (a.spread) t.sched.scoring = SCHED_SPREAD;
   t.sched.instantiate_templates = true; /* no claim controller runs in a replay */
   r.out = stdout, r.json = a.json, r.cfg = &t.sched;
-  if (!(cel = sched_cel_new())) goto fail_config;
-  t.sched.dra_eval = sched_cel_eval, t.sched.dra_eval_ctx = cel;
+  if (!(cel = dra_cel_new())) goto fail_config;
+  t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
   if (!(r.m = model_new())) goto fail_cel;
   if (in_load_path(a.path, on_object, on_error, &r) != TS_OK) goto fail_model;
   for (int k = 0; k < MODEL_KIND_COUNT; k++) /* the snapshot is all there is to know */
@@ -272,7 +272,7 @@ fail_state:
 fail_model:
   model_free(r.m);
 fail_cel:
-  sched_cel_free(cel);
+  dra_cel_free(cel);
 fail_config:
   cfg_tessera_free(&t);
   return status;

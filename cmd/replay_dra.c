@@ -18,7 +18,7 @@ void replay_print_claims(FILE *out, const sched_decision *d) {
     }
     fprintf(out, ":");
     for (uint32_t k = 0; k < c->result.ndevices; k++) {
-      const sched_dra_device *x = &c->result.devices[k];
+      const dra_device *x = &c->result.devices[k];
       fprintf(out, "%s %s -> %s/%s/%s", k ? "," : "", x->request, x->slice->driver, x->slice->pool,
               x->device->name);
     }
@@ -32,7 +32,7 @@ json_t *replay_claims_json(const sched_decision *d) {
     const sched_claim *c = &d->claims[i];
     json_t *devs = json_array();
     for (uint32_t k = 0; !c->allocated && k < c->result.ndevices; k++) {
-      const sched_dra_device *x = &c->result.devices[k];
+      const dra_device *x = &c->result.devices[k];
       json_array_append_new(devs, json_pack("{s:s, s:s, s:s, s:s}", "request", x->request, "driver",
                                             x->slice->driver, "pool", x->slice->pool, "device",
                                             x->device->name));

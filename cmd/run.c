@@ -27,7 +27,6 @@ typedef struct runner {
   health_server *health;  /* /healthz, /readyz, /metrics on healthAddress */
   health_server *metrics; /* the same on metricsAddress, when it differs */
   live *l;                /* model, assumptions, decisions into writes */
-  char claim_version[16]; /* the resource.k8s.io version claims are watched in */
   uv_timer_t tick;        /* cycle timer */
   uv_signal_t sigterm;    /* SIGTERM: shut down */
   uv_signal_t sigint;     /* SIGINT: shut down */
@@ -45,17 +44,23 @@ static int64_t now_ns(void) {
 
 /* ---- informers into live/ ----------------------------------------------------------------- */
 
+/* A watch event: decoded into the model (through live/); a claim also to the writer, whose
+ * claim writes start from it. An object the model refuses is logged and counted. */
 static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *res) {
   runner *r = ud;
+  model_obj *o = NULL;
   ts_err err;
   model_event ev = t == KC_ADDED ? MODEL_ADDED : t == KC_MODIFIED ? MODEL_MODIFIED : MODEL_DELETED;
-  if (res && !strcmp(res->id, "resourceclaims") && !r->claim_version[0])
-    snprintf(r->claim_version, sizeof r->claim_version, "%s", res->version);
   ts_err_clear(&err);
-  if (live_event(r->l, ev, obj, &err) != TS_OK) {
-    r->rejected++;
-    ts_log(TS_LOG_WARN, "ignoring %s: %s", res ? res->id : "object", err.text);
+  if (model_decode(obj, NULL, &o, &err) == TS_OK && o) {
+    if (o->kind == MODEL_RESOURCE_CLAIM && r->writer)
+      kc_writer_observe_claim(r->writer, obj, ev == MODEL_DELETED);
+    if (live_event(r->l, ev, o, &err) == TS_OK) return;
+  } else if (!o && err.code == TS_OK) {
+    return; /* not a kind Tessera reads */
   }
+  r->rejected++;
+  ts_log(TS_LOG_WARN, "ignoring %s: %s", res ? res->id : "object", err.text);
 }
 
 static void on_skipped(void *ud, const char *kind) {
@@ -75,25 +80,24 @@ static void write_done(void *ud, ts_rc res, const kc_write_info *info) {
   live_write_done(ud, res);
 }
 
-/* "v1beta1" from the claim's apiVersion "resource.k8s.io/v1beta1" (default v1). */
-static const char *claim_version(const json_t *cached) {
-  const char *av = json_string_value(json_object_get(cached, "apiVersion"));
-  const char *slash = av ? strchr(av, '/') : NULL;
-  return slash ? slash + 1 : "v1";
-}
-
+/* The allocation goes out in the one encoding of dra/ (what the conformance runner checks). */
 static void w_reserve(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                      const json_t *alloc, const char *pod, const char *pod_uid,
-                      const json_t *cached) {
+                      const model_allocation *alloc, const char *pod, const char *pod_uid) {
   runner *r = ud;
-  kc_claim_reserve req = {ns, name, uid, alloc, pod, pod_uid, cached, claim_version(cached)};
+  json_t *a = alloc ? dra_allocation_json(alloc) : NULL;
+  kc_claim_reserve req = {ns, name, uid, a, pod, pod_uid};
+  if (alloc && !a) { /* no memory to encode it: the write fails, the gang rolls back */
+    kc_write_fail(r->writer, write_done, token);
+    return;
+  }
   kc_claim_reserve_write(r->writer, &req, write_done, token);
+  json_decref(a);
 }
 
 static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
                         const char *pod_uid) {
   runner *r = ud;
-  kc_claim_unreserve(r->writer, ns, name, pod_uid, r->claim_version, write_done, token);
+  kc_claim_unreserve(r->writer, ns, name, pod_uid, write_done, token);
 }
 
 static void w_bind(void *ud, void *token, const char *ns, const char *name, const char *uid,
@@ -292,7 +296,7 @@ int cmd_run(int argc, char **argv) {
   live_writer w;
   run_args a;
   cfg_tessera t;
-  sched_cel *cel;
+  dra_cel *cel;
   kc_auth auth;
   runner r = {0};
   char hostname[256];
@@ -306,8 +310,8 @@ int cmd_run(int argc, char **argv) {
   }
   t.sched.instantiate_templates = false; /* the claim controller makes claims in a cluster */
   r.status = 1;
-  if (!(cel = sched_cel_new())) goto fail_config;
-  t.sched.dra_eval = sched_cel_eval, t.sched.dra_eval_ctx = cel;
+  if (!(cel = dra_cel_new())) goto fail_config;
+  t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
   if (kc_auth_load(a.kubeconfig, a.context, &auth, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);
     r.status = 2;
@@ -337,7 +341,7 @@ fail_live:
 fail_auth:
   kc_auth_free(&auth);
 fail_cel:
-  sched_cel_free(cel);
+  dra_cel_free(cel);
 fail_config:
   cfg_tessera_free(&t);
   return r.status;

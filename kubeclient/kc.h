@@ -195,19 +195,21 @@ void kc_writer_free(kc_writer *w);
 
 typedef struct kc_claim_reserve {
   const char *ns, *name, *claim_uid; /* the claim */
-  const json_t *allocation;          /* v1 AllocationResult, or NULL to only reserve */
+  const json_t *allocation;          /* AllocationResult (copied), or NULL to only reserve */
   const char *pod_name, *pod_uid;    /* for reservedFor */
-  const json_t *cached_claim;        /* the claim as last watched, or NULL */
-  const char *version;               /* its resource.k8s.io version ("v1") */
 } kc_claim_reserve;
+
+/* The claim as watched (obj borrowed; deleted: forget it). Claim writes start from the last
+ * one seen (and read the claim first when there is none), in the resource.k8s.io version the
+ * claims are watched in. */
+void kc_writer_observe_claim(kc_writer *w, json_t *obj, bool deleted);
 
 /* Adds the finalizer, then one status write with the allocation and reservedFor. 409: re-read
  * and retry; allocated differently meanwhile: TS_EELSEWHERE. */
 void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb cb, void *ud);
-/* Removes the pod from reservedFor; the allocation and finalizer too when no one is left.
- * version: the resource.k8s.io version the server serves claims in (NULL: v1). */
+/* Removes the pod from reservedFor; the allocation and finalizer too when no one is left. */
 void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
-                        const char *version, kc_write_cb cb, void *ud);
+                        kc_write_cb cb, void *ud);
 void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
              kc_write_cb cb, void *ud);
 void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
@@ -220,6 +222,9 @@ void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *u
  * once it is accepted, a "Preempted" Event about the pod says why (reason, may be NULL). */
 void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, const char *reason,
               kc_write_cb cb, void *ud);
+/* Ends a write its caller could not even prepare (no memory): cb gets TS_ENOMEM on a later
+ * loop turn, as for the writer's own writes. */
+void kc_write_fail(kc_writer *w, kc_write_cb cb, void *ud);
 uint64_t kc_writer_events_sent(const kc_writer *w);
 /* Writes that ended in failure (refused by the server, no answer, no memory). Each kind of
  * failure (what, HTTP status, reason) is also logged once. */

@@ -18,6 +18,12 @@
 #define FAILED_MAX   4096 /* writes that could not even start (no memory), per loop turn */
 #define ERRORS_MAX   512  /* distinct kinds of refused writes remembered (logged once each) */
 
+/* A claim as last watched; the map's key is its key. */
+typedef struct watched_claim {
+  json_t *obj; /* reference held */
+  char key[];  /* "ns/name" */
+} watched_claim;
+
 /* A write that could not start for want of memory: its callback, on the next loop turn. */
 typedef struct failed_cb {
   kc_write_cb cb; /* the caller's callback */
@@ -38,6 +44,8 @@ struct kc_writer {
   failed_cb failed[FAILED_MAX]; /* writes that could not start: called back from `later` */
   size_t nfailed;               /* entries */
   uv_timer_t later;             /* calls the failed writes back */
+  ts_map claims;                /* "ns/name" -> watched_claim (owned): claims as watched */
+  char claim_version[32];       /* resource.k8s.io version of the claims watched ("v1") */
   size_t ops;                   /* writes in progress (each holds the writer) */
   bool closing;                 /* kc_writer_free was called: freed when ops and `later` are done */
 };
@@ -147,6 +155,10 @@ static void cannot_start(kc_writer *w, kc_write_cb cb, void *ud) {
   uv_timer_start(&w->later, on_later, 0, 0);
 }
 
+void kc_write_fail(kc_writer *w, kc_write_cb cb, void *ud) {
+  cannot_start(w, cb, ud);
+}
+
 static op *new_op(kc_writer *w, const char *what, kc_write_cb cb, void *ud) {
   op *o = ts_calloc(1, sizeof *o);
   if (!o) {
@@ -229,6 +241,8 @@ kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, const char *identity
   w->tokens = EVENT_BURST;
   ts_map_init(&w->last_event);
   ts_map_init(&w->errors);
+  ts_map_init(&w->claims);
+  snprintf(w->claim_version, sizeof w->claim_version, "v1");
   uv_timer_init(c->loop, &w->later);
   w->later.data = w;
   return w;
@@ -245,6 +259,11 @@ static void writer_release(kc_writer *w) {
   ts_map_free(&w->last_event);
   while (ts_map_next(&w->errors, &it, &s)) ts_free(s->value);
   ts_map_free(&w->errors);
+  for (it = 0; ts_map_next(&w->claims, &it, &s);) {
+    json_decref(((watched_claim *)s->value)->obj);
+    ts_free(s->value);
+  }
+  ts_map_free(&w->claims);
   ts_free(w);
 }
 
@@ -563,16 +582,49 @@ static void reserve_step(op *o) {
   json_decref(copy);
 }
 
+/* ---- claims as watched: what claim writes start from --------------------------------- */
+
+void kc_writer_observe_claim(kc_writer *w, json_t *obj, bool deleted) {
+  json_t *md = json_object_get(obj, "metadata");
+  const char *ns = json_string_value(json_object_get(md, "namespace"));
+  const char *name = json_string_value(json_object_get(md, "name"));
+  const char *av = json_string_value(json_object_get(obj, "apiVersion"));
+  const char *slash = av ? strchr(av, '/') : NULL;
+  char key[600];
+  size_t len;
+  watched_claim *c;
+  if (!ns || !name) return;
+  if (slash && strlen(slash + 1) < sizeof w->claim_version)
+    snprintf(w->claim_version, sizeof w->claim_version, "%s", slash + 1);
+  snprintf(key, sizeof key, "%s/%s", ns, name);
+  len = strlen(key);
+  if ((c = ts_map_del(&w->claims, key, len))) {
+    json_decref(c->obj);
+    ts_free(c);
+  }
+  if (deleted || !(c = ts_malloc(sizeof *c + len + 1))) return; /* no memory: writes read it */
+  c->obj = json_incref(obj);
+  memcpy(c->key, key, len + 1);
+  if (ts_map_put(&w->claims, c->key, len, c, NULL) != TS_OK) {
+    json_decref(c->obj);
+    ts_free(c);
+  }
+}
+
 void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb cb, void *ud) {
   op *o = new_op(w, "update resourceclaims", cb, ud);
+  char key[600];
+  const watched_claim *watched;
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", r->ns), snprintf(o->name, sizeof o->name, "%s", r->name);
   snprintf(o->uid, sizeof o->uid, "%s", r->claim_uid ? r->claim_uid : "");
   snprintf(o->pod_name, sizeof o->pod_name, "%s", r->pod_name);
   snprintf(o->pod_uid, sizeof o->pod_uid, "%s", r->pod_uid);
-  snprintf(o->version, sizeof o->version, "%s", r->version ? r->version : "v1");
+  snprintf(o->version, sizeof o->version, "%s", w->claim_version);
+  snprintf(key, sizeof key, "%s/%s", r->ns, r->name);
+  watched = ts_map_get(&w->claims, key, strlen(key));
   o->alloc = r->allocation ? json_deep_copy(r->allocation) : NULL;
-  o->claim = r->cached_claim ? json_deep_copy(r->cached_claim) : NULL;
+  o->claim = watched ? json_deep_copy(watched->obj) : NULL;
   if (!w->gate->open) {
     defer(o, TS_ENOTLEADER);
     return;
@@ -651,13 +703,13 @@ static void unreserve_step(op *o) {
 }
 
 void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
-                        const char *version, kc_write_cb cb, void *ud) {
+                        kc_write_cb cb, void *ud) {
   op *o = new_op(w, "update resourceclaims", cb, ud);
   char path[800];
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
   snprintf(o->pod_uid, sizeof o->pod_uid, "%s", pod_uid);
-  snprintf(o->version, sizeof o->version, "%s", version && *version ? version : "v1");
+  snprintf(o->version, sizeof o->version, "%s", w->claim_version);
   claim_path(o, false, path, sizeof path);
   send_req(o, "GET", path, NULL, NULL, on_unreserve_write);
 }

@@ -23,12 +23,13 @@ typedef struct wr {
 } wr;
 
 typedef struct claim_op {
-  char *name;    /* owned: the claim's name (namespace is the pod's) */
-  char *uid;     /* owned: the claim's uid ("" when unknown) */
-  json_t *alloc; /* new ref: the allocation to write, NULL to only reserve */
-  bool reserved; /* the reserve write landed */
-  wr reserve;    /* token of its reserve write */
-  wr unreserve;  /* token of its unreserve write (roll-back) */
+  char *name;             /* owned: the claim's name (namespace is the pod's) */
+  char *uid;              /* owned: the claim's uid ("" when unknown) */
+  bool has_alloc;         /* it is allocated here (else only reserved) */
+  model_allocation alloc; /* owned: the allocation to write, when has_alloc */
+  bool reserved;          /* the reserve write landed */
+  wr reserve;             /* token of its reserve write */
+  wr unreserve;           /* token of its unreserve write (roll-back) */
 } claim_op;
 
 typedef struct pod_op {
@@ -61,9 +62,7 @@ struct live {
   const sched_config *cfg; /* borrowed */
   live_writer w;           /* the writer */
   sched_state *state;      /* what cycles remember */
-  ts_map claim_json;       /* "ns/name" (owned key) -> json_t (ref): claims as last watched */
   ts_map assumed_pods;     /* pod uid (owned key) -> interned node name */
-  ts_map assumed_claims;   /* "ns/name" (owned key) -> json_t (ref): claim as assumed */
   ts_map reported;         /* pod uid (owned key) -> owned message last reported */
   bool dirty;              /* something changed since the last cycle */
   live_stats st;           /* counters */
@@ -120,10 +119,6 @@ static void oclear(ts_map *m, void (*free_value)(void *)) {
   ts_map_free(m);
 }
 
-static void decref(void *v) {
-  json_decref(v);
-}
-
 /* ---- set-up ----------------------------------------------------------------------------- */
 
 live *live_new(const sched_config *cfg, const live_writer *writer) {
@@ -131,9 +126,7 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
   if (!l) return NULL;
   l->cfg = cfg;
   l->w = *writer;
-  ts_map_init(&l->claim_json);
   ts_map_init(&l->assumed_pods);
-  ts_map_init(&l->assumed_claims);
   ts_map_init(&l->reported);
   if (!(l->m = model_new()) || !(l->state = sched_state_new())) {
     live_free(l);
@@ -144,8 +137,6 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
 
 void live_free(live *l) {
   if (!l) return;
-  oclear(&l->claim_json, decref);
-  oclear(&l->assumed_claims, decref);
   oclear(&l->assumed_pods, NULL);
   oclear(&l->reported, ts_free);
   sched_state_free(l->state);
@@ -176,58 +167,16 @@ bool live_busy(const live *l) {
 
 /* ---- events ----------------------------------------------------------------------------- */
 
-/* "ns/name" of an object's metadata into out (cap bytes); false when it has no name. */
-static bool meta_key(json_t *obj, char *out, size_t cap) {
-  json_t *md = json_object_get(obj, "metadata");
-  const char *ns = json_string_value(json_object_get(md, "namespace"));
-  const char *name = json_string_value(json_object_get(md, "name"));
-  if (!name) return false;
-  snprintf(out, cap, "%s/%s", ns ? ns : "", name);
-  return true;
-}
-
-static bool is_kind(json_t *obj, const char *kind) {
-  const char *k = json_string_value(json_object_get(obj, "kind"));
-  return k && !strcmp(k, kind);
-}
-
-/* Keeps the claim's JSON (writes start from it) and keeps an assumed allocation over a stale
- * event: the assumption goes once the server shows any allocation, or the claim is gone. */
-static ts_rc claim_event(live *l, model_event ev, json_t *obj, ts_err *err) {
-  char key[600];
-  void *old;
-  json_t *assumed;
-  if (!meta_key(obj, key, sizeof key)) return TS_OK;
-  if (ev == MODEL_DELETED) {
-    json_decref(odel(&l->claim_json, key));
-    json_decref(odel(&l->assumed_claims, key));
-    return TS_OK;
-  }
-  if (oput(&l->claim_json, key, json_incref(obj), &old) != TS_OK)
-    return json_decref(obj), ts_err_set(err, TS_ENOMEM, "out of memory");
-  json_decref(old);
-  assumed = oget(&l->assumed_claims, key);
-  if (!assumed) return TS_OK;
-  if (json_object_get(json_object_get(obj, "status"), "allocation")) {
-    json_decref(odel(&l->assumed_claims, key)); /* confirmed, or someone else's */
-    return TS_OK;
-  }
-  return model_apply_json(l->m, assumed, MODEL_MODIFIED, NULL, NULL, NULL, err);
-}
-
 /* Keeps an assumed binding over a stale event; drops it once the server shows the pod bound
- * (to our node or another) or gone. */
-static ts_rc pod_event(live *l, model_event ev, json_t *obj) {
-  const char *uid = json_string_value(json_object_get(json_object_get(obj, "metadata"), "uid"));
-  const char *node;
+ * (to our node or another) or gone. An assumed claim needs nothing here: the model keeps its
+ * assumption until a version with an allocation arrives (model_claim_assume). */
+static ts_rc pod_event(live *l, model_event ev, const char *uid) {
+  const char *node = *uid ? oget(&l->assumed_pods, uid) : NULL;
   model_pod *p;
-  char key[600];
-  if (!uid || !oget(&l->assumed_pods, uid)) {
-    if (ev == MODEL_DELETED && uid) ts_free(odel(&l->reported, uid));
+  if (!node) {
+    if (ev == MODEL_DELETED && *uid) ts_free(odel(&l->reported, uid));
     return TS_OK;
   }
-  node = oget(&l->assumed_pods, uid);
-  meta_key(obj, key, sizeof key);
   p = (model_pod *)model_get_uid(l->m, uid);
   if (ev == MODEL_DELETED || !p || p->node_name) {
     odel(&l->assumed_pods, uid);
@@ -237,57 +186,20 @@ static ts_rc pod_event(live *l, model_event ev, json_t *obj) {
   return model_pod_bind(l->m, p, node);
 }
 
-ts_rc live_event(live *l, model_event ev, json_t *obj, ts_err *err) {
-  ts_rc rc = model_apply_json(l->m, obj, ev, NULL, NULL, NULL, err);
+ts_rc live_event(live *l, model_event ev, model_obj *o, ts_err *err) {
+  char uid[256];
+  bool pod = o->kind == MODEL_POD;
+  ts_rc rc;
+  ts_strlcpy(uid, o->uid ? o->uid : "", sizeof uid); /* o is stolen by the model */
+  rc = model_apply(l->m, o, ev, err);
   l->dirty = true;
-  if (rc != TS_OK) return rc;
-  if (is_kind(obj, "ResourceClaim")) return claim_event(l, ev, obj, err);
-  if (is_kind(obj, "Pod")) {
-    rc = pod_event(l, ev, obj);
-    if (rc != TS_OK) ts_err_set(err, rc, "Pod: keeping an assumed binding: %s", ts_strerror(rc));
-  }
+  if (rc != TS_OK || !pod) return rc;
+  if ((rc = pod_event(l, ev, uid)) != TS_OK)
+    ts_err_set(err, rc, "Pod: keeping an assumed binding: %s", ts_strerror(rc));
   return rc;
 }
 
 /* ---- assumptions ------------------------------------------------------------------------ */
-
-/* The claim ns/name as it will be once the reserve lands: the watched (or already assumed)
- * claim with the allocation (when given) and the pod added to reservedFor. Applied to the model
- * and kept as the claim's assumption. */
-static void assume_claim(live *l, const char *ns, const claim_op *c, const pod_op *p) {
-  char key[600];
-  json_t *base, *copy, *status, *rf;
-  ts_err err;
-  void *old;
-  snprintf(key, sizeof key, "%s/%s", ns, c->name);
-  base = oget(&l->assumed_claims, key);
-  if (!base) base = oget(&l->claim_json, key);
-  if (!base || !(copy = json_deep_copy(base))) return; /* nothing to assume from */
-  status = json_object_get(copy, "status");
-  if (!json_is_object(status)) json_object_set_new(copy, "status", status = json_object());
-  if (c->alloc) json_object_set(status, "allocation", c->alloc);
-  rf = json_object_get(status, "reservedFor");
-  if (!json_is_array(rf)) json_object_set_new(status, "reservedFor", rf = json_array());
-  json_array_append_new(
-      rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", p->name, "uid", p->uid));
-  if (model_apply_json(l->m, copy, MODEL_MODIFIED, NULL, NULL, NULL, &err) != TS_OK ||
-      oput(&l->assumed_claims, key, copy, &old) != TS_OK) {
-    json_decref(copy);
-    return;
-  }
-  json_decref(old);
-}
-
-/* Drops the claim's assumption and puts the watched claim back into the model. */
-static void forget_claim(live *l, const char *ns, const char *name) {
-  char key[600];
-  json_t *watched;
-  ts_err err;
-  snprintf(key, sizeof key, "%s/%s", ns, name);
-  json_decref(odel(&l->assumed_claims, key));
-  if ((watched = oget(&l->claim_json, key)))
-    model_apply_json(l->m, watched, MODEL_MODIFIED, NULL, NULL, NULL, &err);
-}
 
 static void assume_pod(live *l, const pod_op *p) {
   model_pod *mp = (model_pod *)model_get_uid(l->m, p->uid);
@@ -321,7 +233,7 @@ static void free_gang(gang_op *g) {
     for (uint32_t k = 0; k < p->nclaims; k++) {
       ts_free(p->claims[k].name);
       ts_free(p->claims[k].uid);
-      json_decref(p->claims[k].alloc);
+      model_allocation_free(&p->claims[k].alloc);
     }
     ts_free(p->claims);
     ts_free(p->ns), ts_free(p->name), ts_free(p->uid), ts_free(p->node);
@@ -341,7 +253,7 @@ static void roll_back_pod(live *l, gang_op *g, uint32_t i, bool write) {
   pod_op *p = &g->pods[i];
   forget_pod(l, p);
   for (uint32_t k = 0; k < p->nclaims; k++) {
-    forget_claim(l, p->ns, p->claims[k].name);
+    model_claim_forget(l->m, p->ns, p->claims[k].name);
     if (write && p->claims[k].reserved) issue_unreserve(l, g, i, k);
   }
 }
@@ -363,14 +275,12 @@ static void start_gang(live *l, gang_op *g) {
     assume_pod(l, p);
     for (uint32_t k = 0; k < p->nclaims; k++) {
       claim_op *c = &p->claims[k];
-      char key[600];
-      json_t *cached;
+      const model_allocation *alloc = c->has_alloc ? &c->alloc : NULL;
       wr *w;
-      snprintf(key, sizeof key, "%s/%s", p->ns, c->name);
-      cached = oget(&l->claim_json, key);
-      assume_claim(l, p->ns, c, p);
+      /* out of memory only loses the assumption: the write still goes */
+      (void)model_claim_assume(l->m, p->ns, c->name, alloc, p->name, p->uid);
       w = new_wr(l, &c->reserve, W_RESERVE, g, i, k);
-      l->w.claim_reserve(l->w.ud, w, p->ns, c->name, c->uid, c->alloc, p->name, p->uid, cached);
+      l->w.claim_reserve(l->w.ud, w, p->ns, c->name, c->uid, alloc, p->name, p->uid);
     }
   }
   if (!g->outstanding) start_binds(l, g);
@@ -441,7 +351,10 @@ static ts_rc fill_pod(pod_op *p, const sched_decision *d) {
     claim_op *o = &p->claims[k];
     o->name = dup_or_empty(c->name);
     o->uid = dup_or_empty(c->claim ? c->claim->obj.uid : "");
-    if (!c->allocated && !(o->alloc = live_allocation_json(&c->result))) return TS_ENOMEM;
+    if (!c->allocated) {
+      if (dra_result_allocation(&c->result, &o->alloc) != TS_OK) return TS_ENOMEM;
+      o->has_alloc = true;
+    }
     if (!o->name || !o->uid) return TS_ENOMEM;
   }
   return TS_OK;

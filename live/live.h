@@ -16,8 +16,6 @@
 #ifndef LIVE_H
 #define LIVE_H
 
-#include <jansson.h>
-
 #include "common/ts.h"
 #include "model/model.h"
 #include "scheduler/sched.h"
@@ -25,16 +23,17 @@
 typedef struct live live;
 
 /* The writer. Every call that takes a token must eventually lead to exactly one
- * live_write_done(token, result), never from inside the call itself. Strings and JSON are
- * borrowed for the duration of the call only. The loop never fails to issue a write once it
- * assumed its outcome: tokens are made with the cycle's decisions, before anything is assumed. */
+ * live_write_done(token, result), never from inside the call itself. Strings and the
+ * allocation are borrowed for the duration of the call only. The loop never fails to issue a
+ * write once it assumed its outcome: tokens are made with the cycle's decisions, before
+ * anything is assumed. */
 typedef struct live_writer {
-  /* Reserve claim ns/name (uid) for the pod: when allocation (v1 AllocationResult) is not NULL,
-   * add the finalizer and write it with reservedFor; otherwise only add the pod to reservedFor
-   * (a shared claim allocated already). cached is the claim as last seen, or NULL. */
+  /* Reserve claim ns/name (uid) for the pod: when alloc is not NULL, add the finalizer and
+   * write it (dra_allocation_json encodes it) with reservedFor; otherwise only add the pod to
+   * reservedFor (a shared claim allocated already). */
   void (*claim_reserve)(void *ud, void *token, const char *ns, const char *name,
-                        const char *claim_uid, const json_t *allocation, const char *pod_name,
-                        const char *pod_uid, const json_t *cached);
+                        const char *claim_uid, const model_allocation *alloc, const char *pod_name,
+                        const char *pod_uid);
   /* Remove the pod from the claim's reservedFor; deallocate when no one is left. */
   void (*claim_unreserve)(void *ud, void *token, const char *ns, const char *name,
                           const char *pod_uid);
@@ -69,10 +68,9 @@ typedef struct live_stats {
 live *live_new(const sched_config *cfg, const live_writer *writer);
 void live_free(live *l);
 
-/* Feeds one watch event (obj borrowed). Objects Tessera does not read are ignored; an invalid
- * object is an error naming it (the model keeps its previous version). Pods and claims assumed
- * by earlier decisions keep their assumed state until an event confirms it. */
-ts_rc live_event(live *l, model_event ev, json_t *obj, ts_err *err);
+/* Feeds one watch event: o (decoded with model_decode; stolen) goes into the model. Pods and
+ * claims assumed by earlier decisions keep their assumed state until an event confirms it. */
+ts_rc live_event(live *l, model_event ev, model_obj *o, ts_err *err);
 
 /* Objects of `kind` (a kind name) cannot be known: the server does not serve them to us. */
 void live_kind_unseen(live *l, const char *kind);
@@ -96,9 +94,5 @@ void live_get_stats(const live *l, live_stats *out);
 
 /* Appends the loop's counters in Prometheus' text format (for /metrics). */
 ts_rc live_metrics(const live *l, ts_buf *out);
-
-/* The v1 AllocationResult of one claim allocation: devices.results, devices.config and
- * nodeSelector, as kube-scheduler writes it. Returns new, NULL when out of memory. */
-json_t *live_allocation_json(const sched_dra_result *r);
 
 #endif

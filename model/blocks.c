@@ -49,9 +49,12 @@ void model__labels_free(model_labels *l, bool owned_values) {
   l->n = 0;
 }
 
+const char *const model_sel_op_names[MODEL_OP_LT + 1] = {"In",           "NotIn", "Exists",
+                                                         "DoesNotExist", "Gt",    "Lt"};
+
 /* Reads one {key, operator, values} requirement; allow_num admits Gt / Lt. */
 static ts_rc decode_req(mdec *d, json_t *e, model_req *r, bool allow_num, bool field) {
-  static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
+  const char *const *ops = model_sel_op_names;
   int op = -1;
   ts_rc rc;
   if ((rc = model__intern(d, e, "key", &r->key, true)) != TS_OK) return rc;
@@ -199,6 +202,37 @@ ts_rc model__node_selector(mdec *d, json_t *parent, const char *key, model_node_
   model__pop(d, m2);
   model__pop(d, mark);
   return TS_OK;
+}
+
+static ts_rc reqs_copy(model_req **dst, uint32_t *ndst, const model_req *src, uint32_t n) {
+  *dst = NULL, *ndst = 0;
+  if (!n) return TS_OK;
+  if (!(*dst = ts_calloc(n, sizeof **dst))) return TS_ENOMEM;
+  for (uint32_t i = 0; i < n; i++, (*ndst)++) {
+    (*dst)[i] = src[i];
+    (*dst)[i].values = NULL;
+    if (src[i].nvalues && !((*dst)[i].values = ts_malloc(src[i].nvalues * sizeof *src[i].values)))
+      return TS_ENOMEM;
+    if (src[i].nvalues)
+      memcpy((*dst)[i].values, src[i].values, src[i].nvalues * sizeof *src[i].values);
+  }
+  return TS_OK;
+}
+
+ts_rc model__node_selector_copy(model_node_selector *dst, const model_node_selector *src) {
+  ts_rc rc = TS_OK;
+  memset(dst, 0, sizeof *dst);
+  if (!src->nterms) return TS_OK;
+  if (!(dst->terms = ts_calloc(src->nterms, sizeof *dst->terms))) return TS_ENOMEM;
+  dst->nterms = src->nterms;
+  for (uint32_t i = 0; rc == TS_OK && i < src->nterms; i++) {
+    const model_node_term *t = &src->terms[i];
+    rc = reqs_copy(&dst->terms[i].exprs, &dst->terms[i].nexprs, t->exprs, t->nexprs);
+    if (rc == TS_OK)
+      rc = reqs_copy(&dst->terms[i].fields, &dst->terms[i].nfields, t->fields, t->nfields);
+  }
+  if (rc != TS_OK) model__node_selector_free(dst);
+  return rc;
 }
 
 void model__node_selector_free(model_node_selector *s) {

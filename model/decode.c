@@ -43,7 +43,8 @@ static const kind_info kinds[MODEL_KIND_COUNT] = {
 #undef K
 
 static const model_kind_api apis[MODEL_KIND_COUNT] = {
-#define MODEL__KIND_API(id, kind, group, resource, versions, ns) {kind, group, resource, versions, ns},
+#define MODEL__KIND_API(id, kind, group, resource, versions, ns)                                   \
+  {kind, group, resource, versions, ns},
     MODEL_KINDS(MODEL__KIND_API)
 #undef MODEL__KIND_API
 };

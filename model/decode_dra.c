@@ -585,7 +585,11 @@ static ts_rc device_result(mdec *d, json_t *e, void *out) {
       (rc = model__intern(d, e, "driver", &r->driver, true)) ||
       (rc = model__intern(d, e, "pool", &r->pool, true)) ||
       (rc = model__intern(d, e, "device", &r->device, true)) ||
-      (rc = model__bool(d, e, "adminAccess", &r->admin_access, NULL)))
+      (rc = model__bool(d, e, "adminAccess", &r->admin_access, NULL)) ||
+      (rc = model__strings(d, e, "bindingConditions", &r->binding_conditions,
+                           &r->nbinding_conditions)) ||
+      (rc = model__strings(d, e, "bindingFailureConditions", &r->binding_failure_conditions,
+                           &r->nbinding_failure_conditions)))
     return rc;
   return TS_OK;
 }
@@ -662,10 +666,11 @@ ts_rc model__decode_claim(mdec *d, json_t *root, model_obj *o) {
   return TS_OK;
 }
 
-void model__free_claim(model_obj *o) {
-  model_claim *c = (model_claim *)o;
-  model_allocation *a = &c->allocation;
-  claim_spec_free(&c->spec);
+void model_allocation_free(model_allocation *a) {
+  for (uint32_t i = 0; i < a->nresults; i++) {
+    ts_free(a->results[i].binding_conditions);
+    ts_free(a->results[i].binding_failure_conditions);
+  }
   ts_free(a->results);
   for (uint32_t i = 0; i < a->nconfigs; i++) {
     ts_free(a->configs[i].requests);
@@ -673,11 +678,118 @@ void model__free_claim(model_obj *o) {
   }
   ts_free(a->configs);
   model__node_selector_free(&a->node_selector);
-  for (uint32_t i = 0; i < c->nreserved_for; i++) {
-    ts_free(c->reserved_for[i].name);
-    ts_free(c->reserved_for[i].uid);
+  memset(a, 0, sizeof *a);
+}
+
+static const char **copy_names(const char *const *v, uint32_t n, bool *oom) {
+  const char **c;
+  if (!n) return NULL;
+  if (!(c = ts_malloc(n * sizeof *c))) return *oom = true, NULL;
+  memcpy(c, v, n * sizeof *c);
+  return c;
+}
+
+ts_rc model_allocation_copy(model_allocation *dst, const model_allocation *src) {
+  bool oom = false;
+  memset(dst, 0, sizeof *dst);
+  dst->present = src->present;
+  if (src->nresults && !(dst->results = ts_calloc(src->nresults, sizeof *dst->results)))
+    return TS_ENOMEM;
+  for (uint32_t i = 0; i < src->nresults; i++, dst->nresults++) {
+    model_device_result *r = &dst->results[i];
+    *r = src->results[i];
+    r->binding_conditions = copy_names(r->binding_conditions, r->nbinding_conditions, &oom);
+    r->binding_failure_conditions =
+        copy_names(r->binding_failure_conditions, r->nbinding_failure_conditions, &oom);
   }
-  ts_free(c->reserved_for);
+  if (!oom && src->nconfigs && !(dst->configs = ts_calloc(src->nconfigs, sizeof *dst->configs)))
+    oom = true;
+  for (uint32_t i = 0; !oom && i < src->nconfigs; i++, dst->nconfigs++) {
+    model_alloc_config *c = &dst->configs[i];
+    *c = src->configs[i];
+    c->requests = copy_names(c->requests, c->nrequests, &oom);
+    json_incref(c->opaque.parameters);
+  }
+  if (oom || model__node_selector_copy(&dst->node_selector, &src->node_selector) != TS_OK) {
+    model_allocation_free(dst);
+    return TS_ENOMEM;
+  }
+  return TS_OK;
+}
+
+static void consumers_free(model_consumer *v, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    ts_free(v[i].name);
+    ts_free(v[i].uid);
+  }
+  ts_free(v);
+}
+
+void model__free_claim(model_obj *o) {
+  model_claim *c = (model_claim *)o;
+  claim_spec_free(&c->spec);
+  model_allocation_free(&c->allocation);
+  consumers_free(c->reserved_for, c->nreserved_for);
+  model_allocation_free(&c->watched);
+  consumers_free(c->watched_rf, c->nwatched_rf);
+}
+
+/* reservedFor plus one pod (strings copied); NULL when out of memory. */
+static model_consumer *with_pod(const model_consumer *v, uint32_t n, const char *pod_name,
+                                const char *pod_uid) {
+  model_consumer *rf = ts_calloc(n + 1, sizeof *rf);
+  bool oom = !rf;
+  for (uint32_t i = 0; !oom && i <= n; i++) {
+    if (i < n)
+      rf[i] = v[i];
+    else
+      rf[i].api_group = ts_intern_cstr(""), rf[i].resource = ts_intern_cstr("pods");
+    rf[i].name = ts_strdup(i < n ? v[i].name : pod_name);
+    rf[i].uid = ts_strdup(i < n ? v[i].uid : pod_uid);
+    oom = !rf[i].name || !rf[i].uid || !rf[i].resource;
+  }
+  if (oom && rf) consumers_free(rf, n + 1);
+  return oom ? NULL : rf;
+}
+
+/* The status as it will be once the reserve lands: the watched one is kept aside the first
+ * time; the current one gets the allocation (when given) and the pod. */
+ts_rc model__claim_assume(model_claim *c, const model_allocation *alloc, const char *pod_name,
+                          const char *pod_uid) {
+  model_allocation next;
+  model_consumer *rf = with_pod(c->reserved_for, c->nreserved_for, pod_name, pod_uid);
+  if (!rf) return TS_ENOMEM;
+  if (model_allocation_copy(&next, alloc ? alloc : &c->allocation) != TS_OK) {
+    consumers_free(rf, c->nreserved_for + 1);
+    return TS_ENOMEM;
+  }
+  if (c->assumed) {
+    model_allocation_free(&c->allocation);
+    consumers_free(c->reserved_for, c->nreserved_for);
+  } else { /* the status as watched waits for model__claim_forget */
+    c->watched = c->allocation, c->watched_rf = c->reserved_for, c->nwatched_rf = c->nreserved_for;
+    c->assumed = true;
+  }
+  c->allocation = next, c->reserved_for = rf, c->nreserved_for++;
+  return TS_OK;
+}
+
+void model__claim_carry(model_claim *old, model_claim *c) {
+  if (!old->assumed || c->allocation.present || c->assumed) return;
+  c->watched = c->allocation, c->watched_rf = c->reserved_for, c->nwatched_rf = c->nreserved_for;
+  c->allocation = old->allocation, c->reserved_for = old->reserved_for;
+  c->nreserved_for = old->nreserved_for, c->assumed = true;
+  memset(&old->allocation, 0, sizeof old->allocation);
+  old->reserved_for = NULL, old->nreserved_for = 0;
+}
+
+void model__claim_forget(model_claim *c) {
+  if (!c->assumed) return;
+  model_allocation_free(&c->allocation);
+  consumers_free(c->reserved_for, c->nreserved_for);
+  c->allocation = c->watched, c->reserved_for = c->watched_rf, c->nreserved_for = c->nwatched_rf;
+  memset(&c->watched, 0, sizeof c->watched);
+  c->watched_rf = NULL, c->nwatched_rf = 0, c->assumed = false;
 }
 
 ts_rc model__decode_claim_template(mdec *d, json_t *root, model_obj *o) {

@@ -270,6 +270,8 @@ ts_rc model_upsert(model *m, model_obj *o) {
   ts_rc rc;
   o->seq = old ? old->seq : m->seq++;
   o->rev = ++m->revs;
+  if (old && o->kind == MODEL_RESOURCE_CLAIM)
+    model__claim_carry((model_claim *)old, (model_claim *)o);
   if (old) drop(m, old);
   rc = ts_map_put(&m->by_key[o->kind], o->key, strlen(o->key), o, NULL);
   if (rc != TS_OK) {
@@ -310,6 +312,11 @@ ts_rc model_apply_json(model *m, json_t *json, model_event ev, const char *origi
   if (skipped) *skipped = rc == TS_OK && !o;
   if (rc != TS_OK || !o) return rc;
   o->origin = origin;
+  return model_apply(m, o, ev, err);
+}
+
+ts_rc model_apply(model *m, model_obj *o, model_event ev, ts_err *err) {
+  ts_rc rc;
   if (ev == MODEL_DELETED) {
     rc = model_remove(m, o->kind, o->ns, o->name);
     model_obj_free(o);
@@ -332,6 +339,20 @@ ts_rc model_pod_bind(model *m, model_pod *p, const char *node_name) {
   p->node_name = node_name;
   m->generation++;
   return pod_index(m, p);
+}
+
+ts_rc model_claim_assume(model *m, const char *ns, const char *name, const model_allocation *alloc,
+                         const char *pod_name, const char *pod_uid) {
+  model_claim *c = (model_claim *)model_get(m, MODEL_RESOURCE_CLAIM, ns, name);
+  ts_rc rc;
+  if (!c) return TS_ENOTFOUND;
+  if ((rc = model__claim_assume(c, alloc, pod_name, pod_uid)) == TS_OK) m->generation++;
+  return rc;
+}
+
+void model_claim_forget(model *m, const char *ns, const char *name) {
+  model_claim *c = (model_claim *)model_get(m, MODEL_RESOURCE_CLAIM, ns, name);
+  if (c && c->assumed) model__claim_forget(c), m->generation++;
 }
 
 model_obj *model_get_uid(const model *m, const char *uid) {

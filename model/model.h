@@ -103,6 +103,9 @@ typedef enum model_sel_op {
   MODEL_OP_LT,
 } model_sel_op;
 
+/* The operators' names as the API spells them ("In", "NotIn", ..., "Lt"), by model_sel_op. */
+extern const char *const model_sel_op_names[MODEL_OP_LT + 1];
+
 /* One requirement of a label selector or node selector term. */
 typedef struct model_req {
   const char *key;     /* interned label key (or "metadata.name" for matchFields) */
@@ -498,11 +501,15 @@ typedef struct model_claim_spec {
 } model_claim_spec;
 
 typedef struct model_device_result {
-  const char *request; /* interned "req" or "req/sub" */
-  const char *driver;  /* interned */
-  const char *pool;    /* interned */
-  const char *device;  /* interned */
-  bool admin_access;   /* adminAccess was set true */
+  const char *request;                     /* interned "req" or "req/sub" */
+  const char *driver;                      /* interned */
+  const char *pool;                        /* interned */
+  const char *device;                      /* interned */
+  bool admin_access;                       /* adminAccess was set true */
+  const char **binding_conditions;         /* owned array of interned: bindingConditions */
+  uint32_t nbinding_conditions;            /* entries */
+  const char **binding_failure_conditions; /* owned array: bindingFailureConditions */
+  uint32_t nbinding_failure_conditions;    /* entries */
 } model_device_result;
 
 typedef enum model_config_source { MODEL_FROM_CLASS, MODEL_FROM_CLAIM } model_config_source;
@@ -533,10 +540,19 @@ typedef struct model_consumer {
 typedef struct model_claim {
   model_obj obj;                /* header */
   model_claim_spec spec;        /* spec.devices */
-  model_allocation allocation;  /* status.allocation */
-  model_consumer *reserved_for; /* owned: status.reservedFor */
+  model_allocation allocation;  /* status.allocation (as assumed, when assumed) */
+  model_consumer *reserved_for; /* owned: status.reservedFor (as assumed, when assumed) */
   uint32_t nreserved_for;       /* entries */
+  bool assumed;                 /* model_claim_assume changed the status */
+  model_allocation watched;     /* assumed: the allocation as watched */
+  model_consumer *watched_rf;   /* assumed: reservedFor as watched (owned) */
+  uint32_t nwatched_rf;         /* entries */
 } model_claim;
+
+/* Frees what an allocation owns and empties it. */
+void model_allocation_free(model_allocation *a);
+/* A deep copy of src into dst (which owns it then); on failure dst is empty. */
+ts_rc model_allocation_copy(model_allocation *dst, const model_allocation *src);
 
 typedef struct model_claim_template {
   model_obj obj;                  /* header */
@@ -692,6 +708,10 @@ void model_free(model *m);
 ts_rc model_upsert(model *m, model_obj *o);
 /* Removes and frees the object of that kind and key; TS_ENOTFOUND when absent. */
 ts_rc model_remove(model *m, model_kind kind, const char *ns, const char *name);
+/* Applies a decoded object (stolen) as a watch event: added or modified replace the object of
+ * that kind and key (an assumed claim keeps its assumption while the new version shows no
+ * allocation, see model_claim_assume), deleted removes it (absent: TS_OK). */
+ts_rc model_apply(model *m, model_obj *o, model_event ev, ts_err *err);
 /* Decodes json (borrowed) and applies it as a watch event. Unknown kinds are skipped (TS_OK,
  * *skipped set when non-NULL). origin (interned or NULL) is recorded on the object. */
 ts_rc model_apply_json(model *m, json_t *json, model_event ev, const char *origin,
@@ -705,6 +725,15 @@ void model_set_seen(model *m, model_kind kind, bool seen);
 /* Binds a pod to a node in the model (node_name interned; NULL unbinds), as an assumed
  * decision: indexes and per-node sums follow. The rest of the pod is unchanged. */
 ts_rc model_pod_bind(model *m, model_pod *p, const char *node_name);
+
+/* Assumes the write about to reserve claim ns/name for a pod: alloc (copied; NULL keeps the
+ * claim's allocation) becomes its allocation and the pod (pod_name, pod_uid) is added to its
+ * reservedFor. The status as watched is kept aside for model_claim_forget; a new version of
+ * the claim (a watch event) replaces both. TS_ENOTFOUND when there is no such claim. */
+ts_rc model_claim_assume(model *m, const char *ns, const char *name, const model_allocation *alloc,
+                         const char *pod_name, const char *pod_uid);
+/* Puts back the status as watched, dropping every assumption (no-op when none). */
+void model_claim_forget(model *m, const char *ns, const char *name);
 
 /* Lookups: borrowed pointers valid until the object is replaced or removed. */
 model_obj *model_get(const model *m, model_kind kind, const char *ns, const char *name);

@@ -92,6 +92,15 @@ ts_rc model__alloc_array(mdec *d, size_t n, size_t sz, void **out);
 void model__labels_free(model_labels *l, bool owned_values);
 void model__label_selector_free(model_label_selector *s);
 void model__node_selector_free(model_node_selector *s);
+/* A deep copy (dst owns it); on failure dst is empty. */
+ts_rc model__node_selector_copy(model_node_selector *dst, const model_node_selector *src);
+/* The claim's status with an assumed reservation laid over it, and back (decode_dra.c). */
+ts_rc model__claim_assume(model_claim *c, const model_allocation *alloc, const char *pod_name,
+                          const char *pod_uid);
+void model__claim_forget(model_claim *c);
+/* A new version c of an assumed claim old: while c shows no allocation the assumption stays
+ * (moved onto c, with c's status as the watched one); an allocation ends it. */
+void model__claim_carry(model_claim *old, model_claim *c);
 void model__strdups_free(char **v, uint32_t n);
 
 /* Per-kind decoders (fill the kind's fields; the header is already decoded) and freers. */

@@ -33,23 +33,22 @@ ts_rc sched__dra_init(sched_view *v) {
   }
   for (size_t i = 0; i < n; i++) copy[i] = (const model_slice *)slices[i];
   ts_free(slices);
-  v->dra = sched_dra_world_new(copy, n, &v->cfg->dra, class_of, (void *)v->m, v->cfg->dra_eval,
-                               v->cfg->dra_eval_ctx);
+  v->dra = dra_world_new(copy, n, &v->cfg->dra, class_of, (void *)v->m, v->cfg->dra_eval,
+                         v->cfg->dra_eval_ctx);
   if (!v->dra || (rc = model_list(v->m, MODEL_RESOURCE_CLAIM, &claims, &nc)) != TS_OK)
     return v->dra ? rc : TS_ENOMEM;
   for (size_t i = 0; i < nc; i++) {
     const model_allocation *a = &((const model_claim *)claims[i])->allocation;
     for (uint32_t k = 0; a->present && k < a->nresults; k++)
       if (!a->results[k].admin_access)
-        sched_dra_world_mark(v->dra, a->results[k].driver, a->results[k].pool,
-                             a->results[k].device);
+        dra_world_mark(v->dra, a->results[k].driver, a->results[k].pool, a->results[k].device);
   }
   ts_free(claims);
   return TS_OK;
 }
 
 void sched__dra_free(sched_view *v) {
-  sched_dra_world_free(v->dra);
+  dra_world_free(v->dra);
   v->dra = NULL;
   ts_arena_free(&v->dra_scratch);
   ts_map_free(&v->cycle_claims);
@@ -193,7 +192,7 @@ static bool allocated_reach(const sched_view *v, const sched_pending *p, uint32_
 bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k) {
   const model_claim_spec **specs;
   const char **names;
-  sched_dra_result *res;
+  dra_result *res;
   uint32_t n;
   bool ok = false;
   ts_err err;
@@ -205,8 +204,8 @@ bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k) {
   res = ts_arena_alloc(&v->dra_scratch, (n + 1) * sizeof *res);
   if (n == UINT32_MAX || !res) return false;
   ts_err_clear(&err);
-  if (sched_dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, n,
-                         &v->dra_scratch, res, &ok, &err) != TS_OK) {
+  if (dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, n,
+                   &v->dra_scratch, res, &ok, &err) != TS_OK) {
     v->dra_error = ts_arena_strndup(v->out, err.text, strlen(err.text));
     v->dra_error_pod = p->pod;
     return false;
@@ -216,10 +215,10 @@ bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k) {
 
 /* Copies what a result points to in the scratch arena (configs, node selector) into the
  * result arena, so that decisions keep it. */
-static bool keep_result(sched_view *v, sched_dra_result *r) {
+static bool keep_result(sched_view *v, dra_result *r) {
   model_node_term *t;
   if (r->nconfigs) {
-    sched_dra_config *c = ts_arena_alloc(v->out, r->nconfigs * sizeof *c);
+    dra_config *c = ts_arena_alloc(v->out, r->nconfigs * sizeof *c);
     if (!c) return false;
     memcpy(c, r->configs, r->nconfigs * sizeof *c);
     r->configs = c;
@@ -260,7 +259,7 @@ static bool remember(sched_view *v, sched_pending *p, uint32_t i) {
 bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared) {
   const model_claim_spec **specs;
   const char **names;
-  sched_dra_result *res;
+  dra_result *res;
   uint32_t n, j = 0;
   bool ok = false;
   ts_err err;
@@ -270,8 +269,8 @@ bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared
   n = unallocated(v, p, &specs, &names, &v->dra_scratch);
   res = ts_arena_alloc(&v->dra_scratch, (n + 1) * sizeof *res);
   if (n == UINT32_MAX || !res) return false;
-  if (sched_dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, n,
-                         &v->dra_scratch, res, &ok, &err) != TS_OK ||
+  if (dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, n,
+                   &v->dra_scratch, res, &ok, &err) != TS_OK ||
       !ok)
     return false;
   for (uint32_t i = 0; i < p->nclaims; i++) {
@@ -284,8 +283,8 @@ bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared
     }
     p->claims[i].result = res[j++];
     if (!keep_result(v, &p->claims[i].result) || !remember(v, p, i)) return false;
-    sched__dra_mark_result(v->dra, &p->claims[i].result, true);
-    *shared |= !sched__dra_result_local(&p->claims[i].result);
+    dra_mark_result(v->dra, &p->claims[i].result, true);
+    *shared |= !dra_result_local(&p->claims[i].result);
   }
   return true;
 }
@@ -298,7 +297,7 @@ void sched__dra_release(sched_view *v, sched_pending *p) {
       p->claims[i].reused = false;
       continue;
     }
-    sched__dra_mark_result(v->dra, &p->claims[i].result, false);
+    dra_mark_result(v->dra, &p->claims[i].result, false);
     snprintf(key, sizeof key, "%s/%s", p->pod->obj.ns, p->claims[i].name);
     if (ts_map_get(&v->cycle_claims, key, strlen(key)) == &p->claims[i])
       ts_map_del(&v->cycle_claims, key, strlen(key));
@@ -306,7 +305,7 @@ void sched__dra_release(sched_view *v, sched_pending *p) {
 }
 
 void sched__dra_usage(const sched_view *v, uint32_t k, uint32_t *used, uint32_t *total) {
-  sched__dra_node_usage(v->dra, v->nodes[k]->obj.name, used, total);
+  dra_node_usage(v->dra, v->nodes[k]->obj.name, used, total);
 }
 
 /* True when the single request r of spec can be allocated on some node. */
@@ -318,13 +317,13 @@ static bool request_fits_somewhere(sched_view *v, const sched_pending *p,
   one.requests = &spec->requests[r], one.nrequests = 1;
   one.constraints = NULL, one.nconstraints = 0, one.configs = NULL, one.nconfigs = 0;
   for (uint32_t k = 0; k < v->n; k++) {
-    sched_dra_result res;
+    dra_result res;
     bool ok = false;
     ts_err err;
     if (sched__static_fit(v, p, k) != SCHED_FIT) continue;
     ts_arena_reset(&v->dra_scratch);
-    if (sched_dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, 1,
-                           &v->dra_scratch, &res, &ok, &err) == TS_OK &&
+    if (dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, 1,
+                     &v->dra_scratch, &res, &ok, &err) == TS_OK &&
         ok)
       return true;
   }

@@ -18,7 +18,7 @@ void sched_config_default(sched_config *cfg) {
   cfg->topology[1] = ts_intern_cstr("nvidia.com/gpu.clique");
   cfg->topology[2] = ts_intern_cstr("kubernetes.io/hostname");
   cfg->ntopology = 3;
-  sched_dra_features_default(&cfg->dra);
+  dra_features_default(&cfg->dra);
   cfg->pods_ready_timeout_ns = 300 * 1000000000LL;
   cfg->requeue_base_ns = 60 * 1000000000LL;
   cfg->requeue_max_ns = 3600 * 1000000000LL;

@@ -7,97 +7,9 @@
 #define SCHED_H
 
 #include "common/ts.h"
+#include "dra/dra.h"
 #include "model/model.h"
 #include "queueing/queueing.h"
-
-/* ---- DRA: structured device allocation, as kube-scheduler's allocator ------------------ */
-
-#define SCHED_DRA_MAX_RESULTS 32 /* devices per claim (AllocationResultsMaxSize) */
-#define SCHED_DRA_MAX_CLAIMS  64 /* claims allocated together for one pod */
-/* Steps one allocation (a pod's claims on one node) may take; past it the allocation fails
- * with an error that says so, and the pod is not tried on other nodes in that cycle. */
-#define SCHED_DRA_SEARCH_BUDGET 200000
-
-typedef struct sched_dra_features {
-  bool admin_access;          /* DRAAdminAccess */
-  bool prioritized_list;      /* DRAPrioritizedList (firstAvailable) */
-  bool partitionable_devices; /* DRAPartitionableDevices (shared counters) */
-  bool device_taints;         /* DRADeviceTaints */
-  bool device_binding;        /* DRADeviceBindingConditions */
-} sched_dra_features;
-
-/* Kubernetes 1.34's defaults: admin access and prioritized lists on; partitionable devices and
- * device taints on as well because Tessera implements them (counters are how MIG partitions
- * exclude each other; where the cluster's gates are off, the API server drops those fields, so
- * nothing changes). DRADeviceBindingConditions off: Tessera does not wait for a device's
- * binding conditions before binding, so devices that have them are never allocated. */
-void sched_dra_features_default(sched_dra_features *f);
-
-/* Evaluates one CEL selector against device `index` of `slice`: *match, or an error whose
- * text says why (compile or runtime). */
-typedef ts_rc (*sched_dra_eval_fn)(void *ctx, const char *expression, const model_slice *slice,
-                                   uint32_t index, bool *match, ts_err *err);
-/* Finds a DeviceClass by name; NULL when there is none. */
-typedef const model_device_class *(*sched_dra_class_fn)(void *ctx, const char *name);
-
-/* The CEL evaluator for selectors (cel/): programs compiled once per expression, device views
- * built once per slice version. One per scheduling thread. Returns new, NULL when out of
- * memory. */
-typedef struct sched_cel sched_cel;
-sched_cel *sched_cel_new(void);
-void sched_cel_free(sched_cel *c);
-/* A sched_dra_eval_fn: ctx is a sched_cel. Compile errors are TS_EPARSE. */
-ts_rc sched_cel_eval(void *ctx, const char *expression, const model_slice *slice, uint32_t index,
-                     bool *match, ts_err *err);
-
-typedef struct sched_dra_world sched_dra_world;
-
-/* Prepares the devices of `slices` (borrowed, in order; they must outlive the world) for
- * allocations: ids, pools, indexes by node. Returns new, NULL when out of memory. Cost:
- * O(devices). */
-sched_dra_world *sched_dra_world_new(const model_slice *const *slices, size_t nslices,
-                                     const sched_dra_features *features, sched_dra_class_fn cls,
-                                     void *cls_ctx, sched_dra_eval_fn eval, void *eval_ctx);
-void sched_dra_world_free(sched_dra_world *w);
-/* Marks a device as allocated to some other claim; unknown devices are ignored. */
-void sched_dra_world_mark(sched_dra_world *w, const char *driver, const char *pool,
-                          const char *device);
-
-typedef struct sched_dra_device {
-  const char *request;        /* interned: "req" or "req/subreq" */
-  const model_slice *slice;   /* borrowed: the slice of the device */
-  const model_device *device; /* borrowed: the device */
-  bool admin_access;          /* allocated with admin access */
-} sched_dra_device;
-
-typedef struct sched_dra_config {
-  model_config_source source;        /* FromClass or FromClaim */
-  const char *const *requests;       /* borrowed request names (NULL: all) */
-  uint32_t nrequests;                /* entries */
-  const model_opaque_config *opaque; /* borrowed driver + parameters */
-} sched_dra_config;
-
-/* The allocation of one claim. */
-typedef struct sched_dra_result {
-  sched_dra_device devices[SCHED_DRA_MAX_RESULTS]; /* the devices, in allocation order */
-  uint32_t ndevices;                               /* entries */
-  sched_dra_config *configs;                       /* arena: class configs, then claim's */
-  uint32_t nconfigs;                               /* entries */
-  model_node_selector node_selector;               /* arena: where the devices are; 0 terms =
-                                                      every node */
-} sched_dra_result;
-
-/* Allocates `claims` (not yet allocated; names for messages in claim_names) for a pod on the
- * node (name and labels; NULL node_name: no node), exactly as Kubernetes' structured
- * allocator: claims in order, requests in order, firstAvailable alternatives in order, devices
- * in the order of slices and devices, first complete solution of a depth-first search.
- * *ok and results[0..nclaims) on success; *ok false when the claims cannot be allocated on
- * this node; an error (with upstream's wording) when the input is invalid, including any CEL
- * error. Arena memory holds configs and node selectors. */
-ts_rc sched_dra_allocate(sched_dra_world *w, const char *node_name, const model_labels *node_labels,
-                         const model_claim_spec *const *claims, const char *const *claim_names,
-                         size_t nclaims, ts_arena *arena, sched_dra_result *results, bool *ok,
-                         ts_err *err);
 
 /* ---- the cycle ------------------------------------------------------------------------ */
 
@@ -113,8 +25,8 @@ typedef struct sched_config {
   sched_scoring scoring;                    /* node scoring */
   const char *topology[SCHED_MAX_TOPOLOGY]; /* interned node label keys, widest first */
   int ntopology;                            /* entries */
-  sched_dra_features dra;                   /* DRA feature gates */
-  sched_dra_eval_fn dra_eval;               /* CEL selector evaluator; NULL: selectors fail */
+  dra_features dra;                         /* DRA feature gates */
+  dra_eval_fn dra_eval;                     /* CEL selector evaluator; NULL: selectors fail */
   void *dra_eval_ctx;                       /* for dra_eval */
   bool instantiate_templates;               /* replay: make claims from ResourceClaimTemplates
                                                (in a cluster the claim controller does) */
@@ -160,7 +72,7 @@ typedef struct sched_claim {
   bool allocated;                   /* already allocated (a shared claim): reserve only */
   bool reused;                      /* shared with a pod placed earlier in this cycle: result is
                                        that pod's allocation, written again (identical) */
-  sched_dra_result result;          /* BIND of an unallocated claim: the new allocation */
+  dra_result result;                /* BIND of an unallocated claim: the new allocation */
 } sched_claim;
 
 typedef struct sched_decision {

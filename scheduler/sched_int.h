@@ -71,7 +71,7 @@ typedef struct sched_view {
   int nsigs;                        /* entries in use */
   int next_evict;                   /* round-robin slot to reuse when full */
   sched_cand *heap;                 /* one heap buffer of n entries for every run */
-  sched_dra_world *dra;             /* devices of every ResourceSlice, and what is in use */
+  dra_world *dra;                   /* devices of every ResourceSlice, and what is in use */
   ts_arena dra_scratch;             /* memory of trial allocations, reset before each */
   const char *dra_error;            /* an allocation error met while filtering (result arena) */
   const model_pod *dra_error_pod;   /* the pod it was met for: its other nodes are not tried */
@@ -235,12 +235,6 @@ int64_t sched__dra_devices(const sched_pending *p);
 /* Why the pod's claims cannot be allocated anywhere: the first request that fits no node
  * (arena), or NULL. */
 const char *sched__dra_why(sched_view *v, const sched_pending *p);
-
-/* In dra.c, for the cycle. */
-void sched__dra_mark_result(sched_dra_world *w, const sched_dra_result *r, bool on);
-bool sched__dra_result_local(const sched_dra_result *r);
-void sched__dra_node_usage(const sched_dra_world *w, const char *node, uint32_t *used,
-                           uint32_t *total);
 
 /* Charges the pod's requests to the node in the view, or gives them back. */
 void sched__place(sched_view *v, const model_pod *p, uint32_t node);

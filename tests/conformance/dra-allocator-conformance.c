@@ -1,5 +1,5 @@
 /* dra-allocator-conformance FILE.json: runs Kubernetes' structured-allocator cases
- * (corpora/dra/allocator_cases.json, schema in its README §2) against sched_dra_allocate and
+ * (corpora/dra/allocator_cases.json, schema in its README §2) against dra_allocate and
  * prints the failing cases with expected and actual results, then
  * "N passed, M failed, K skipped". Exit status 0 only when none failed. */
 #include <jansson.h>
@@ -10,7 +10,7 @@
 #include "model/model.h"
 #include "scheduler/sched.h"
 
-static sched_cel *cel; /* the CEL evaluator, new for every case as upstream's */
+static dra_cel *cel; /* the CEL evaluator, new for every case as upstream's */
 
 typedef struct world_in {
   model_obj **classes; /* decoded DeviceClasses */
@@ -47,70 +47,16 @@ static json_t *without_name(json_t *x) {
   return c;
 }
 
-static json_t *node_selector_json(const model_node_selector *s) {
-  json_t *terms = json_array();
-  for (uint32_t t = 0; t < s->nterms; t++) {
-    json_t *term = json_object();
-    for (int pass = 0; pass < 2; pass++) {
-      const model_req *r = pass ? s->terms[t].fields : s->terms[t].exprs;
-      uint32_t n = pass ? s->terms[t].nfields : s->terms[t].nexprs;
-      json_t *arr;
-      if (!n) continue;
-      arr = json_array();
-      for (uint32_t i = 0; i < n; i++) {
-        static const char *const ops[] = {"In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt"};
-        json_t *vals = json_array();
-        for (uint32_t v = 0; v < r[i].nvalues; v++)
-          json_array_append_new(vals, json_string(r[i].values[v]));
-        json_array_append_new(arr, json_pack("{s:s, s:s, s:o}", "key", r[i].key, "operator",
-                                             ops[r[i].op], "values", vals));
-      }
-      json_object_set_new(term, pass ? "matchFields" : "matchExpressions", arr);
-    }
-    json_array_append_new(terms, term);
-  }
-  return json_pack("{s:o}", "nodeSelectorTerms", terms);
-}
-
-/* Our result in the corpus's JSON form. */
-static json_t *result_json(const sched_dra_result *r) {
-  json_t *devs = json_array(), *cfgs = json_array(), *devices;
-  for (uint32_t i = 0; i < r->ndevices; i++) {
-    const sched_dra_device *d = &r->devices[i];
-    json_t *x = json_pack("{s:s, s:s, s:s, s:s}", "request", d->request, "driver", d->slice->driver,
-                          "pool", d->slice->pool, "device", d->device->name);
-    if (d->admin_access) json_object_set_new(x, "adminAccess", json_true());
-    if (d->device->nbinding_conditions) {
-      json_t *a = json_array(), *b = json_array();
-      for (uint32_t k = 0; k < d->device->nbinding_conditions; k++)
-        json_array_append_new(a, json_string(d->device->binding_conditions[k]));
-      for (uint32_t k = 0; k < d->device->nbinding_failure_conditions; k++)
-        json_array_append_new(b, json_string(d->device->binding_failure_conditions[k]));
-      json_object_set_new(x, "bindingConditions", a);
-      json_object_set_new(x, "bindingFailureConditions", b);
-    }
-    json_array_append_new(devs, x);
-  }
-  for (uint32_t i = 0; i < r->nconfigs; i++) {
-    const sched_dra_config *c = &r->configs[i];
-    json_t *x = json_pack("{s:s, s:{s:s, s:O}}", "source",
-                          c->source == MODEL_FROM_CLASS ? "FromClass" : "FromClaim", "opaque",
-                          "driver", c->opaque->driver, "parameters", c->opaque->parameters);
-    if (c->nrequests) {
-      json_t *reqs = json_array();
-      for (uint32_t k = 0; k < c->nrequests; k++)
-        json_array_append_new(reqs, json_string(c->requests[k]));
-      json_object_set_new(x, "requests", reqs);
-    }
-    json_array_append_new(cfgs, x);
-  }
-  devices = json_pack("{s:o}", "results", devs);
-  if (json_array_size(cfgs))
-    json_object_set_new(devices, "config", cfgs);
-  else
-    json_decref(cfgs);
-  return json_pack("{s:o, s:o}", "devices", devices, "nodeSelector",
-                   r->node_selector.nterms ? node_selector_json(&r->node_selector) : json_null());
+/* Our result in the corpus's JSON form: the AllocationResult Tessera writes (dra/encode.c,
+ * the one encoder), with an absent node selector as the corpus's null. */
+static json_t *result_json(const dra_result *r) {
+  model_allocation a;
+  json_t *j;
+  if (dra_result_allocation(r, &a) != TS_OK) return NULL;
+  j = dra_allocation_json(&a);
+  model_allocation_free(&a);
+  if (j && !json_object_get(j, "nodeSelector")) json_object_set_new(j, "nodeSelector", json_null());
+  return j;
 }
 
 static int json_cmp(const void *a, const void *b) {
@@ -166,15 +112,15 @@ static void run_case(json_t *c, tally *t) {
   const char *name = json_string_value(json_object_get(c, "name"));
   json_t *feat = json_object_get(c, "features"), *expect = json_object_get(c, "expect"), *x;
   json_t *want_err = json_object_get(expect, "error"), *want = json_object_get(expect, "results");
-  sched_dra_features f = {0};
+  dra_features f = {0};
   world_in in = {0};
   model_obj **slices = NULL, **claims = NULL, *node = NULL;
   const model_claim_spec **specs = NULL;
   const char **names = NULL;
   size_t nslices = json_array_size(json_object_get(c, "slices"));
   size_t nclaims = json_array_size(json_object_get(c, "claims")), i;
-  sched_dra_world *w = NULL;
-  sched_dra_result *res = NULL;
+  dra_world *w = NULL;
+  dra_result *res = NULL;
   ts_arena arena;
   ts_err err;
   bool ok = false, bad = false;
@@ -227,15 +173,15 @@ static void run_case(json_t *c, tally *t) {
     report(t, name, "the case's objects to decode", err.text);
     goto out;
   }
-  w = sched_dra_world_new((const model_slice *const *)slices, nslices, &f, find_class, &in,
-                          sched_cel_eval, cel);
+  w = dra_world_new((const model_slice *const *)slices, nslices, &f, find_class, &in, dra_cel_eval,
+                    cel);
   json_array_foreach(json_object_get(c, "allocatedDevices"), i, x) {
     char d[3][256];
     if (sscanf(json_string_value(x), "%255[^/]/%255[^/]/%255s", d[0], d[1], d[2]) == 3)
-      sched_dra_world_mark(w, d[0], d[1], d[2]);
+      dra_world_mark(w, d[0], d[1], d[2]);
   }
-  rc = sched_dra_allocate(w, node ? node->name : NULL, node ? &node->labels : NULL, specs, names,
-                          nclaims, &arena, res, &ok, &err);
+  rc = dra_allocate(w, node ? node->name : NULL, node ? &node->labels : NULL, specs, names, nclaims,
+                    &arena, res, &ok, &err);
   if (json_is_string(want_err)) {
     if (rc != TS_OK && strstr(err.text, json_string_value(want_err)))
       t->passed++;
@@ -274,7 +220,7 @@ static void run_case(json_t *c, tally *t) {
     json_decref(exp);
   }
 out:
-  sched_dra_world_free(w);
+  dra_world_free(w);
   for (i = 0; i < in.nclasses; i++) model_obj_free(in.classes[i]);
   for (i = 0; i < nslices; i++) model_obj_free(slices[i]);
   for (i = 0; i < nclaims; i++) model_obj_free(claims[i]);
@@ -298,9 +244,9 @@ int main(int argc, char **argv) {
   }
   cases = json_object_get(doc, "cases");
   json_array_foreach(cases, i, c) {
-    if (!(cel = sched_cel_new())) return 2;
+    if (!(cel = dra_cel_new())) return 2;
     run_case(c, &t);
-    sched_cel_free(cel);
+    dra_cel_free(cel);
   }
   printf("%d passed, %d failed, %d skipped\n", t.passed, t.failed, t.skipped);
   json_decref(doc);

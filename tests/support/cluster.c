@@ -307,13 +307,13 @@ static void allocate(tc_cluster *c, json_t *claim, json_t *copy, const json_t *a
   json_array_append_new(fin, json_string(DELETE_PROTECTION));
 }
 
-static void w_reserve(void *ud, void *token, const char *ns, const char *name,
-                      const char *claim_uid, const json_t *allocation, const char *pod_name,
-                      const char *pod_uid, const json_t *cached) {
-  tc_cluster *c = ud;
+/* The claim write as the API server would take it: the allocation in the bytes Tessera sends
+ * (dra_allocation_json), refused when the claim is gone or allocated already. */
+static void reserve_json(tc_cluster *c, void *token, const char *ns, const char *name,
+                         const char *claim_uid, const json_t *allocation, const char *pod_name,
+                         const char *pod_uid) {
   json_t *claim = get(c, "ResourceClaim", ns, name), *copy, *st, *rf, *e;
   size_t from = c->queue.n, i;
-  (void)cached;
   if (!claim || (claim_uid && *claim_uid && strcmp(meta_str(claim, "uid") ?: "", claim_uid))) {
     answer(c, token, TS_ENOTFOUND, from);
     return;
@@ -346,6 +346,15 @@ static void w_reserve(void *ud, void *token, const char *ns, const char *name,
         rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", pod_name, "uid", pod_uid));
   put(c, copy, MODEL_MODIFIED);
   answer(c, token, TS_OK, from);
+}
+
+static void w_reserve(void *ud, void *token, const char *ns, const char *name,
+                      const char *claim_uid, const model_allocation *alloc, const char *pod_name,
+                      const char *pod_uid) {
+  json_t *a = alloc ? dra_allocation_json(alloc) : NULL;
+  if (alloc && !a) tc_violation(ud, "claim %s/%s: the allocation could not be encoded", ns, name);
+  reserve_json(ud, token, ns, name, claim_uid, a, pod_name, pod_uid);
+  json_decref(a);
 }
 
 static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
@@ -593,7 +602,10 @@ size_t tc_flush(tc_cluster *c) {
     if (d.is_event) {
       ts_err err;
       ts_err_clear(&err);
-      if (live_event(c->l, d.ev, d.obj, &err) != TS_OK)
+      model_obj *o = NULL;
+      if (model_decode(d.obj, NULL, &o, &err) != TS_OK)
+        tc_violation(c, "the model refused a watch event: %s", err.text);
+      else if (o && live_event(c->l, d.ev, o, &err) != TS_OK)
         tc_violation(c, "the loop refused a watch event: %s", err.text);
       json_decref(d.obj);
     } else {

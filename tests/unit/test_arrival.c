@@ -52,7 +52,7 @@ typedef struct scenario {
   int pending;                  /* pods to schedule in the scenario */
 } scenario;
 
-static sched_cel *cel;
+static dra_cel *cel;
 static int nruns, ngangs_checked, nfailed;
 static size_t nwrites, nbound, norder_free, nscenarios, nclaims;
 
@@ -197,7 +197,7 @@ static void scenario_init(scenario *sc, const char *name, const char *config) {
   ts_err_clear(&e);
   if (cfg_tessera_setup(config, &sc->t, &e) != TS_OK) fail_msg("%s: %s", name, e.text);
   sc->cfg = sc->t.sched; /* the settings as replay and run take them (devmap owned by t) */
-  sc->cfg.dra_eval = sched_cel_eval;
+  sc->cfg.dra_eval = dra_cel_eval;
   sc->cfg.dra_eval_ctx = cel;
 }
 
@@ -661,13 +661,13 @@ static void test_generated(void **state) {
 static int setup(void **state) {
   (void)state;
   ts_log_set_level(TS_LOG_ERROR);
-  cel = sched_cel_new();
+  cel = dra_cel_new();
   return cel ? 0 : -1;
 }
 
 static int teardown(void **state) {
   (void)state;
-  sched_cel_free(cel);
+  dra_cel_free(cel);
   printf("%zu scenarios (%zu where the order cannot matter), %d arrival runs: %zu writes, %zu "
          "pods bound, %zu claims allocated, %d gang checks\n",
          nscenarios, norder_free, nruns, nwrites, nbound, nclaims, ngangs_checked);

@@ -26,25 +26,22 @@ typedef struct rec {
   int n;                 /* entries */
 } rec;
 
-static void add(rec *r, void *token, const json_t *alloc, const char *fmt, ...) {
+static void add(rec *r, void *token, const model_allocation *alloc, const char *fmt, ...) {
   va_list ap;
   assert_true(r->n < MAX_CALLS);
   va_start(ap, fmt);
   vsnprintf(r->calls[r->n].text, sizeof r->calls[0].text, fmt, ap);
   va_end(ap);
   r->calls[r->n].token = token;
-  r->calls[r->n].alloc = alloc ? json_deep_copy(alloc) : NULL;
+  r->calls[r->n].alloc = alloc ? dra_allocation_json(alloc) : NULL; /* what would be sent */
   r->n++;
 }
 
 static void w_reserve(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                      const json_t *alloc, const char *pod, const char *pod_uid,
-                      const json_t *cached) {
-  const char *dev = json_string_value(json_object_get(
-      json_array_get(json_object_get(json_object_get(alloc, "devices"), "results"), 0), "device"));
+                      const model_allocation *alloc, const char *pod, const char *pod_uid) {
+  const char *dev = alloc && alloc->nresults ? alloc->results[0].device : "(none)";
   (void)uid, (void)pod_uid;
-  add(ud, token, alloc, "reserve %s/%s for %s: %s%s", ns, name, pod, alloc ? dev : "(shared)",
-      cached ? "" : " (not cached)");
+  add(ud, token, alloc, "reserve %s/%s for %s: %s", ns, name, pod, alloc ? dev : "(shared)");
 }
 
 static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
@@ -106,8 +103,11 @@ static void feed(fixture *f, model_event ev, const char *yaml) {
   ts_err e;
   ts_err_clear(&e);
   if (in_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
-  for (size_t i = 0; i < docs.n; i++)
-    if (live_event(f->l, ev, docs.v[i].value, &e) != TS_OK) fail_msg("event: %s", e.text);
+  for (size_t i = 0; i < docs.n; i++) {
+    model_obj *o = NULL;
+    if (model_decode(docs.v[i].value, NULL, &o, &e) != TS_OK || !o) fail_msg("decode: %s", e.text);
+    if (live_event(f->l, ev, o, &e) != TS_OK) fail_msg("event: %s", e.text);
+  }
   in_docs_free(&docs);
 }
 
@@ -336,7 +336,7 @@ static void test_live_metrics(void **state) {
   ts_buf_free(&b);
 }
 
-static void test_live_allocation_json(void **state) {
+static void test_allocation_json(void **state) {
   fixture *f = *state;
   (void)f;
   /* Configs, admin access and a label node selector (network-attached devices). */
@@ -344,22 +344,27 @@ static void test_live_allocation_json(void **state) {
   model_device dev = {0};
   const char *reqs[] = {"gpu"};
   model_opaque_config opaque = {"gpu.nvidia.com", json_pack("{s:i}", "sharing", 2)};
-  sched_dra_config cfg = {MODEL_FROM_CLASS, reqs, 1, &opaque};
+  dra_config cfg = {MODEL_FROM_CLASS, reqs, 1, &opaque};
   const char *vals[] = {"a", "b"};
   model_req req = {"zone", MODEL_OP_IN, vals, 2, 0};
   model_node_term term = {&req, 1, NULL, 0};
-  sched_dra_result r = {0};
+  dra_result r = {0};
   json_t *got, *want;
   json_error_t je;
   slice.driver = "gpu.nvidia.com";
   slice.pool = "fabric";
   dev.name = "nic-3";
-  r.devices[0] = (sched_dra_device){"gpu", &slice, &dev, true};
+  r.devices[0] = (dra_device){"gpu", &slice, &dev, true};
   r.ndevices = 1;
   r.configs = &cfg;
   r.nconfigs = 1;
   r.node_selector = (model_node_selector){&term, 1};
-  got = live_allocation_json(&r);
+  {
+    model_allocation a;
+    assert_int_equal(dra_result_allocation(&r, &a), TS_OK);
+    got = dra_allocation_json(&a);
+    model_allocation_free(&a);
+  }
   want = json_loads(
       "{\"devices\": {\"results\": [{\"request\": \"gpu\", \"driver\": \"gpu.nvidia.com\", "
       "\"pool\": \"fabric\", \"device\": \"nic-3\", \"adminAccess\": true}], \"config\": "
@@ -381,7 +386,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_gang_claims_first_and_rollback, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_abandoned_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_metrics, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_live_allocation_json, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_allocation_json, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -801,6 +801,48 @@ static void test_default_priority(void **state) {
   model_free(m);
 }
 
+/* A typed assumption on a claim: the allocation and the pod laid over the watched status, kept
+ * over a new version without allocation (a stale watch event), gone with a version that has
+ * one, and undone by model_claim_forget. */
+static void test_claim_assume(void **state) {
+  static const char *claim =
+      "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: "
+      "{name: c, namespace: t, uid: uc, resourceVersion: \"%d\"}\nspec: "
+      "{devices: {requests: [{name: r, exactly: {deviceClassName: gpu}}]}}\n%s";
+  model *m = model_new();
+  model_device_result res = {"r", "gpu.example.com", "pool-a", "gpu-3", false};
+  model_allocation alloc = {true, &res, 1};
+  const model_claim *c;
+  char y[1024];
+  (void)state;
+  snprintf(y, sizeof y, claim, 1, "");
+  assert_int_equal(apply(m, y, MODEL_ADDED), TS_OK);
+  assert_int_equal(model_claim_assume(m, "t", "missing", &alloc, "p", "up"), TS_ENOTFOUND);
+  assert_int_equal(model_claim_assume(m, "t", "c", &alloc, "p0", "u0"), TS_OK);
+  assert_int_equal(model_claim_assume(m, "t", "c", NULL, "p1", "u1"), TS_OK); /* shared */
+  c = (const model_claim *)model_get(m, MODEL_RESOURCE_CLAIM, "t", "c");
+  assert_true(c->allocation.present);
+  assert_string_equal(c->allocation.results[0].device, "gpu-3");
+  assert_int_equal(c->nreserved_for, 2);
+  assert_string_equal(c->reserved_for[1].uid, "u1");
+  snprintf(y, sizeof y, claim, 2, ""); /* a stale event: still no allocation */
+  assert_int_equal(apply(m, y, MODEL_MODIFIED), TS_OK);
+  c = (const model_claim *)model_get(m, MODEL_RESOURCE_CLAIM, "t", "c");
+  assert_true(c->assumed && c->allocation.present && c->nreserved_for == 2);
+  model_claim_forget(m, "t", "c");
+  assert_false(c->assumed || c->allocation.present || c->nreserved_for);
+  assert_int_equal(model_claim_assume(m, "t", "c", &alloc, "p0", "u0"), TS_OK);
+  snprintf(y, sizeof y, claim, 3,
+           "status: {allocation: {devices: {results: [{request: r, driver: gpu.example.com, pool: "
+           "pool-b, device: gpu-7}]}}}\n"); /* someone else's allocation wins */
+  assert_int_equal(apply(m, y, MODEL_MODIFIED), TS_OK);
+  c = (const model_claim *)model_get(m, MODEL_RESOURCE_CLAIM, "t", "c");
+  assert_false(c->assumed);
+  assert_string_equal(c->allocation.results[0].device, "gpu-7");
+  assert_int_equal(c->nreserved_for, 0);
+  model_free(m);
+}
+
 static void test_store(void **state) {
   model *m = model_new();
   model_node *n;
@@ -914,6 +956,7 @@ int main(void) {
       cmocka_unit_test(test_jobs),
       cmocka_unit_test(test_store),
       cmocka_unit_test(test_default_priority),
+      cmocka_unit_test(test_claim_assume),
       cmocka_unit_test(test_alloc_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -155,18 +155,19 @@ static void test_alloc_failures(void **state) {
   put_pod(&e, "t", "p0", "uid-p0", NULL);
   for (long n = 0; failed; n++) {
     outcome o = {0};
-    kc_claim_reserve cr = {"t", "missing", "", NULL, "p0", "uid-p0", NULL, "v1"};
+    kc_claim_reserve cr = {"t", "missing", "", NULL, "p0", "uid-p0"};
     ts_alloc_fail_after(n);
     kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
     kc_evict(e.w, "t", "nobody", "", "preempted", on_done, &o);
     kc_claim_reserve_write(e.w, &cr, on_done, &o);
-    kc_claim_unreserve(e.w, "t", "missing", "uid-p0", "v1", on_done, &o);
+    kc_write_fail(e.w, on_done, &o);
+    kc_claim_unreserve(e.w, "t", "missing", "uid-p0", on_done, &o);
     kc_pod_unschedulable(e.w, "t", "p0", "Unschedulable", "no room", on_done, &o);
-    wait_for(&e, &o, 5);
+    wait_for(&e, &o, 6);
     failed = ts_alloc_failed();
     ts_alloc_fail_after(-1);
     for (int i = 0; i < 1000; i++) uv_run(&e.loop, UV_RUN_NOWAIT);
-    assert_int_equal(o.calls, 5); /* and never twice */
+    assert_int_equal(o.calls, 6); /* and never twice */
   }
   stop(&e);
 }

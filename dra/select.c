@@ -1,12 +1,12 @@
-/* scheduler/dra_cel.c - DRA selectors evaluated by cel/. Each expression is compiled once and
+/* dra/select.c - DRA selectors evaluated by cel/. Each expression is compiled once and
  * kept with its compile error, if any; each device's CEL view is built once per version of its
  * ResourceSlice (a slice update changes its rev and rebuilds the view). The allocator's own
  * cache keeps each (selector, device) result for the cycle, so a selector is evaluated at most
- * once per device per cycle. Not thread-safe: one sched_cel per scheduling thread. */
+ * once per device per cycle. Not thread-safe: one dra_cel per scheduling thread. */
 #include <string.h>
 
 #include "cel/cel.h"
-#include "scheduler/sched_int.h"
+#include "dra/dra.h"
 
 typedef struct prog {
   cel_program *p; /* compiled, or NULL when compiling failed */
@@ -24,14 +24,14 @@ typedef struct view {
   char key[];             /* the slice's key */
 } view;
 
-struct sched_cel {
+struct dra_cel {
   ts_map progs;      /* expression -> prog */
   ts_map views;      /* slice key -> view */
   cel_eval_ctx *ctx; /* evaluation scratch */
 };
 
-sched_cel *sched_cel_new(void) {
-  sched_cel *c = ts_calloc(1, sizeof *c);
+dra_cel *dra_cel_new(void) {
+  dra_cel *c = ts_calloc(1, sizeof *c);
   if (!c) return NULL;
   ts_map_init(&c->progs);
   ts_map_init(&c->views);
@@ -42,7 +42,7 @@ sched_cel *sched_cel_new(void) {
   return c;
 }
 
-void sched_cel_free(sched_cel *c) {
+void dra_cel_free(dra_cel *c) {
   size_t it = 0;
   const ts_map_slot *s;
   if (!c) return;
@@ -64,7 +64,7 @@ void sched_cel_free(sched_cel *c) {
   ts_free(c);
 }
 
-static const prog *compiled(sched_cel *c, const char *expr) {
+static const prog *compiled(dra_cel *c, const char *expr) {
   size_t n = strlen(expr);
   prog *p = ts_map_get(&c->progs, expr, n);
   ts_err err;
@@ -117,7 +117,7 @@ static bool device_view(const model_slice *s, const model_device *d, ts_arena *a
   return true;
 }
 
-static const view *slice_view(sched_cel *c, const model_slice *s) {
+static const view *slice_view(dra_cel *c, const model_slice *s) {
   const char *key = s->obj.key;
   size_t n = strlen(key);
   view *v = ts_map_get(&c->views, key, n);
@@ -144,9 +144,9 @@ static const view *slice_view(sched_cel *c, const model_slice *s) {
   return v;
 }
 
-ts_rc sched_cel_eval(void *ctx, const char *expression, const model_slice *slice, uint32_t index,
-                     bool *match, ts_err *err) {
-  sched_cel *c = ctx;
+ts_rc dra_cel_eval(void *ctx, const char *expression, const model_slice *slice, uint32_t index,
+                   bool *match, ts_err *err) {
+  dra_cel *c = ctx;
   const prog *p = compiled(c, expression);
   const view *v;
   *match = false;

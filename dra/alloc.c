@@ -1,4 +1,4 @@
-/* scheduler/dra.c - DRA structured allocation with the semantics of Kubernetes 1.34's
+/* dra/alloc.c - DRA structured allocation with the semantics of Kubernetes 1.34's
  * allocator (k8s.io/dynamic-resource-allocation/structured), so that results are identical:
  * the same devices in the same order, the same configs and node selectors, the same errors.
  *
@@ -7,7 +7,7 @@
  * the pools reachable from the node, validates the requests, then searches depth first:
  * claims, requests, firstAvailable alternatives and devices in order; the first complete
  * solution wins. */
-#include "scheduler/sched_int.h"
+#include "dra/dra.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,10 +26,10 @@ typedef struct wpool {
   const char *dup;    /* its result: the reason when a device name repeats, else NULL */
 } wpool;
 
-struct sched_dra_world {
-  sched_dra_features f;             /* feature gates */
-  sched_dra_class_fn cls;           /* class lookup */
-  sched_dra_eval_fn eval;           /* selector evaluation */
+struct dra_world {
+  dra_features f;                   /* feature gates */
+  dra_class_fn cls;                 /* class lookup */
+  dra_eval_fn eval;                 /* selector evaluation */
   void *cls_ctx;                    /* for cls */
   void *eval_ctx;                   /* for eval */
   const model_slice *const *slices; /* borrowed, in order */
@@ -78,7 +78,7 @@ static bool idx_push(ts_arena *a, idx_list *l, uint32_t x) {
   return true;
 }
 
-void sched_dra_features_default(sched_dra_features *f) {
+void dra_features_default(dra_features *f) {
   f->admin_access = f->prioritized_list = f->partitionable_devices = true;
   f->device_taints = true;
   f->device_binding = false; /* binding conditions must be waited for before the Binding, which
@@ -92,7 +92,7 @@ static char *key3(ts_arena *a, const char *x, const char *y, const char *z) {
   return k;
 }
 
-static bool world_pool(sched_dra_world *w, uint32_t si) {
+static bool world_pool(dra_world *w, uint32_t si) {
   const model_slice *s = w->slices[si];
   char *k = key3(&w->arena, s->driver, s->pool, NULL);
   uintptr_t p;
@@ -110,7 +110,7 @@ static bool world_pool(sched_dra_world *w, uint32_t si) {
   return idx_push(&w->arena, (idx_list *)&wp->slices, si);
 }
 
-static bool world_devices(sched_dra_world *w, uint32_t si) {
+static bool world_devices(dra_world *w, uint32_t si) {
   const model_slice *s = w->slices[si];
   w->flat_base[si] = w->nflat;
   for (uint32_t d = 0; d < s->ndevices; d++) {
@@ -127,7 +127,7 @@ static bool world_devices(sched_dra_world *w, uint32_t si) {
   return true;
 }
 
-static bool world_node_index(sched_dra_world *w, uint32_t si) {
+static bool world_node_index(dra_world *w, uint32_t si) {
   const model_slice *s = w->slices[si];
   idx_list *l;
   if (!s->node_name) return idx_push(&w->arena, (idx_list *)&w->global, si);
@@ -141,7 +141,7 @@ static bool world_node_index(sched_dra_world *w, uint32_t si) {
 }
 
 /* Room for each slice's consumed counters (flattened: set by set, counter by counter). */
-static bool world_counters(sched_dra_world *w) {
+static bool world_counters(dra_world *w) {
   uint32_t total = 0;
   w->ctr_base = ts_arena_alloc(&w->arena, (w->nslices + 1) * sizeof *w->ctr_base);
   w->ctr_gen = ts_arena_alloc(&w->arena, (w->nslices + 1) * sizeof *w->ctr_gen);
@@ -155,10 +155,10 @@ static bool world_counters(sched_dra_world *w) {
   return w->ctr_used != NULL;
 }
 
-sched_dra_world *sched_dra_world_new(const model_slice *const *slices, size_t nslices,
-                                     const sched_dra_features *features, sched_dra_class_fn cls,
-                                     void *cls_ctx, sched_dra_eval_fn eval, void *eval_ctx) {
-  sched_dra_world *w = ts_calloc(1, sizeof *w);
+dra_world *dra_world_new(const model_slice *const *slices, size_t nslices,
+                         const dra_features *features, dra_class_fn cls, void *cls_ctx,
+                         dra_eval_fn eval, void *eval_ctx) {
+  dra_world *w = ts_calloc(1, sizeof *w);
   size_t ndev = 0;
   if (!w) return NULL;
   ts_arena_init(&w->arena, 64 * 1024);
@@ -179,11 +179,11 @@ sched_dra_world *sched_dra_world_new(const model_slice *const *slices, size_t ns
   w->alloc_gen = 1;
   return w;
 fail:
-  sched_dra_world_free(w);
+  dra_world_free(w);
   return NULL;
 }
 
-void sched_dra_world_free(sched_dra_world *w) {
+void dra_world_free(dra_world *w) {
   if (!w) return;
   for (uint32_t i = 0; i < w->nprogs; i++) ts_free(w->cache[i]);
   ts_free(w->cache);
@@ -192,7 +192,7 @@ void sched_dra_world_free(sched_dra_world *w) {
   ts_free(w);
 }
 
-static int64_t device_id(const sched_dra_world *w, const char *driver, const char *pool,
+static int64_t device_id(const dra_world *w, const char *driver, const char *pool,
                          const char *device) {
   char k[1024];
   uintptr_t id;
@@ -201,16 +201,15 @@ static int64_t device_id(const sched_dra_world *w, const char *driver, const cha
   return id ? (int64_t)id - 1 : -1;
 }
 
-void sched_dra_world_mark(sched_dra_world *w, const char *driver, const char *pool,
-                          const char *device) {
+void dra_world_mark(dra_world *w, const char *driver, const char *pool, const char *device) {
   int64_t id = device_id(w, driver, pool, device);
   if (id >= 0) w->allocated[id] = 1;
   w->alloc_gen++;
 }
 
-void sched__dra_mark_result(sched_dra_world *w, const sched_dra_result *r, bool on) {
+void dra_mark_result(dra_world *w, const dra_result *r, bool on) {
   for (uint32_t i = 0; i < r->ndevices; i++) {
-    const sched_dra_device *d = &r->devices[i];
+    const dra_device *d = &r->devices[i];
     int64_t id;
     if (d->admin_access) continue;
     id = device_id(w, d->slice->driver, d->slice->pool, d->device->name);
@@ -219,7 +218,7 @@ void sched__dra_mark_result(sched_dra_world *w, const sched_dra_result *r, bool 
   w->alloc_gen++;
 }
 
-bool sched__dra_result_local(const sched_dra_result *r) {
+bool dra_result_local(const dra_result *r) {
   for (uint32_t i = 0; i < r->ndevices; i++) {
     const model_slice *s = r->devices[i].slice;
     if (!(s->per_device_node_selection ? r->devices[i].device->node_name : s->node_name))
@@ -228,8 +227,7 @@ bool sched__dra_result_local(const sched_dra_result *r) {
   return true;
 }
 
-void sched__dra_node_usage(const sched_dra_world *w, const char *node, uint32_t *used,
-                           uint32_t *total) {
+void dra_node_usage(const dra_world *w, const char *node, uint32_t *used, uint32_t *total) {
   const idx_list *l = ts_map_get(&w->local, node, strlen(node));
   *used = *total = 0;
   for (uint32_t i = 0; l && i < l->n; i++) {
@@ -263,11 +261,11 @@ typedef struct entry {
 } entry;
 
 typedef struct cons {
-  const model_constraint *c;                     /* the constraint */
-  const char *domain, *name;                     /* attribute, split */
-  const model_attr *first;                       /* value of the first device in the set */
-  uint32_t count;                                /* devices in the set */
-  const model_attr *seen[SCHED_DRA_MAX_RESULTS]; /* distinctAttribute: values so far */
+  const model_constraint *c;               /* the constraint */
+  const char *domain, *name;               /* attribute, split */
+  const model_attr *first;                 /* value of the first device in the set */
+  uint32_t count;                          /* devices in the set */
+  const model_attr *seen[DRA_MAX_RESULTS]; /* distinctAttribute: values so far */
 } cons;
 
 typedef struct cstate {
@@ -276,7 +274,7 @@ typedef struct cstate {
   entry **entries;              /* per request: 1 entry, or one per alternative */
   uint32_t *selected;           /* per request: chosen alternative */
   cons *cons;                   /* constraints */
-  sched_dra_result *res;        /* the caller's result */
+  dra_result *res;              /* the caller's result */
 } cstate;
 
 typedef struct using {
@@ -286,7 +284,7 @@ typedef struct using {
 using;
 
 typedef struct alloc {
-  sched_dra_world *w;         /* the world */
+  dra_world *w;               /* the world */
   const char *node;           /* interned node name or NULL */
   const model_labels *labels; /* node labels */
   cpool *pools;               /* reachable pools, first-seen order */
@@ -295,12 +293,12 @@ typedef struct alloc {
   size_t nclaims;             /* entries */
   using *allocating;          /* devices taken by the attempt (arena) */
   uint32_t nallocating;       /* entries */
-  uint32_t using_cap;         /* capacity: SCHED_DRA_MAX_RESULTS per claim */
+  uint32_t using_cap;         /* capacity: DRA_MAX_RESULTS per claim */
   ts_arena *arena;            /* caller's memory */
   ts_err *err;                /* caller's error */
   bool over;                  /* the search reached the device limit of a claim (upstream's
                                  errAllocationResultMaxSizeExceeded): backtrack further */
-  uint64_t steps, budget;     /* search steps taken, and allowed (SCHED_DRA_SEARCH_BUDGET) */
+  uint64_t steps, budget;     /* search steps taken, and allowed (DRA_SEARCH_BUDGET) */
 } alloc;
 
 static bool node_matches(const alloc *a, const char *name, bool all,
@@ -352,7 +350,7 @@ static int ptr_cmp(const void *x, const void *y) {
  * sorting their pointers finds repeats; the result is kept per pool for the slice set it was
  * computed on (the same set comes back for every candidate node and pod). */
 static void duplicates(alloc *a, cpool *p) {
-  sched_dra_world *w = (sched_dra_world *)a->w;
+  dra_world *w = (dra_world *)a->w;
   wpool *wp = &w->pools[p->wpool];
   uint64_t key = 1469598103934665603ULL;
   size_t n = 0, k = 0;
@@ -386,7 +384,7 @@ static void duplicates(alloc *a, cpool *p) {
 
 /* Incomplete and obsolete pools, and duplicate device names, as upstream's GatherPools. */
 static void check_pool(alloc *a, cpool *p, bool *drop) {
-  const sched_dra_world *w = a->w;
+  const dra_world *w = a->w;
   const wpool *wp = &w->pools[p->wpool];
   int64_t want = w->slices[p->slices[0]]->pool_slice_count;
   uint32_t same = 0;
@@ -407,7 +405,7 @@ static void check_pool(alloc *a, cpool *p, bool *drop) {
 }
 
 static ts_rc gather_pools(alloc *a) {
-  const sched_dra_world *w = a->w;
+  const dra_world *w = a->w;
   idx_list none = {0}, *local = a->node ? ts_map_get(&w->local, a->node, strlen(a->node)) : NULL;
   uint32_t i = 0, j = 0, k = 0;
   if (!local) local = &none;
@@ -432,7 +430,7 @@ static ts_rc gather_pools(alloc *a) {
 
 /* ---- selectors ------------------------------------------------------------------------- */
 
-static int8_t *program_cache(sched_dra_world *w, const char *expr) {
+static int8_t *program_cache(dra_world *w, const char *expr) {
   uintptr_t p;
   char *k;
   size_t slot = ((uintptr_t)expr >> 4) % 64;
@@ -460,7 +458,7 @@ static int8_t *program_cache(sched_dra_world *w, const char *expr) {
 static ts_rc selectors_match(alloc *a, const cstate *c, const model_device_class *cls,
                              const model_device_selector *sel, uint32_t nsel, uint32_t si,
                              uint32_t d, bool *match) {
-  sched_dra_world *w = a->w;
+  dra_world *w = a->w;
   uint32_t flat = w->flat_base[si] + d;
   *match = true;
   for (uint32_t i = 0; i < nsel && *match; i++) {
@@ -543,7 +541,7 @@ static ts_rc validate_entry(alloc *a, cstate *c, entry *e) {
   if (r->mode != MODEL_ALLOC_ALL)
     return ts_err_set(a->err, TS_EINVAL, "claim %s, request %s: unsupported count mode %s", c->name,
                       rname, r->mode_text ? r->mode_text : "");
-  e->all = ts_arena_alloc(a->arena, SCHED_DRA_MAX_RESULTS * 2 * sizeof *e->all);
+  e->all = ts_arena_alloc(a->arena, DRA_MAX_RESULTS * 2 * sizeof *e->all);
   if (!e->all) return ts_err_set(a->err, TS_ENOMEM, "out of memory");
   for (uint32_t p = 0; p < a->npools; p++) {
     const cpool *pool = &a->pools[p];
@@ -565,7 +563,7 @@ static ts_rc validate_entry(alloc *a, cstate *c, entry *e) {
         ts_rc rc = selectable(a, c, e, si, d, &ok);
         if (rc != TS_OK) return rc;
         if (!ok) continue;
-        if (e->num == SCHED_DRA_MAX_RESULTS * 2) {
+        if (e->num == DRA_MAX_RESULTS * 2) {
           e->num++;
           continue;
         } /* over the limit anyway */
@@ -615,10 +613,10 @@ static ts_rc validate_claim(alloc *a, cstate *c, uint32_t *min_devices) {
     }
     *min_devices += fewest;
   }
-  if (*min_devices > SCHED_DRA_MAX_RESULTS)
+  if (*min_devices > DRA_MAX_RESULTS)
     return ts_err_set(a->err, TS_ELIMIT,
                       "claim %s: number of requested devices %u exceeds the claim limit of %d",
-                      c->name, *min_devices, SCHED_DRA_MAX_RESULTS);
+                      c->name, *min_devices, DRA_MAX_RESULTS);
   for (uint32_t i = 0; i < s->nconstraints; i++) {
     const model_constraint *k = &s->constraints[i];
     const char *full = k->match_attribute ? k->match_attribute : k->distinct_attribute;
@@ -674,9 +672,9 @@ static bool cons_add(cons *k, const entry *e, const model_device *d, const char 
   if (!cons_applies(k, e)) return true;
   if (!(v = lookup_attr(k, d, driver))) return false;
   if (k->c->distinct_attribute && !k->c->match_attribute) {
-    for (uint32_t i = 0; i < k->count && i < SCHED_DRA_MAX_RESULTS; i++)
+    for (uint32_t i = 0; i < k->count && i < DRA_MAX_RESULTS; i++)
       if (attr_equal(k->seen[i], v)) return false;
-    if (k->count < SCHED_DRA_MAX_RESULTS) k->seen[k->count] = v;
+    if (k->count < DRA_MAX_RESULTS) k->seen[k->count] = v;
   } else if (k->count && !attr_equal(k->first, v)) {
     return false;
   }
@@ -728,8 +726,8 @@ static bool consume(const model_slice *s, const model_device *d, ts_quantity *us
 
 /* The counters slice si's allocated devices consume, recomputed when allocations changed.
  * Cost: O(devices of the slice) once per change, instead of per candidate device. */
-static ts_quantity *slice_used(const sched_dra_world *cw, uint32_t si) {
-  sched_dra_world *w = (sched_dra_world *)cw;
+static ts_quantity *slice_used(const dra_world *cw, uint32_t si) {
+  dra_world *w = (dra_world *)cw;
   const model_slice *s = w->slices[si];
   ts_quantity *used = w->ctr_used + w->ctr_base[si];
   if (w->ctr_gen[si] == w->alloc_gen) return used;
@@ -745,7 +743,7 @@ static ts_quantity *slice_used(const sched_dra_world *cw, uint32_t si) {
 /* Shared counters of the device's slice minus what allocated devices of it, and the devices
  * being allocated in this attempt, consume. */
 static bool counters_available(const alloc *a, uint32_t si, uint32_t d) {
-  const sched_dra_world *w = a->w;
+  const dra_world *w = a->w;
   const model_slice *s = w->slices[si];
   const model_device *dev = &s->devices[d];
   const ts_quantity *used = slice_used(w, si);
@@ -762,7 +760,7 @@ static bool counters_available(const alloc *a, uint32_t si, uint32_t d) {
         if (set->counters[m].name == want->counters[n].name) avail = set->counters[m].value;
       if (ts_quantity_sub(&avail, &used[i], &avail) != TS_OK) return false;
       for (size_t cl = 0; cl < a->nclaims; cl++) { /* devices chosen so far in this attempt */
-        const sched_dra_result *r = a->claims[cl].res;
+        const dra_result *r = a->claims[cl].res;
         for (uint32_t x = 0; r && x < r->ndevices; x++) {
           const model_device *o = r->devices[x].device;
           if (r->devices[x].slice != s || r->devices[x].admin_access) continue;
@@ -818,7 +816,7 @@ static ts_rc take_device(alloc *a, pos p, uint32_t si, uint32_t d, bool must, bo
   const model_slice *s = a->w->slices[si];
   const model_device *dev = &s->devices[d];
   uint32_t id = a->w->flat_id[a->w->flat_base[si] + d];
-  sched_dra_result *res = c->res;
+  dra_result *res = c->res;
   uint32_t k;
   *added = false;
   if (e->r->admin_access ? allocating_for(a, id, p.claim) : in_use(a, id)) return TS_OK;
@@ -835,12 +833,12 @@ static ts_rc take_device(alloc *a, pos p, uint32_t si, uint32_t d, bool must, bo
     while (k-- > 0) cons_remove(&c->cons[k], e);
     return TS_OK;
   }
-  if (a->nallocating == a->using_cap || res->ndevices == SCHED_DRA_MAX_RESULTS) {
+  if (a->nallocating == a->using_cap || res->ndevices == DRA_MAX_RESULTS) {
     for (k = 0; k < c->spec->nconstraints; k++) cons_remove(&c->cons[k], e);
     return TS_OK;
   }
   a->allocating[a->nallocating++] = (using){id, p.claim};
-  res->devices[res->ndevices++] = (sched_dra_device){e->result_name, s, dev, e->r->admin_access};
+  res->devices[res->ndevices++] = (dra_device){e->result_name, s, dev, e->r->admin_access};
   *added = true;
   return TS_OK;
 }
@@ -966,7 +964,7 @@ static ts_rc allocate_one(alloc *a, pos p, bool in_sub, loc from, bool *done) {
   if (e->r->mode == MODEL_ALLOC_ALL && !e->num) return TS_OK;
   if (p.device >= e->num)
     return allocate_one(a, (pos){p.claim, p.request + 1, 0, 0}, false, (loc){0, 0, 0}, done);
-  if (c->res->ndevices + e->num - p.device > SCHED_DRA_MAX_RESULTS) {
+  if (c->res->ndevices + e->num - p.device > DRA_MAX_RESULTS) {
     a->over = true; /* over the limit whatever is chosen here: backtrack further */
     return TS_OK;
   }
@@ -982,10 +980,10 @@ static bool has_name(const model_claim_config *cfg, const char *name) {
   return false;
 }
 
-static bool push_config(alloc *a, sched_dra_result *res, uint32_t *cap, sched_dra_config c) {
+static bool push_config(alloc *a, dra_result *res, uint32_t *cap, dra_config c) {
   if (res->nconfigs == *cap) {
     uint32_t ncap = *cap ? *cap * 2 : 4;
-    sched_dra_config *n = ts_arena_alloc(a->arena, ncap * sizeof *n);
+    dra_config *n = ts_arena_alloc(a->arena, ncap * sizeof *n);
     if (!n) return false;
     if (res->nconfigs) memcpy(n, res->configs, res->nconfigs * sizeof *n);
     res->configs = n, *cap = ncap;
@@ -999,18 +997,17 @@ static bool push_config(alloc *a, sched_dra_result *res, uint32_t *cap, sched_dr
  * alternative "req/sub". */
 static ts_rc build_configs(alloc *a, cstate *c) {
   const model_claim_spec *s = c->spec;
-  sched_dra_result *res = c->res;
+  dra_result *res = c->res;
   uint32_t cap = 0;
   for (uint32_t i = 0; i < s->nrequests; i++) {
     const entry *e = &c->entries[i][c->selected[i]];
     for (uint32_t k = 0; e->cls && k < e->cls->nconfigs; k++)
-      if (!push_config(a, res, &cap,
-                       (sched_dra_config){MODEL_FROM_CLASS, NULL, 0, &e->cls->configs[k]}))
+      if (!push_config(a, res, &cap, (dra_config){MODEL_FROM_CLASS, NULL, 0, &e->cls->configs[k]}))
         return TS_ENOMEM;
   }
   for (uint32_t k = 0; k < s->nconfigs; k++) {
     const model_claim_config *cfg = &s->configs[k];
-    sched_dra_config out = {MODEL_FROM_CLAIM, cfg->requests, cfg->nrequests, &cfg->opaque};
+    dra_config out = {MODEL_FROM_CLAIM, cfg->requests, cfg->nrequests, &cfg->opaque};
     if (!cfg->nrequests) {
       if (!push_config(a, res, &cap, out)) return TS_ENOMEM;
       continue;
@@ -1050,7 +1047,7 @@ static bool merge_reqs(alloc *a, const model_req *from, uint32_t n, model_req **
   return true;
 }
 
-static ts_rc node_local(alloc *a, sched_dra_result *res, const char *node) {
+static ts_rc node_local(alloc *a, dra_result *res, const char *node) {
   model_node_term *t = ts_arena_alloc(a->arena, sizeof *t);
   model_req *r = ts_arena_alloc(a->arena, sizeof *r);
   const char **v = ts_arena_alloc(a->arena, sizeof *v);
@@ -1064,7 +1061,7 @@ static ts_rc node_local(alloc *a, sched_dra_result *res, const char *node) {
 
 /* Where the allocated devices are: the node itself when any is node-local (or binds to the
  * node), else the union of the slices' single-term node selectors, else everywhere. */
-static ts_rc build_node_selector(alloc *a, sched_dra_result *res) {
+static ts_rc build_node_selector(alloc *a, dra_result *res) {
   model_node_term term = {0};
   res->node_selector = (model_node_selector){0};
   for (uint32_t i = 0; i < res->ndevices; i++) {
@@ -1092,19 +1089,18 @@ static ts_rc build_node_selector(alloc *a, sched_dra_result *res) {
   return TS_OK;
 }
 
-ts_rc sched_dra_allocate(sched_dra_world *w, const char *node_name, const model_labels *node_labels,
-                         const model_claim_spec *const *claims, const char *const *claim_names,
-                         size_t nclaims, ts_arena *arena, sched_dra_result *results, bool *ok,
-                         ts_err *err) {
+ts_rc dra_allocate(dra_world *w, const char *node_name, const model_labels *node_labels,
+                   const model_claim_spec *const *claims, const char *const *claim_names,
+                   size_t nclaims, ts_arena *arena, dra_result *results, bool *ok, ts_err *err) {
   alloc a = {0};
   ts_rc rc = TS_OK;
   bool done = false;
   *ok = false;
-  if (nclaims > SCHED_DRA_MAX_CLAIMS)
-    return ts_err_set(err, TS_ELIMIT, "more than %d claims for one pod", SCHED_DRA_MAX_CLAIMS);
+  if (nclaims > DRA_MAX_CLAIMS)
+    return ts_err_set(err, TS_ELIMIT, "more than %d claims for one pod", DRA_MAX_CLAIMS);
   a.w = w, a.node = node_name ? ts_intern_cstr(node_name) : NULL, a.labels = node_labels;
   a.nclaims = nclaims, a.arena = arena, a.err = err;
-  a.using_cap = (uint32_t)(SCHED_DRA_MAX_RESULTS * (nclaims ? nclaims : 1));
+  a.using_cap = (uint32_t)(DRA_MAX_RESULTS * (nclaims ? nclaims : 1));
   a.claims = ts_arena_alloc(arena, (nclaims + 1) * sizeof *a.claims);
   a.allocating = ts_arena_alloc(arena, a.using_cap * sizeof *a.allocating);
   if (!a.claims || !a.allocating) return ts_err_set(err, TS_ENOMEM, "out of memory");
@@ -1117,7 +1113,7 @@ ts_rc sched_dra_allocate(sched_dra_world *w, const char *node_name, const model_
     memset(&results[i], 0, sizeof results[i]);
     rc = validate_claim(&a, &a.claims[i], &min_devices);
   }
-  a.budget = SCHED_DRA_SEARCH_BUDGET;
+  a.budget = DRA_SEARCH_BUDGET;
   if (rc == TS_OK) rc = allocate_one(&a, (pos){0, 0, 0, 0}, false, (loc){0, 0, 0}, &done);
   if (rc != TS_OK || !done) return rc;
   for (size_t i = 0; i < nclaims; i++) {

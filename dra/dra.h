@@ -1,0 +1,120 @@
+/*
+ * dra/dra.h - Dynamic Resource Allocation as kube-scheduler's structured allocator does it:
+ * devices of ResourceSlices prepared once per cycle (a world), claims allocated for a pod on a
+ * node, CEL device selectors evaluated through cel/ (dra/select.c), and the one encoder of an
+ * allocation into the AllocationResult written to the API server (dra/encode.c).
+ */
+#ifndef DRA_H
+#define DRA_H
+
+#include <jansson.h>
+
+#include "common/ts.h"
+#include "model/model.h"
+
+/* ---- DRA: structured device allocation, as kube-scheduler's allocator ------------------ */
+
+#define DRA_MAX_RESULTS 32 /* devices per claim (AllocationResultsMaxSize) */
+#define DRA_MAX_CLAIMS  64 /* claims allocated together for one pod */
+/* Steps one allocation (a pod's claims on one node) may take; past it the allocation fails
+ * with an error that says so, and the pod is not tried on other nodes in that cycle. */
+#define DRA_SEARCH_BUDGET 200000
+
+typedef struct dra_features {
+  bool admin_access;          /* DRAAdminAccess */
+  bool prioritized_list;      /* DRAPrioritizedList (firstAvailable) */
+  bool partitionable_devices; /* DRAPartitionableDevices (shared counters) */
+  bool device_taints;         /* DRADeviceTaints */
+  bool device_binding;        /* DRADeviceBindingConditions */
+} dra_features;
+
+/* Kubernetes 1.34's defaults: admin access and prioritized lists on; partitionable devices and
+ * device taints on as well because Tessera implements them (counters are how MIG partitions
+ * exclude each other; where the cluster's gates are off, the API server drops those fields, so
+ * nothing changes). DRADeviceBindingConditions off: Tessera does not wait for a device's
+ * binding conditions before binding, so devices that have them are never allocated. */
+void dra_features_default(dra_features *f);
+
+/* Evaluates one CEL selector against device `index` of `slice`: *match, or an error whose
+ * text says why (compile or runtime). */
+typedef ts_rc (*dra_eval_fn)(void *ctx, const char *expression, const model_slice *slice,
+                             uint32_t index, bool *match, ts_err *err);
+/* Finds a DeviceClass by name; NULL when there is none. */
+typedef const model_device_class *(*dra_class_fn)(void *ctx, const char *name);
+
+/* The CEL evaluator for selectors (cel/): programs compiled once per expression, device views
+ * built once per slice version. One per scheduling thread. Returns new, NULL when out of
+ * memory. */
+typedef struct dra_cel dra_cel;
+dra_cel *dra_cel_new(void);
+void dra_cel_free(dra_cel *c);
+/* A dra_eval_fn: ctx is a dra_cel. Compile errors are TS_EPARSE. */
+ts_rc dra_cel_eval(void *ctx, const char *expression, const model_slice *slice, uint32_t index,
+                   bool *match, ts_err *err);
+
+typedef struct dra_world dra_world;
+
+/* Prepares the devices of `slices` (borrowed, in order; they must outlive the world) for
+ * allocations: ids, pools, indexes by node. Returns new, NULL when out of memory. Cost:
+ * O(devices). */
+dra_world *dra_world_new(const model_slice *const *slices, size_t nslices,
+                         const dra_features *features, dra_class_fn cls, void *cls_ctx,
+                         dra_eval_fn eval, void *eval_ctx);
+void dra_world_free(dra_world *w);
+/* Marks a device as allocated to some other claim; unknown devices are ignored. */
+void dra_world_mark(dra_world *w, const char *driver, const char *pool, const char *device);
+
+typedef struct dra_device {
+  const char *request;        /* interned: "req" or "req/subreq" */
+  const model_slice *slice;   /* borrowed: the slice of the device */
+  const model_device *device; /* borrowed: the device */
+  bool admin_access;          /* allocated with admin access */
+} dra_device;
+
+typedef struct dra_config {
+  model_config_source source;        /* FromClass or FromClaim */
+  const char *const *requests;       /* borrowed request names (NULL: all) */
+  uint32_t nrequests;                /* entries */
+  const model_opaque_config *opaque; /* borrowed driver + parameters */
+} dra_config;
+
+/* The allocation of one claim. */
+typedef struct dra_result {
+  dra_device devices[DRA_MAX_RESULTS]; /* the devices, in allocation order */
+  uint32_t ndevices;                   /* entries */
+  dra_config *configs;                 /* arena: class configs, then claim's */
+  uint32_t nconfigs;                   /* entries */
+  model_node_selector node_selector;   /* arena: where the devices are; 0 terms =
+                                          every node */
+} dra_result;
+
+/* Allocates `claims` (not yet allocated; names for messages in claim_names) for a pod on the
+ * node (name and labels; NULL node_name: no node), exactly as Kubernetes' structured
+ * allocator: claims in order, requests in order, firstAvailable alternatives in order, devices
+ * in the order of slices and devices, first complete solution of a depth-first search.
+ * *ok and results[0..nclaims) on success; *ok false when the claims cannot be allocated on
+ * this node; an error (with upstream's wording) when the input is invalid, including any CEL
+ * error. Arena memory holds configs and node selectors. */
+ts_rc dra_allocate(dra_world *w, const char *node_name, const model_labels *node_labels,
+                   const model_claim_spec *const *claims, const char *const *claim_names,
+                   size_t nclaims, ts_arena *arena, dra_result *results, bool *ok, ts_err *err);
+
+/* Marks (on) or unmarks the devices of a result as in use in the world. */
+void dra_mark_result(dra_world *w, const dra_result *r, bool on);
+/* True when the result's devices are all local to one node (its node selector pins a node). */
+bool dra_result_local(const dra_result *r);
+/* Devices the node's local slices offer, and how many of them are in use. */
+void dra_node_usage(const dra_world *w, const char *node, uint32_t *used, uint32_t *total);
+
+/* ---- the allocation as written --------------------------------------------------------- */
+
+/* The typed allocation of a result (names interned, configs and node selector copied; the
+ * parameters' references held): what a claim's status.allocation will hold. Free it with
+ * model_allocation_free. */
+ts_rc dra_result_allocation(const dra_result *r, model_allocation *out);
+/* The resource.k8s.io AllocationResult of an allocation: devices.results, devices.config and
+ * nodeSelector, as kube-scheduler writes it (the same shape in v1, v1beta2 and v1beta1).
+ * Returns new, NULL when out of memory. */
+json_t *dra_allocation_json(const model_allocation *a);
+
+#endif
