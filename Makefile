@@ -6,7 +6,7 @@
 #   make bench      run the benchmarks; results in bench/results/
 #   make sanitize   ASan + UBSan build running the whole test suite
 #   make e2e        scenarios against a real kube-apiserver (TESSERA_APISERVER; skipped without)
-#   make check-style  clang-format dry run
+#   make check-style  clang-format dry run, and the include table (scripts/check-deps.sh)
 #   make clean
 
 CC      ?= cc

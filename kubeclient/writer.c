@@ -475,17 +475,16 @@ static void claim_path(const op *o, bool status, char *out, size_t cap) {
 static bool has_finalizer(const json_t *claim) {
   size_t i;
   json_t *f;
-  json_array_foreach(json_object_get(json_object_get(claim, "metadata"), "finalizers"), i,
-                     f) if (!strcmp(json_string_value(f) ?: "", FINALIZER)) return true;
+  json_array_foreach(json_object_get(json_object_get(claim, "metadata"), "finalizers"), i, f)
+    if (!strcmp(json_string_value(f) ?: "", FINALIZER)) return true;
   return false;
 }
 
 static bool reserved(const json_t *claim, const char *uid) {
   size_t i;
   json_t *c;
-  json_array_foreach(
-      json_object_get(json_object_get(claim, "status"), "reservedFor"), i,
-      c) if (!strcmp(json_string_value(json_object_get(c, "uid")) ?: "", uid)) return true;
+  json_array_foreach(json_object_get(json_object_get(claim, "status"), "reservedFor"), i, c)
+    if (!strcmp(json_string_value(json_object_get(c, "uid")) ?: "", uid)) return true;
   return false;
 }
 
@@ -675,9 +674,9 @@ static void unreserve_step(op *o) {
     copy = json_deep_copy(o->claim);
     st = json_object_get(copy, "status");
     keep = json_array();
-    json_array_foreach(json_object_get(st, "reservedFor"), i,
-                       x) if (strcmp(json_string_value(json_object_get(x, "uid")) ?: "",
-                                     o->pod_uid)) json_array_append(keep, x);
+    json_array_foreach(json_object_get(st, "reservedFor"), i, x)
+      if (strcmp(json_string_value(json_object_get(x, "uid")) ?: "", o->pod_uid))
+        json_array_append(keep, x);
     if (json_array_size(keep))
       json_object_set_new(st, "reservedFor", keep);
     else
@@ -690,9 +689,8 @@ static void unreserve_step(op *o) {
   if (!json_array_size(rf) && !json_object_get(st, "allocation") && has_finalizer(o->claim)) {
     copy = json_deep_copy(o->claim);
     fin = json_array();
-    json_array_foreach(json_object_get(json_object_get(copy, "metadata"), "finalizers"), i,
-                       x) if (strcmp(json_string_value(x) ?: "", FINALIZER))
-        json_array_append(fin, x);
+    json_array_foreach(json_object_get(json_object_get(copy, "metadata"), "finalizers"), i, x)
+      if (strcmp(json_string_value(x) ?: "", FINALIZER)) json_array_append(fin, x);
     json_object_set_new(json_object_get(copy, "metadata"), "finalizers", fin);
     claim_path(o, false, path, sizeof path);
     send_req(o, "PUT", path, copy, NULL, on_unreserve_write);

@@ -6,3 +6,4 @@ files=$(git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path
 # shellcheck disable=SC2086
 clang-format --dry-run --Werror $files
 echo "check-style: $(echo "$files" | wc -w) files formatted"
+scripts/check-deps.sh

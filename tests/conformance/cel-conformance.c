@@ -195,8 +195,8 @@ static void run(tally *t, json_t *r) {
     {
       bool declared = false;
       json_t *d;
-      json_array_foreach(json_object_get(r, "type_env"), i, d) declared |=
-          !strcmp(json_string_value(json_object_get(d, "name")), name);
+      json_array_foreach(json_object_get(r, "type_env"), i, d)
+        declared |= !strcmp(json_string_value(json_object_get(d, "name")), name);
       if (!declared) cel_env_declare(env, name, "dyn", &err);
     }
     nvars++;

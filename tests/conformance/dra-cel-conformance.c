@@ -60,13 +60,16 @@ static bool build(json_t *d, device_in *in, char *why, size_t cap) {
         return snprintf(why, cap, "%s", err.text), false;
     } else if ((x = json_object_get(v, "bools"))) {
       a->kind = CEL_DRA_BOOL_LIST, a->u.bl = in->bools[k];
-      json_array_foreach(x, i, e) if (i < MAX_LIST) in->bools[k][a->n++] = json_is_true(e);
+      json_array_foreach(x, i, e)
+        if (i < MAX_LIST) in->bools[k][a->n++] = json_is_true(e);
     } else if ((x = json_object_get(v, "ints"))) {
       a->kind = CEL_DRA_INT_LIST, a->u.il = in->ints[k];
-      json_array_foreach(x, i, e) if (i < MAX_LIST) in->ints[k][a->n++] = json_integer_value(e);
+      json_array_foreach(x, i, e)
+        if (i < MAX_LIST) in->ints[k][a->n++] = json_integer_value(e);
     } else if ((x = json_object_get(v, "strings"))) {
       a->kind = CEL_DRA_STRING_LIST, a->u.sl = in->strs[k];
-      json_array_foreach(x, i, e) if (i < MAX_LIST) in->strs[k][a->n++] = json_string_value(e);
+      json_array_foreach(x, i, e)
+        if (i < MAX_LIST) in->strs[k][a->n++] = json_string_value(e);
     } else if ((x = json_object_get(v, "versions"))) {
       a->kind = CEL_DRA_VERSION_LIST, a->u.vl = in->vers[k];
       json_array_foreach(x, i, e) {

@@ -340,7 +340,8 @@ static void reserve_json(tc_cluster *c, void *token, const char *ns, const char 
   }
   if (!json_is_array(rf = json_object_get(st, "reservedFor")))
     json_object_set_new(st, "reservedFor", rf = json_array());
-  json_array_foreach(rf, i, e) if (names_uid(e, pod_uid)) break;
+  json_array_foreach(rf, i, e)
+    if (names_uid(e, pod_uid)) break;
   if (i == json_array_size(rf))
     json_array_append_new(
         rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", pod_name, "uid", pod_uid));
@@ -390,7 +391,7 @@ static void check_claims_reserved(tc_cluster *c, json_t *pod, const char *key) {
     bool reserved = false;
     if (!name && json_object_get(pc, "resourceClaimTemplateName")) continue; /* no claim needed */
     json_array_foreach(json_object_get(json_object_get(claim, "status"), "reservedFor"), k, e)
-        reserved |= names_uid(e, uid);
+      reserved |= names_uid(e, uid);
     if (!claim || !json_object_get(json_object_get(claim, "status"), "allocation") || !reserved)
       tc_violation(c, "pod %s bound before its claim %s was allocated and reserved for it", key,
                    name ? name : "(none)");

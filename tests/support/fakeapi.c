@@ -500,10 +500,9 @@ static void merge(json_t *target, json_t *patch, bool conditions_by_type) {
       if (!json_is_array(t)) json_object_set_new(target, k, t = json_array());
       json_array_foreach(v, i, c) {
         bool replaced = false;
-        json_array_foreach(
-            t, j, d) if (json_equal(json_object_get(d, "type"), json_object_get(c, "type")))
-            json_array_set(t, j, c),
-            replaced = true;
+        json_array_foreach(t, j, d)
+          if (json_equal(json_object_get(d, "type"), json_object_get(c, "type")))
+            json_array_set(t, j, c), replaced = true;
         if (!replaced) json_array_append(t, c);
       }
     } else if (json_is_object(v) && json_is_object(t))
