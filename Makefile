@@ -19,7 +19,7 @@ PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wvla \
-           -Wno-missing-field-initializers -Wno-format-truncation
+           -Wno-missing-field-initializers -Wformat-truncation
 OPT     := -O2 -g
 ifeq ($(FUZZ),1)
 OPT     := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer

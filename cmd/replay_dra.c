@@ -57,14 +57,14 @@ static void device_kind(const model_device *d, char *out, size_t cap) {
 }
 
 static bool used_by(const ts_map *used, const model_slice *s, const model_device *d) {
-  char k[800];
+  char k[TS_KEY_MAX];
   snprintf(k, sizeof k, "%s/%s/%s", s->driver, s->pool, d->name);
   return ts_map_get(used, k, strlen(k)) != NULL;
 }
 
 static void mark_used(ts_map *used, ts_arena *a, const char *drv, const char *pool,
                       const char *dev) {
-  char k[800];
+  char k[TS_KEY_MAX];
   char *key;
   snprintf(k, sizeof k, "%s/%s/%s", drv, pool, dev);
   key = ts_arena_strndup(a, k, strlen(k));

@@ -57,6 +57,9 @@ ts_rc ts_err_prefix(ts_err *e, const char *fmt, ...) {
   vsnprintf(prefix, sizeof prefix, fmt, ap);
   va_end(ap);
   memcpy(old, e->text, sizeof old);
-  snprintf(e->text, sizeof e->text, "%s: %s", prefix, old);
+  /* "PREFIX: OLD", cut at the end of the text (a prefix never hides the message's start) */
+  ts_strlcpy(e->text, prefix, sizeof e->text);
+  ts_strlcpy(e->text + strlen(e->text), ": ", sizeof e->text - strlen(e->text));
+  ts_strlcpy(e->text + strlen(e->text), old, sizeof e->text - strlen(e->text));
   return e->code;
 }

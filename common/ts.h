@@ -49,6 +49,11 @@ const char *ts_errname(ts_rc rc);  /* "EINVAL"; borrowed, static */
 const char *ts_strerror(ts_rc rc); /* "invalid value"; borrowed, static */
 
 #define TS_ERR_TEXT_MAX 1024
+/* Room for an object's "ns/name" key, or a key made from it ("pg:ns/name#more"): Kubernetes
+ * names are at most 253 bytes, namespaces 63. */
+#define TS_KEY_MAX  700
+#define TS_NAME_MAX 256 /* an object name (253) or namespace, and its NUL */
+#define TS_UID_MAX  128 /* an object uid (a UUID is 36) */
 
 /* A caller-owned error: parsers and loaders fill it and never print. */
 typedef struct ts_err {

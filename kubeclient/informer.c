@@ -79,7 +79,7 @@ static void clear_keys(ts_map *m) {
 }
 
 static void deliver(informer *f, kc_event_type t, json_t *obj) {
-  char key[600];
+  char key[TS_KEY_MAX];
   if (!json_object_get(obj, "kind")) json_object_set_new(obj, "kind", json_string(f->res.kind));
   if (!json_object_get(obj, "apiVersion"))
     json_object_set_new(obj, "apiVersion", json_string(f->api_version));
@@ -141,7 +141,7 @@ static void list_complete(informer *f) {
   char *gone[256];
   size_t ngone;
   json_array_foreach(f->pending, i, obj) {
-    char key[600];
+    char key[TS_KEY_MAX];
     key_of(obj, key, sizeof key);
     deliver(f, ts_map_get(&f->keys, key, strlen(key)) ? KC_MODIFIED : KC_ADDED, obj);
   }
@@ -192,7 +192,7 @@ static void on_list(void *ud, const kc_response *r) {
   if (!f->pending) f->pending = json_array();
   items = json_object_get(body, "items");
   json_array_foreach(items, i, obj) {
-    char key[600];
+    char key[TS_KEY_MAX];
     key_of(obj, key, sizeof key);
     set_key(&f->listed, key);
     json_array_append(f->pending, obj);
@@ -212,7 +212,7 @@ static void on_list(void *ud, const kc_response *r) {
 }
 
 static void start_list(informer *f) {
-  char path[2400];
+  char path[KC_QUERY_PATH_MAX];
   f->ph = P_LIST;
   if (!f->cont[0]) {
     json_decref(f->pending);

@@ -7,6 +7,11 @@
 #include "input/input.h"
 #include "kubeclient/kc.h"
 
+/* An API path with a namespace, a name and a subresource (/apis/G/V/namespaces/NS/R/NAME/S). */
+#define KC_PATH_MAX 800
+/* A list or watch path with its query (resourceVersion, a continue token of up to 2 KiB). */
+#define KC_QUERY_PATH_MAX 2400
+
 struct kc_req {
   CURL *easy;                 /* the transfer */
   struct curl_slist *headers; /* request headers */

@@ -10,14 +10,14 @@
 #include "kubeclient/kc_int.h"
 
 struct kc_leader {
-  kc_client *c;                     /* client */
-  kc_gate *gate;                    /* opened while we lead */
-  char ns[256], name[256], id[256]; /* the Lease and who we are */
-  double lease_s, renew_s, retry_s; /* timings */
-  uv_timer_t tick;                  /* every retry period */
-  uv_timer_t watchdog;              /* closes the gate past the renew deadline */
-  uint64_t last_renew;              /* loop ms of our last successful renewal */
-  char seen_holder[256];            /* the holder and renewTime we last saw... */
+  kc_client *c;                                             /* client */
+  kc_gate *gate;                                            /* opened while we lead */
+  char ns[TS_NAME_MAX], name[TS_NAME_MAX], id[TS_NAME_MAX]; /* the Lease and who we are */
+  double lease_s, renew_s, retry_s;                         /* timings */
+  uv_timer_t tick;                                          /* every retry period */
+  uv_timer_t watchdog;           /* closes the gate past the renew deadline */
+  uint64_t last_renew;           /* loop ms of our last successful renewal */
+  char seen_holder[TS_NAME_MAX]; /* the holder and renewTime we last saw... */
   char seen_renew[64];
   uint64_t seen_at;         /* ...and when we first saw them (loop ms) */
   kc_req *req;              /* in flight */
@@ -82,7 +82,7 @@ static void on_read(void *ud, const kc_response *r) {
   json_t *lease = NULL, *spec, *body;
   ts_err err;
   const char *holder, *renew;
-  char path[700];
+  char path[KC_PATH_MAX];
   uint64_t now = uv_now(l->c->loop);
   double duration;
   l->req = NULL;
@@ -123,7 +123,7 @@ static void on_read(void *ud, const kc_response *r) {
 
 static void on_tick(uv_timer_t *t) {
   kc_leader *l = t->data;
-  char path[700];
+  char path[KC_PATH_MAX];
   if (l->req || l->releasing) return;
   path_of(l, true, path, sizeof path);
   l->req = kc_request(l->c, "GET", path, NULL, NULL, NULL, on_read, l);
@@ -168,7 +168,7 @@ kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, const char *id
 }
 
 void kc_leader_release(kc_leader *l, void (*done)(void *ud), void *ud) {
-  char path[700], *text;
+  char path[KC_PATH_MAX], *text;
   json_t *b;
   bool held = l->gate->open;
   l->releasing = true;

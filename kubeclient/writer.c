@@ -33,7 +33,7 @@ typedef struct failed_cb {
 struct kc_writer {
   kc_client *c;                 /* client */
   const kc_gate *gate;          /* leader gate */
-  char identity[256];           /* reportingInstance of Events */
+  char identity[TS_NAME_MAX];   /* reportingInstance of Events */
   int64_t event_interval;       /* ms between Events about one pod */
   double tokens;                /* event token bucket */
   uint64_t tokens_at;           /* when it was refilled (loop ms) */
@@ -58,18 +58,19 @@ typedef struct op {
   const char *what; /* "create pods/binding", for logs (static) */
   int attempts;     /* requests made */
   int lost;         /* requests that got no answer */
-  char ns[256], name[256], uid[128], node[256], pod_name[256], pod_uid[128], version[32];
+  char ns[TS_NAME_MAX], name[TS_NAME_MAX], uid[TS_UID_MAX], node[TS_NAME_MAX],
+      pod_name[TS_NAME_MAX], pod_uid[TS_UID_MAX], version[32];
   json_t *alloc;    /* claim reserve: the allocation (new ref) or NULL */
   json_t *claim;    /* the claim as last read (new ref) */
   char *note;       /* eviction: why, for its Preempted Event (owned), or NULL */
   uv_timer_t defer; /* completes without a request on the next loop turn */
   ts_rc pending;    /* result for the deferred completion */
   /* the last request, to send again when it got no answer */
-  char method[8];    /* "POST" */
-  char path[800];    /* API path */
-  char *body;        /* owned compact JSON, or NULL */
-  const char *ctype; /* content type (static) or NULL */
-  kc_done_fn done;   /* its completion */
+  char method[8];         /* "POST" */
+  char path[KC_PATH_MAX]; /* API path */
+  char *body;             /* owned compact JSON, or NULL */
+  const char *ctype;      /* content type (static) or NULL */
+  kc_done_fn done;        /* its completion */
 } op;
 
 static void writer_release(kc_writer *w);
@@ -319,7 +320,7 @@ static void on_bind(void *ud, const kc_response *r) {
 void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
              kc_write_cb cb, void *ud) {
   op *o = new_op(w, "create pods/binding", cb, ud);
-  char path[700];
+  char path[KC_PATH_MAX];
   json_t *b;
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
@@ -344,7 +345,7 @@ static void on_simple(void *ud, const kc_response *r) {
 void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
                           const char *message, kc_write_cb cb, void *ud) {
   op *o = new_op(w, "patch pods/status", cb, ud);
-  char path[700], now[64];
+  char path[KC_PATH_MAX], now[64];
   json_t *b;
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
@@ -402,7 +403,7 @@ void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *u
   uint64_t now = uv_now(w->c->loop);
   last_event *e = uid ? ts_map_get(&w->last_event, uid, strlen(uid)) : NULL;
   op *o;
-  char path[600], when[64];
+  char path[KC_PATH_MAX], when[64];
   json_t *b;
   w->tokens += (double)(now - w->tokens_at) / 1000.0 * EVENT_RATE;
   if (w->tokens > EVENT_BURST) w->tokens = EVENT_BURST;
@@ -450,7 +451,7 @@ static void on_evict(void *ud, const kc_response *r) {
 void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, const char *reason,
               kc_write_cb cb, void *ud) {
   op *o = new_op(w, "create pods/eviction", cb, ud);
-  char path[700];
+  char path[KC_PATH_MAX];
   json_t *b;
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
@@ -505,7 +506,7 @@ static void on_claim_read(void *ud, const kc_response *r) {
 }
 
 static void reread(op *o, const kc_response *r) {
-  char path[800];
+  char path[KC_PATH_MAX];
   if (o->attempts >= MAX_ATTEMPTS) {
     finish(o, TS_ECONFLICT, r);
     return;
@@ -539,7 +540,7 @@ static void on_claim_write(void *ud, const kc_response *r) {
 
 /* One step towards "finalizer present, allocated as we decided, reserved for the pod". */
 static void reserve_step(op *o) {
-  char path[800];
+  char path[KC_PATH_MAX];
   json_t *st, *alloc, *rf, *copy;
   if (!o->claim) {
     reread(o, NULL);
@@ -589,7 +590,7 @@ void kc_writer_observe_claim(kc_writer *w, json_t *obj, bool deleted) {
   const char *name = json_string_value(json_object_get(md, "name"));
   const char *av = json_string_value(json_object_get(obj, "apiVersion"));
   const char *slash = av ? strchr(av, '/') : NULL;
-  char key[600];
+  char key[TS_KEY_MAX];
   size_t len;
   watched_claim *c;
   if (!ns || !name) return;
@@ -612,7 +613,7 @@ void kc_writer_observe_claim(kc_writer *w, json_t *obj, bool deleted) {
 
 void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb cb, void *ud) {
   op *o = new_op(w, "update resourceclaims", cb, ud);
-  char key[600];
+  char key[TS_KEY_MAX];
   const watched_claim *watched;
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", r->ns), snprintf(o->name, sizeof o->name, "%s", r->name);
@@ -643,7 +644,7 @@ static void on_unreserve_write(void *ud, const kc_response *r) {
   json_t *c = NULL;
   ts_err err;
   if ((r->status == 409 || (!r->status && ++o->lost < MAX_LOST)) && o->attempts < MAX_ATTEMPTS) {
-    char path[800];
+    char path[KC_PATH_MAX];
     claim_path(o, false, path, sizeof path);
     json_decref(o->claim);
     o->claim = NULL;
@@ -664,7 +665,7 @@ static void on_unreserve_write(void *ud, const kc_response *r) {
 }
 
 static void unreserve_step(op *o) {
-  char path[800];
+  char path[KC_PATH_MAX];
   json_t *copy, *st, *rf, *fin, *keep;
   size_t i;
   json_t *x;
@@ -703,7 +704,7 @@ static void unreserve_step(op *o) {
 void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
                         kc_write_cb cb, void *ud) {
   op *o = new_op(w, "update resourceclaims", cb, ud);
-  char path[800];
+  char path[KC_PATH_MAX];
   if (!o) return;
   snprintf(o->ns, sizeof o->ns, "%s", ns), snprintf(o->name, sizeof o->name, "%s", name);
   snprintf(o->pod_uid, sizeof o->pod_uid, "%s", pod_uid);

@@ -91,27 +91,29 @@ static model_kind find_kind(const char *api_version, const char *kind, const cha
 
 /* ---- paths and errors ------------------------------------------------------------------ */
 
-static size_t push_raw(mdec *d, const char *fmt, const char *arg, size_t i) {
+/* Appends the pieces (NULL-terminated) to the path, cut at MD_PATH_MAX; returns the mark. */
+static size_t push_raw(mdec *d, const char *a, const char *b, const char *c) {
   size_t mark = d->plen;
-  int n;
-  if (arg)
-    n = snprintf(d->path + d->plen, MD_PATH_MAX - d->plen, fmt, arg);
-  else
-    n = snprintf(d->path + d->plen, MD_PATH_MAX - d->plen, fmt, i);
-  if (n > 0) d->plen += (size_t)n < MD_PATH_MAX - d->plen ? (size_t)n : MD_PATH_MAX - 1 - d->plen;
+  const char *pieces[] = {a, b, c};
+  for (int k = 0; k < 3 && pieces[k]; k++) {
+    d->plen += ts_strlcpy(d->path + d->plen, pieces[k], MD_PATH_MAX - d->plen);
+    if (d->plen >= MD_PATH_MAX) d->plen = MD_PATH_MAX - 1;
+  }
   return mark;
 }
 
 size_t model__push(mdec *d, const char *field) {
-  return push_raw(d, d->plen ? ".%s" : "%s", field, 0);
+  return d->plen ? push_raw(d, ".", field, NULL) : push_raw(d, field, NULL, NULL);
 }
 
 size_t model__push_index(mdec *d, size_t i) {
-  return push_raw(d, "[%zu]", NULL, i);
+  char num[24];
+  snprintf(num, sizeof num, "%zu", i);
+  return push_raw(d, "[", num, "]");
 }
 
 size_t model__push_key(mdec *d, const char *key) {
-  return push_raw(d, "[%s]", key, 0);
+  return push_raw(d, "[", key, "]");
 }
 
 void model__pop(mdec *d, size_t mark) {

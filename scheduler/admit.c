@@ -275,7 +275,7 @@ static ts_rc running_gangs(admit *ad) {
   ts_map_init(&index);
   while (rc == TS_OK && model_next(v->m, MODEL_POD, &it, &o)) {
     const model_pod *p = (const model_pod *)o;
-    char key[600];
+    char key[TS_KEY_MAX];
     qgang *q;
     if (!model_pod_counts(p) || !sched__queue_of(p)) continue;
     sched__gang_key(v->m, p, key, sizeof key);

@@ -64,7 +64,7 @@ static const char *msg(sched_view *v, const char *fmt, const char *a, const char
  * several pending pods is allocated once: later pods reuse that allocation (and so must go
  * where it allows) and are added to reservedFor. */
 static const sched_claim *cycle_claim(const sched_view *v, const sched_pending *p, uint32_t i) {
-  char key[700];
+  char key[TS_KEY_MAX];
   const sched_claim *c;
   if (p->claims[i].allocated || !p->claims[i].claim) return NULL;
   snprintf(key, sizeof key, "%s/%s", p->pod->obj.ns, p->claims[i].name);
@@ -248,7 +248,7 @@ static bool keep_result(sched_view *v, dra_result *r) {
 /* Records claim i of p as allocated in this cycle (a real claim only: one made from a
  * template belongs to its pod). */
 static bool remember(sched_view *v, sched_pending *p, uint32_t i) {
-  char key[700];
+  char key[TS_KEY_MAX];
   char *k;
   if (!p->claims[i].claim) return true;
   snprintf(key, sizeof key, "%s/%s", p->pod->obj.ns, p->claims[i].name);
@@ -291,7 +291,7 @@ bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared
 
 void sched__dra_release(sched_view *v, sched_pending *p) {
   for (uint32_t i = 0; p->dra && i < p->nclaims; i++) {
-    char key[700];
+    char key[TS_KEY_MAX];
     if (p->claims[i].allocated) continue;
     if (p->claims[i].reused) {
       p->claims[i].reused = false;

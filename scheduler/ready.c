@@ -135,7 +135,7 @@ static bool pod_ready(const model_pod *p) {
 }
 
 static ts_rc watch_pod(sched_view *v, ts_map *index, const model_pod *p) {
-  char key[600];
+  char key[TS_KEY_MAX];
   watched *w;
   const model_condition *c = model_pod_condition(p, "PodScheduled");
   sched__gang_key(v->m, p, key, sizeof key);

@@ -144,7 +144,7 @@ int main(int argc, char **argv) {
     json_t *env = json_object_get(c, "env"), *feat = json_object_get(env, "features");
     json_t *lists = json_object_get(feat, "listTypeAttributes");
     cel_dra_opts o;
-    char why[512], got[2048];
+    char why[TS_ERR_TEXT_MAX + 256], got[2048];
     const char *bad = NULL;
     o.env = !strcmp(json_string_value(json_object_get(env, "envType")), "NewExpressions")
                 ? CEL_DRA_NEW

@@ -665,7 +665,7 @@ static int handle(conn *c, req *q, json_t **out) {
       return *out = status_body(422, "Invalid", m), 422;
     }
     ts_buf_free(&errs);
-    snprintf(r.name, sizeof r.name, "%s", name);
+    ts_strlcpy(r.name, name, sizeof r.name);
     if (find(s, r.group, r.resource, r.ns, r.name)) {
       snprintf(what, sizeof what, "%s%s%s \"%s\" already exists", r.resource, r.group[0] ? "." : "",
                r.group, r.name);

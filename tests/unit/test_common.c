@@ -92,7 +92,7 @@ static void test_buf(void **state) {
 
 static void test_map(void **state) {
   ts_map m;
-  char keys[2000][12];
+  char keys[2000][16];
   void *old;
   size_t it = 0, seen = 0;
   const ts_map_slot *slot;

@@ -141,7 +141,7 @@ static ts_rc on_obj(void *ud, json_t *obj, const char *file, int line, int index
 static void on_err(void *ud, const ts_err *e) {
   seen *s = ud;
   s->errors++;
-  snprintf(s->last_error, sizeof s->last_error, "%s", e->text);
+  ts_strlcpy(s->last_error, e->text, sizeof s->last_error);
 }
 
 static void write_file(const char *path, const char *text) {

@@ -863,7 +863,7 @@ static void test_wait_for_pods_ready(void **state) {
   model_remove(m, MODEL_POD, "t", "job-0");
   model_remove(m, MODEL_POD, "t", "job-1");
   for (int i = 0; i < 2; i++) {
-    char name[16];
+    char name[32];
     snprintf(name, sizeof name, "job-%d-b", i);
     add_member(m, name,
                "ownerReferences: [{apiVersion: kubeflow.org/v1, kind: PyTorchJob, name: job, "
@@ -919,7 +919,7 @@ static void test_admission_needs_placement(void **state) {
   apply(m, q);
   /* Quota: 16 GPUs. Cluster: 4 nodes with 4 GPUs each, 2 used on each: 8 free in pieces of 2. */
   for (int i = 0; i < 4; i++) {
-    char name[16], used[16];
+    char name[32], used[32];
     snprintf(name, sizeof name, "n%d", i);
     snprintf(used, sizeof used, "used-%d", i);
     gpu_node(m, name, "pool: gpu", 4);
