@@ -171,7 +171,7 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
 /* The LocalQueue a pod names (kueue.x-k8s.io/queue-name), or NULL. */
 const char *sched__queue_of(const model_pod *p);
 
-/* Groups the pending pods of the cycle's scheduler into gangs (see DESIGN.md §2: PodGroup,
+/* Groups the pending pods of the cycle's scheduler into gangs (README, "Gangs": PodGroup,
  * Kueue pod group, JobSet, owning job, else a gang of one) and orders them: priority
  * (highest first), then earliest creation, then name. Arena memory. */
 ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n);

@@ -1,6 +1,6 @@
 #!/bin/bash
 # scripts/e2e.sh BUILD [SCENARIO...]: the end-to-end scenarios of tests/e2e/ against a real
-# kube-apiserver v1.34 + etcd. TESSERA_APISERVER names the folder ../shared/apiserver/build.sh
+# kube-apiserver v1.34 + etcd. TESSERA_APISERVER names the folder tests/e2e/apiserver/build.sh
 # installed (e.g. /tmp/apiserver); without it (or without kubectl) the scenarios are skipped,
 # as in CI. Each scenario gets a fresh API server; logs go to BUILD/e2e/.
 set -u
@@ -10,7 +10,7 @@ REPO=$(cd "$(dirname "$0")/.." && pwd)
 APISERVER=${TESSERA_APISERVER:-}
 if [ -z "$APISERVER" ] || [ ! -x "$APISERVER/start.sh" ]; then
   echo "e2e: skipped: set TESSERA_APISERVER to the folder of a kube-apiserver built with"
-  echo "     ../shared/apiserver/build.sh (README there; e.g. TESSERA_APISERVER=/tmp/apiserver)"
+  echo "     tests/e2e/apiserver/build.sh (README there; e.g. TESSERA_APISERVER=/tmp/apiserver)"
   exit 0
 fi
 if ! command -v kubectl >/dev/null || ! command -v curl >/dev/null; then

@@ -1,7 +1,7 @@
 # tests/e2e/lib.sh - helpers of the end-to-end scenarios (sourced by scripts/e2e.sh).
 #
 # Each scenario runs against a fresh real kube-apiserver + etcd ($APISERVER, built by
-# ../shared/apiserver/build.sh) and `tessera run` ($TESSERA) with the Helm chart's RBAC, as the
+# tests/e2e/apiserver/build.sh) and `tessera run` ($TESSERA) with the Helm chart's RBAC, as the
 # chart's ServiceAccount. Nothing else runs, so the harness stands in for what would: it removes
 # the not-ready taint the API server puts on new Nodes (node lifecycle controller), creates each
 # namespace's default ServiceAccount, and creates the claims of ResourceClaimTemplates (claim

@@ -68,7 +68,7 @@ static void load_error(void *ud, const ts_err *e) {
   fail_msg("loading: %s", e->text);
 }
 
-/* The gang a pod belongs to, as the tests read DESIGN.md §2 (independently of scheduler/):
+/* The gang a pod belongs to, as the tests read the README's "Gangs" (independently of scheduler/):
  * key and, from the objects in m, its minimum; INT32_MAX when it must not start (its PodGroup
  * or job is missing). For jobs of a kind the scenario lacks (present[kind] false), -1: the
  * members decide. */
