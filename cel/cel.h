@@ -89,6 +89,7 @@ struct cel_map {
   const void *ctx;        /* for ops */
 };
 
+/* Values by copy; nothing to free. */
 cel_value cel_null(void);
 cel_value cel_bool(bool b);
 cel_value cel_int(int64_t i);
@@ -122,7 +123,7 @@ enum {
 
 /* A new environment with the standard library and the Kubernetes libraries. Returns new. */
 cel_env *cel_env_new(void);
-void cel_env_free(cel_env *e);
+void cel_env_free(cel_env *e); /* NULL is a no-op; programs compiled in it must be gone */
 /* Declares a variable with a type written as CEL writes types ("int", "list(string)",
  * "map(string, dyn)", "google.protobuf.Duration"). Names may be qualified ("a.b.c"). */
 ts_rc cel_env_declare(cel_env *e, const char *name, const char *type, ts_err *err);
@@ -133,13 +134,13 @@ ts_rc cel_env_container(cel_env *e, const char *container, ts_err *err);
  * in cel-go's words ("Syntax error: ...", "undeclared reference to 'x' (in container '')").
  * *out is new (cel_program_free); the environment must outlive it. */
 ts_rc cel_compile(const cel_env *e, const char *expr, int flags, cel_program **out, ts_err *err);
-void cel_program_free(cel_program *p);
+void cel_program_free(cel_program *p); /* NULL is a no-op */
 /* The checked result type of the program ("bool", "dyn", ...). */
 const char *cel_program_type(const cel_program *p);
 
 /* An evaluation context: one per thread, reused. Returns new. */
 cel_eval_ctx *cel_eval_ctx_new(void);
-void cel_eval_ctx_free(cel_eval_ctx *c);
+void cel_eval_ctx_free(cel_eval_ctx *c); /* NULL is a no-op */
 /* Limits for the next evaluations: runtime cost (0 = none) and memory in bytes. */
 void cel_eval_ctx_limits(cel_eval_ctx *c, uint64_t cost_limit, size_t memory_limit);
 
@@ -233,6 +234,7 @@ ts_rc cel_dra_eval(const cel_program *p, const cel_dra_device *dev, bool *match,
  * with a string) an explanation and a rewrite verified to compile. */
 ts_rc cel_dra_check(const char *expr, const char *driver_hint, ts_err *err);
 
+/* Frees the calling thread's private context of cel_dra_eval (call before a thread ends). */
 void cel_thread_cleanup(void);
 
 #endif

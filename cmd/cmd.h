@@ -13,6 +13,8 @@
 #include "queueing/queueing.h"
 #include "scheduler/sched.h"
 
+/* `tessera replay|check|run ARGS` (argv after the subcommand): the process exit status (0 ok,
+ * 1 failed or found problems, 2 usage or configuration error). */
 int cmd_replay(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_run(int argc, char **argv);

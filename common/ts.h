@@ -63,10 +63,10 @@ typedef struct ts_err {
   char text[TS_ERR_TEXT_MAX]; /* the whole human-readable message */
 } ts_err;
 
-void ts_err_clear(ts_err *e);
+void ts_err_clear(ts_err *e); /* TS_OK, no position, empty text */
 /* Sets code and text (printf format) and returns code. e may be NULL. */
 ts_rc ts_err_set(ts_err *e, ts_rc code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-ts_rc ts_err_vset(ts_err *e, ts_rc code, const char *fmt, va_list ap);
+ts_rc ts_err_vset(ts_err *e, ts_rc code, const char *fmt, va_list ap); /* as ts_err_set */
 /* Prepends "PREFIX: " to the existing text; returns e->code. e may be NULL. */
 ts_rc ts_err_prefix(ts_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -74,14 +74,14 @@ ts_rc ts_err_prefix(ts_err *e, const char *fmt, ...) __attribute__((format(print
 
 /* malloc-family wrappers. All return NULL on failure (never abort). Tests can make the Nth
  * allocation from now fail with ts_alloc_fail_after(N) (0 = the next one); -1 disables. */
-void *ts_malloc(size_t n);
-void *ts_calloc(size_t n, size_t size);
-void *ts_realloc(void *p, size_t n);
-void ts_free(void *p);
+void *ts_malloc(size_t n);                 /* returns new */
+void *ts_calloc(size_t n, size_t size);    /* returns new, zeroed */
+void *ts_realloc(void *p, size_t n);       /* returns new (p is then gone); on NULL p stays */
+void ts_free(void *p);                     /* NULL is a no-op */
 char *ts_strdup(const char *s);            /* returns new */
 char *ts_strndup(const char *s, size_t n); /* returns new, NUL-terminated */
 void *ts_memdup(const void *p, size_t n);  /* returns new */
-void ts_alloc_fail_after(long n);
+void ts_alloc_fail_after(long n);          /* see above */
 bool ts_alloc_failed(void); /* true once an injected failure has happened since the last arm */
 
 /* ---- arenas ---------------------------------------------------------------------------- */
@@ -95,13 +95,14 @@ typedef struct ts_arena {
   size_t used;          /* read-only: bytes handed out since the last reset */
 } ts_arena;
 
-void ts_arena_init(ts_arena *a, size_t chunk_size);
+void ts_arena_init(ts_arena *a, size_t chunk_size); /* empty; chunk_size 0: a default */
 /* Returns borrowed memory aligned to 16, valid until reset/free; NULL when out of memory. */
 void *ts_arena_alloc(ts_arena *a, size_t n);
+/* A NUL-terminated copy of n bytes of s in the arena (borrowed as ts_arena_alloc's). */
 char *ts_arena_strndup(ts_arena *a, const char *s, size_t n);
 /* Forgets everything allocated; keeps one chunk for reuse. */
 void ts_arena_reset(ts_arena *a);
-void ts_arena_free(ts_arena *a);
+void ts_arena_free(ts_arena *a); /* frees every chunk; the arena is then empty */
 
 /* ---- interning ------------------------------------------------------------------------- */
 
@@ -110,7 +111,7 @@ void ts_arena_free(ts_arena *a);
  * Intern vocabulary (label keys, resource names, namespaces, node names, drivers), not
  * per-object identities such as pod names or uids: interned strings are never freed. */
 const char *ts_intern(const char *s, size_t len);
-const char *ts_intern_cstr(const char *s);
+const char *ts_intern_cstr(const char *s); /* ts_intern of a C string; NULL gives NULL */
 size_t ts_intern_count(void); /* number of distinct interned strings (for tests, stats) */
 
 /* ---- growable buffers with a cap ------------------------------------------------------- */
@@ -124,7 +125,8 @@ typedef struct ts_buf {
 
 #define TS_BUF_DEFAULT_MAX ((size_t)64 << 20)
 
-void ts_buf_init(ts_buf *b, size_t max);
+void ts_buf_init(ts_buf *b, size_t max); /* empty, growing up to max bytes */
+/* Appending: TS_OK, TS_ELIMIT past max, TS_ENOMEM; on failure b is unchanged. */
 ts_rc ts_buf_append(ts_buf *b, const void *p, size_t n);
 ts_rc ts_buf_puts(ts_buf *b, const char *s);
 ts_rc ts_buf_putc(ts_buf *b, char c);
@@ -224,7 +226,8 @@ void ts_time_format(int64_t unix_ns, char *out, size_t cap);
 /* ---- logging --------------------------------------------------------------------------- */
 
 typedef enum ts_log_level { TS_LOG_DEBUG, TS_LOG_INFO, TS_LOG_WARN, TS_LOG_ERROR } ts_log_level;
-void ts_log_set_level(ts_log_level l);
+void ts_log_set_level(ts_log_level l); /* messages below l are dropped (default INFO) */
+/* One line to stderr, with a timestamp and the level. */
 void ts_log(ts_log_level l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- Kubernetes quantities ------------------------------------------------------------- */
@@ -246,25 +249,27 @@ typedef struct ts_quantity {
 
 #define TS_QUANTITY_STR_MAX 48
 
+/* Parses a quantity as Kubernetes does ("1.5Gi", "250m", "1e3"); TS_EPARSE or TS_EOVERFLOW with
+ * the reason in err (which may be NULL). _n reads len bytes of s. */
 ts_rc ts_quantity_parse(const char *s, ts_quantity *out, ts_err *err);
 ts_rc ts_quantity_parse_n(const char *s, size_t len, ts_quantity *out, ts_err *err);
-ts_quantity ts_quantity_from_int(int64_t v, ts_qformat format);
-ts_quantity ts_quantity_from_milli(int64_t milli, ts_qformat format);
+ts_quantity ts_quantity_from_int(int64_t v, ts_qformat format);       /* v */
+ts_quantity ts_quantity_from_milli(int64_t milli, ts_qformat format); /* milli / 1000 */
 /* -1, 0, 1 as a <, ==, > b. Exact for every representable value. */
 int ts_quantity_cmp(const ts_quantity *a, const ts_quantity *b);
 /* Results keep a's format (as Kubernetes' Add/Sub). TS_EOVERFLOW when unrepresentable. */
 ts_rc ts_quantity_add(const ts_quantity *a, const ts_quantity *b, ts_quantity *out);
 ts_rc ts_quantity_sub(const ts_quantity *a, const ts_quantity *b, ts_quantity *out);
 ts_rc ts_quantity_mul_int(const ts_quantity *a, int64_t k, ts_quantity *out);
-int ts_quantity_sign(const ts_quantity *q);
-bool ts_quantity_is_zero(const ts_quantity *q);
+int ts_quantity_sign(const ts_quantity *q);     /* -1, 0 or 1 */
+bool ts_quantity_is_zero(const ts_quantity *q); /* sign 0 */
 /* Value rounded up to an integer (Kubernetes' Value()); TS_EOVERFLOW when out of int64. */
 ts_rc ts_quantity_value(const ts_quantity *q, int64_t *out);
 /* Value x 1000 rounded up (Kubernetes' MilliValue()). */
 ts_rc ts_quantity_milli(const ts_quantity *q, int64_t *out);
 /* True when the value is a whole number. */
 bool ts_quantity_is_integer(const ts_quantity *q);
-double ts_quantity_approx(const ts_quantity *q);
+double ts_quantity_approx(const ts_quantity *q); /* nearest double (display, never decisions) */
 /* Canonical text exactly as kubectl prints it ("1536Mi", "1500m", "1k", "5e-3").
  * out must hold TS_QUANTITY_STR_MAX bytes. */
 void ts_quantity_format(const ts_quantity *q, char *out);

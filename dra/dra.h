@@ -47,7 +47,7 @@ typedef const model_device_class *(*dra_class_fn)(void *ctx, const char *name);
  * memory. */
 typedef struct dra_cel dra_cel;
 dra_cel *dra_cel_new(void);
-void dra_cel_free(dra_cel *c);
+void dra_cel_free(dra_cel *c); /* with its programs and views; NULL is a no-op */
 /* A dra_eval_fn: ctx is a dra_cel. Compile errors are TS_EPARSE. */
 ts_rc dra_cel_eval(void *ctx, const char *expression, const model_slice *slice, uint32_t index,
                    bool *match, ts_err *err);
@@ -60,7 +60,7 @@ typedef struct dra_world dra_world;
 dra_world *dra_world_new(const model_slice *const *slices, size_t nslices,
                          const dra_features *features, dra_class_fn cls, void *cls_ctx,
                          dra_eval_fn eval, void *eval_ctx);
-void dra_world_free(dra_world *w);
+void dra_world_free(dra_world *w); /* NULL is a no-op */
 /* Marks a device as allocated to some other claim; unknown devices are ignored. */
 void dra_world_mark(dra_world *w, const char *driver, const char *pool, const char *device);
 

@@ -7,7 +7,9 @@
  * election.
  *
  * Everything runs on one libuv loop. Callbacks are never invoked from inside libcurl or from
- * inside the call that started the operation.
+ * inside the call that started the operation. Strings and JSON passed in are borrowed for the
+ * call (copied when kept) unless a declaration says otherwise; "returns new" means the caller
+ * frees it with the matching _free/_stop function.
  */
 #ifndef KC_H
 #define KC_H
@@ -48,6 +50,7 @@ typedef struct kc_auth {
  * context NULL: the current context. Errors name the file and field
  * ("/p/config: users[0].user.exec: exec credential plugins are not supported"). */
 ts_rc kc_auth_load(const char *kubeconfig_flag, const char *context, kc_auth *out, ts_err *err);
+/* Frees what a kc_auth owns (its strings); the struct itself is the caller's. */
 void kc_auth_free(kc_auth *a);
 
 /* ---- HTTP ---------------------------------------------------------------------------------- */
@@ -64,7 +67,10 @@ typedef struct kc_response {
   bool http2;         /* the exchange used HTTP/2 */
 } kc_response;
 
+/* The end of a request: called exactly once per request that was not cancelled; r and what it
+ * points to are borrowed for the call. */
 typedef void (*kc_done_fn)(void *ud, const kc_response *r);
+/* One line of a streamed body (a watch event), without its newline; borrowed for the call. */
 typedef void (*kc_line_fn)(void *ud, const char *line, size_t len);
 
 /* A client for auth (borrowed; must outlive it) on loop. Returns new, NULL with err. */
@@ -79,8 +85,9 @@ void kc_client_free(kc_client *c);
  * Returns a handle for kc_cancel (valid until on_done), NULL when out of memory. */
 kc_req *kc_request(kc_client *c, const char *method, const char *path, const char *body,
                    const char *content_type, kc_line_fn on_line, kc_done_fn on_done, void *ud);
-/* Cancels a request: its callbacks are not called any more. */
+/* Cancels a request (NULL is a no-op): its callbacks are not called any more. */
 void kc_cancel(kc_req *r);
+/* Requests started so far. */
 uint64_t kc_client_requests(const kc_client *c);
 /* How long a request that is not a watch may take before it fails (tessera.yaml's
  * api.requestTimeout; KC_REQUEST_TIMEOUT_MS by default). A write that times out got no answer:
@@ -93,16 +100,19 @@ typedef struct kc_api_opts {
   int64_t request_timeout_ms; /* requestTimeout (KC_REQUEST_TIMEOUT_MS) */
   int64_t event_interval_ms;  /* eventInterval (KC_EVENT_INTERVAL_MS; 0: no minimum) */
 } kc_api_opts;
-void kc_api_opts_default(kc_api_opts *o);
+void kc_api_opts_default(kc_api_opts *o); /* the defaults above */
+/* Sets the timeout of requests that are not watches (ms <= 0: the default). */
 void kc_client_set_timeout(kc_client *c, int64_t ms);
-/* tessera_api_requests_total{verb,resource,code} in Prometheus' text format, appended to out. */
-ts_rc kc_client_metrics(const kc_client *c, ts_buf *out); /* requests started (stats) */
+/* Appends tessera_api_requests_total{verb,resource,code} (every answer, by HTTP status) in
+ * Prometheus' text format to out; TS_ELIMIT/TS_ENOMEM when out cannot grow. */
+ts_rc kc_client_metrics(const kc_client *c, ts_buf *out);
 
 /* ---- informers ---------------------------------------------------------------------------------
  */
 
 typedef enum kc_event_type { KC_ADDED, KC_MODIFIED, KC_DELETED } kc_event_type;
 
+/* A watched resource as callbacks see it (borrowed for the call). */
 typedef struct kc_resource {
   const char *id;      /* "pods", "resourceclaims", ... */
   const char *group;   /* "" for core */
@@ -122,11 +132,14 @@ typedef struct kc_resource_spec {
 typedef struct kc_informer_opts {
   const kc_resource_spec *resources; /* what to watch (borrowed until kc_informers_stop) */
   size_t nresources;                 /* entries */
-  /* obj is borrowed and always carries kind and apiVersion. */
+  /* Every object listed or watched, in order per resource: obj and res are borrowed for the
+   * call (take a reference to keep obj); obj always carries kind and apiVersion. After a
+   * re-list, objects that disappeared come as KC_DELETED. */
   void (*on_event)(void *ud, kc_event_type t, json_t *obj, const kc_resource *res);
-  void (*on_synced)(void *ud); /* once, when every informer has listed */
+  void (*on_synced)(void *ud); /* exactly once, when every informer has listed */
   void *ud;                    /* for every callback */
-  /* Optional: the resource of `kind` will not be watched (the server lacks or forbids it). */
+  /* Optional, at most once per resource: `kind` will not be watched (the server lacks or
+   * forbids it). */
   void (*on_skipped)(void *ud, const char *kind);
 } kc_informer_opts;
 
@@ -137,7 +150,10 @@ typedef struct kc_informers kc_informers;
  * one log line (and on_skipped). Returns new (kc_informers_stop ends and frees it), NULL with
  * err when out of memory. */
 kc_informers *kc_informers_start(kc_client *c, const kc_informer_opts *o, ts_err *err);
+/* True once every resource has listed (or was skipped); false for NULL. */
 bool kc_informers_synced(const kc_informers *inf);
+/* Stops every list and watch at once (no callback after it returns) and frees the informers
+ * once their timers have closed; NULL is a no-op. */
 void kc_informers_stop(kc_informers *inf);
 
 /* ---- leader election ------------------------------------------------------------------------- */
@@ -155,15 +171,17 @@ typedef struct kc_leader_opts {
   int64_t renew_ms; /* renewDeadline (10 s) */
   int64_t retry_ms; /* retryPeriod (2 s) */
 } kc_leader_opts;
-void kc_leader_opts_default(kc_leader_opts *o);
+void kc_leader_opts_default(kc_leader_opts *o); /* enabled, kube-system/tessera, 15/10/2 s */
 
 typedef struct kc_leader kc_leader;
 /* Starts campaigning for the Lease of o (copied) as identity (copied): gate opens while this
  * replica leads. Returns new (free with kc_leader_free), NULL with err when out of memory. */
 kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, const char *identity,
                            kc_gate *gate, ts_err *err);
-/* Gives the lease up (so a standby takes over at once) and calls done. */
+/* Gives the lease up (so a standby takes over at once), closes the gate, and calls done
+ * exactly once, on a later loop turn, whether the release was written or not. */
 void kc_leader_release(kc_leader *l, void (*done)(void *ud), void *ud);
+/* Stops campaigning and frees l once its timers have closed; NULL is a no-op. */
 void kc_leader_free(kc_leader *l);
 
 /* ---- writes -----------------------------------------------------------------------------------
@@ -190,7 +208,8 @@ typedef struct kc_writer kc_writer;
  * with writes in flight: they still end through their callbacks (or, once the client is freed,
  * never), and the writer's memory goes when the last one is done. */
 kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, const char *identity,
-                         int64_t event_interval_ms);
+                         int64_t event_interval_ms); /* returns new, NULL when out of memory */
+/* See kc_writer_new; NULL is a no-op. */
 void kc_writer_free(kc_writer *w);
 
 typedef struct kc_claim_reserve {
@@ -210,8 +229,11 @@ void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb
 /* Removes the pod from reservedFor; the allocation and finalizer too when no one is left. */
 void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
                         kc_write_cb cb, void *ud);
+/* Binds the pod (uid as precondition) to node. A retry answered "already assigned to node X"
+ * is TS_OK when X is node (an earlier attempt landed), TS_ECONFLICT otherwise. */
 void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
              kc_write_cb cb, void *ud);
+/* Sets the pod's PodScheduled condition to False with reason and message. */
 void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
                           const char *message, kc_write_cb cb, void *ud);
 /* An events.k8s.io/v1 Event about a pod, at most one per pod per interval and 10 per second
@@ -225,6 +247,7 @@ void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, c
 /* Ends a write its caller could not even prepare (no memory): cb gets TS_ENOMEM on a later
  * loop turn, as for the writer's own writes. */
 void kc_write_fail(kc_writer *w, kc_write_cb cb, void *ud);
+/* Events written so far. */
 uint64_t kc_writer_events_sent(const kc_writer *w);
 /* Writes that ended in failure (refused by the server, no answer, no memory). Each kind of
  * failure (what, HTTP status, reason) is also logged once. */

@@ -4,8 +4,9 @@
  * caller supplies (kubeclient in `tessera run`, a recording fake in the tests).
  *
  * What it guarantees, whatever the writer answers:
- *   - Order (kube-scheduler's; README, Architecture): every claim of every pod of a gang is reserved (finalizer, then
- *     status with allocation and reservedFor) before any pod of the gang is bound.
+ *   - Order (kube-scheduler's; README, Architecture): every claim of every pod of a gang is
+ * reserved (finalizer, then status with allocation and reservedFor) before any pod of the gang is
+ * bound.
  *   - Assumed decisions: a bind or a claim allocation is applied to the model when it is
  *     issued, survives stale watch events until an event confirms it, and is rolled back when
  *     its write finally fails (claims already reserved for the gang are unreserved).
@@ -66,6 +67,8 @@ typedef struct live_stats {
 /* A new loop over an empty model. cfg (borrowed, must outlive the loop) is the scheduling
  * configuration; writer is copied. Returns new, NULL when out of memory. */
 live *live_new(const sched_config *cfg, const live_writer *writer);
+/* Frees the loop and its model. Writes in flight must have answered (their tokens point into
+ * the loop); NULL is a no-op. */
 void live_free(live *l);
 
 /* Feeds one watch event: o (decoded with model_decode; stolen) goes into the model. Pods and

@@ -209,7 +209,8 @@ typedef struct model_rlist {
   uint32_t n;  /* entries */
 } model_rlist;
 
-int64_t model_rlist_get(const model_rlist *l, int id);
+int64_t model_rlist_get(const model_rlist *l,
+                        int id); /* the amount of resource id, 0 when absent */
 
 /* ---- the common object header ---------------------------------------------------------- */
 
@@ -293,6 +294,7 @@ typedef struct model_pod {
 /* True for pods that hold node resources: bound and not Succeeded / Failed (kube-scheduler
  * ignores terminal pods). */
 bool model_pod_counts(const model_pod *p);
+/* The pod's condition of that type (interned), borrowed from the pod; NULL when absent. */
 const model_condition *model_pod_condition(const model_pod *p, const char *type);
 /* When the pod was scheduled, as the cluster recorded it: its PodScheduled=True condition's
  * lastTransitionTime, else status.startTime, else its creation time (0 when none is known). */
@@ -688,7 +690,7 @@ typedef struct model_decode_opts {
  * fails with an error naming kind, namespace/name and field path:
  * "ResourceClaim team-a/train: spec.devices.requests[0].exactly.count: must be at least 1". */
 ts_rc model_decode(json_t *json, const model_decode_opts *opts, model_obj **out, ts_err *err);
-void model_obj_free(model_obj *o);
+void model_obj_free(model_obj *o); /* an object not in a model; NULL is a no-op */
 
 /* ---- the model ------------------------------------------------------------------------- */
 
@@ -749,8 +751,8 @@ uint64_t model_generation(const model *m);
 /* The value of the global default PriorityClass (the lowest value when several claim to be,
  * as the API server's priority admission picks), 0 when there is none. O(PriorityClasses). */
 int32_t model_default_priority(const model *m);
-model_obj *model_get_uid(const model *m, const char *uid);
-size_t model_count(const model *m, model_kind kind);
+model_obj *model_get_uid(const model *m, const char *uid); /* by metadata.uid; NULL when absent */
+size_t model_count(const model *m, model_kind kind);       /* objects of a kind */
 /* Fills a new array (*out, free with ts_free) with every object of a kind, sorted by key. */
 ts_rc model_list(const model *m, model_kind kind, model_obj ***out, size_t *n);
 

@@ -42,7 +42,7 @@ typedef struct q_devmap {
  * field) for a non-positive weight or a class mapped twice. */
 ts_rc q_devmap_add(q_devmap *m, const char *device_class, const char *resource, const char *weight,
                    ts_err *err);
-void q_devmap_free(q_devmap *m);
+void q_devmap_free(q_devmap *m); /* frees the entries; m is then empty */
 
 typedef struct q_device_request {
   const char *device_class; /* interned */
@@ -167,7 +167,7 @@ typedef struct q_tree q_tree;
  * inactive and each problem is recorded (q_tree_problems). Returns new in *out; fails only
  * when out of memory. Cost: O(objects + queues x flavor-resources). */
 ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err);
-void q_tree_free(q_tree *t);
+void q_tree_free(q_tree *t); /* NULL is a no-op; the admitted workloads stay the caller's */
 
 /* The problems found while building, each naming the object and field, e.g.
  * "Cohort a: spec.parentName: cycle a -> b -> a". Borrowed, valid until q_tree_free. */
@@ -327,6 +327,6 @@ typedef struct q_result {
  * candidates)) plus O(queues x flavor-resources) per cycle. */
 ts_rc q_cycle(q_tree *t, q_queues *qs, const q_config *cfg, const q_hooks *hooks, int64_t now_ns,
               q_result *out, ts_err *err);
-void q_result_free(q_result *r);
+void q_result_free(q_result *r); /* frees its arena; r is then empty */
 
 #endif

@@ -102,7 +102,7 @@ typedef struct sched_result {
  * cycle's clock. */
 ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, int64_t now_ns,
                   sched_result *out, ts_err *err);
-void sched_result_free(sched_result *r);
+void sched_result_free(sched_result *r); /* frees decisions and messages; r is then empty */
 
 /* The effective priority of a pod: spec.priority, else its PriorityClass's value, else the
  * global default PriorityClass's value, else 0. */
