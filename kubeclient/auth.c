@@ -82,91 +82,95 @@ static ts_rc pem(const char *file, const char *where, const char *dir, json_t *o
   return TS_OK;
 }
 
-static ts_rc from_kubeconfig(const char *file, const char *context, kc_auth *a, ts_err *err) {
-  in_docs docs = {0};
-  char *text = NULL, dir[4096], where[128];
-  size_t len = 0, ci, cli, ui;
-  FILE *f = fopen(file, "rb");
-  json_t *root, *ctx, *cl, *user, *x;
-  const char *name, *v;
-  ts_rc rc = TS_EINVAL;
-  if (!f) return ts_err_set(err, TS_EIO, "%s: cannot read", file);
-  fseek(f, 0, SEEK_END);
-  len = (size_t)ftell(f);
-  rewind(f);
-  text = ts_malloc(len + 1);
-  if (text && fread(text, 1, len, f) != len) len = 0;
-  fclose(f);
-  if (!text) return ts_err_set(err, TS_ENOMEM, "out of memory");
-  text[len] = '\0';
-  if (in_yaml_parse(text, len, &docs, err) != TS_OK || !docs.n) {
-    ts_free(text);
-    in_docs_free(&docs);
-    return ts_err_prefix(err, "%s", file);
-  }
-  ts_free(text);
-  root = docs.v[0].value;
-  snprintf(dir, sizeof dir, "%s", file);
-  if (strrchr(dir, '/'))
-    *strrchr(dir, '/') = '\0';
-  else
-    dir[0] = '\0';
-  name = context ? context : json_string_value(json_object_get(root, "current-context"));
-  if (!name) {
-    ts_err_set(err, TS_EINVAL, "%s: current-context: not set (give --context)", file);
-    goto out;
-  }
-  if (!(ctx = named(json_object_get(root, "contexts"), name, &ci))) {
-    ts_err_set(err, TS_ENOTFOUND, "%s: contexts: no context named \"%s\"", file, name);
-    goto out;
-  }
-  x = json_object_get(ctx, "context");
-  if (!(cl = named(json_object_get(root, "clusters"),
-                   json_string_value(json_object_get(x, "cluster")) ?: "", &cli))) {
-    ts_err_set(err, TS_ENOTFOUND, "%s: contexts[%zu].context.cluster: no such cluster", file, ci);
-    goto out;
-  }
-  user = named(json_object_get(root, "users"), json_string_value(json_object_get(x, "user")) ?: "",
-               &ui);
-  cl = json_object_get(cl, "cluster");
-  if (!(v = json_string_value(json_object_get(cl, "server")))) {
-    ts_err_set(err, TS_EINVAL, "%s: clusters[%zu].cluster.server: missing", file, cli);
-    goto out;
-  }
+/* Where the kubeconfig's relative paths start: its directory. */
+typedef struct kcfg {
+  const char *file; /* the kubeconfig, for messages */
+  char dir[4096];   /* its directory ("" for the current one) */
+  json_t *root;     /* its first document (borrowed from the parse) */
+} kcfg;
+
+/* clusters[i].cluster: server, TLS verification and the CA. */
+static ts_rc cluster_of(const kcfg *k, json_t *cl, size_t i, kc_auth *a, ts_err *err) {
+  char where[128];
+  const char *v = json_string_value(json_object_get(cl, "server"));
+  if (!v)
+    return ts_err_set(err, TS_EINVAL, "%s: clusters[%zu].cluster.server: missing", k->file, i);
   snprintf(a->server, sizeof a->server, "%s", v);
   while (strlen(a->server) && a->server[strlen(a->server) - 1] == '/')
     a->server[strlen(a->server) - 1] = '\0';
   a->insecure = json_is_true(json_object_get(cl, "insecure-skip-tls-verify"));
-  snprintf(where, sizeof where, "clusters[%zu].cluster", cli);
-  if ((rc = pem(file, where, dir, cl, "certificate-authority", &a->ca_file, &a->ca_data, &a->ca_len,
-                err)) != TS_OK)
-    goto out;
-  if (user) {
-    json_t *u = json_object_get(user, "user");
-    snprintf(where, sizeof where, "users[%zu].user", ui);
-    if (json_object_get(u, "exec")) {
-      rc = ts_err_set(err, TS_EUNSUPPORTED,
+  snprintf(where, sizeof where, "clusters[%zu].cluster", i);
+  return pem(k->file, where, k->dir, cl, "certificate-authority", &a->ca_file, &a->ca_data,
+             &a->ca_len, err);
+}
+
+/* users[i].user: a token, a token file or a client certificate (no exec plugins). */
+static ts_rc user_of(const kcfg *k, json_t *u, size_t i, kc_auth *a, ts_err *err) {
+  char where[128];
+  const char *v;
+  ts_rc rc;
+  snprintf(where, sizeof where, "users[%zu].user", i);
+  if (json_object_get(u, "exec"))
+    return ts_err_set(err, TS_EUNSUPPORTED,
                       "%s: %s.exec: exec credential plugins are not supported; use a token, "
                       "tokenFile or client certificate",
-                      file, where);
-      goto out;
-    }
-    if (json_object_get(u, "auth-provider")) {
-      rc = ts_err_set(err, TS_EUNSUPPORTED,
-                      "%s: %s.auth-provider: auth providers are not supported", file, where);
-      goto out;
-    }
-    if ((v = json_string_value(json_object_get(u, "token")))) a->token = ts_strdup(v);
-    if ((v = json_string_value(json_object_get(u, "tokenFile")))) a->token_file = resolve(dir, v);
-    if ((rc = pem(file, where, dir, u, "client-certificate", &a->cert_file, &a->cert_data,
-                  &a->cert_len, err)) != TS_OK ||
-        (rc = pem(file, where, dir, u, "client-key", &a->key_file, &a->key_data, &a->key_len,
-                  err)) != TS_OK)
-      goto out;
+                      k->file, where);
+  if (json_object_get(u, "auth-provider"))
+    return ts_err_set(err, TS_EUNSUPPORTED,
+                      "%s: %s.auth-provider: auth providers are not supported", k->file, where);
+  if ((v = json_string_value(json_object_get(u, "token")))) a->token = ts_strdup(v);
+  if ((v = json_string_value(json_object_get(u, "tokenFile")))) a->token_file = resolve(k->dir, v);
+  if ((rc = pem(k->file, where, k->dir, u, "client-certificate", &a->cert_file, &a->cert_data,
+                &a->cert_len, err)) != TS_OK)
+    return rc;
+  return pem(k->file, where, k->dir, u, "client-key", &a->key_file, &a->key_data, &a->key_len, err);
+}
+
+/* The context (named, or the current one), its cluster and its user. */
+static ts_rc context_of(const kcfg *k, const char *context, kc_auth *a, ts_err *err) {
+  size_t ci, cli, ui;
+  json_t *ctx, *cl, *user, *x;
+  const char *name =
+      context ? context : json_string_value(json_object_get(k->root, "current-context"));
+  ts_rc rc;
+  if (!name)
+    return ts_err_set(err, TS_EINVAL, "%s: current-context: not set (give --context)", k->file);
+  if (!(ctx = named(json_object_get(k->root, "contexts"), name, &ci)))
+    return ts_err_set(err, TS_ENOTFOUND, "%s: contexts: no context named \"%s\"", k->file, name);
+  x = json_object_get(ctx, "context");
+  if (!(cl = named(json_object_get(k->root, "clusters"),
+                   json_string_value(json_object_get(x, "cluster")) ?: "", &cli)))
+    return ts_err_set(err, TS_ENOTFOUND, "%s: contexts[%zu].context.cluster: no such cluster",
+                      k->file, ci);
+  user = named(json_object_get(k->root, "users"),
+               json_string_value(json_object_get(x, "user")) ?: "", &ui);
+  if ((rc = cluster_of(k, json_object_get(cl, "cluster"), cli, a, err)) != TS_OK) return rc;
+  if (user && (rc = user_of(k, json_object_get(user, "user"), ui, a, err)) != TS_OK) return rc;
+  snprintf(a->source, sizeof a->source, "%s, context %s", k->file, name);
+  return TS_OK;
+}
+
+static ts_rc from_kubeconfig(const char *file, const char *context, kc_auth *a, ts_err *err) {
+  in_docs docs = {0};
+  kcfg k = {file, "", NULL};
+  char *text = NULL;
+  size_t len = 0;
+  ts_rc rc = in_read_file(file, &text, &len, err);
+  if (rc != TS_OK) return rc;
+  rc = in_yaml_parse(text, len, &docs, err);
+  ts_free(text);
+  if (rc != TS_OK || !docs.n) {
+    in_docs_free(&docs);
+    return rc != TS_OK ? ts_err_prefix(err, "%s", file)
+                       : ts_err_set(err, TS_EINVAL, "%s: no kubeconfig in it", file);
   }
-  snprintf(a->source, sizeof a->source, "%s, context %s", file, name);
-  rc = TS_OK;
-out:
+  k.root = docs.v[0].value;
+  snprintf(k.dir, sizeof k.dir, "%s", file);
+  if (strrchr(k.dir, '/'))
+    *strrchr(k.dir, '/') = '\0';
+  else
+    k.dir[0] = '\0';
+  rc = context_of(&k, context, a, err);
   in_docs_free(&docs);
   return rc;
 }
