@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "cel/cel.h"
+#include "dra/dra.h"
 
 static double now_s(void) {
   struct timespec ts;
@@ -35,20 +36,21 @@ static const struct {
 };
 
 int main(void) {
-  cel_dra_attr attrs[5];
-  cel_dra_capacity caps[1];
-  cel_dra_device dev;
+  dra_attr_view attrs[5];
+  dra_capacity_view caps[1];
+  dra_device_view dev;
   cel_eval_ctx *ctx = cel_eval_ctx_new();
   ts_err err;
-  attrs[0] = (cel_dra_attr){NULL, "productName", CEL_DRA_STRING, 0, {.s = "NVIDIA A100-SXM4-80GB"}};
-  attrs[1] = (cel_dra_attr){NULL, "type", CEL_DRA_STRING, 0, {.s = "mig"}};
-  attrs[2] = (cel_dra_attr){NULL, "profile", CEL_DRA_STRING, 0, {.s = "3g.40gb"}};
-  attrs[3] = (cel_dra_attr){NULL, "index", CEL_DRA_INT, 0, {.i = 2}};
-  attrs[4] = (cel_dra_attr){NULL, "driverVersion", CEL_DRA_VERSION, 0, {.i = 0}};
+  attrs[0] =
+      (dra_attr_view){NULL, "productName", DRA_ATTR_STRING, 0, {.s = "NVIDIA A100-SXM4-80GB"}};
+  attrs[1] = (dra_attr_view){NULL, "type", DRA_ATTR_STRING, 0, {.s = "mig"}};
+  attrs[2] = (dra_attr_view){NULL, "profile", DRA_ATTR_STRING, 0, {.s = "3g.40gb"}};
+  attrs[3] = (dra_attr_view){NULL, "index", DRA_ATTR_INT, 0, {.i = 2}};
+  attrs[4] = (dra_attr_view){NULL, "driverVersion", DRA_ATTR_VERSION, 0, {.i = 0}};
   cel_semver_parse("550.54.15", 9, false, &attrs[4].u.v, &err);
-  caps[0] = (cel_dra_capacity){NULL, "memory", {0}};
+  caps[0] = (dra_capacity_view){NULL, "memory", {0}};
   ts_quantity_parse("40Gi", &caps[0].value, &err);
-  dev = (cel_dra_device){"gpu.nvidia.com", attrs, 5, caps, 1, -1};
+  dev = (dra_device_view){"gpu.nvidia.com", attrs, 5, caps, 1, -1};
   printf("DRA selectors: compile once, evaluate against a device view (one core)\n");
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     cel_program *p = NULL;
@@ -57,16 +59,17 @@ int main(void) {
     bool match = false, failed = false;
     for (int i = 0; i < reps; i++) {
       cel_program_free(p);
-      if (cel_dra_compile(cases[c].expr, NULL, &p, &err) != TS_OK) {
+      if (dra_selector_compile(cases[c].expr, NULL, &p, &err) != TS_OK) {
         printf("%s: %s\n", cases[c].name, err.text);
         return 1;
       }
     }
     compile_us = (now_s() - t0) / reps * 1e6;
-    cel_dra_eval_ctx(p, ctx, &dev, &match, &err); /* warm-up */
+    dra_selector_eval_ctx(p, ctx, &dev, &match, &err); /* warm-up */
     ts_alloc_fail_after(0);
     t0 = now_s();
-    for (int i = 0; i < evals; i++) failed |= cel_dra_eval_ctx(p, ctx, &dev, &match, &err) != TS_OK;
+    for (int i = 0; i < evals; i++)
+      failed |= dra_selector_eval_ctx(p, ctx, &dev, &match, &err) != TS_OK;
     secs = now_s() - t0;
     ts_alloc_fail_after(-1);
     printf("  %-30s compile %6.1f us   %6.2f M evals/s  %6.0f ns/eval  allocations/eval %s%s\n",
@@ -75,6 +78,6 @@ int main(void) {
     cel_program_free(p);
   }
   cel_eval_ctx_free(ctx);
-  cel_thread_cleanup();
+  dra_selector_thread_cleanup();
   return 0;
 }

@@ -1,8 +1,8 @@
 /*
  * cel/cel.h - the Common Expression Language, as cel-go evaluates it with the libraries
  * Kubernetes enables: strings (version 2), lists, sets, optionals, two-variable comprehensions,
- * bindings, regular expressions with a linear-time engine, quantity and semver; and the DRA
- * device selector environment (`device`).
+ * bindings, regular expressions with a linear-time engine, quantity and semver. Libraries of
+ * host types and functions (DRA's `device`, in dra/) plug in through cel_ext.h.
  *
  * Compile once (parse, check, plan) into an immutable program; evaluate it many times with a
  * per-thread context whose arena is reset at each evaluation, so that evaluation allocates
@@ -36,7 +36,7 @@ typedef enum cel_kind {
   CEL_OPTIONAL,
   CEL_QUANTITY, /* Kubernetes quantity */
   CEL_SEMVER,   /* semantic version */
-  CEL_OBJECT,   /* a host object with fields (the DRA device) */
+  CEL_OBJECT,   /* a host object with fields (a library's type, cel_ext.h) */
   CEL_ERROR,
 } cel_kind;
 
@@ -156,85 +156,8 @@ ts_rc cel_eval(const cel_program *p, cel_eval_ctx *ctx, const cel_binding *vars,
                cel_value *out, ts_err *err);
 uint64_t cel_eval_cost(const cel_eval_ctx *c); /* cost of the last evaluation */
 
-/* ---- DRA device selectors ---------------------------------------------------------------- */
-
-#define CEL_DRA_MAX_COST    1000000 /* CELSelectorExpressionMaxCost */
-#define CEL_DRA_MAX_EXPR    10240   /* bytes of an expression (10 KiB) */
-#define CEL_DRA_MAX_INCLUDE 48      /* list length 'includes' accepts */
-
-typedef enum cel_dra_kind {
-  CEL_DRA_BOOL,
-  CEL_DRA_INT,
-  CEL_DRA_STRING,
-  CEL_DRA_VERSION,
-  CEL_DRA_BOOL_LIST,
-  CEL_DRA_INT_LIST,
-  CEL_DRA_STRING_LIST,
-  CEL_DRA_VERSION_LIST,
-} cel_dra_kind;
-
-typedef struct cel_dra_attr {
-  const char *domain; /* qualifying domain; NULL or the driver = the driver's domain */
-  const char *name;   /* name without the domain */
-  cel_dra_kind kind;  /* which member of u */
-  size_t n;           /* list forms: entries */
-  union {
-    bool b;
-    int64_t i;
-    const char *s;
-    cel_semver v;
-    const bool *bl;
-    const int64_t *il;
-    const char *const *sl;
-    const cel_semver *vl;
-  } u;
-} cel_dra_attr;
-
-typedef struct cel_dra_capacity {
-  const char *domain; /* NULL or the driver = the driver's domain */
-  const char *name;   /* name without the domain */
-  ts_quantity value;  /* capacity */
-} cel_dra_capacity;
-
-typedef struct cel_dra_device {
-  const char *driver;           /* device.driver */
-  const cel_dra_attr *attrs;    /* borrowed */
-  size_t nattrs;                /* entries */
-  const cel_dra_capacity *caps; /* borrowed */
-  size_t ncaps;                 /* entries */
-  int allow_multiple;           /* allowMultipleAllocations: -1 unset, 0, 1 */
-} cel_dra_device;
-
-typedef enum cel_dra_env {
-  CEL_DRA_STORED, /* StoredExpressions: everything declared, whatever the gates */
-  CEL_DRA_NEW,    /* NewExpressions: the feature gates decide */
-} cel_dra_env;
-
-typedef struct cel_dra_opts {
-  cel_dra_env env;          /* which environment */
-  bool consumable_capacity; /* DRAConsumableCapacity: allowMultipleAllocations */
-  bool list_attributes;     /* DRAListTypeAttributes: list attributes and 'includes' */
-} cel_dra_opts;
-
 /* Parses a semantic version ("1.2.3-rc.1+build"); with relaxed, a leading "v" and missing
  * minor/patch are accepted (semver(s, true)). pre points into s. */
 ts_rc cel_semver_parse(const char *s, size_t n, bool relaxed, cel_semver *out, ts_err *err);
-
-/* Compiles a selector in the DRA environment (opts NULL: StoredExpressions). The result must
- * be bool. *out is new. */
-ts_rc cel_dra_compile(const char *expr, const cel_dra_opts *opts, cel_program **out, ts_err *err);
-/* Evaluates a selector against a device (read in place). Not TS_OK: a CEL error, which must
- * abort the attempt; it is not "no match". */
-ts_rc cel_dra_eval_ctx(const cel_program *p, cel_eval_ctx *ctx, const cel_dra_device *dev,
-                       bool *match, ts_err *err);
-/* Same, with a context private to the calling thread (freed by cel_thread_cleanup). */
-ts_rc cel_dra_eval(const cel_program *p, const cel_dra_device *dev, bool *match, ts_err *err);
-/* Checks a selector for `tessera check`: TS_OK when it compiles; otherwise the error, and for
- * common mistakes (attributes read without a domain, memory read as an attribute and compared
- * with a string) an explanation and a rewrite verified to compile. */
-ts_rc cel_dra_check(const char *expr, const char *driver_hint, ts_err *err);
-
-/* Frees the calling thread's private context of cel_dra_eval (call before a thread ends). */
-void cel_thread_cleanup(void);
 
 #endif

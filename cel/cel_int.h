@@ -6,9 +6,10 @@
 #include <setjmp.h>
 
 #include "cel/cel.h"
+#include "cel/cel_ext.h"
 
 #define CEL_MAX_DEPTH   250         /* nesting of the syntax tree (recursion bound) */
-#define CEL_MAX_EXPR    100000      /* bytes of an expression outside DRA */
+#define CEL_MAX_EXPR    100000      /* bytes of an expression (a library may set less) */
 #define CEL_MAX_ARGS    32          /* arguments of one call */
 #define CEL_DEFAULT_MEM (64u << 20) /* bytes an evaluation may allocate */
 #define CEL_MAX_LOCALS  64          /* comprehension and bind variables in scope */
@@ -33,7 +34,7 @@ typedef enum ty_kind {
   TY_OPTIONAL, /* p[0] */
   TY_QUANTITY,
   TY_SEMVER,
-  TY_OBJECT, /* name: a host object type (the DRA device) */
+  TY_OBJECT, /* name: a host object type (a library's, cel_ext.h) */
   TY_PARAM,  /* name: a type parameter of an overload */
   TY_ERROR,
 } ty_kind;
@@ -59,20 +60,20 @@ const char *cel__kind_type_name(cel_kind k);
 /* ---- syntax tree ------------------------------------------------------------------------- */
 
 typedef enum node_kind {
-  N_LIT,     /* lit */
-  N_IDENT,   /* name (resolved: var >= 0 global, local >= 0) */
-  N_SELECT,  /* a.name; test_only for has(a.name); opt for a.?name */
-  N_INDEX,   /* a[b] (args[0] = b); opt for a[?b] */
-  N_CALL,    /* name(args) or target.name(args) */
-  N_LIST,    /* [args...]; optional[i] for [?x] */
-  N_MAP,     /* {args[2i]: args[2i+1]}; optional[i] for {?k: v} */
-  N_COND,    /* args[0] ? args[1] : args[2] */
-  N_AND,     /* args[0] && args[1] */
-  N_OR,      /* args[0] || args[1] */
-  N_COMP,    /* comprehension (macro) */
-  N_BIND,    /* cel.bind(v1, args[0], args[1]) */
-  N_OPTMAP,  /* target.optMap(v1, args[0]) / optFlatMap (flat) */
-  N_DEVATTR, /* device.attributes["v2"].name (flat: capacity), read straight from the device */
+  N_LIT,       /* lit */
+  N_IDENT,     /* name (resolved: var >= 0 global, local >= 0) */
+  N_SELECT,    /* a.name; test_only for has(a.name); opt for a.?name */
+  N_INDEX,     /* a[b] (args[0] = b); opt for a[?b] */
+  N_CALL,      /* name(args) or target.name(args) */
+  N_LIST,      /* [args...]; optional[i] for [?x] */
+  N_MAP,       /* {args[2i]: args[2i+1]}; optional[i] for {?k: v} */
+  N_COND,      /* args[0] ? args[1] : args[2] */
+  N_AND,       /* args[0] && args[1] */
+  N_OR,        /* args[0] || args[1] */
+  N_COMP,      /* comprehension (macro) */
+  N_BIND,      /* cel.bind(v1, args[0], args[1]) */
+  N_OPTMAP,    /* target.optMap(v1, args[0]) / optFlatMap (flat) */
+  N_OBJLOOKUP, /* object.field["v2"].name read in one step by the host type (cel_ext_object) */
 } node_kind;
 
 typedef enum comp_kind {
@@ -101,7 +102,8 @@ typedef struct node {
   bool opt;            /* ?. and [? */
   bool flat;           /* N_OPTMAP: optFlatMap */
   comp_kind ck;        /* N_COMP */
-  const char *v2;      /* N_COMP: second variable (two-variable forms), interned */
+  const char *v2;      /* N_COMP: second variable (two-variable forms); N_OBJLOOKUP: key */
+  const char *field;   /* N_OBJLOOKUP: the object's field, interned */
   struct node *filter; /* N_COMP: predicate or filter, NULL when none */
   int local;           /* N_IDENT: local slot, or -1; N_COMP/N_BIND: first slot */
   int var;             /* N_IDENT: declared variable index, or -1 */
@@ -145,7 +147,8 @@ void cel__std_register(void);
 void cel__strings_register(void);
 void cel__time_register(void);
 void cel__k8s_register(void);
-void cel__dra_register(void);
+/* Parses o->sig into o's parameters and result; false when it does not parse. */
+bool cel__overload_parse(cel_overload *o);
 
 /* ---- programs ------------------------------------------------------------------------------ */
 
@@ -157,8 +160,10 @@ typedef struct cel_var {
 struct cel_env {
   TS_VEC(cel_var) vars;  /* declared variables */
   const char *container; /* interned, "" when none */
-  int dra;               /* 0, or 1 + cel_dra_opts.env for the DRA environment */
-  cel_dra_opts dra_opts; /* DRA gates */
+  const cel_ext *ext;    /* its library, or NULL */
+  const void *ext_opts;  /* the library's options */
+  cel_overload *ext_ovl; /* the library's functions, parsed (owned) */
+  size_t next_ovl;       /* entries */
 };
 
 struct cel_program {
@@ -236,25 +241,17 @@ void cel__quote(const char *s, size_t n, ts_buf *out);
 cel_value cel__regex_search(cel_run *ev, const cel_value *text, const cel_value *pattern,
                             bool *found, size_t *start, size_t *end);
 
-/* A map computed on access (the DRA device's attributes and capacities). */
-struct cel_map_ops {
-  bool (*find)(const cel_map *m, const cel_value *key, cel_value *out);
-  /* The keys, for iteration and size: *n entries into the evaluation arena. */
-  bool (*keys)(cel_run *ev, const cel_map *m, const cel_value **out, size_t *n);
-  /* Membership ('in', has()) when it differs from find (NULL: find). */
-  bool (*has)(const cel_map *m, const cel_value *key);
-};
-
 /* Whether key is in m ('in' and has()). */
 bool cel__map_has(const cel_map *m, const cel_value *key);
 
 int cel__semver_cmp(const cel_semver *a, const cel_semver *b);
 
-/* DRA (dra.c). */
-const cel_type *cel__dra_device_type(void);
-cel_value cel__object_field(cel_run *ev, const cel_object *o, const char *field, bool *present);
-/* device.attributes[domain].name (capacity: device.capacity[...]) without building views. */
-cel_value cel__dra_lookup(cel_run *ev, const cel_object *o, bool capacity, const char *domain,
-                          const char *name);
+/* Libraries (ext.c): the host object type of t in e (NULL when none); the overloads of a
+ * function as e sees them (its library's, when it has one of that name, else the registry's;
+ * arena memory); whether e knows a function of that name. */
+const cel_ext_object *cel__ext_object(const cel_env *e, const cel_type *t);
+const cel_overload *const *cel__lookup_env(const cel_env *e, ts_arena *a, const char *name,
+                                           bool method, uint32_t nargs, uint32_t *count);
+bool cel__function_exists_env(const cel_env *e, const char *name);
 
 #endif

@@ -269,23 +269,14 @@ static void select_type(checker *c, node *n) {
     }
     r = t->p[1];
     break;
-  case TY_OBJECT:
-    if (t == cel__dra_device_type()) {
-      if (!strcmp(n->name, "driver"))
-        r = cel__ty(TY_STRING);
-      else if (!strcmp(n->name, "attributes"))
-        r = cel__ty2(TY_MAP, cel__ty(TY_STRING),
-                     cel__ty2(TY_MAP, cel__ty(TY_STRING), cel__ty_named(TY_DYN, "dra.attribute")));
-      else if (!strcmp(n->name, "capacity"))
-        r = cel__ty2(TY_MAP, cel__ty(TY_STRING),
-                     cel__ty2(TY_MAP, cel__ty(TY_STRING), cel__ty(TY_QUANTITY)));
-      else if (!strcmp(n->name, "allowMultipleAllocations") &&
-               (c->env->dra_opts.env == CEL_DRA_STORED || c->env->dra_opts.consumable_capacity))
-        r = cel__ty(TY_BOOL);
-      else
-        report(c, n->pos, "undefined field '%s'", n->name);
+  case TY_OBJECT: {
+    const cel_ext_object *x = cel__ext_object(c->env, t);
+    if (x && !(r = x->field_type(c->env, n->name))) {
+      r = dyn();
+      report(c, n->pos, "undefined field '%s'", n->name);
     }
     break;
+  }
   default:
     type_text(t, tt, sizeof tt);
     report(c, n->pos, "type '%s' does not support field selection", tt);
@@ -335,7 +326,7 @@ static bool namespaced(checker *c, node *n) {
   }
   l = strlen(name);
   snprintf(name + l, sizeof name - l, ".%s", n->name);
-  if (!cel__function_exists(name[0] == '.' ? name + 1 : name)) return false;
+  if (!cel__function_exists_env(c->env, name[0] == '.' ? name + 1 : name)) return false;
   n->name = ts_intern_cstr(name[0] == '.' ? name + 1 : name);
   n->target = NULL;
   return true;
@@ -348,11 +339,9 @@ static void call_type(checker *c, node *n) {
   bool method = n->target != NULL;
   if (method) at[na++] = n->target->type;
   for (uint32_t i = 0; i < n->nargs; i++) at[na++] = n->args[i]->type;
-  n->ovl = cel__lookup(n->name, method, na, &count);
+  n->ovl = cel__lookup_env(c->env, &c->p->arena, n->name, method, na, &count);
   n->novl = count;
-  if (!strcmp(n->name, "includes") && (!c->env->dra || !c->env->dra_opts.list_attributes))
-    count = 0, n->novl = 0; /* DRA's includes(): only with DRAListTypeAttributes */
-  if (!count && c->typed && (!cel__function_exists(n->name) || !strcmp(n->name, "includes"))) {
+  if (!count && c->typed && !cel__function_exists_env(c->env, n->name)) {
     report(c, n->pos, "undeclared reference to '%s' (in container '%s')", n->name,
            c->env->container);
     return;
@@ -480,11 +469,12 @@ static void comp(checker *c, node *n) {
   walk(c, n->target);
   if (c->failed) return;
   rt = n->target->type ? n->target->type : dyn();
-  if (rt->kind == TY_DYN && rt->name && c->env->dra && !c->env->dra_opts.list_attributes) {
-    report(c, n->target->pos,
-           "device attributes are not lists: list attributes need the "
-           "DRAListTypeAttributes feature");
-    return;
+  if (c->env->ext && c->env->ext->iterate_error) {
+    const char *why = c->env->ext->iterate_error(c->env, rt);
+    if (why) {
+      report(c, n->target->pos, "%s", why);
+      return;
+    }
   }
   if (rt->kind == TY_LIST)
     t1 = n->v2 ? cel__ty(TY_INT) : rt->p[0], t2 = rt->p[0];
@@ -557,20 +547,21 @@ static void logic(checker *c, node *n) {
   }
 }
 
-/* device.attributes["domain"].name and device.capacity["domain"].name, the shape of almost
- * every DRA selector, become one node that reads the device directly. */
-static void device_attr(node *n) {
+/* object.field["key"].name on a host object whose type reads it in one step (for DRA:
+ * device.attributes["domain"].name, the shape of almost every selector) becomes one node. */
+static void obj_lookup(checker *c, node *n) {
   node *x = n->target, *f;
+  const cel_ext_object *o;
   if (n->test_only || n->opt || x->kind != N_INDEX || x->opt || x->args[0]->kind != N_LIT ||
       x->args[0]->lit.kind != CEL_STRING)
     return;
   f = x->target;
   if (f->kind != N_SELECT || f->test_only || f->opt || !f->target->type ||
-      f->target->type != cel__dra_device_type() ||
-      (strcmp(f->name, "attributes") && strcmp(f->name, "capacity")))
+      !(o = cel__ext_object(c->env, f->target->type)) || !o->lookup_field || !o->lookup ||
+      !o->lookup_field(f->name))
     return;
-  n->kind = N_DEVATTR;
-  n->flat = f->name[0] == 'c';
+  n->kind = N_OBJLOOKUP;
+  n->field = f->name;
   n->v2 = ts_intern(x->args[0]->lit.u.s.p, x->args[0]->lit.u.s.n);
   n->target = f->target;
 }
@@ -625,7 +616,7 @@ static void walk(checker *c, node *n) {
     }
     walk(c, n->target);
     if (!c->failed) select_type(c, n);
-    if (!c->failed) device_attr(n);
+    if (!c->failed) obj_lookup(c, n);
     break;
   case N_INDEX:
     walk(c, n->target);
@@ -671,7 +662,7 @@ static void walk(checker *c, node *n) {
     n->type = n->args[1]->type;
     break;
   }
-  case N_DEVATTR:
+  case N_OBJLOOKUP:
     break; /* made from a checked N_SELECT */
   case N_OPTMAP: {
     int base = c->nlocals;

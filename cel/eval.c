@@ -26,6 +26,7 @@ cel_env *cel_env_new(void) {
 void cel_env_free(cel_env *e) {
   if (!e) return;
   ts_vec_free(&e->vars);
+  ts_free(e->ext_ovl);
   ts_free(e);
 }
 
@@ -52,7 +53,7 @@ ts_rc cel_env_container(cel_env *e, const char *container, ts_err *err) {
 ts_rc cel_compile(const cel_env *e, const char *expr, int flags, cel_program **out, ts_err *err) {
   cel_program *p;
   size_t len = strlen(expr);
-  size_t max = e->dra ? CEL_DRA_MAX_EXPR : CEL_MAX_EXPR;
+  size_t max = e->ext && e->ext->max_expr ? e->ext->max_expr : CEL_MAX_EXPR;
   ts_rc rc;
   *out = NULL;
   if (len > max)
@@ -172,7 +173,7 @@ static cel_value lookup(cel_run *ev, cel_value base, const cel_value *key, bool 
   }
   if (base.kind == CEL_OBJECT && field) {
     bool present;
-    out = cel__object_field(ev, base.u.o, key->u.s.p, &present);
+    out = base.u.o->type->field(ev, base.u.o, key->u.s.p, &present);
     if (opt) return present ? opt_of(ev, out) : opt_none();
     return out;
   }
@@ -211,7 +212,7 @@ static cel_value eval_select(cel_run *ev, const node *n) {
     if (base.kind == CEL_MAP) return cel_bool(cel__map_has(base.u.m, &key));
     if (base.kind == CEL_OBJECT) {
       bool present;
-      cel__object_field(ev, base.u.o, n->name, &present);
+      base.u.o->type->field(ev, base.u.o, n->name, &present);
       return cel_bool(present);
     }
     return cel__err(ev, "invalid type for field selection.");
@@ -247,7 +248,7 @@ static cel_value eval_call(cel_run *ev, const node *n) {
     while (k < na && cel__value_fits(&args[k], o->params[k])) k++;
     if (k == na) return o->fn(ev, args, na);
   }
-  if (!n->novl && !cel__function_exists(n->name))
+  if (!n->novl && !cel__function_exists_env(ev->prog->env, n->name))
     return cel__err(ev, "unbound function: %s", n->name);
   return cel__no_overload(ev, n->name, args, na);
 }
@@ -528,12 +529,12 @@ static cel_value eval(cel_run *ev, const node *n) {
     return eval(ev, n->args[1]);
   case N_OPTMAP:
     return eval_optmap(ev, n);
-  case N_DEVATTR:
+  case N_OBJLOOKUP:
     if (!cel__charge(ev, 3)) return limit_error(ev); /* the select, index and select it replaces */
     c = eval(ev, n->target);
     if (is_err(&c)) return c;
     if (c.kind != CEL_OBJECT) return cel__err(ev, "no such key: %s", n->v2);
-    return cel__dra_lookup(ev, c.u.o, n->flat, n->v2, n->name);
+    return c.u.o->type->lookup(ev, c.u.o, n->field, n->v2, n->name);
   }
   return cel__err(ev, "unknown expression");
 }

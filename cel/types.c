@@ -210,7 +210,7 @@ const char *cel__kind_type_name(cel_kind k) {
   case CEL_SEMVER:
     return "kubernetes.Semver";
   case CEL_OBJECT:
-    return "kubernetes.DRADevice";
+    return "object"; /* a value knows its type's name: cel_type_name */
   case CEL_ERROR:
     return "error";
   }
@@ -225,7 +225,7 @@ static const cel_overload *reg[MAX_OVERLOADS];
 static size_t nreg;
 
 /* Parses "string.(string, int)->bool" or "(list(A))->int" into o. */
-static bool parse_sig(cel_overload *o) {
+bool cel__overload_parse(cel_overload *o) {
   const char *s = o->sig, *arrow = strstr(s, ")->"), *open, *p;
   if (!arrow) return false;
   o->nparams = 0;
@@ -260,7 +260,7 @@ static bool parse_sig(cel_overload *o) {
 void cel__register(cel_overload *tab, size_t n) {
   for (size_t i = 0; i < n && nreg < MAX_OVERLOADS; i++) {
     tab[i].name = ts_intern_cstr(tab[i].name);
-    if (!parse_sig(&tab[i])) {
+    if (!cel__overload_parse(&tab[i])) {
       fprintf(stderr, "cel: bad signature %s: %s\n", tab[i].name, tab[i].sig);
       continue;
     }
@@ -276,7 +276,6 @@ static void init(void) {
   cel__strings_register();
   cel__time_register();
   cel__k8s_register();
-  cel__dra_register();
 }
 
 void cel__registry_init(void) {

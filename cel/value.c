@@ -373,6 +373,7 @@ bool cel__map_has(const cel_map *m, const cel_value *key) {
 }
 
 const char *cel_type_name(const cel_value *v) {
+  if (v->kind == CEL_OBJECT && v->u.o && v->u.o->type) return v->u.o->type->name;
   return cel__kind_type_name(v->kind);
 }
 
@@ -476,7 +477,7 @@ void cel_value_format(const cel_value *v, ts_buf *out) {
                   v->u.v->npre ? "-" : "", (int)v->u.v->npre, v->u.v->pre);
     break;
   case CEL_OBJECT:
-    ts_buf_puts(out, "<device>");
+    ts_buf_printf(out, "<%s>", cel_type_name(v));
     break;
   case CEL_ERROR:
     ts_buf_printf(out, "error(%.*s)", (int)v->u.s.n, v->u.s.p);

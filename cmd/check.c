@@ -20,7 +20,7 @@ static void check_selector(check *c, const char *where, const model_obj *o, cons
   ts_err err;
   if (sel->kind != MODEL_SELECTOR_CEL || !sel->cel) return;
   ts_err_clear(&err);
-  if (cel_dra_check(sel->cel, NULL, &err) == TS_OK) return;
+  if (dra_selector_check(sel->cel, NULL, &err) == TS_OK) return;
   fprintf(stderr, "%s: %s %s: %s.cel.expression: %s\n", where, model_kind_name(o->kind), o->key,
           field, err.text);
   c->errors++;

@@ -9,6 +9,7 @@
 
 #include <jansson.h>
 
+#include "cel/cel.h"
 #include "common/ts.h"
 #include "model/model.h"
 
@@ -105,6 +106,84 @@ void dra_mark_result(dra_world *w, const dra_result *r, bool on);
 bool dra_result_local(const dra_result *r);
 /* Devices the node's local slices offer, and how many of them are in use. */
 void dra_node_usage(const dra_world *w, const char *node, uint32_t *used, uint32_t *total);
+
+/* ---- device selectors (CEL, through cel/cel_ext.h; dra/device.c) -------------------------- */
+
+#define DRA_SELECTOR_MAX_COST    1000000 /* CELSelectorExpressionMaxCost */
+#define DRA_SELECTOR_MAX_EXPR    10240   /* bytes of an expression (10 KiB) */
+#define DRA_SELECTOR_MAX_INCLUDE 48      /* list length 'includes' accepts */
+
+typedef enum dra_attr_kind {
+  DRA_ATTR_BOOL,
+  DRA_ATTR_INT,
+  DRA_ATTR_STRING,
+  DRA_ATTR_VERSION,
+  DRA_ATTR_BOOL_LIST,
+  DRA_ATTR_INT_LIST,
+  DRA_ATTR_STRING_LIST,
+  DRA_ATTR_VERSION_LIST,
+} dra_attr_kind;
+
+typedef struct dra_attr_view {
+  const char *domain; /* qualifying domain; NULL or the driver = the driver's domain */
+  const char *name;   /* name without the domain */
+  dra_attr_kind kind; /* which member of u */
+  size_t n;           /* list forms: entries */
+  union {
+    bool b;
+    int64_t i;
+    const char *s;
+    cel_semver v;
+    const bool *bl;
+    const int64_t *il;
+    const char *const *sl;
+    const cel_semver *vl;
+  } u;
+} dra_attr_view;
+
+typedef struct dra_capacity_view {
+  const char *domain; /* NULL or the driver = the driver's domain */
+  const char *name;   /* name without the domain */
+  ts_quantity value;  /* capacity */
+} dra_capacity_view;
+
+typedef struct dra_device_view {
+  const char *driver;            /* device.driver */
+  const dra_attr_view *attrs;    /* borrowed */
+  size_t nattrs;                 /* entries */
+  const dra_capacity_view *caps; /* borrowed */
+  size_t ncaps;                  /* entries */
+  int allow_multiple;            /* allowMultipleAllocations: -1 unset, 0, 1 */
+} dra_device_view;
+
+typedef enum dra_selector_env {
+  DRA_SELECTOR_STORED, /* StoredExpressions: everything declared, whatever the gates */
+  DRA_SELECTOR_NEW,    /* NewExpressions: the feature gates decide */
+} dra_selector_env;
+
+typedef struct dra_selector_opts {
+  dra_selector_env env;     /* which environment */
+  bool consumable_capacity; /* DRAConsumableCapacity: allowMultipleAllocations */
+  bool list_attributes;     /* DRAListTypeAttributes: list attributes and 'includes' */
+} dra_selector_opts;
+
+/* Compiles a selector in the DRA environment (opts NULL: StoredExpressions). The result must
+ * be bool. *out is new. */
+ts_rc dra_selector_compile(const char *expr, const dra_selector_opts *opts, cel_program **out,
+                           ts_err *err);
+/* Evaluates a selector against a device (read in place). Not TS_OK: a CEL error, which must
+ * abort the attempt; it is not "no match". */
+ts_rc dra_selector_eval_ctx(const cel_program *p, cel_eval_ctx *ctx, const dra_device_view *dev,
+                            bool *match, ts_err *err);
+/* Same, with a context private to the calling thread (freed by dra_selector_thread_cleanup). */
+ts_rc dra_selector_eval(const cel_program *p, const dra_device_view *dev, bool *match, ts_err *err);
+/* Checks a selector for `tessera check`: TS_OK when it compiles; otherwise the error, and for
+ * common mistakes (attributes read without a domain, memory read as an attribute and compared
+ * with a string) an explanation and a rewrite verified to compile. */
+ts_rc dra_selector_check(const char *expr, const char *driver_hint, ts_err *err);
+
+/* Frees the calling thread's private context of dra_selector_eval (call before a thread ends). */
+void dra_selector_thread_cleanup(void);
 
 /* ---- the allocation as written --------------------------------------------------------- */
 

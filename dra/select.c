@@ -18,7 +18,7 @@ typedef struct prog {
 typedef struct view {
   const model_slice *src; /* the slice object it was built from */
   uint64_t rev;           /* and its version */
-  cel_dra_device *devs;   /* one per device (arena) */
+  dra_device_view *devs;  /* one per device (arena) */
   uint32_t ndevs;         /* entries */
   ts_arena arena;         /* devices, attributes, capacities */
   char key[];             /* the slice's key */
@@ -72,7 +72,8 @@ static const prog *compiled(dra_cel *c, const char *expr) {
   if (!(p = ts_calloc(1, sizeof *p + n + 1))) return NULL;
   memcpy(p->key, expr, n + 1);
   ts_err_clear(&err);
-  if ((p->rc = cel_dra_compile(expr, NULL, &p->p, &err)) != TS_OK) p->error = ts_strdup(err.text);
+  if ((p->rc = dra_selector_compile(expr, NULL, &p->p, &err)) != TS_OK)
+    p->error = ts_strdup(err.text);
   if (ts_map_put(&c->progs, p->key, n, p, NULL) != TS_OK) {
     cel_program_free(p->p);
     ts_free(p->error);
@@ -84,36 +85,36 @@ static const prog *compiled(dra_cel *c, const char *expr) {
 
 /* The CEL view of one model device (memory in a). */
 static bool device_view(const model_slice *s, const model_device *d, ts_arena *a,
-                        cel_dra_device *out) {
-  cel_dra_attr *attrs = ts_arena_alloc(a, (d->nattrs + 1) * sizeof *attrs);
-  cel_dra_capacity *caps = ts_arena_alloc(a, (d->ncaps + 1) * sizeof *caps);
+                        dra_device_view *out) {
+  dra_attr_view *attrs = ts_arena_alloc(a, (d->nattrs + 1) * sizeof *attrs);
+  dra_capacity_view *caps = ts_arena_alloc(a, (d->ncaps + 1) * sizeof *caps);
   if (!attrs || !caps) return false;
   for (uint32_t i = 0; i < d->nattrs; i++) {
     const model_attr *m = &d->attrs[i];
-    cel_dra_attr *x = &attrs[i];
+    dra_attr_view *x = &attrs[i];
     ts_err err;
     memset(x, 0, sizeof *x);
     x->domain = m->domain, x->name = m->name;
     switch (m->kind) {
     case MODEL_ATTR_BOOL:
-      x->kind = CEL_DRA_BOOL, x->u.b = m->b;
+      x->kind = DRA_ATTR_BOOL, x->u.b = m->b;
       break;
     case MODEL_ATTR_INT:
-      x->kind = CEL_DRA_INT, x->u.i = m->i;
+      x->kind = DRA_ATTR_INT, x->u.i = m->i;
       break;
     case MODEL_ATTR_STRING:
-      x->kind = CEL_DRA_STRING, x->u.s = m->s ? m->s : "";
+      x->kind = DRA_ATTR_STRING, x->u.s = m->s ? m->s : "";
       break;
     case MODEL_ATTR_VERSION:
-      x->kind = CEL_DRA_VERSION;
+      x->kind = DRA_ATTR_VERSION;
       if (cel_semver_parse(m->s, strlen(m->s), false, &x->u.v, &err) != TS_OK)
-        x->kind = CEL_DRA_STRING, x->u.s = m->s; /* the API server validates versions */
+        x->kind = DRA_ATTR_STRING, x->u.s = m->s; /* the API server validates versions */
       break;
     }
   }
   for (uint32_t i = 0; i < d->ncaps; i++)
-    caps[i] = (cel_dra_capacity){d->caps[i].domain, d->caps[i].name, d->caps[i].value};
-  *out = (cel_dra_device){s->driver, attrs, d->nattrs, caps, d->ncaps, d->allow_multiple};
+    caps[i] = (dra_capacity_view){d->caps[i].domain, d->caps[i].name, d->caps[i].value};
+  *out = (dra_device_view){s->driver, attrs, d->nattrs, caps, d->ncaps, d->allow_multiple};
   return true;
 }
 
@@ -155,5 +156,5 @@ ts_rc dra_cel_eval(void *ctx, const char *expression, const model_slice *slice, 
   if (!(v = slice_view(c, slice))) return ts_err_set(err, TS_ENOMEM, "out of memory");
   if (index >= v->ndevs)
     return ts_err_set(err, TS_EINVAL, "ResourceSlice %s has no device %u", slice->obj.key, index);
-  return cel_dra_eval_ctx(p->p, c->ctx, &v->devs[index], match, err);
+  return dra_selector_eval_ctx(p->p, c->ctx, &v->devs[index], match, err);
 }

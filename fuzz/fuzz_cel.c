@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cel/cel.h"
+#include "dra/dra.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -17,9 +18,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   cel_program *p = NULL;
   cel_value out;
   ts_err err;
-  cel_dra_attr attrs[3];
-  cel_dra_capacity caps[1];
-  cel_dra_device dev;
+  dra_attr_view attrs[3];
+  dra_capacity_view caps[1];
+  dra_device_view dev;
   bool match;
   if (size > 4096) return 0;
   if (!env) {
@@ -42,19 +43,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cel_eval(p, ctx, NULL, 0, &out, &err);
     cel_program_free(p);
   }
-  attrs[0] = (cel_dra_attr){NULL, "productName", CEL_DRA_STRING, 0, {.s = "NVIDIA A100"}};
-  attrs[1] = (cel_dra_attr){"gpu.nvidia.com", "index", CEL_DRA_INT, 0, {.i = 1}};
-  attrs[2] = (cel_dra_attr){NULL, "driverVersion", CEL_DRA_VERSION, 0, {.i = 0}};
+  attrs[0] = (dra_attr_view){NULL, "productName", DRA_ATTR_STRING, 0, {.s = "NVIDIA A100"}};
+  attrs[1] = (dra_attr_view){"gpu.nvidia.com", "index", DRA_ATTR_INT, 0, {.i = 1}};
+  attrs[2] = (dra_attr_view){NULL, "driverVersion", DRA_ATTR_VERSION, 0, {.i = 0}};
   cel_semver_parse("550.54.15", 9, false, &attrs[2].u.v, &err);
-  caps[0] = (cel_dra_capacity){NULL, "memory", {0}};
+  caps[0] = (dra_capacity_view){NULL, "memory", {0}};
   ts_quantity_parse("80Gi", &caps[0].value, &err);
-  dev = (cel_dra_device){"gpu.nvidia.com", attrs, 3, caps, 1, 1};
+  dev = (dra_device_view){"gpu.nvidia.com", attrs, 3, caps, 1, 1};
   p = NULL;
-  if (cel_dra_compile(expr, NULL, &p, &err) == TS_OK) {
-    cel_dra_eval(p, &dev, &match, &err);
+  if (dra_selector_compile(expr, NULL, &p, &err) == TS_OK) {
+    dra_selector_eval(p, &dev, &match, &err);
     cel_program_free(p);
   }
-  cel_dra_check(expr, "gpu.nvidia.com", &err);
+  dra_selector_check(expr, "gpu.nvidia.com", &err);
   free(expr);
   return 0;
 }

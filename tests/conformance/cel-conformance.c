@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cel/cel.h"
+#include "dra/dra.h"
 
 typedef struct tally {
   int passed, failed, skipped;
@@ -259,7 +260,7 @@ int main(int argc, char **argv) {
   }
   free(line);
   fclose(f);
-  cel_thread_cleanup();
+  dra_selector_thread_cleanup();
   printf("skipped: %d math/network/encoders extension vectors (not in Kubernetes' CEL "
          "environment), %d strings-v3 vectors (Kubernetes enables strings v2)\n",
          t.skip_ext, t.skip_v3);

@@ -1,6 +1,6 @@
 /* dra-cel-conformance FILE.json: runs Kubernetes' DRA CEL selector cases
- * (tests/data/corpora/dra/README.md §1) against cel_dra_compile / cel_dra_eval. A case whose
- * listTypeAttributes gate is null runs with the gate off and on, as upstream does. Prints the
+ * (tests/data/corpora/dra/README.md §1) against dra_selector_compile / dra_selector_eval. A case
+ * whose listTypeAttributes gate is null runs with the gate off and on, as upstream does. Prints the
  * failing cases, then "N passed, M failed, K skipped". Exit status 0 only when none failed. */
 #include <jansson.h>
 #include <stdio.h>
@@ -8,15 +8,16 @@
 #include <string.h>
 
 #include "cel/cel.h"
+#include "dra/dra.h"
 
 #define MAX_ATTRS 64
 #define MAX_LIST  128
 
 typedef struct device_in {
-  cel_dra_device dev;               /* the view */
-  cel_dra_attr attrs[MAX_ATTRS];    /* attributes */
-  cel_dra_capacity caps[MAX_ATTRS]; /* capacities */
-  bool bools[MAX_ATTRS][MAX_LIST];  /* list storage */
+  dra_device_view dev;               /* the view */
+  dra_attr_view attrs[MAX_ATTRS];    /* attributes */
+  dra_capacity_view caps[MAX_ATTRS]; /* capacities */
+  bool bools[MAX_ATTRS][MAX_LIST];   /* list storage */
   int64_t ints[MAX_ATTRS][MAX_LIST];
   const char *strs[MAX_ATTRS][MAX_LIST];
   cel_semver vers[MAX_ATTRS][MAX_LIST];
@@ -42,36 +43,36 @@ static bool build(json_t *d, device_in *in, char *why, size_t cap) {
   in->dev.allow_multiple = json_is_boolean(am) ? json_is_true(am) : -1;
   json_object_foreach(json_object_get(d, "attributes"), key, v) {
     size_t k = in->dev.nattrs++;
-    cel_dra_attr *a = &in->attrs[k];
+    dra_attr_view *a = &in->attrs[k];
     json_t *x, *e;
     size_t i;
     if (k >= MAX_ATTRS) return snprintf(why, cap, "too many attributes"), false;
     split_name(key, &a->domain, &a->name);
     if ((x = json_object_get(v, "bool")))
-      a->kind = CEL_DRA_BOOL, a->u.b = json_is_true(x);
+      a->kind = DRA_ATTR_BOOL, a->u.b = json_is_true(x);
     else if ((x = json_object_get(v, "int")))
-      a->kind = CEL_DRA_INT, a->u.i = json_integer_value(x);
+      a->kind = DRA_ATTR_INT, a->u.i = json_integer_value(x);
     else if ((x = json_object_get(v, "string")))
-      a->kind = CEL_DRA_STRING, a->u.s = json_string_value(x);
+      a->kind = DRA_ATTR_STRING, a->u.s = json_string_value(x);
     else if ((x = json_object_get(v, "version"))) {
-      a->kind = CEL_DRA_VERSION;
+      a->kind = DRA_ATTR_VERSION;
       if (cel_semver_parse(json_string_value(x), json_string_length(x), false, &a->u.v, &err) !=
           TS_OK)
         return snprintf(why, cap, "%s", err.text), false;
     } else if ((x = json_object_get(v, "bools"))) {
-      a->kind = CEL_DRA_BOOL_LIST, a->u.bl = in->bools[k];
+      a->kind = DRA_ATTR_BOOL_LIST, a->u.bl = in->bools[k];
       json_array_foreach(x, i, e)
         if (i < MAX_LIST) in->bools[k][a->n++] = json_is_true(e);
     } else if ((x = json_object_get(v, "ints"))) {
-      a->kind = CEL_DRA_INT_LIST, a->u.il = in->ints[k];
+      a->kind = DRA_ATTR_INT_LIST, a->u.il = in->ints[k];
       json_array_foreach(x, i, e)
         if (i < MAX_LIST) in->ints[k][a->n++] = json_integer_value(e);
     } else if ((x = json_object_get(v, "strings"))) {
-      a->kind = CEL_DRA_STRING_LIST, a->u.sl = in->strs[k];
+      a->kind = DRA_ATTR_STRING_LIST, a->u.sl = in->strs[k];
       json_array_foreach(x, i, e)
         if (i < MAX_LIST) in->strs[k][a->n++] = json_string_value(e);
     } else if ((x = json_object_get(v, "versions"))) {
-      a->kind = CEL_DRA_VERSION_LIST, a->u.vl = in->vers[k];
+      a->kind = DRA_ATTR_VERSION_LIST, a->u.vl = in->vers[k];
       json_array_foreach(x, i, e) {
         if (i >= MAX_LIST) break;
         if (cel_semver_parse(json_string_value(e), json_string_length(e), false,
@@ -95,14 +96,15 @@ static bool build(json_t *d, device_in *in, char *why, size_t cap) {
 }
 
 /* One run of a case with the gates given; NULL when it behaved as expected, else what happened. */
-static const char *run(json_t *c, const cel_dra_opts *opts, device_in *in, char *got, size_t cap) {
+static const char *run(json_t *c, const dra_selector_opts *opts, device_in *in, char *got,
+                       size_t cap) {
   json_t *expect = json_object_get(c, "expect"), *x;
   const char *expr = json_string_value(json_object_get(c, "expression"));
   cel_program *p = NULL;
   ts_err err;
   bool match = false;
   ts_err_clear(&err);
-  if (cel_dra_compile(expr, opts, &p, &err) != TS_OK) {
+  if (dra_selector_compile(expr, opts, &p, &err) != TS_OK) {
     x = json_object_get(expect, "compileError");
     if (json_is_string(x) && strstr(err.text, json_string_value(x))) return NULL;
     snprintf(got, cap, "compile error: %s", err.text);
@@ -112,7 +114,7 @@ static const char *run(json_t *c, const cel_dra_opts *opts, device_in *in, char 
     cel_program_free(p);
     return snprintf(got, cap, "compiled"), got;
   }
-  if (cel_dra_eval(p, &in->dev, &match, &err) != TS_OK) {
+  if (dra_selector_eval(p, &in->dev, &match, &err) != TS_OK) {
     cel_program_free(p);
     x = json_object_get(expect, "matchError");
     if (json_is_string(x) && strstr(err.text, json_string_value(x))) return NULL;
@@ -143,12 +145,12 @@ int main(int argc, char **argv) {
   json_array_foreach(json_object_get(root, "cases"), i, c) {
     json_t *env = json_object_get(c, "env"), *feat = json_object_get(env, "features");
     json_t *lists = json_object_get(feat, "listTypeAttributes");
-    cel_dra_opts o;
+    dra_selector_opts o;
     char why[TS_ERR_TEXT_MAX + 256], got[2048];
     const char *bad = NULL;
     o.env = !strcmp(json_string_value(json_object_get(env, "envType")), "NewExpressions")
-                ? CEL_DRA_NEW
-                : CEL_DRA_STORED;
+                ? DRA_SELECTOR_NEW
+                : DRA_SELECTOR_STORED;
     o.consumable_capacity = json_is_true(json_object_get(feat, "consumableCapacity"));
     if (!build(json_object_get(c, "device"), &in, why, sizeof why)) {
       printf("FAIL %s: the case's device: %s\n", json_string_value(json_object_get(c, "name")),
@@ -171,7 +173,7 @@ int main(int argc, char **argv) {
     }
   }
   json_decref(root);
-  cel_thread_cleanup();
+  dra_selector_thread_cleanup();
   printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;
 }

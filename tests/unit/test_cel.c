@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cel/cel.h"
+#include "dra/dra.h"
 #include "cel/regex.h"
 
 /* Compiles and evaluates expr in a fresh environment; returns the rc, out and err filled. */
@@ -115,7 +116,7 @@ static void test_cel_semantics(void **state) {
 }
 
 static void test_cel_bounds(void **state) {
-  char *deep = malloc(2000), *longx = malloc(CEL_DRA_MAX_EXPR + 100);
+  char *deep = malloc(2000), *longx = malloc(DRA_SELECTOR_MAX_EXPR + 100);
   cel_program *p = NULL;
   ts_err err;
   (void)state;
@@ -126,9 +127,9 @@ static void test_cel_bounds(void **state) {
   deep[1201] = '\0';
   expect_error(deep, "nests too deeply");
   /* A DRA selector longer than 10 KiB is refused. */
-  memset(longx, ' ', CEL_DRA_MAX_EXPR + 10);
-  strcpy(longx + CEL_DRA_MAX_EXPR + 10, "true");
-  assert_int_equal(cel_dra_compile(longx, NULL, &p, &err), TS_ELIMIT);
+  memset(longx, ' ', DRA_SELECTOR_MAX_EXPR + 10);
+  strcpy(longx + DRA_SELECTOR_MAX_EXPR + 10, "true");
+  assert_int_equal(dra_selector_compile(longx, NULL, &p, &err), TS_ELIMIT);
   /* Long && chains are balanced: 3,000 operands evaluate without deep recursion. */
   {
     char *chain = malloc(3000 * 10);
@@ -148,12 +149,12 @@ static void test_cel_cost_limit(void **state) {
       ".all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10]"
       ".all(f, a + b + c + d + e + f > 0)))))) || true";
   cel_program *p = NULL;
-  cel_dra_device dev = {"gpu.nvidia.com", NULL, 0, NULL, 0, -1};
+  dra_device_view dev = {"gpu.nvidia.com", NULL, 0, NULL, 0, -1};
   ts_err err;
   bool match = true;
   (void)state;
-  assert_int_equal(cel_dra_compile(expr, NULL, &p, &err), TS_OK);
-  assert_int_not_equal(cel_dra_eval(p, &dev, &match, &err), TS_OK);
+  assert_int_equal(dra_selector_compile(expr, NULL, &p, &err), TS_OK);
+  assert_int_not_equal(dra_selector_eval(p, &dev, &match, &err), TS_OK);
   assert_non_null(strstr(err.text, "actual cost limit exceeded"));
   assert_false(match);
   cel_program_free(p);
@@ -198,44 +199,45 @@ static const char *selector =
     "device.capacity['gpu.nvidia.com'].memory.compareTo(quantity('40Gi')) "
     ">= 0";
 
-static void a100(cel_dra_device *dev, cel_dra_attr *attrs, cel_dra_capacity *caps) {
+static void a100(dra_device_view *dev, dra_attr_view *attrs, dra_capacity_view *caps) {
   ts_err err;
-  attrs[0] = (cel_dra_attr){NULL, "productName", CEL_DRA_STRING, 0, {.s = "NVIDIA A100-SXM4-80GB"}};
-  attrs[1] = (cel_dra_attr){"gpu.nvidia.com", "index", CEL_DRA_INT, 0, {.i = 3}};
+  attrs[0] =
+      (dra_attr_view){NULL, "productName", DRA_ATTR_STRING, 0, {.s = "NVIDIA A100-SXM4-80GB"}};
+  attrs[1] = (dra_attr_view){"gpu.nvidia.com", "index", DRA_ATTR_INT, 0, {.i = 3}};
   caps[0].domain = NULL, caps[0].name = "memory";
   ts_quantity_parse("80Gi", &caps[0].value, &err);
-  *dev = (cel_dra_device){"gpu.nvidia.com", attrs, 2, caps, 1, -1};
+  *dev = (dra_device_view){"gpu.nvidia.com", attrs, 2, caps, 1, -1};
 }
 
 static void test_cel_dra(void **state) {
   cel_program *p = NULL;
-  cel_dra_attr attrs[2];
-  cel_dra_capacity caps[1];
-  cel_dra_device dev;
+  dra_attr_view attrs[2];
+  dra_capacity_view caps[1];
+  dra_device_view dev;
   bool match = false;
   ts_err err;
   (void)state;
   a100(&dev, attrs, caps);
-  assert_int_equal(cel_dra_compile(selector, NULL, &p, &err), TS_OK);
-  assert_int_equal(cel_dra_eval(p, &dev, &match, &err), TS_OK);
+  assert_int_equal(dra_selector_compile(selector, NULL, &p, &err), TS_OK);
+  assert_int_equal(dra_selector_eval(p, &dev, &match, &err), TS_OK);
   assert_true(match);
   cel_program_free(p);
   /* An unknown domain is an empty map; a missing attribute is an error, not "no match". */
-  assert_int_equal(cel_dra_compile("device.attributes['other.com'].size() == 0 && "
-                                   "!('other.com' in device.attributes)",
-                                   NULL, &p, &err),
+  assert_int_equal(dra_selector_compile("device.attributes['other.com'].size() == 0 && "
+                                        "!('other.com' in device.attributes)",
+                                        NULL, &p, &err),
                    TS_OK);
-  assert_int_equal(cel_dra_eval(p, &dev, &match, &err), TS_OK);
+  assert_int_equal(dra_selector_eval(p, &dev, &match, &err), TS_OK);
   assert_true(match);
   cel_program_free(p);
   assert_int_equal(
-      cel_dra_compile("device.attributes['gpu.nvidia.com'].profile == '1g'", NULL, &p, &err),
+      dra_selector_compile("device.attributes['gpu.nvidia.com'].profile == '1g'", NULL, &p, &err),
       TS_OK);
-  assert_int_not_equal(cel_dra_eval(p, &dev, &match, &err), TS_OK);
+  assert_int_not_equal(dra_selector_eval(p, &dev, &match, &err), TS_OK);
   assert_non_null(strstr(err.text, "no such key: profile"));
   cel_program_free(p);
   /* The result must be a bool. */
-  assert_int_equal(cel_dra_compile("1", NULL, &p, &err), TS_ETYPE);
+  assert_int_equal(dra_selector_compile("1", NULL, &p, &err), TS_ETYPE);
   assert_non_null(strstr(err.text, "must evaluate to bool or the unknown type, not int"));
 }
 
@@ -244,19 +246,19 @@ static void test_cel_dra(void **state) {
 static void test_cel_no_allocation(void **state) {
   cel_program *p = NULL;
   cel_eval_ctx *ctx = cel_eval_ctx_new();
-  cel_dra_attr attrs[2];
-  cel_dra_capacity caps[1];
-  cel_dra_device dev;
+  dra_attr_view attrs[2];
+  dra_capacity_view caps[1];
+  dra_device_view dev;
   bool match = false;
   ts_err err;
   (void)state;
   a100(&dev, attrs, caps);
-  assert_int_equal(cel_dra_compile(selector, NULL, &p, &err), TS_OK);
-  assert_int_equal(cel_dra_eval_ctx(p, ctx, &dev, &match, &err), TS_OK); /* warm-up */
+  assert_int_equal(dra_selector_compile(selector, NULL, &p, &err), TS_OK);
+  assert_int_equal(dra_selector_eval_ctx(p, ctx, &dev, &match, &err), TS_OK); /* warm-up */
   ts_alloc_fail_after(0);
   for (int i = 0; i < 1000; i++) {
     match = false;
-    assert_int_equal(cel_dra_eval_ctx(p, ctx, &dev, &match, &err), TS_OK);
+    assert_int_equal(dra_selector_eval_ctx(p, ctx, &dev, &match, &err), TS_OK);
     assert_true(match);
   }
   assert_false(ts_alloc_failed());
@@ -273,7 +275,7 @@ static void test_cel_alloc_failures(void **state) {
     ts_err err;
     ts_rc rc;
     ts_alloc_fail_after(n);
-    rc = cel_dra_compile(selector, NULL, &p, &err);
+    rc = dra_selector_compile(selector, NULL, &p, &err);
     ts_alloc_fail_after(-1);
     if (rc == TS_OK) {
       cel_program_free(p);
@@ -287,16 +289,16 @@ static void test_cel_article_selector(void **state) {
   ts_err err;
   (void)state;
   assert_int_not_equal(
-      cel_dra_check("device.attributes[\"memory\"].isGreaterThan(quantity(\"40Gi\")) "
-                    "&& device.attributes[\"migProfile\"] == \"3g.20gb\"",
-                    "gpu.nvidia.com", &err),
+      dra_selector_check("device.attributes[\"memory\"].isGreaterThan(quantity(\"40Gi\")) "
+                         "&& device.attributes[\"migProfile\"] == \"3g.20gb\"",
+                         "gpu.nvidia.com", &err),
       TS_OK);
   assert_non_null(strstr(err.text, "found no matching overload for 'isGreaterThan'"));
   assert_non_null(strstr(err.text, "\"memory\" is a capacity"));
   assert_non_null(strstr(err.text, "A selector that compiles: device.capacity[\"gpu.nvidia.com\"]"
                                    ".memory.isGreaterThan(quantity(\"40Gi\")) && "
                                    "device.attributes[\"gpu.nvidia.com\"].profile == \"3g.20gb\""));
-  assert_int_equal(cel_dra_check(selector, NULL, &err), TS_OK);
+  assert_int_equal(dra_selector_check(selector, NULL, &err), TS_OK);
 }
 
 int main(void) {
@@ -308,6 +310,6 @@ int main(void) {
       cmocka_unit_test(test_cel_article_selector),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
-  cel_thread_cleanup();
+  dra_selector_thread_cleanup();
   return rc;
 }

@@ -1,45 +1,44 @@
-/* cel/dra.c - the DRA device selector environment: the `device` variable read in place from a
- * cel_dra_device, the environments (StoredExpressions, NewExpressions with feature gates), the
- * includes() function, evaluation with Kubernetes' cost limit, and `tessera check` advice. */
+/* dra/device.c - the DRA device selector environment, a library of cel/ (cel_ext.h): the
+ * `device` variable read in place from a dra_device_view, the environments (StoredExpressions,
+ * NewExpressions with feature gates), the includes() function, evaluation with Kubernetes' cost
+ * limit, and `tessera check` advice. */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "cel/cel_int.h"
+#include "cel/cel_ext.h"
+#include "dra/dra.h"
 
-#define A (args)
+#define A           (args)
+#define DEVICE_TYPE "kubernetes.DRADevice"
 
-struct cel_object {
-  const cel_dra_device *dev; /* the device, borrowed for the evaluation */
-};
-
-const cel_type *cel__dra_device_type(void) {
-  return cel__ty_named(TY_OBJECT, "kubernetes.DRADevice");
+static const dra_device_view *dev_of(const cel_object *o) {
+  return o->data;
 }
 
 /* A domain's attributes or capacities as a map view. */
 typedef struct domain_view {
-  const cel_dra_device *dev; /* the device */
-  const char *domain;        /* the domain (a string of the evaluation) */
-  size_t n;                  /* its length */
-  bool capacity;             /* capacities rather than attributes */
+  const dra_device_view *dev; /* the device */
+  const char *domain;         /* the domain (a string of the evaluation) */
+  size_t n;                   /* its length */
+  bool capacity;              /* capacities rather than attributes */
 } domain_view;
 
-static bool same_domain(const cel_dra_device *d, const char *dom, const char *want, size_t n) {
+static bool same_domain(const dra_device_view *d, const char *dom, const char *want, size_t n) {
   const char *eff = dom && *dom ? dom : d->driver ? d->driver : "";
   return strlen(eff) == n && !memcmp(eff, want, n);
 }
 
-static cel_value attr_value(cel_run *ev, const cel_dra_attr *a) {
+static cel_value attr_value(cel_run *ev, const dra_attr_view *a) {
   cel_value v = cel_null();
   switch (a->kind) {
-  case CEL_DRA_BOOL:
+  case DRA_ATTR_BOOL:
     return cel_bool(a->u.b);
-  case CEL_DRA_INT:
+  case DRA_ATTR_INT:
     return cel_int(a->u.i);
-  case CEL_DRA_STRING:
+  case DRA_ATTR_STRING:
     return cel_string(a->u.s, strlen(a->u.s));
-  case CEL_DRA_VERSION:
+  case DRA_ATTR_VERSION:
     v.kind = CEL_SEMVER;
     v.u.v = &a->u.v;
     return v;
@@ -47,17 +46,17 @@ static cel_value attr_value(cel_run *ev, const cel_dra_attr *a) {
     break;
   }
   {
-    cel_value *e = cel__alloc(ev, (a->n ? a->n : 1) * sizeof *e);
-    if (!e) return cel__err(ev, "memory limit exceeded");
+    cel_value *e = cel_ext_alloc(ev, (a->n ? a->n : 1) * sizeof *e);
+    if (!e) return cel_ext_error(ev, "memory limit exceeded");
     for (size_t i = 0; i < a->n; i++) {
       switch (a->kind) {
-      case CEL_DRA_BOOL_LIST:
+      case DRA_ATTR_BOOL_LIST:
         e[i] = cel_bool(a->u.bl[i]);
         break;
-      case CEL_DRA_INT_LIST:
+      case DRA_ATTR_INT_LIST:
         e[i] = cel_int(a->u.il[i]);
         break;
-      case CEL_DRA_STRING_LIST:
+      case DRA_ATTR_STRING_LIST:
         e[i] = cel_string(a->u.sl[i], strlen(a->u.sl[i]));
         break;
       default:
@@ -66,7 +65,7 @@ static cel_value attr_value(cel_run *ev, const cel_dra_attr *a) {
         e[i].u.v = &a->u.vl[i];
       }
     }
-    return cel__list(ev, e, a->n);
+    return cel_ext_list(ev, e, a->n);
   }
 }
 
@@ -76,7 +75,7 @@ static bool domain_find(const cel_map *m, const cel_value *key, cel_value *out) 
   if (key->kind != CEL_STRING) return false;
   if (d->capacity) {
     for (size_t i = 0; i < d->dev->ncaps; i++) {
-      const cel_dra_capacity *c = &d->dev->caps[i];
+      const dra_capacity_view *c = &d->dev->caps[i];
       if (same_domain(d->dev, c->domain, d->domain, d->n) && strlen(c->name) == key->u.s.n &&
           !memcmp(c->name, key->u.s.p, key->u.s.n)) {
         *out = cel_null();
@@ -88,7 +87,7 @@ static bool domain_find(const cel_map *m, const cel_value *key, cel_value *out) 
     return false;
   }
   for (size_t i = 0; i < d->dev->nattrs; i++) {
-    const cel_dra_attr *a = &d->dev->attrs[i];
+    const dra_attr_view *a = &d->dev->attrs[i];
     if (same_domain(d->dev, a->domain, d->domain, d->n) && strlen(a->name) == key->u.s.n &&
         !memcmp(a->name, key->u.s.p, key->u.s.n)) {
       *out = attr_value(ev, a);
@@ -101,7 +100,7 @@ static bool domain_find(const cel_map *m, const cel_value *key, cel_value *out) 
 static bool domain_keys(cel_run *ev, const cel_map *m, const cel_value **out, size_t *n) {
   const domain_view *d = m->ctx;
   size_t cap = d->capacity ? d->dev->ncaps : d->dev->nattrs, k = 0;
-  cel_value *v = cel__alloc(ev, (cap ? cap : 1) * sizeof *v);
+  cel_value *v = cel_ext_alloc(ev, (cap ? cap : 1) * sizeof *v);
   if (!v) return false;
   for (size_t i = 0; i < cap; i++) {
     const char *dom = d->capacity ? d->dev->caps[i].domain : d->dev->attrs[i].domain;
@@ -116,8 +115,8 @@ static const cel_map_ops domain_ops = {domain_find, domain_keys, NULL};
 
 /* device.attributes / device.capacity: domain -> domain view (any domain, possibly empty). */
 typedef struct top_view {
-  const cel_dra_device *dev; /* the device */
-  bool capacity;             /* capacities */
+  const dra_device_view *dev; /* the device */
+  bool capacity;              /* capacities */
 } top_view;
 
 static bool top_find(const cel_map *m, const cel_value *key, cel_value *out) {
@@ -126,8 +125,8 @@ static bool top_find(const cel_map *m, const cel_value *key, cel_value *out) {
   domain_view *d;
   cel_map *dm;
   if (key->kind != CEL_STRING) return false;
-  d = cel__alloc(ev, sizeof *d);
-  dm = cel__alloc(ev, sizeof *dm);
+  d = cel_ext_alloc(ev, sizeof *d);
+  dm = cel_ext_alloc(ev, sizeof *dm);
   if (!d || !dm) return false;
   d->dev = t->dev, d->domain = key->u.s.p, d->n = key->u.s.n, d->capacity = t->capacity;
   memset(dm, 0, sizeof *dm);
@@ -139,7 +138,7 @@ static bool top_find(const cel_map *m, const cel_value *key, cel_value *out) {
 static bool top_keys(cel_run *ev, const cel_map *m, const cel_value **out, size_t *n) {
   const top_view *t = m->ctx;
   size_t cap = t->capacity ? t->dev->ncaps : t->dev->nattrs, k = 0;
-  cel_value *v = cel__alloc(ev, (cap ? cap : 1) * sizeof *v);
+  cel_value *v = cel_ext_alloc(ev, (cap ? cap : 1) * sizeof *v);
   if (!v) return false;
   for (size_t i = 0; i < cap; i++) {
     const char *dom = t->capacity ? t->dev->caps[i].domain : t->dev->attrs[i].domain;
@@ -147,7 +146,7 @@ static bool top_keys(cel_run *ev, const cel_map *m, const cel_value **out, size_
     bool dup = false;
     if (!dom || !*dom) dom = t->dev->driver ? t->dev->driver : "";
     s = cel_string(dom, strlen(dom));
-    for (size_t j = 0; j < k && !dup; j++) dup = cel__equal(&v[j], &s);
+    for (size_t j = 0; j < k && !dup; j++) dup = cel_ext_equal(&v[j], &s);
     if (!dup) v[k++] = s;
   }
   *out = v, *n = k;
@@ -168,9 +167,11 @@ static bool top_has(const cel_map *m, const cel_value *key) {
 
 static const cel_map_ops top_ops = {top_find, top_keys, top_has};
 
-cel_value cel__dra_lookup(cel_run *ev, const cel_object *o, bool capacity, const char *domain,
-                          const char *name) {
-  const cel_dra_device *d = o->dev;
+/* device.attributes[domain].name (capacity: device.capacity[...]) without building views. */
+static cel_value lookup(cel_run *ev, const cel_object *o, const char *field, const char *domain,
+                        const char *name) {
+  const dra_device_view *d = dev_of(o);
+  bool capacity = field[0] == 'c';
   size_t dn = strlen(domain);
   if (capacity) {
     for (size_t i = 0; i < d->ncaps; i++)
@@ -185,18 +186,18 @@ cel_value cel__dra_lookup(cel_run *ev, const cel_object *o, bool capacity, const
       if (!strcmp(d->attrs[i].name, name) && same_domain(d, d->attrs[i].domain, domain, dn))
         return attr_value(ev, &d->attrs[i]);
   }
-  return cel__err(ev, "no such key: %s", name);
+  return cel_ext_error(ev, "no such key: %s", name);
 }
 
-cel_value cel__object_field(cel_run *ev, const cel_object *o, const char *field, bool *present) {
-  const cel_dra_device *d = o->dev;
+static cel_value field(cel_run *ev, const cel_object *o, const char *field, bool *present) {
+  const dra_device_view *d = dev_of(o);
   *present = true;
   if (!strcmp(field, "driver"))
     return cel_string(d->driver ? d->driver : "", d->driver ? strlen(d->driver) : 0);
   if (!strcmp(field, "attributes") || !strcmp(field, "capacity")) {
-    top_view *t = cel__alloc(ev, sizeof *t);
-    cel_map *m = cel__alloc(ev, sizeof *m);
-    if (!t || !m) return cel__err(ev, "memory limit exceeded");
+    top_view *t = cel_ext_alloc(ev, sizeof *t);
+    cel_map *m = cel_ext_alloc(ev, sizeof *m);
+    if (!t || !m) return cel_ext_error(ev, "memory limit exceeded");
     t->dev = d, t->capacity = field[0] == 'c';
     memset(m, 0, sizeof *m);
     m->ops = &top_ops, m->ctx = t, m->k = (const cel_value *)ev;
@@ -207,69 +208,106 @@ cel_value cel__object_field(cel_run *ev, const cel_object *o, const char *field,
     return cel_bool(d->allow_multiple == 1);
   }
   *present = false;
-  return cel__err(ev, "no such key: %s", field);
+  return cel_ext_error(ev, "no such key: %s", field);
 }
 
 /* includes(): a scalar equals, a list (of at most 48 values) contains. */
 static cel_value includes(cel_run *ev, const cel_value *args, uint32_t n) {
   (void)n;
   if (A[0].kind == CEL_LIST) {
-    if (A[0].u.l->n > CEL_DRA_MAX_INCLUDE)
-      return cel__err(ev, "'includes' function cannot be applied to lists longer than %d values",
-                      CEL_DRA_MAX_INCLUDE);
+    if (A[0].u.l->n > DRA_SELECTOR_MAX_INCLUDE)
+      return cel_ext_error(ev,
+                           "'includes' function cannot be applied to lists longer than %d values",
+                           DRA_SELECTOR_MAX_INCLUDE);
     for (size_t i = 0; i < A[0].u.l->n; i++)
-      if (cel__equal(&A[0].u.l->v[i], &A[1])) return cel_bool(true);
+      if (cel_ext_equal(&A[0].u.l->v[i], &A[1])) return cel_bool(true);
     return cel_bool(false);
   }
-  return cel_bool(cel__equal(&A[0], &A[1]));
+  return cel_bool(cel_ext_equal(&A[0], &A[1]));
 }
 
-static cel_overload tab[] = {
-    {"includes", "A.(B)->bool", includes, 0, 0, {0}, 0},
-};
+/* ---- the library: the device type, includes(), the gates ------------------------------- */
 
-void cel__dra_register(void) {
-  cel__register(tab, sizeof tab / sizeof *tab);
+static const dra_selector_opts *opts_of(const cel_env *e) {
+  return cel_env_ext_opts(e);
 }
 
-/* ---- environments -------------------------------------------------------------------------------
- */
+/* The fields of `device`, as the environment's gates declare them. */
+static const cel_type *field_type(const cel_env *e, const char *name) {
+  const dra_selector_opts *o = opts_of(e);
+  if (!strcmp(name, "driver")) return cel_ext_type("string");
+  if (!strcmp(name, "attributes")) { /* map(string, map(string, <an attribute>)) */
+    const cel_type *s = cel_ext_type("string");
+    return cel_ext_map_type(s, cel_ext_map_type(s, cel_ext_named_dyn("dra.attribute")));
+  }
+  if (!strcmp(name, "capacity")) return cel_ext_type("map(string, map(string, quantity))");
+  if (!strcmp(name, "allowMultipleAllocations") &&
+      (o->env == DRA_SELECTOR_STORED || o->consumable_capacity))
+    return cel_ext_type("bool");
+  return NULL;
+}
 
-static cel_env *envs[5]; /* stored; new x (consumable, lists) */
+static bool lookup_field(const char *name) {
+  return !strcmp(name, "attributes") || !strcmp(name, "capacity");
+}
+
+static const cel_ext_object device_type = {DEVICE_TYPE, field_type, field, lookup_field, lookup};
+static const cel_ext_object *const objects[] = {&device_type};
+static const cel_ext_function functions[] = {{"includes", "A.(B)->bool", includes}};
+
+/* includes() and list attributes only with DRAListTypeAttributes. */
+static bool function_enabled(const cel_env *e, const char *name) {
+  (void)name;
+  return opts_of(e)->list_attributes;
+}
+
+static const char *iterate_error(const cel_env *e, const cel_type *t) {
+  const char *n = cel_ext_type_name(t);
+  if (!n || strcmp(n, "dra.attribute") || opts_of(e)->list_attributes) return NULL;
+  return "device attributes are not lists: list attributes need the DRAListTypeAttributes "
+         "feature";
+}
+
+static const cel_ext library = {
+    objects, 1, functions, 1, function_enabled, iterate_error, DRA_SELECTOR_MAX_EXPR};
+
+/* ---- environments ---------------------------------------------------------------------- */
+
+static cel_env *envs[5];              /* stored; new x (consumable, lists) */
+static dra_selector_opts env_opts[5]; /* their options (the library reads them) */
 static pthread_mutex_t envs_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static const cel_env *dra_env(const cel_dra_opts *o) {
-  int k = o->env == CEL_DRA_STORED
+static const cel_env *dra_env(const dra_selector_opts *o) {
+  int k = o->env == DRA_SELECTOR_STORED
               ? 0
               : 1 + (o->consumable_capacity ? 1 : 0) + (o->list_attributes ? 2 : 0);
   cel_env *e;
   pthread_mutex_lock(&envs_lock);
-  if (!(e = envs[k]) && (e = cel_env_new())) {
+  if (!(e = envs[k])) {
     ts_err err;
-    e->dra = 1 + (int)o->env;
-    e->dra_opts = *o;
-    if (o->env == CEL_DRA_STORED)
-      e->dra_opts.consumable_capacity = e->dra_opts.list_attributes = true;
-    cel_env_declare(e, "device", "kubernetes.DRADevice", &err);
+    env_opts[k] = *o;
+    if (o->env == DRA_SELECTOR_STORED) /* everything declared, whatever the gates */
+      env_opts[k].consumable_capacity = env_opts[k].list_attributes = true;
+    if ((e = cel_env_new_ext(&library, &env_opts[k])))
+      cel_env_declare(e, "device", DEVICE_TYPE, &err);
     envs[k] = e;
   }
   pthread_mutex_unlock(&envs_lock);
   return e;
 }
 
-ts_rc cel_dra_compile(const char *expr, const cel_dra_opts *opts, cel_program **out, ts_err *err) {
-  cel_dra_opts stored = {CEL_DRA_STORED, true, true};
+ts_rc dra_selector_compile(const char *expr, const dra_selector_opts *opts, cel_program **out,
+                           ts_err *err) {
+  dra_selector_opts stored = {DRA_SELECTOR_STORED, true, true};
   const cel_env *e = dra_env(opts ? opts : &stored);
+  const char *type;
   ts_rc rc;
   if (!e) return ts_err_set(err, TS_ENOMEM, "out of memory");
   if ((rc = cel_compile(e, expr, CEL_KUBERNETES, out, err)) != TS_OK) return rc;
-  if ((*out)->type->kind != TY_BOOL && (*out)->type->kind != TY_DYN) {
+  type = cel_program_type(*out);
+  if (strcmp(type, "bool") && strcmp(type, "dyn")) {
     char t[128];
-    ts_buf b;
-    ts_buf_init(&b, sizeof t - 1);
-    cel__ty_format((*out)->type, &b);
-    snprintf(t, sizeof t, "%.*s", (int)b.len, b.data ? b.data : "");
-    ts_buf_free(&b);
+    snprintf(t, sizeof t, "%s", type);
     cel_program_free(*out);
     *out = NULL;
     return ts_err_set(err, TS_ETYPE, "must evaluate to bool or the unknown type, not %s", t);
@@ -277,9 +315,9 @@ ts_rc cel_dra_compile(const char *expr, const cel_dra_opts *opts, cel_program **
   return TS_OK;
 }
 
-ts_rc cel_dra_eval_ctx(const cel_program *p, cel_eval_ctx *ctx, const cel_dra_device *dev,
-                       bool *match, ts_err *err) {
-  cel_object obj = {dev};
+ts_rc dra_selector_eval_ctx(const cel_program *p, cel_eval_ctx *ctx, const dra_device_view *dev,
+                            bool *match, ts_err *err) {
+  cel_object obj = {&device_type, dev};
   cel_binding b;
   cel_value out;
   ts_rc rc;
@@ -287,7 +325,7 @@ ts_rc cel_dra_eval_ctx(const cel_program *p, cel_eval_ctx *ctx, const cel_dra_de
   b.value = cel_null();
   b.value.kind = CEL_OBJECT;
   b.value.u.o = &obj;
-  cel_eval_ctx_limits(ctx, CEL_DRA_MAX_COST, 0);
+  cel_eval_ctx_limits(ctx, DRA_SELECTOR_MAX_COST, 0);
   *match = false;
   if ((rc = cel_eval(p, ctx, &b, 1, &out, err)) != TS_OK) return rc;
   if (out.kind != CEL_BOOL)
@@ -299,13 +337,14 @@ ts_rc cel_dra_eval_ctx(const cel_program *p, cel_eval_ctx *ctx, const cel_dra_de
 
 static __thread cel_eval_ctx *thread_ctx;
 
-ts_rc cel_dra_eval(const cel_program *p, const cel_dra_device *dev, bool *match, ts_err *err) {
+ts_rc dra_selector_eval(const cel_program *p, const dra_device_view *dev, bool *match,
+                        ts_err *err) {
   if (!thread_ctx && !(thread_ctx = cel_eval_ctx_new()))
     return ts_err_set(err, TS_ENOMEM, "out of memory");
-  return cel_dra_eval_ctx(p, thread_ctx, dev, match, err);
+  return dra_selector_eval_ctx(p, thread_ctx, dev, match, err);
 }
 
-void cel_thread_cleanup(void) {
+void dra_selector_thread_cleanup(void) {
   cel_eval_ctx_free(thread_ctx);
   thread_ctx = NULL;
 }
@@ -361,11 +400,11 @@ static bool rewrite(const char *expr, const char *domain, ts_buf *out, ts_buf *w
   return changed;
 }
 
-ts_rc cel_dra_check(const char *expr, const char *driver_hint, ts_err *err) {
+ts_rc dra_selector_check(const char *expr, const char *driver_hint, ts_err *err) {
   cel_program *p = NULL;
   ts_buf fixed, why;
   ts_err e2;
-  ts_rc rc = cel_dra_compile(expr, NULL, &p, err);
+  ts_rc rc = dra_selector_compile(expr, NULL, &p, err);
   const char *domain = driver_hint && *driver_hint ? driver_hint : "gpu.nvidia.com";
   cel_program_free(p);
   if (rc == TS_OK || rc == TS_ENOMEM) return rc;
@@ -375,7 +414,7 @@ ts_rc cel_dra_check(const char *expr, const char *driver_hint, ts_err *err) {
       ts_buf_putc(&why, '\0') == TS_OK) {
     cel_program *q = NULL;
     ts_err_clear(&e2);
-    cel_dra_compile(fixed.data, NULL, &q, &e2);
+    dra_selector_compile(fixed.data, NULL, &q, &e2);
     if (q) { /* explain, and offer the rewrite only once it is known to compile */
       char first[TS_ERR_TEXT_MAX];
       snprintf(first, sizeof first, "%s", err->text);
