@@ -7,8 +7,10 @@
  *   q_tree    the quota tree built from the Kueue objects of a model (ClusterQueues, Cohorts,
  *             ResourceFlavors, LocalQueues) plus the usage of admitted workloads. It borrows
  *             from the model: rebuild it (q_tree_build, cheap) when Kueue objects change.
- *   q_queues  the pending workloads per ClusterQueue (active heap and inadmissible parking),
- *             kept across cycles and trees.
+ *   q_queues  the pending workloads per ClusterQueue (active heap and inadmissible parking).
+ *             A caller may keep them across cycles and trees (the benchmark and the conformance
+ *             runner do); the scheduler rebuilds them every cycle from the pods (scratch), and
+ *             keeps only the flavor-search memo (q_memo, Kueue's LastAssignment) across cycles.
  *   q_cycle   one admission cycle: at most one head per ClusterQueue, ordered, assigned,
  *             admitted or preempting, requeued. Hooks let the scheduler veto flavors whose
  *             nodes cannot hold the pods and commit (place) a workload before it is admitted.
