@@ -12,6 +12,7 @@
 typedef struct check {
   int objects; /* objects of kinds Tessera reads */
   int errors;  /* problems found */
+  model *m;    /* what was read (PriorityClasses for pods' admission), objects keep their place */
 } check;
 
 /* Compiles one selector as the API server would; reports where it is and why it fails. */
@@ -67,8 +68,17 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
   check *c = ud;
   model_decode_opts opts = {.admission = true};
   model_obj *o = NULL;
+  char at[4200];
   ts_err err;
   ts_err_clear(&err);
+  if (line)
+    snprintf(at, sizeof at, "%s:%d", file, line);
+  else
+    snprintf(at, sizeof at, "%s: items[%d]", file, index);
+  if (cmd_validate(obj, at, &c->errors)) { /* every refusal the API server would give */
+    c->objects++;
+    return TS_OK;
+  }
   if (model_decode(obj, &opts, &o, &err) != TS_OK) {
     if (line)
       fprintf(stderr, "%s:%d: %s\n", file, line, err.text);
@@ -79,15 +89,11 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
     return TS_OK;
   }
   if (o) {
-    char where[4200];
-    if (line)
-      snprintf(where, sizeof where, "%s:%d", file, line);
-    else
-      snprintf(where, sizeof where, "%s: items[%d]", file, index);
     c->objects++;
-    check_cel(c, where, o);
+    check_cel(c, at, o);
+    o->origin = ts_intern_cstr(at); /* for the checks that need every object read first */
+    if (model_upsert(c->m, o) != TS_OK) return TS_ENOMEM;
   }
-  model_obj_free(o);
   return TS_OK;
 }
 
@@ -99,6 +105,7 @@ static void on_error(void *ud, const ts_err *err) {
 int cmd_check(int argc, char **argv) {
   check c = {0};
   int paths = 0;
+  if (!(c.m = model_new())) return 1;
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--config") && i + 1 < argc) {
       cfg_tessera cfg;
@@ -119,6 +126,8 @@ int cmd_check(int argc, char **argv) {
       if (in_load_path(argv[i], on_object, on_error, &c) != TS_OK) c.errors++;
     }
   }
+  cmd_validate_priorities(c.m, &c.errors, false); /* against the PriorityClasses read */
+  model_free(c.m);
   if (paths) printf("%d objects checked, %d errors\n", c.objects, c.errors);
   if (!paths && argc == 0) {
     fprintf(stderr, "usage: tessera check [--config FILE] [PATH...]\n");

@@ -28,6 +28,13 @@ health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
                                    void *ud, ts_err *err);
 void health_server_stop(health_server *h);
 
+/* validate.c: the API server's refusals of an object (model_validate) printed as load errors
+ * at `at` ("file:line"), each counted in *errors; returns how many. Then, once every object is
+ * in m, the Priority admission on its pods (model_validate_priority), the refused pods removed
+ * from m when remove. */
+size_t cmd_validate(json_t *obj, const char *at, int *errors);
+void cmd_validate_priorities(model *m, int *errors, bool remove);
+
 /* expect.c: checks a replay's decisions against expectations (YAML); prints one line per
  * expectation; returns the number not met, or -1 when the file is unusable. */
 int replay_expect(const char *path, const model *m, const sched_result *res, FILE *out);

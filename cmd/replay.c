@@ -39,6 +39,7 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
     snprintf(origin, sizeof origin, "%s: items[%d]", file, index);
   else
     snprintf(origin, sizeof origin, "%s", file);
+  if (cmd_validate(obj, origin, &r->errors)) return TS_OK; /* refused: a load error, left out */
   if (model_apply_json(r->m, obj, MODEL_ADDED, ts_intern_cstr(origin), NULL, &skipped, &err) !=
       TS_OK) {
     fprintf(stderr, "%s: %s\n", origin, err.text);
@@ -255,7 +256,8 @@ int cmd_replay(int argc, char **argv) {
   t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
   if (!(r.m = model_new())) goto fail_cel;
   if (in_load_path(a.path, on_object, on_error, &r) != TS_OK) goto fail_model;
-  for (int k = 0; k < MODEL_KIND_COUNT; k++) /* the snapshot is all there is to know */
+  cmd_validate_priorities(r.m, &r.errors, true); /* pods the Priority admission refuses */
+  for (int k = 0; k < MODEL_KIND_COUNT; k++)     /* the snapshot is all there is to know */
     if (!model_count(r.m, (model_kind)k)) model_set_seen(r.m, (model_kind)k, false);
   if (!(state = sched_state_new())) {
     fprintf(stderr, "tessera: out of memory\n");

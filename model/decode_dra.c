@@ -410,9 +410,11 @@ static ts_rc subrequest(mdec *d, json_t *e, model_subrequest *r, bool need_class
   }
   if ((rc = model__enum(d, e, "allocationMode", modes, 2, &mode)) != TS_OK) return rc;
   r->mode = (model_alloc_mode)mode;
-  if (r->mode == MODEL_ALLOC_EXACT_COUNT && !has_count) r->count = 1;
+  /* count 0 is unset (omitempty): the API server defaults it to 1 */
+  if (r->mode == MODEL_ALLOC_EXACT_COUNT && (!has_count || r->count == 0)) r->count = 1;
   if (r->mode == MODEL_ALLOC_EXACT_COUNT && r->count < 1 && !d->opts->lenient)
-    return model__fail_at(d, "count", "must be at least 1");
+    return model__fail_at(d, "count", "Invalid value: %lld: must be greater than zero",
+                          (long long)r->count);
   if (r->mode == MODEL_ALLOC_ALL && has_count && r->count != 0 && !d->opts->lenient)
     return model__fail_at(d, "count", "must not be specified when allocationMode is 'All'");
   return TS_OK;

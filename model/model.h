@@ -692,6 +692,26 @@ typedef struct model_decode_opts {
 ts_rc model_decode(json_t *json, const model_decode_opts *opts, model_obj **out, ts_err *err);
 void model_obj_free(model_obj *o); /* an object not in a model; NULL is a no-op */
 
+/* ---- validation as the API server does it ---------------------------------------------- */
+
+/* One refusal, worded as the API server words it: the field path and the message
+ * ("Invalid value: \"X\": ..."); for a refusal by an admission plugin the field is "" and the
+ * message the Status's ("pods \"p\" is forbidden: ..."). Both borrowed for the call. */
+typedef void (*model_refusal_fn)(void *ud, const char *field, const char *message);
+
+/* Validates obj (borrowed) as kube-apiserver 1.34 would on create: names, labels and
+ * annotations of every kind Tessera reads; pods' resources, tolerations and resource claims;
+ * ResourceSlice and ResourceClaim limits; Kueue's CRD rules. Calls fn once per refusal and
+ * returns how many there were (0: the server would accept what Tessera checks). */
+size_t model_validate(json_t *obj, model_refusal_fn fn, void *ud);
+struct model;
+struct model_pod;
+/* The Priority admission plugin on a decoded pod, with the PriorityClasses of m (so: once
+ * everything is loaded): its class must exist, and spec.priority, when the pod sets it, must be
+ * what the class (or the global default) gives. Returns the refusals (0 or 1). */
+size_t model_validate_priority(const struct model *m, const struct model_pod *p,
+                               model_refusal_fn fn, void *ud);
+
 /* ---- the model ------------------------------------------------------------------------- */
 
 typedef struct model_pod_bucket model_pod_bucket;

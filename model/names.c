@@ -38,6 +38,38 @@ static bool subdomain(const char *v, size_t n) {
   return true;
 }
 
+const char *model__subdomain_error(const char *v) {
+  size_t n = strlen(v);
+  if (n > PREFIX_MAX) return "must be no more than 253 characters";
+  if (!subdomain(v, n))
+    return "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, "
+           "'-' or '.', and must start and end with an alphanumeric character (e.g. "
+           "'example.com', regex used for validation is "
+           "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
+  return NULL;
+}
+
+const char *model__dns_label_error(const char *v) {
+  size_t n = strlen(v);
+  if (strchr(v, '.')) return "must not contain dots";
+  if (n > QNAME_MAX) return "must be no more than 63 characters";
+  if (!n || !subdomain(v, n))
+    return "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or "
+           "'-', and must start and end with an alphanumeric character (e.g. 'my-name',  or "
+           "'123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')";
+  return NULL;
+}
+
+const char *model__c_identifier_error(const char *v) {
+  bool ok = (v[0] >= 'a' && v[0] <= 'z') || (v[0] >= 'A' && v[0] <= 'Z') || v[0] == '_';
+  for (size_t i = 1; ok && v[i]; i++) ok = alnum(v[i]) || v[i] == '_';
+  if (!ok)
+    return "a valid C identifier must start with alphabetic character or '_', followed by a "
+           "string of alphanumeric characters or '_' (e.g. 'my_name',  or 'MY_NAME',  or "
+           "'MyName', regex used for validation is '[A-Za-z_][A-Za-z0-9_]*')";
+  return NULL;
+}
+
 const char *model__label_value_error(const char *v) {
   size_t n = strlen(v);
   if (n > LABEL_VALUE_MAX) return "must be no more than 63 characters";

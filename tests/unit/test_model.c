@@ -486,8 +486,9 @@ static void test_dra_invalid(void **state) {
   (void)state;
   expect_invalid("apiVersion: resource.k8s.io/v1beta1\nkind: ResourceClaim\n"
                  "metadata: {name: train, namespace: team-a}\nspec:\n  devices:\n    requests:\n"
-                 "    - {name: gpu, deviceClassName: gpu.nvidia.com, count: 0}\n",
-                 "ResourceClaim team-a/train: spec.devices.requests[0].count: must be at least 1");
+                 "    - {name: gpu, deviceClassName: gpu.nvidia.com, count: -1}\n",
+                 "ResourceClaim team-a/train: spec.devices.requests[0].count: Invalid value: -1: "
+                 "must be greater than zero");
   expect_invalid("apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\n"
                  "metadata: {name: train, namespace: team-a}\nspec:\n  devices:\n    requests:\n"
                  "    - {name: gpu, exactly: {deviceClassName: g, allocationMode: Some}}\n",
