@@ -14,6 +14,9 @@
 #define MAX_SHARED_COUNTERS   32     /* per ResourceSlice, over all its counter sets */
 #define MAX_ATTRS_AND_CAPS    32     /* per device */
 #define ANNOTATIONS_MAX_BYTES 262144 /* keys and values of metadata.annotations */
+#define MAX_REQUESTS          32     /* per claim */
+#define MAX_DEVICES           128    /* per ResourceSlice */
+#define MAX_CEL_BYTES         10240  /* a selector's expression */
 
 typedef struct vctx {
   const model *m;      /* PriorityClasses for the priority admission (its own pass) */
@@ -234,6 +237,9 @@ static void slice(vctx *v, json_t *obj) {
     refuse(v, "spec.sharedCounters",
            "Invalid value: %zu: the total number of shared counters must not exceed %d", total,
            MAX_SHARED_COUNTERS);
+  if (json_array_size(json_object_get(spec, "devices")) > MAX_DEVICES)
+    refuse(v, "spec.devices", "Too many: %zu: must have at most %d items",
+           json_array_size(json_object_get(spec, "devices")), MAX_DEVICES);
   json_array_foreach(json_object_get(spec, "devices"), d, dev) {
     json_t *basic = json_object_get(dev, "basic"); /* v1beta1 wraps a device's fields */
     json_t *fields = basic ? basic : dev;
@@ -259,12 +265,45 @@ static void slice(vctx *v, json_t *obj) {
   }
 }
 
+/* Selectors' CEL expressions: at most 10 KiB each (prefix: the path of the selectors). */
+static void selectors(vctx *v, json_t *list, const char *prefix) {
+  size_t j;
+  json_t *s;
+  json_array_foreach(list, j, s) {
+    const char *expr = str(json_object_get(s, "cel"), "expression");
+    char field[512];
+    if (!expr || strlen(expr) <= MAX_CEL_BYTES) continue;
+    snprintf(field, sizeof field, "%s[%zu].cel.expression", prefix, j);
+    refuse(v, field, "Too long: may not be more than %d bytes", MAX_CEL_BYTES);
+  }
+}
+
 /* A claim's (or template's) requests; v1beta1 has the request's fields inline, but the server
  * converts before validating, so its paths are v1's (requests[i].exactly.count) either way. */
 static void claim_spec(vctx *v, json_t *spec, const char *prefix) {
-  json_t *r;
+  json_t *r, *reqs = json_object_get(json_object_get(spec, "devices"), "requests");
   size_t i;
-  json_array_foreach(json_object_get(json_object_get(spec, "devices"), "requests"), i, r) {
+  char path[256];
+  if (json_array_size(reqs) > MAX_REQUESTS) {
+    snprintf(path, sizeof path, "%sdevices.requests", prefix);
+    refuse(v, path, "Too many: %zu: must have at most %d items", json_array_size(reqs),
+           MAX_REQUESTS);
+  }
+  json_array_foreach(reqs, i, r) {
+    json_t *sub;
+    size_t k;
+    snprintf(path, sizeof path, "%sdevices.requests[%zu].exactly.selectors", prefix, i);
+    selectors(v,
+              json_object_get(json_object_get(r, "exactly") ? json_object_get(r, "exactly") : r,
+                              "selectors"),
+              path);
+    json_array_foreach(json_object_get(r, "firstAvailable"), k, sub) {
+      snprintf(path, sizeof path, "%sdevices.requests[%zu].firstAvailable[%zu].selectors", prefix,
+               i, k);
+      selectors(v, json_object_get(sub, "selectors"), path);
+    }
+  }
+  json_array_foreach(reqs, i, r) {
     json_t *exact = json_object_get(r, "exactly"),
            *count = json_object_get(exact ? exact : r, "count");
     const char *mode = str(exact ? exact : r, "allocationMode");
@@ -324,6 +363,9 @@ size_t model_validate(json_t *obj, model_refusal_fn fn, void *ud) {
     break;
   case MODEL_CLUSTER_QUEUE:
     cluster_queue(&v, obj);
+    break;
+  case MODEL_DEVICE_CLASS:
+    selectors(&v, json_object_get(json_object_get(obj, "spec"), "selectors"), "spec.selectors");
     break;
   default:
     break;
