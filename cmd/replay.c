@@ -129,8 +129,8 @@ static size_t pool_sums(const model *m, pool_sum *pools, size_t cap) {
     }
     pools[k].nodes++;
     for (int r = 0; r < model_resource_count(); r++) {
-      pools[k].used[r] += node->used[r];
-      pools[k].alloc[r] += node->alloc[r];
+      pools[k].used[r] = ts_add_sat(pools[k].used[r], node->used[r]);
+      pools[k].alloc[r] = ts_add_sat(pools[k].alloc[r], node->alloc[r]);
     }
   }
   qsort(pools, n, sizeof *pools, pool_cmp);

@@ -70,6 +70,27 @@ ts_rc ts_err_vset(ts_err *e, ts_rc code, const char *fmt, va_list ap); /* as ts_
 /* Prepends "PREFIX: " to the existing text; returns e->code. e may be NULL. */
 ts_rc ts_err_prefix(ts_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* ---- checked arithmetic ---------------------------------------------------------------- */
+
+/* a + b into *out; false (and *out unspecified) when it overflows int64. */
+static inline bool ts_add_ok(int64_t a, int64_t b, int64_t *out) {
+  return !__builtin_add_overflow(a, b, out);
+}
+/* a + b, or INT64_MAX / INT64_MIN when it overflows: for totals where "more than anything" is
+ * the safe reading (demand against capacity). */
+static inline int64_t ts_add_sat(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_add_overflow(a, b, &r)) return r;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+/* a x b, saturating as ts_add_sat does. */
+static inline int64_t ts_mul_sat(int64_t a, int64_t b) {
+  int64_t r;
+  if (!__builtin_mul_overflow(a, b, &r)) return r;
+  return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+}
+
 /* ---- allocation ------------------------------------------------------------------------ */
 
 /* malloc-family wrappers. All return NULL on failure (never abort). Tests can make the Nth

@@ -234,7 +234,7 @@ ts_rc model__int(mdec *d, json_t *parent, const char *key, int64_t *out, bool *p
   }
   if (json_is_real(v)) {
     double r = json_real_value(v);
-    if (r == (double)(int64_t)r && r >= -9.2e18 && r <= 9.2e18) {
+    if (r >= -9.2e18 && r <= 9.2e18 && r == (double)(int64_t)r) { /* range first: no UB */
       *out = (int64_t)r;
       return TS_OK;
     }

@@ -11,8 +11,18 @@ typedef struct racc {
   int64_t v[MODEL_MAX_RESOURCES];
 } racc;
 
-static void racc_add(racc *a, const racc *b) {
-  for (int i = 0; i < MODEL_MAX_RESOURCES; i++) a->v[i] += b->v[i];
+/* a += b; false (a unchanged for that resource, *which set) when a sum overflows int64. */
+static bool racc_add(racc *a, const racc *b, int *which) {
+  bool ok = true;
+  for (int i = 0; i < MODEL_MAX_RESOURCES; i++)
+    if (!ts_add_ok(a->v[i], b->v[i], &a->v[i])) ok = false, *which = i;
+  return ok;
+}
+
+static ts_rc overflow(mdec *d, int res) {
+  return model__fail(d, TS_EOVERFLOW,
+                     "the requests of %s add up to more than 9223372036854775807 units",
+                     model_resource_name(res));
 }
 
 static void racc_max(racc *a, const racc *b) {
@@ -61,7 +71,7 @@ static ts_rc pod_requests(mdec *d, json_t *spec, model_rlist *out) {
   ts_rc rc = TS_OK;
   json_t *arr, *e;
   size_t i, mark;
-  int n = 0;
+  int n = 0, which = 0;
   if (!sum) return model__fail(d, TS_ENOMEM, "out of memory");
   side = sum + 1, init = sum + 2;
   for (int pass = 0; pass < 2 && rc == TS_OK; pass++) {
@@ -74,26 +84,29 @@ static ts_rc pod_requests(mdec *d, json_t *spec, model_rlist *out) {
       size_t m2 = model__push_index(d, i);
       if ((rc = container_requests(d, e, &c)) != TS_OK) break;
       if (pass == 1) {
-        racc_add(sum, &c);
+        if (!racc_add(sum, &c, &which)) rc = overflow(d, which);
       } else if ((rc = model__string(d, e, "restartPolicy", &policy, false)) != TS_OK) {
         break;
       } else if (policy && !strcmp(policy, "Always")) {
-        racc_add(side, &c);
+        if (!racc_add(side, &c, &which)) rc = overflow(d, which);
         racc_max(init, side);
       } else {
-        racc_add(&c, side);
+        if (!racc_add(&c, side, &which)) rc = overflow(d, which);
         racc_max(init, &c);
       }
+      if (rc != TS_OK) break;
       model__pop(d, m2);
     }
     if (rc == TS_OK) model__pop(d, mark);
   }
   if (rc == TS_OK) {
     model_rlist over = {0};
-    racc_add(sum, side);
+    if (!racc_add(sum, side, &which)) rc = overflow(d, which);
     racc_max(sum, init);
-    rc = model__resource_map(d, spec, "overhead", &over);
-    for (uint32_t k = 0; k < over.n; k++) sum->v[over.v[k].id] += over.v[k].v;
+    if (rc == TS_OK) rc = model__resource_map(d, spec, "overhead", &over);
+    for (uint32_t k = 0; k < over.n && rc == TS_OK; k++)
+      if (!ts_add_ok(sum->v[over.v[k].id], over.v[k].v, &sum->v[over.v[k].id]))
+        rc = overflow(d, over.v[k].id);
     ts_free(over.v);
     sum->v[MODEL_RES_PODS] = 1;
   }

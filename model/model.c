@@ -132,10 +132,31 @@ static void bucket_maybe_drop(model *m, model_pod_bucket *b) {
   ts_free(b);
 }
 
+/* Adds (sign 1) or removes (-1) a pod's requests from its node's usage. A total past int64
+ * saturates (the node is full for that resource: nothing more is placed there) and is
+ * recounted from the node's pods once a pod leaves. */
 static void charge(model_node *n, const model_pod *p, int sign) {
-  for (uint32_t i = 0; i < p->requests.n; i++)
-    n->used[p->requests.v[i].id] += sign * p->requests.v[i].v;
+  for (uint32_t i = 0; i < p->requests.n; i++) {
+    int64_t *u = &n->used[p->requests.v[i].id];
+    if (sign > 0 && !ts_add_ok(*u, p->requests.v[i].v, u))
+      *u = INT64_MAX, n->usage_overflow = true;
+    else if (sign < 0 && !n->usage_overflow)
+      *u -= p->requests.v[i].v;
+  }
   n->npods += (uint32_t)sign;
+}
+
+/* The usage of a node whose totals overflowed, from its counted pods. */
+static void recount(model_node *n) {
+  ts_list *it;
+  memset(n->used, 0, sizeof n->used);
+  n->usage_overflow = false;
+  n->npods = 0;
+  if (!n->bucket) return;
+  ts_list_foreach(it, &n->bucket->pods) {
+    model_pod *p = ts_container_of(it, model_pod, node_link);
+    if (p->node == n) charge(n, p, 1);
+  }
 }
 
 static ts_rc pod_index(model *m, model_pod *p) {
@@ -153,11 +174,13 @@ static ts_rc pod_index(model *m, model_pod *p) {
 
 static void pod_unindex(model *m, model_pod *p) {
   model_pod_bucket *b;
+  model_node *was = p->node;
   if (!p->node_name) return;
   b = bucket_get(m, p->node_name, false);
   if (p->node) charge(p->node, p, -1);
   p->node = NULL;
   ts_list_remove(&p->node_link);
+  if (was && was->usage_overflow) recount(was);
   if (b) bucket_maybe_drop(m, b);
 }
 

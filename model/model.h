@@ -309,6 +309,9 @@ typedef struct model_node {
   bool unschedulable;                 /* spec.unschedulable */
   bool ready;                         /* condition Ready is True */
   uint32_t npods;                     /* model-maintained: counted pods on it */
+  bool usage_overflow;                /* model-maintained: the requests of its pods add up to
+                                         more than int64 for some resource: used is INT64_MAX
+                                         there (full) until recounted */
   uint32_t index;                     /* model-maintained: position in model->nodes */
   struct model_pod_bucket *bucket;    /* private: pods naming this node */
 } model_node;

@@ -18,7 +18,7 @@ static uint32_t sum_usage(const q_tree *t, const q_admission *a, int64_t *acc, b
       if (f < 0 || rf->resource >= MODEL_MAX_RESOURCES || t->res_slot[rf->resource] < 0) continue;
       fr = q__fr(t, (uint32_t)f, rf->resource);
       if (!seen[fr]) seen[fr] = true, n++;
-      acc[fr] += rf->total;
+      acc[fr] = ts_add_sat(acc[fr], rf->total);
     }
   return n;
 }

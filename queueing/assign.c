@@ -97,7 +97,7 @@ static gmode fits_quota(ast *s, uint32_t fr, int64_t assumed, int64_t req) {
   const q__node *n = &s->cq->node;
   int res = q__fr_res(s->c->t, fr);
   const char *fl = s->c->t->fname[q__fr_flavor(s->c->t, fr)], *rn = model_resource_name(res);
-  int64_t avail = q__available(n, fr), cap = q__potential(n, fr), val = assumed + req;
+  int64_t avail = q__available(n, fr), cap = q__potential(n, fr), val = ts_add_sat(assumed, req);
   char b1[TS_QUANTITY_STR_MAX], b2[TS_QUANTITY_STR_MAX], b3[TS_QUANTITY_STR_MAX];
   bool partial;
   gmode m = {Q__P_NOFIT, 0};
@@ -225,7 +225,7 @@ static uint32_t podset_requests(const q__cq *cq, const q_podset *ps, int32_t cou
       done = true;
       if (id == MODEL_RES_PODS) continue;
     }
-    rq[n++] = (preq){id, ps->requests[i].v * count};
+    rq[n++] = (preq){id, ts_mul_sat(ps->requests[i].v, count)};
   }
   if (pods && !done) rq[n++] = (preq){MODEL_RES_PODS, count};
   return n;
@@ -239,7 +239,7 @@ static void take_group(ast *s, q_psa *psa, int g, uint32_t f, const preq *rq, ui
     if (s->cq->group_of[rq[k].id] != g) continue;
     fr = q__fr(s->c->t, f, rq[k].id);
     psa->rf[psa->nrf++] = (q_rflavor){rq[k].id, s->c->t->fname[f], rq[k].total, rmode[k]};
-    s->acc[fr] += rq[k].total;
+    s->acc[fr] = ts_add_sat(s->acc[fr], rq[k].total);
     s->touched[fr] = true;
     if (rmode[k] < psa->mode) psa->mode = rmode[k];
   }

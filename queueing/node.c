@@ -36,9 +36,9 @@ int64_t q__available_raw(const q__node *n, uint32_t fr) {
   if (n->blimit[fr] != Q__NONE) {
     int64_t g = q__guaranteed(n, fr);
     int64_t stored = n->subtree[fr] - g, used = max64(0, n->usage[fr] - g);
-    pa = min64(stored - used + n->blimit[fr], pa);
+    pa = min64(ts_add_sat(stored - used, n->blimit[fr]), pa);
   }
-  return q__local_available(n, fr) + pa;
+  return ts_add_sat(q__local_available(n, fr), pa);
 }
 
 int64_t q__available(const q__node *n, uint32_t fr) {
@@ -48,14 +48,14 @@ int64_t q__available(const q__node *n, uint32_t fr) {
 int64_t q__potential(const q__node *n, uint32_t fr) {
   int64_t a;
   if (!n->parent) return n->subtree[fr];
-  a = q__guaranteed(n, fr) + q__potential(n->parent, fr);
-  if (n->blimit[fr] != Q__NONE) a = min64(n->subtree[fr] + n->blimit[fr], a);
+  a = ts_add_sat(q__guaranteed(n, fr), q__potential(n->parent, fr));
+  if (n->blimit[fr] != Q__NONE) a = min64(ts_add_sat(n->subtree[fr], n->blimit[fr]), a);
   return a;
 }
 
 void q__add_usage(q__node *n, uint32_t fr, int64_t v) {
   int64_t local = q__local_available(n, fr);
-  n->usage[fr] += v;
+  n->usage[fr] = ts_add_sat(n->usage[fr], v);
   if (n->parent && v > local) q__add_usage(n->parent, fr, v - local);
 }
 
@@ -67,7 +67,7 @@ void q__remove_usage(q__node *n, uint32_t fr, int64_t v) {
 }
 
 bool q__borrowing_with(const q__node *n, uint32_t fr, int64_t v) {
-  return (n->is_cq ? n->nominal[fr] : n->subtree[fr]) < n->usage[fr] + v;
+  return (n->is_cq ? n->nominal[fr] : n->subtree[fr]) < ts_add_sat(n->usage[fr], v);
 }
 
 bool q__within_nominal(const q__node *n, const uint32_t *frs, uint32_t nfrs) {
@@ -80,7 +80,7 @@ bool q__fits_in_quota(const q__node *n, const uint32_t *fr, const int64_t *v, ui
                       int64_t *rem) {
   bool fits = true;
   for (uint32_t i = 0; i < nv; i++) {
-    if (n->usage[fr[i]] + v[i] > n->subtree[fr[i]]) fits = false;
+    if (ts_add_sat(n->usage[fr[i]], v[i]) > n->subtree[fr[i]]) fits = false;
     rem[i] = max64(0, v[i] - q__local_available(n, fr[i]));
   }
   return fits;

@@ -392,7 +392,8 @@ static void accumulate(q_tree *t, q__node *n, int depth) {
     q__node *c = n->kids[k];
     accumulate(t, c, depth + 1);
     if (!c->is_cq && c->height + 1 > n->height) n->height = c->height + 1;
-    for (uint32_t f = 0; f < t->nfr; f++) n->subtree[f] += c->subtree[f] - q__guaranteed(c, f);
+    for (uint32_t f = 0; f < t->nfr; f++) /* saturating: quotas past int64 mean "unlimited" */
+      n->subtree[f] = ts_add_sat(n->subtree[f], c->subtree[f] - q__guaranteed(c, f));
   }
 }
 
@@ -401,7 +402,8 @@ static ts_rc lendables(q_tree *t) {
   for (uint32_t i = 0; i < t->ncohorts; i++) {
     q__node *n = t->cohorts[i];
     if (!(n->lendable = zalloc(t, (t->nres ? t->nres : 1) * sizeof *n->lendable))) return TS_ENOMEM;
-    for (uint32_t f = 0; f < t->nfr; f++) n->lendable[f % t->nres] += q__potential(n, f);
+    for (uint32_t f = 0; f < t->nfr; f++)
+      n->lendable[f % t->nres] = ts_add_sat(n->lendable[f % t->nres], q__potential(n, f));
   }
   return TS_OK;
 }

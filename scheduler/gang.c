@@ -162,7 +162,7 @@ static bool is_pending(const model_pod *p, const sched_config *cfg) {
 static int64_t gpus_of(const model_pod *p) {
   int64_t n = 0;
   for (uint32_t i = 0; i < p->requests.n; i++)
-    if (sched_is_gpu_resource(p->requests.v[i].id)) n += p->requests.v[i].v;
+    if (sched_is_gpu_resource(p->requests.v[i].id)) n = ts_add_sat(n, p->requests.v[i].v);
   return n;
 }
 

@@ -293,7 +293,8 @@ uint32_t sched__place_gang(sched_view *v, const sched_gang *g, uint32_t needed, 
   memset(demand, 0, (size_t)v->stride * sizeof *demand);
   for (uint32_t i = 0; i < g->npods; i++)
     for (uint32_t k = 0; k < g->pods[i].pod->requests.n; k++)
-      demand[g->pods[i].pod->requests.v[k].id] += g->pods[i].pod->requests.v[k].v;
+      demand[g->pods[i].pod->requests.v[k].id] = /* past int64: more than any domain has */
+          ts_add_sat(demand[g->pods[i].pod->requests.v[k].id], g->pods[i].pod->requests.v[k].v);
   *best = 0;
   nlevels = g->npods > 1 ? levels_to_try(v, g, levels) : 0;
   for (int i = 0; i < nlevels; i++) {

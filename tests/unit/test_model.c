@@ -844,6 +844,38 @@ static void test_claim_assume(void **state) {
   model_free(m);
 }
 
+/* Hostile amounts: the requests of bound pods that add up past int64 on a node leave it full
+ * (never wrapped into free room) until a pod leaves and the usage is recounted; a real number
+ * too large for an integer field is refused, not converted (undefined behaviour). */
+static void test_hostile_amounts(void **state) {
+  static const char *node = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus: "
+                            "{allocatable: {nvidia.com/gpu: \"8\"}}\n";
+  static const char *pod = "apiVersion: v1\nkind: Pod\nmetadata: {name: p%d, namespace: t}\nspec: "
+                           "{nodeName: n, containers: [{name: c, resources: {limits: "
+                           "{nvidia.com/gpu: \"6917529027641081856\"}}}]}\n";
+  model *m = model_new();
+  const model_node *n;
+  int gpu = model_resource_id("nvidia.com/gpu");
+  char y[512];
+  (void)state;
+  assert_int_equal(apply(m, node, MODEL_ADDED), TS_OK);
+  for (int i = 0; i < 2; i++) {
+    snprintf(y, sizeof y, pod, i);
+    assert_int_equal(apply(m, y, MODEL_ADDED), TS_OK);
+  }
+  n = (const model_node *)model_get(m, MODEL_NODE, NULL, "n");
+  assert_true(n->usage_overflow);
+  assert_true(n->used[gpu] == INT64_MAX); /* full, not negative */
+  assert_int_equal(model_remove(m, MODEL_POD, "t", "p1"), TS_OK);
+  assert_false(n->usage_overflow);
+  assert_true(n->used[gpu] == 6917529027641081856LL);
+  assert_int_equal(n->npods, 1);
+  expect_invalid("apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g, "
+                 "namespace: t}\nspec: {minMember: 1e300}\n",
+                 "PodGroup t/g: spec.minMember: must be an integer");
+  model_free(m);
+}
+
 static void test_store(void **state) {
   model *m = model_new();
   model_node *n;
@@ -958,6 +990,7 @@ int main(void) {
       cmocka_unit_test(test_store),
       cmocka_unit_test(test_default_priority),
       cmocka_unit_test(test_claim_assume),
+      cmocka_unit_test(test_hostile_amounts),
       cmocka_unit_test(test_alloc_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -326,6 +326,21 @@ static void test_lending_limit(void **state) {
 
 /* root (own quota 10) > child (x 5, y 5) and z (0) directly under root: x borrows from its
  * closer cohort, so it goes first although z has a higher priority and is older. */
+/* Two queues of a cohort whose nominal quotas add up past int64: the cohort's capacity
+ * saturates ("unlimited") instead of wrapping negative, so a workload of one cpu is admitted. */
+static void test_cohort_capacity_saturates(void **state) {
+  fx *f = *state;
+  q_workload *w;
+  q_result r;
+  cq1(f, "a", "c", "f", "cpu", "9223372036854775807m", "", "");
+  cq1(f, "b", "c", "f", "cpu", "9223372036854775807m", "", "");
+  build(f);
+  w = wl(f, "w", "lq-a", 0, 0, "cpu=1", 1, 0);
+  r = cycle(f);
+  assert_int_equal(dec(&r, w)->outcome, Q_ADMITTED);
+  q_result_free(&r);
+}
+
 static void test_nested_cohorts(void **state) {
   fx *f = *state;
   q_workload *x, *z;
@@ -1054,6 +1069,7 @@ int main(void) {
       T(test_borrowing_limit),
       T(test_lending_limit),
       T(test_nested_cohorts),
+      T(test_cohort_capacity_saturates),
       T(test_fungibility_borrow_stop),
       T(test_fungibility_borrow_next),
       T(test_fungibility_preempt),
