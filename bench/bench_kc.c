@@ -68,7 +68,7 @@ static void run(bool http2) {
   w = kc_writer_new(c, &gate, "bench", KC_EVENT_INTERVAL_MS);
   /* As in `tessera run`, where discovery comes first: one request opens the connection and
    * learns whether it multiplexes; the bindings then share it. */
-  kc_request(c, "GET", "/apis", NULL, NULL, NULL, warm, NULL);
+  kc_request(c, "GET", "/apis", NULL, NULL, warm, NULL);
   while (!warmed) uv_run(loop, UV_RUN_ONCE);
   t0 = now_s();
   for (int i = 0; i < NPODS; i++) {

@@ -19,14 +19,20 @@ int cmd_replay(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 
-/* health.c: /healthz (200 while the loop runs), /readyz (200 when ready(ud)) and /metrics
- * (metrics(ud, buf)) on addr:port, one request per connection. Returns new, NULL with err
- * when it cannot listen. health_server_stop closes it (NULL is a no-op). */
+/* health.c: /healthz (200 while the loop runs), /readyz (200 when ready(ud, why, cap), else
+ * 503 "not ready: WHY") and /metrics (metrics(ud, buf)) on addr:port (IPv4 or IPv6), one
+ * request per connection, each closed after HEALTH_IDLE_MS without a whole request, at most
+ * HEALTH_CONN_MAX open. Returns new, NULL with err when it cannot listen. health_server_stop
+ * closes it, connections in progress included (NULL is a no-op). */
+#define HEALTH_IDLE_MS  5000
+#define HEALTH_CONN_MAX 64
 typedef struct health_server health_server;
 health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
-                                   bool (*ready)(void *ud), void (*metrics)(void *ud, ts_buf *out),
-                                   void *ud, ts_err *err);
+                                   bool (*ready)(void *ud, char *why, size_t cap),
+                                   void (*metrics)(void *ud, ts_buf *out), void *ud, ts_err *err);
 void health_server_stop(health_server *h);
+/* Connections closed at once because HEALTH_CONN_MAX were open. */
+uint64_t health_server_refused(const health_server *h);
 
 /* validate.c: the API server's refusals of an object (model_validate) printed as load errors
  * at `at` ("file:line"), each counted in *errors; returns how many. Then, once every object is

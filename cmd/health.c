@@ -1,5 +1,8 @@
 /* cmd/health.c - /healthz, /readyz and /metrics on a small libuv HTTP server: one
- * request per connection, answered and closed. Requests over 8 KiB are refused. */
+ * request per connection, answered and closed. Requests over 8 KiB are refused; a connection
+ * that has not sent its request within HEALTH_IDLE_MS is closed, and at most HEALTH_CONN_MAX are
+ * open at once (more are closed as they come), so that half-sent requests cannot take every
+ * descriptor and stop /healthz from answering. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,32 +12,56 @@
 #define REQ_MAX 8192
 
 struct health_server {
-  uv_tcp_t server;                        /* listening socket */
-  bool (*ready)(void *ud);                /* /readyz */
-  void (*metrics)(void *ud, ts_buf *out); /* /metrics */
-  void *ud;                               /* for both */
+  uv_tcp_t server;                                /* listening socket */
+  bool (*ready)(void *ud, char *why, size_t cap); /* /readyz */
+  void (*metrics)(void *ud, ts_buf *out);         /* /metrics */
+  void *ud;                                       /* for both */
+  int open;                                       /* connections not yet closed */
+  uint64_t refused;                               /* connections closed at once (over the cap) */
+  bool stopping;                                  /* health_server_stop was called */
 };
 
 typedef struct conn {
   uv_tcp_t tcp;      /* the connection */
+  uv_timer_t idle;   /* closes it when the request is slow */
+  int handles;       /* of tcp and idle, not yet closed */
   health_server *h;  /* server */
   char req[REQ_MAX]; /* request so far */
   size_t n;          /* bytes */
   uv_write_t w;      /* the answer */
   char *answer;      /* owned */
   bool answered;     /* one answer per connection */
+  bool closing;      /* conn_close was called */
 } conn;
 
-static void conn_closed(uv_handle_t *h) {
-  conn *c = h->data;
+static void server_release(health_server *h);
+
+static void handle_closed(uv_handle_t *hd) {
+  conn *c = hd->data;
+  health_server *h = c->h;
+  if (--c->handles) return;
   free(c->answer);
   ts_free(c);
+  h->open--;
+  server_release(h);
+}
+
+static void conn_close(conn *c) {
+  if (c->closing) return;
+  c->closing = true;
+  uv_timer_stop(&c->idle);
+  uv_close((uv_handle_t *)&c->idle, handle_closed);
+  uv_close((uv_handle_t *)&c->tcp, handle_closed);
+}
+
+static void on_idle(uv_timer_t *t) {
+  conn_close(t->data);
 }
 
 static void written(uv_write_t *w, int status) {
   conn *c = w->data;
   (void)status;
-  uv_close((uv_handle_t *)&c->tcp, conn_closed);
+  conn_close(c);
 }
 
 static void answer(conn *c, int code, const char *type, const char *body, size_t len) {
@@ -42,7 +69,7 @@ static void answer(conn *c, int code, const char *type, const char *body, size_t
   uv_buf_t b;
   c->answered = true;
   if (!(c->answer = malloc(cap))) {
-    uv_close((uv_handle_t *)&c->tcp, conn_closed);
+    conn_close(c);
     return;
   }
   b.len = (size_t)snprintf(c->answer, cap,
@@ -63,12 +90,15 @@ static void answer(conn *c, int code, const char *type, const char *body, size_t
 static void route(conn *c) {
   char path[256] = "";
   sscanf(c->req, "GET %255s", path);
-  if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
+  if (c->h->stopping) { /* what the callbacks read may be gone */
+    answer(c, 503, "text/plain", "shutting down\n", 14);
+  } else if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
     answer(c, 200, "text/plain", "ok\n", 3);
   } else if (!strcmp(path, "/readyz")) {
-    bool ok = !c->h->ready || c->h->ready(c->h->ud);
-    answer(c, ok ? 200 : 503, "text/plain", ok ? "ok\n" : "not ready: informers not synced\n",
-           ok ? 3 : 32);
+    char why[512] = "", text[600];
+    bool ok = !c->h->ready || c->h->ready(c->h->ud, why, sizeof why);
+    int n = snprintf(text, sizeof text, ok ? "ok\n" : "not ready: %s\n", why);
+    answer(c, ok ? 200 : 503, "text/plain", text, (size_t)n < sizeof text ? (size_t)n : 0);
   } else if (!strcmp(path, "/metrics") && c->h->metrics) {
     ts_buf b;
     ts_buf_init(&b, 16 << 20);
@@ -92,7 +122,7 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
   (void)b;
   if (c->answered) return;
   if (n < 0 || (n == 0 && c->n == REQ_MAX - 1)) {
-    uv_close((uv_handle_t *)&c->tcp, conn_closed);
+    conn_close(c);
     return;
   }
   c->n += (size_t)n;
@@ -110,20 +140,25 @@ static void on_connection(uv_stream_t *server, int status) {
   health_server *h = server->data;
   conn *c;
   if (status < 0 || !(c = ts_calloc(1, sizeof *c))) return;
-  c->h = h;
+  c->h = h, c->handles = 2;
+  h->open++;
   uv_tcp_init(server->loop, &c->tcp);
-  c->tcp.data = c;
-  if (uv_accept(server, (uv_stream_t *)&c->tcp) == 0)
-    uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, on_read);
-  else
-    uv_close((uv_handle_t *)&c->tcp, conn_closed);
+  uv_timer_init(server->loop, &c->idle);
+  c->tcp.data = c->idle.data = c;
+  if (uv_accept(server, (uv_stream_t *)&c->tcp) || h->open > HEALTH_CONN_MAX || h->stopping) {
+    h->refused += h->open > HEALTH_CONN_MAX;
+    conn_close(c);
+    return;
+  }
+  uv_timer_start(&c->idle, on_idle, HEALTH_IDLE_MS, 0);
+  uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, on_read);
 }
 
 static void server_closed(uv_handle_t *hd);
 
 health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
-                                   bool (*ready)(void *ud), void (*metrics)(void *ud, ts_buf *out),
-                                   void *ud, ts_err *err) {
+                                   bool (*ready)(void *ud, char *why, size_t cap),
+                                   void (*metrics)(void *ud, ts_buf *out), void *ud, ts_err *err) {
   health_server *h = ts_calloc(1, sizeof *h);
   struct sockaddr_storage sa;
   int rc;
@@ -132,23 +167,38 @@ health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
   if (uv_ip4_addr(addr && *addr ? addr : "0.0.0.0", port, (struct sockaddr_in *)&sa) &&
       uv_ip6_addr(addr, port, (struct sockaddr_in6 *)&sa)) {
     ts_free(h);
-    return ts_err_set(err, TS_EINVAL, "healthAddress: \"%s\" is not an IP address", addr), NULL;
+    return ts_err_set(err, TS_EINVAL, "\"%s\" is not an IP address", addr), NULL;
   }
   uv_tcp_init(loop, &h->server);
   h->server.data = h;
   if ((rc = uv_tcp_bind(&h->server, (struct sockaddr *)&sa, 0)) ||
       (rc = uv_listen((uv_stream_t *)&h->server, 64, on_connection))) {
-    ts_err_set(err, TS_EIO, "healthAddress %s:%d: %s", addr, port, uv_strerror(rc));
+    ts_err_set(err, TS_EIO, "cannot listen on %s port %d: %s", addr, port, uv_strerror(rc));
+    h->stopping = true, h->open = 1;
     uv_close((uv_handle_t *)&h->server, server_closed); /* frees h */
     return NULL;
   }
   return h;
 }
 
+/* Frees h once it is stopped, its socket closed and no connection is left. */
+static void server_release(health_server *h) {
+  if (h->stopping && h->open == 0) ts_free(h);
+}
+
 static void server_closed(uv_handle_t *hd) {
-  ts_free(hd->data);
+  health_server *h = hd->data;
+  h->open--; /* the listening socket counts as one */
+  server_release(h);
 }
 
 void health_server_stop(health_server *h) {
-  if (h) uv_close((uv_handle_t *)&h->server, server_closed);
+  if (!h) return;
+  h->stopping = true;
+  h->open++;
+  uv_close((uv_handle_t *)&h->server, server_closed);
+}
+
+uint64_t health_server_refused(const health_server *h) {
+  return h ? h->refused : 0;
 }

@@ -177,26 +177,33 @@ static void on_signal(uv_signal_t *s, int signum) {
   shut_down(r);
 }
 
-/* /readyz: every informer has listed; false from the moment shutdown starts. */
-static bool ready(void *ud) {
+/* /readyz: every informer has listed and none is failing; false from the moment shutdown
+ * starts. */
+static bool ready(void *ud, char *why, size_t cap) {
   runner *r = ud;
-  return !r->stopping && r->inf && kc_informers_synced(r->inf);
+  if (r->stopping) return snprintf(why, cap, "shutting down"), false;
+  return !kc_informers_problem(r->inf, why, cap);
 }
 
 static void metrics(void *ud, ts_buf *out) {
   runner *r = ud;
   live_metrics(r->l, out);
-  ts_buf_printf(out,
-                "# HELP tessera_leader 1 when this replica leads.\n# TYPE tessera_leader gauge\n"
-                "tessera_leader %d\n"
-                "# HELP tessera_events_total Events written.\n# TYPE tessera_events_total counter\n"
-                "tessera_events_total %llu\n"
-                "# HELP tessera_writes_failed_total Writes that ended in failure (refused, no "
-                "answer, no memory); each kind is logged once.\n"
-                "# TYPE tessera_writes_failed_total counter\ntessera_writes_failed_total %llu\n",
-                r->gate.open ? 1 : 0,
-                (unsigned long long)(r->writer ? kc_writer_events_sent(r->writer) : 0),
-                (unsigned long long)(r->writer ? kc_writer_refused(r->writer) : 0));
+  ts_buf_printf(
+      out,
+      "# HELP tessera_leader 1 when this replica leads.\n# TYPE tessera_leader gauge\n"
+      "tessera_leader %d\n"
+      "# HELP tessera_events_total Events written.\n# TYPE tessera_events_total counter\n"
+      "tessera_events_total %llu\n"
+      "# HELP tessera_writes_failed_total Writes that ended in failure (refused, no "
+      "answer, no memory); each kind is logged once.\n"
+      "# TYPE tessera_writes_failed_total counter\ntessera_writes_failed_total %llu\n"
+      "# HELP tessera_endpoint_connections_refused_total Connections to /healthz, "
+      "/readyz and /metrics closed at once because too many were open.\n"
+      "# TYPE tessera_endpoint_connections_refused_total counter\n"
+      "tessera_endpoint_connections_refused_total %llu\n",
+      r->gate.open ? 1 : 0, (unsigned long long)(r->writer ? kc_writer_events_sent(r->writer) : 0),
+      (unsigned long long)(r->writer ? kc_writer_refused(r->writer) : 0),
+      (unsigned long long)(health_server_refused(r->health) + health_server_refused(r->metrics)));
   if (r->client) kc_client_metrics(r->client, out);
 }
 
@@ -242,19 +249,17 @@ static const char *identity_of(const run_args *a, char *buf, size_t cap) {
   return buf;
 }
 
-/* An endpoint (/healthz, /readyz, /metrics) on host:port of tessera.yaml; NULL when the
- * address has no port or it cannot listen (logged: the scheduler runs without it). */
-static health_server *endpoint(runner *r, const char *addr) {
-  const char *colon = strrchr(addr, ':');
+/* An endpoint (/healthz, /readyz, /metrics) on the address of tessera.yaml; NULL when it
+ * cannot listen (logged: the scheduler runs without it). */
+static health_server *endpoint(runner *r, const char *field, const char *addr) {
   char host[CFG_ADDRESS_MAX];
-  int port = colon ? atoi(colon + 1) : 0;
-  health_server *h;
+  int port;
+  health_server *h = NULL;
   ts_err err;
-  if (!port) return NULL;
-  snprintf(host, sizeof host, "%.*s", (int)(colon - addr), addr);
   ts_err_clear(&err);
-  if (!(h = health_server_start(r->loop, host, port, ready, metrics, r, &err)))
-    ts_log(TS_LOG_WARN, "%s", err.text);
+  if (cfg_address_split(addr, host, sizeof host, &port, &err) != TS_OK ||
+      !(h = health_server_start(r->loop, host, port, ready, metrics, r, &err)))
+    ts_log(TS_LOG_WARN, "%s %s: %s; running without it", field, addr, err.text);
   return h;
 }
 
@@ -283,9 +288,9 @@ static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const cha
   }
   if (!(r->writer = kc_writer_new(r->client, &r->gate, identity, t->api.event_interval_ms)))
     return ts_err_set(err, TS_ENOMEM, "out of memory");
-  r->health = endpoint(r, t->health_address);
+  r->health = endpoint(r, "healthAddress", t->health_address);
   if (t->metrics_address[0] && strcmp(t->metrics_address, t->health_address))
-    r->metrics = endpoint(r, t->metrics_address);
+    r->metrics = endpoint(r, "metricsAddress", t->metrics_address);
   uv_timer_start(&r->tick, on_tick, CYCLE_TICK_MS, CYCLE_TICK_MS);
   uv_signal_start(&r->sigterm, on_signal, SIGTERM);
   uv_signal_start(&r->sigint, on_signal, SIGINT);

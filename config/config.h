@@ -10,6 +10,9 @@
 #include "scheduler/sched.h"
 
 #define CFG_ADDRESS_MAX 128 /* host:port of an endpoint */
+/* tessera.yaml's apiVersion and kind: optional, and when present they must be these. */
+#define CFG_API_VERSION "tessera.dev/v1alpha1"
+#define CFG_KIND        "SchedulerConfiguration"
 
 /* Everything tessera.yaml sets, with defaults filled in, straight into the configuration of the
  * module that uses it: this file is the one place where settings are mapped. */
@@ -37,5 +40,9 @@ ts_rc cfg_tessera_load(const char *path, cfg_tessera *c, ts_err *err);
 ts_rc cfg_tessera_setup(const char *path, cfg_tessera *c, ts_err *err);
 /* Parses a Go-style duration ("15s", "1m30s", "500ms", "2h") into milliseconds. */
 ts_rc cfg_parse_duration(const char *s, int64_t *ms);
+/* An endpoint address "IP:PORT", "[IPv6]:PORT" or ":PORT" (every interface): the IP into host
+ * (cap bytes; may be NULL) without brackets, the port (1..65535) into *port (may be NULL).
+ * TS_EINVAL with err saying what is wrong. */
+ts_rc cfg_address_split(const char *addr, char *host, size_t cap, int *port, ts_err *err);
 
 #endif

@@ -2,7 +2,9 @@
  * kube-scheduler's own configuration) with every value validated. */
 #include "config/config.h"
 #include "input/input.h"
+#include "model/model.h"
 
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -298,6 +300,12 @@ static ts_rc parse_leader(cdec *d, json_t *root, cfg_tessera *c) {
       (rc = get_duration(d, l, "renewDeadline", &o->renew_ms, 100)) ||
       (rc = get_duration(d, l, "retryPeriod", &o->retry_ms, 10)))
     return rc;
+  if (model_subdomain_error(o->name))
+    return fail(d, "leaseName", "Invalid value: \"%s\": %s", o->name,
+                model_subdomain_error(o->name));
+  if (model_dns_label_error(o->ns))
+    return fail(d, "leaseNamespace", "Invalid value: \"%s\": %s", o->ns,
+                model_dns_label_error(o->ns));
   if (o->renew_ms >= o->lease_ms)
     return fail(d, "renewDeadline", "must be less than leaseDuration");
   if (o->retry_ms >= o->renew_ms) return fail(d, "retryPeriod", "must be less than renewDeadline");
@@ -320,15 +328,38 @@ static ts_rc parse_api(cdec *d, json_t *root, cfg_tessera *c) {
   return TS_OK;
 }
 
-/* host:port with a port in 1..65535. */
-static ts_rc check_address(cdec *d, const char *field, const char *addr) {
-  const char *colon = strrchr(addr, ':');
-  long port = 0;
+ts_rc cfg_address_split(const char *addr, char *host, size_t cap, int *port, ts_err *err) {
+  const char *colon = strrchr(addr, ':'), *h = addr;
+  size_t hlen = colon ? (size_t)(colon - addr) : 0;
+  long p = 0;
+  unsigned char bin[16];
+  char ip[64];
   if (colon)
-    for (const char *p = colon + 1; *p && port <= 65535; p++)
-      port = isdigit((unsigned char)*p) ? port * 10 + (*p - '0') : 70000;
-  if (!colon || port < 1 || port > 65535)
-    return fail(d, field, "must be HOST:PORT with a port from 1 to 65535, not \"%s\"", addr);
+    for (const char *q = colon + 1; *q && p <= 65535; q++)
+      p = isdigit((unsigned char)*q) ? p * 10 + (*q - '0') : 70000;
+  if (!colon || p < 1 || p > 65535)
+    return ts_err_set(err, TS_EINVAL, "must be HOST:PORT with a port from 1 to 65535, not \"%s\"",
+                      addr);
+  if (hlen >= 2 && h[0] == '[' && h[hlen - 1] == ']')
+    h++, hlen -= 2; /* [IPv6]:port */
+  else if (memchr(h, ':', hlen))
+    return ts_err_set(err, TS_EINVAL, "an IPv6 address goes in brackets ([::1]:%ld), not \"%s\"", p,
+                      addr);
+  snprintf(ip, sizeof ip, "%.*s", (int)(hlen < sizeof ip ? hlen : 0), h);
+  if (!hlen) snprintf(ip, sizeof ip, "0.0.0.0");
+  if (hlen >= sizeof ip || (inet_pton(AF_INET, ip, bin) != 1 && inet_pton(AF_INET6, ip, bin) != 1))
+    return ts_err_set(err, TS_EINVAL,
+                      "the host must be an IP address (0.0.0.0, [::]), not \"%.*s\"",
+                      (int)(colon - addr), addr);
+  if (host && ts_strlcpy(host, ip, cap) >= cap) return ts_err_set(err, TS_ELIMIT, "too long");
+  if (port) *port = (int)p;
+  return TS_OK;
+}
+
+static ts_rc check_address(cdec *d, const char *field, const char *addr) {
+  ts_err e;
+  ts_err_clear(&e);
+  if (cfg_address_split(addr, NULL, 0, NULL, &e) != TS_OK) return fail(d, field, "%s", e.text);
   return TS_OK;
 }
 
@@ -336,11 +367,18 @@ static ts_rc parse_root(cdec *d, json_t *root, cfg_tessera *c) {
   static const char *const keys[] = {
       "apiVersion",     "kind",          "schedulerName",  "scoring", "topology", "queueing",
       "leaderElection", "healthAddress", "metricsAddress", "api",     NULL};
-  char name[254] = "", scoring[32] = "";
+  char name[254] = "", scoring[32] = "", api_version[64] = "", kind[64] = "";
   ts_rc rc;
   if (!json_is_object(root)) return fail(d, NULL, "must be a mapping of settings");
   if ((rc = known_keys(d, root, keys)) ||
-      (rc = get_string(d, root, "schedulerName", name, sizeof name)) ||
+      (rc = get_string(d, root, "apiVersion", api_version, sizeof api_version)) ||
+      (rc = get_string(d, root, "kind", kind, sizeof kind)))
+    return rc;
+  if (*api_version && strcmp(api_version, CFG_API_VERSION))
+    return fail(d, "apiVersion", "must be \"%s\", not \"%s\"", CFG_API_VERSION, api_version);
+  if (*kind && strcmp(kind, CFG_KIND))
+    return fail(d, "kind", "must be \"%s\", not \"%s\"", CFG_KIND, kind);
+  if ((rc = get_string(d, root, "schedulerName", name, sizeof name)) ||
       (rc = get_string(d, root, "scoring", scoring, sizeof scoring)) ||
       (rc = parse_topology(d, root, c)) || (rc = parse_queueing(d, root, c)) ||
       (rc = parse_leader(d, root, c)) || (rc = parse_api(d, root, c)) ||

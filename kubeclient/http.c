@@ -160,7 +160,10 @@ static size_t on_write(char *p, size_t size, size_t n, void *ud) {
 static size_t on_header(char *p, size_t size, size_t n, void *ud) {
   kc_req *r = ud;
   size_t len = size * n;
-  if (len > 12 && !strncasecmp(p, "retry-after:", 12)) r->retry_after = atol(p + 12);
+  if (len > 12 && !strncasecmp(p, "retry-after:", 12)) { /* seconds; an HTTP date is ignored */
+    long long s = strtoll(p + 12, NULL, 10);
+    r->retry_after = s < 0 ? 0 : s > KC_RETRY_AFTER_MAX_S ? KC_RETRY_AFTER_MAX_S : (long)s;
+  }
   return len;
 }
 
@@ -311,11 +314,14 @@ void kc__token_expired(kc_client *c) {
   token(c, true);
 }
 
-kc_req *kc_request(kc_client *c, const char *method, const char *path, const char *body,
-                   const char *content_type, kc_line_fn on_line, kc_done_fn on_done, void *ud) {
+/* A request; with on_line a stream that may last timeout_ms (0: the client's request timeout). */
+static kc_req *start(kc_client *c, const char *method, const char *path, const char *body,
+                     const char *content_type, kc_line_fn on_line, long timeout_ms,
+                     kc_done_fn on_done, void *ud) {
   kc_req *r;
-  char url[4096], hdr[8300];
+  char *url, hdr[sizeof c->token + 64];
   const char *tok;
+  size_t ulen = strlen(c->auth->server) + strlen(path) + 1;
   if (c->closing || !(r = ts_calloc(1, sizeof *r))) return NULL;
   ts_buf_init(&r->body, on_line ? KC_LINE_MAX : KC_BODY_MAX);
   r->c = c, r->on_line = on_line, r->on_done = on_done, r->ud = ud;
@@ -324,8 +330,13 @@ kc_req *kc_request(kc_client *c, const char *method, const char *path, const cha
     free_req(r);
     return NULL;
   }
-  snprintf(url, sizeof url, "%s%s", c->auth->server, path);
-  curl_easy_setopt(r->easy, CURLOPT_URL, url);
+  if (!(url = ts_malloc(ulen))) {
+    free_req(r);
+    return NULL;
+  }
+  snprintf(url, ulen, "%s%s", c->auth->server, path);
+  curl_easy_setopt(r->easy, CURLOPT_URL, url); /* libcurl copies it */
+  ts_free(url);
   curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
   curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
@@ -338,7 +349,10 @@ kc_req *kc_request(kc_client *c, const char *method, const char *path, const cha
   curl_easy_setopt(r->easy, CURLOPT_TCP_KEEPALIVE, 1L);
   curl_easy_setopt(r->easy, CURLOPT_TCP_KEEPIDLE, 30L);
   curl_easy_setopt(r->easy, CURLOPT_USERAGENT, "tessera/0.1");
-  if (!on_line) curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, c->timeout_ms);
+  curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : c->timeout_ms);
+  /* Only the scheme of the server's URL, and never a redirect elsewhere. */
+  curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, c->https ? "https" : "http");
+  curl_easy_setopt(r->easy, CURLOPT_FOLLOWLOCATION, 0L);
   kc__tls_options(c, r->easy);
   r->headers = curl_slist_append(NULL, "Accept: application/json");
   snprintf(hdr, sizeof hdr, "Content-Type: %s", content_type ? content_type : "application/json");
@@ -364,6 +378,16 @@ kc_req *kc_request(kc_client *c, const char *method, const char *path, const cha
   return r;
 }
 
+kc_req *kc_request(kc_client *c, const char *method, const char *path, const char *body,
+                   const char *content_type, kc_done_fn on_done, void *ud) {
+  return start(c, method, path, body, content_type, NULL, 0, on_done, ud);
+}
+
+kc_req *kc_stream(kc_client *c, const char *path, long timeout_ms, kc_line_fn on_line,
+                  kc_done_fn on_done, void *ud) {
+  return start(c, "GET", path, NULL, NULL, on_line, timeout_ms > 0 ? timeout_ms : 1, on_done, ud);
+}
+
 void kc_cancel(kc_req *r) {
   if (r) r->cancelled = true; /* the transfer is torn down when it next writes or ends */
 }
@@ -382,6 +406,7 @@ kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err) {
   if (!c) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
   if (!global) curl_global_init(CURL_GLOBAL_DEFAULT), global = true;
   c->loop = loop, c->auth = auth, c->timeout_ms = KC_REQUEST_TIMEOUT_MS;
+  c->https = !strncasecmp(auth->server, "https://", 8);
   if (!(c->socks = ts_calloc(KC_SOCK_POOL, sizeof *c->socks))) {
     ts_free(c);
     return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;

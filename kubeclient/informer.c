@@ -3,17 +3,23 @@
  * Per resource: a paginated list (limit/continue), then a watch from the list's
  * resourceVersion with bookmarks. A watch the server ends is re-opened from the last
  * resourceVersion seen; "410 Gone" (as an HTTP status or as an ERROR event) means a re-list,
- * after which objects that disappeared are delivered as DELETED. Connection errors, 429 and 5xx
- * back off with jitter (Retry-After honoured). 404 and 403 skip the resource with one log line.
- * Discovery (/apis) picks the version of resource.k8s.io and kueue.x-k8s.io first. */
+ * after which objects that disappeared are delivered as DELETED. Every retry backs off with
+ * jitter (Retry-After honoured up to KC_RETRY_AFTER_MAX_S): connection errors, 429 and 5xx, a
+ * list without a resourceVersion or with more than KC_LIST_PAGES_MAX pages, a watch the server
+ * closes within a second having sent nothing (as client-go's reflector: "very short watch"),
+ * an ERROR event, a watch still open long after its timeoutSeconds (a silent connection).
+ * 404 and 403 skip the resource with one log line. Nothing the server sends is cut to fit:
+ * keys, tokens and resourceVersions are as long as they are (tokens over KC_CONTINUE_MAX are
+ * refused as a failure). Discovery (/apis) picks the version of resource.k8s.io and
+ * kueue.x-k8s.io first. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "kubeclient/kc_int.h"
 
-#define WATCH_TIMEOUT_S 300 /* server-side timeout of one watch */
-#define BACKOFF_MAX_MS  30000
+#define BACKOFF_MAX_MS 30000
+#define SHORT_WATCH_MS 1000 /* a watch closed sooner having sent nothing is a failure */
 
 typedef enum phase { P_IDLE, P_LIST, P_WATCH, P_SKIPPED } phase;
 
@@ -26,15 +32,25 @@ typedef struct informer {
   char path[256];               /* /api/v1/pods */
   phase ph;                     /* what it is doing */
   kc_req *req;                  /* in flight */
-  char rv[64];                  /* resourceVersion to watch from */
-  char cont[2048];              /* continue token of the list */
-  ts_map keys;                  /* "ns/name" (owned) -> 1: objects seen, for re-list deletions */
+  char *rv;                     /* owned: resourceVersion to watch from, NULL for none */
+  char *cont;                   /* owned: continue token of the list, NULL for none */
+  unsigned pages;               /* of the list in progress */
+  ts_map keys;                  /* "ns/name" -> seen (owned): objects seen, for deletions */
   ts_map listed;                /* keys seen by the list in progress */
   json_t *pending;              /* objects of the list in progress (delivered at its end) */
   bool synced;                  /* listed once */
   uint32_t failures;            /* consecutive failures (backoff) */
+  char last_error[200];         /* of the last failure */
+  uint64_t watch_started;       /* uv_now when the watch was opened */
+  uint64_t watch_lines;         /* lines the watch has sent */
   uv_timer_t retry;             /* backoff */
 } informer;
+
+/* An object seen: its key "ns/name" and where the namespace ends (either may hold a '/'). */
+typedef struct seen {
+  size_t nslen; /* bytes of the namespace */
+  char key[];   /* "ns/name" */
+} seen;
 
 struct kc_informers {
   kc_client *c;           /* client */
@@ -44,6 +60,7 @@ struct kc_informers {
   kc_req *discovery;      /* GET /apis in flight */
   uv_timer_t disc_retry;  /* backoff of discovery */
   uint32_t disc_failures; /* consecutive failed discoveries */
+  char disc_error[200];   /* the last one's error */
   bool discovered;        /* versions chosen */
   bool synced_reported;   /* on_synced called */
   bool stopping;          /* kc_informers_stop was called */
@@ -53,21 +70,31 @@ struct kc_informers {
 static void start_list(informer *f);
 static void start_watch(informer *f);
 
-static void key_of(json_t *obj, char *out, size_t cap) {
+/* The key of obj (ns/name) as a new seen, NULL when out of memory. */
+static seen *key_of(json_t *obj) {
   json_t *md = json_object_get(obj, "metadata");
-  const char *ns = json_string_value(json_object_get(md, "namespace"));
-  snprintf(out, cap, "%s/%s", ns ? ns : "", json_string_value(json_object_get(md, "name")) ?: "");
+  const char *ns = json_string_value(json_object_get(md, "namespace")) ?: "";
+  const char *name = json_string_value(json_object_get(md, "name")) ?: "";
+  size_t nl = strlen(ns), ml = strlen(name);
+  seen *k = ts_malloc(sizeof *k + nl + ml + 2);
+  if (!k) return NULL;
+  k->nslen = nl;
+  memcpy(k->key, ns, nl);
+  k->key[nl] = '/';
+  memcpy(k->key + nl + 1, name, ml + 1);
+  return k;
 }
 
-static void set_key(ts_map *m, const char *k) {
-  char *copy;
-  if (ts_map_get(m, k, strlen(k))) return;
-  if ((copy = ts_strdup(k)) && ts_map_put(m, copy, strlen(copy), copy, NULL) != TS_OK)
-    ts_free(copy);
+/* Puts k into m (which then owns it) unless it is there (then k is freed). */
+static void set_key(ts_map *m, seen *k) {
+  if (!k) return;
+  if (ts_map_get(m, k->key, strlen(k->key)) ||
+      ts_map_put(m, k->key, strlen(k->key), k, NULL) != TS_OK)
+    ts_free(k);
 }
 
-static void del_key(ts_map *m, const char *k) {
-  ts_free(ts_map_del(m, k, strlen(k)));
+static bool has_key(const ts_map *m, const seen *k) {
+  return k && ts_map_get(m, k->key, strlen(k->key));
 }
 
 static void clear_keys(ts_map *m) {
@@ -78,16 +105,22 @@ static void clear_keys(ts_map *m) {
   ts_map_init(m);
 }
 
+static void set_str(char **at, const char *v) {
+  ts_free(*at);
+  *at = v && *v ? ts_strdup(v) : NULL;
+}
+
 static void deliver(informer *f, kc_event_type t, json_t *obj) {
-  char key[TS_KEY_MAX];
+  seen *k;
   if (!json_object_get(obj, "kind")) json_object_set_new(obj, "kind", json_string(f->res.kind));
   if (!json_object_get(obj, "apiVersion"))
     json_object_set_new(obj, "apiVersion", json_string(f->api_version));
-  key_of(obj, key, sizeof key);
-  if (t == KC_DELETED)
-    del_key(&f->keys, key);
-  else
-    set_key(&f->keys, key);
+  if (t == KC_DELETED && (k = key_of(obj))) {
+    ts_free(ts_map_del(&f->keys, k->key, strlen(k->key)));
+    ts_free(k);
+  } else if (t != KC_DELETED) {
+    set_key(&f->keys, key_of(obj));
+  }
   f->all->o.on_event(f->all->o.ud, t, obj, &f->res);
 }
 
@@ -102,22 +135,28 @@ static void check_synced(kc_informers *a) {
 static void on_retry(uv_timer_t *t) {
   informer *f = t->data;
   if (f->all->stopping) return;
-  if (f->rv[0] && f->synced)
+  if (f->rv && f->synced)
     start_watch(f);
   else
     start_list(f);
 }
 
-/* Tries again later: exponential backoff with jitter, or the server's Retry-After. */
-static void backoff(informer *f, const kc_response *r, bool relist) {
+/* Tries again later: exponential backoff with jitter, or the server's Retry-After (capped when
+ * the response was read). why says what failed; relist: start again from a list. */
+static void backoff(informer *f, const kc_response *r, const char *why, bool relist) {
   uint64_t ms = 500u << (f->failures < 6 ? f->failures : 6);
   if (ms > BACKOFF_MAX_MS) ms = BACKOFF_MAX_MS;
   ms = ms / 2 + (uint64_t)(rand() % (int)(ms / 2 + 1));
   if (r && r->retry_after_s > 0) ms = (uint64_t)r->retry_after_s * 1000;
   f->failures++;
-  if (relist) f->rv[0] = '\0';
-  ts_log(TS_LOG_WARN, "%s: %s (HTTP %ld); retrying in %llu ms", f->path,
-         r && r->error ? r->error : "request failed", r ? r->status : 0, (unsigned long long)ms);
+  if (relist) {
+    set_str(&f->rv, NULL);
+    set_str(&f->cont, NULL);
+  }
+  if (!why) why = r && r->error ? r->error : "request failed";
+  snprintf(f->last_error, sizeof f->last_error, "%s (HTTP %ld)", why, r ? r->status : 0);
+  ts_log(TS_LOG_WARN, "%s: %s; retrying in %llu ms", f->path, f->last_error,
+         (unsigned long long)ms);
   uv_timer_start(&f->retry, on_retry, ms, 0);
 }
 
@@ -138,26 +177,28 @@ static void list_complete(informer *f) {
   size_t i, it = 0;
   json_t *obj;
   const ts_map_slot *s;
-  char *gone[256];
+  seen *gone[256];
   size_t ngone;
   json_array_foreach(f->pending, i, obj) {
-    char key[TS_KEY_MAX];
-    key_of(obj, key, sizeof key);
-    deliver(f, ts_map_get(&f->keys, key, strlen(key)) ? KC_MODIFIED : KC_ADDED, obj);
+    seen *k = key_of(obj);
+    deliver(f, has_key(&f->keys, k) ? KC_MODIFIED : KC_ADDED, obj);
+    ts_free(k);
   }
   do { /* objects known before that the list no longer has */
     ngone = 0;
     it = 0;
     while (ngone < 256 && ts_map_next(&f->keys, &it, &s))
-      if (!ts_map_get(&f->listed, s->key, s->len)) gone[ngone++] = (char *)s->value;
+      if (!ts_map_get(&f->listed, s->key, s->len)) gone[ngone++] = s->value;
     for (size_t k = 0; k < ngone; k++) {
-      const char *slash = strchr(gone[k], '/');
-      json_t *o = json_pack("{s:s, s:s, s:{s:s, s:s}}", "kind", f->res.kind, "apiVersion",
-                            f->api_version, "metadata", "namespace", "", "name", slash + 1);
-      if (slash != gone[k])
-        json_object_set_new(json_object_get(o, "metadata"), "namespace",
-                            json_stringn(gone[k], (size_t)(slash - gone[k])));
-      deliver(f, KC_DELETED, o);
+      const seen *g = gone[k];
+      json_t *o =
+          json_pack("{s:s, s:s, s:{s:s%, s:s}}", "kind", f->res.kind, "apiVersion", f->api_version,
+                    "metadata", "namespace", g->key, g->nslen, "name", g->key + g->nslen + 1);
+      if (!o) { /* no memory: forget it rather than loop */
+        ts_free(ts_map_del(&f->keys, g->key, strlen(g->key)));
+        continue;
+      }
+      deliver(f, KC_DELETED, o); /* frees g */
       json_decref(o);
     }
   } while (ngone == 256);
@@ -171,7 +212,7 @@ static void list_complete(informer *f) {
 
 static void on_list(void *ud, const kc_response *r) {
   informer *f = ud;
-  json_t *body = NULL, *items, *obj;
+  json_t *body = NULL, *items, *obj, *md;
   ts_err err;
   const char *cont, *rv;
   size_t i;
@@ -180,48 +221,85 @@ static void on_list(void *ud, const kc_response *r) {
   if (r->status == 401) kc__token_expired(f->all->c);
   if (skip(f, r)) return;
   if (r->status == 410) { /* the continue token expired: start the list again */
-    f->cont[0] = '\0';
-    backoff(f, r, true);
+    backoff(f, r, "the continue token expired", true);
     return;
   }
-  if (r->status != 200 || in_json_parse(r->body, r->len, &body, &err) != TS_OK) {
-    backoff(f, r, true);
+  if (r->status != 200) {
+    backoff(f, r, NULL, true);
     return;
   }
-  f->failures = 0;
+  if (in_json_parse(r->body, r->len, &body, &err) != TS_OK) {
+    char why[160];
+    snprintf(why, sizeof why, "the list is not JSON: %.120s", err.text);
+    backoff(f, r, why, true);
+    return;
+  }
+  md = json_object_get(body, "metadata");
+  cont = json_string_value(json_object_get(md, "continue"));
+  rv = json_string_value(json_object_get(md, "resourceVersion"));
+  if (cont && !*cont) cont = NULL;
+  if ((!cont && (!rv || !*rv)) || ++f->pages > KC_LIST_PAGES_MAX ||
+      (cont && strlen(cont) > KC_CONTINUE_MAX) || (rv && strlen(rv) > KC_CONTINUE_MAX)) {
+    char why[160];
+    if (f->pages > KC_LIST_PAGES_MAX)
+      snprintf(why, sizeof why, "the list goes on for more than %d pages", KC_LIST_PAGES_MAX);
+    else if (cont && strlen(cont) > KC_CONTINUE_MAX)
+      snprintf(why, sizeof why, "the list's continue token is longer than %d bytes",
+               KC_CONTINUE_MAX);
+    else if (rv && *rv)
+      snprintf(why, sizeof why, "the list's resourceVersion is longer than %d bytes",
+               KC_CONTINUE_MAX);
+    else
+      snprintf(why, sizeof why, "the list has no metadata.resourceVersion");
+    json_decref(body);
+    backoff(f, r, why, true);
+    return;
+  }
   if (!f->pending) f->pending = json_array();
   items = json_object_get(body, "items");
   json_array_foreach(items, i, obj) {
-    char key[TS_KEY_MAX];
-    key_of(obj, key, sizeof key);
-    set_key(&f->listed, key);
+    set_key(&f->listed, key_of(obj));
     json_array_append(f->pending, obj);
   }
-  cont = json_string_value(json_object_get(json_object_get(body, "metadata"), "continue"));
-  rv = json_string_value(json_object_get(json_object_get(body, "metadata"), "resourceVersion"));
-  if (cont && *cont) {
-    snprintf(f->cont, sizeof f->cont, "%s", cont);
+  set_str(&f->cont, cont);
+  if (cont) {
     json_decref(body);
     start_list(f);
     return;
   }
-  f->cont[0] = '\0';
-  snprintf(f->rv, sizeof f->rv, "%s", rv ? rv : "");
+  f->failures = 0;
+  set_str(&f->rv, rv);
   json_decref(body);
   list_complete(f);
 }
 
+/* s percent-encoded for a query (RFC 3986 unreserved characters kept). */
+static void put_query_value(ts_buf *b, const char *s) {
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    if ((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+        strchr("-._~", ch))
+      ts_buf_putc(b, (char)ch);
+    else
+      ts_buf_printf(b, "%%%02X", ch);
+  }
+}
+
 static void start_list(informer *f) {
-  char path[KC_QUERY_PATH_MAX];
+  ts_buf path;
   f->ph = P_LIST;
-  if (!f->cont[0]) {
+  if (!f->cont) {
     json_decref(f->pending);
     f->pending = NULL;
     clear_keys(&f->listed);
+    f->pages = 0;
   }
-  snprintf(path, sizeof path, "%s?limit=%d%s%s", f->path, KC_PAGE, f->cont[0] ? "&continue=" : "",
-           f->cont);
-  f->req = kc_request(f->all->c, "GET", path, NULL, NULL, NULL, on_list, f);
+  ts_buf_init(&path, TS_BUF_DEFAULT_MAX);
+  ts_buf_printf(&path, "%s?limit=%d", f->path, KC_PAGE);
+  if (f->cont) ts_buf_puts(&path, "&continue="), put_query_value(&path, f->cont);
+  f->req = path.data ? kc_request(f->all->c, "GET", path.data, NULL, NULL, on_list, f) : NULL;
+  ts_buf_free(&path);
+  if (!f->req && !f->all->c->closing) backoff(f, NULL, "out of memory", true);
 }
 
 static void on_watch_line(void *ud, const char *line, size_t len) {
@@ -229,6 +307,7 @@ static void on_watch_line(void *ud, const char *line, size_t len) {
   json_t *ev = NULL, *obj;
   ts_err err;
   const char *type, *rv;
+  f->watch_lines++;
   if (in_json_parse(line, len, &ev, &err) != TS_OK) {
     ts_log(TS_LOG_WARN, "%s: watch: %s", f->path, err.text);
     return;
@@ -238,17 +317,23 @@ static void on_watch_line(void *ud, const char *line, size_t len) {
   rv = json_string_value(json_object_get(json_object_get(obj, "metadata"), "resourceVersion"));
   if (type && !strcmp(type, "ERROR")) {
     json_int_t code = json_integer_value(json_object_get(obj, "code"));
-    ts_log(TS_LOG_INFO, "%s: watch ended with %lld: %s", f->path, (long long)code,
-           json_string_value(json_object_get(obj, "message")) ?: "");
-    if (code == 410) f->rv[0] = '\0', f->synced = true; /* re-list when the stream ends */
+    char why[200];
+    snprintf(why, sizeof why, "watch ended with %lld: %.150s", (long long)code,
+             json_string_value(json_object_get(obj, "message")) ?: "");
     kc_cancel(f->req);
     f->req = NULL;
     json_decref(ev);
-    uv_timer_start(&f->retry, on_retry, code == 410 ? 0 : 1000, 0);
-    if (code == 410) f->failures = 0;
+    if (code == 410) { /* too old: list again at once */
+      ts_log(TS_LOG_INFO, "%s: %s", f->path, why);
+      set_str(&f->rv, NULL);
+      f->failures = 0;
+      uv_timer_start(&f->retry, on_retry, 0, 0);
+    } else {
+      backoff(f, NULL, why, false);
+    }
     return;
   }
-  if (rv) snprintf(f->rv, sizeof f->rv, "%s", rv);
+  if (rv && *rv && strlen(rv) <= KC_CONTINUE_MAX) set_str(&f->rv, rv);
   if (type && strcmp(type, "BOOKMARK")) {
     kc_event_type t = !strcmp(type, "ADDED")     ? KC_ADDED
                       : !strcmp(type, "DELETED") ? KC_DELETED
@@ -264,30 +349,43 @@ static void on_watch_end(void *ud, const kc_response *r) {
   if (f->all->stopping) return;
   if (r->status == 401) kc__token_expired(f->all->c);
   if (r->status == 410) { /* too old: list again */
-    f->rv[0] = '\0';
+    set_str(&f->rv, NULL);
     f->failures = 0;
     start_list(f);
     return;
   }
-  if (r->status == 200 && !r->error) { /* the server closed a healthy watch: re-open */
-    f->failures = 0;
+  if (r->status == 200 && !r->error) {
+    if (!f->watch_lines && uv_now(f->all->c->loop) - f->watch_started < SHORT_WATCH_MS) {
+      backoff(f, r, "very short watch: closed at once with nothing sent", false);
+      return;
+    }
+    f->failures = 0; /* the server closed a healthy watch: re-open */
     start_watch(f);
     return;
   }
-  backoff(f, r, false);
+  backoff(f, r, r->status == 200 && r->error ? r->error : NULL, false);
 }
 
 static void start_watch(informer *f) {
-  char path[512];
-  if (!f->rv[0]) {
+  ts_buf path;
+  int timeout = f->all->o.watch_timeout_s > 0 ? f->all->o.watch_timeout_s : KC_WATCH_TIMEOUT_S;
+  long grace_s = timeout < 30 ? timeout : 30;
+  if (!f->rv) {
     start_list(f);
     return;
   }
   f->ph = P_WATCH;
-  snprintf(path, sizeof path,
-           "%s?watch=1&resourceVersion=%s&allowWatchBookmarks=true&timeoutSeconds=%d", f->path,
-           f->rv, WATCH_TIMEOUT_S);
-  f->req = kc_request(f->all->c, "GET", path, NULL, NULL, on_watch_line, on_watch_end, f);
+  f->watch_started = uv_now(f->all->c->loop);
+  f->watch_lines = 0;
+  ts_buf_init(&path, TS_BUF_DEFAULT_MAX);
+  ts_buf_printf(&path, "%s?watch=1&resourceVersion=", f->path);
+  put_query_value(&path, f->rv);
+  ts_buf_printf(&path, "&allowWatchBookmarks=true&timeoutSeconds=%d", timeout);
+  f->req = path.data ? kc_stream(f->all->c, path.data, (timeout + grace_s) * 1000L, on_watch_line,
+                                 on_watch_end, f)
+                     : NULL;
+  ts_buf_free(&path);
+  if (!f->req && !f->all->c->closing) backoff(f, NULL, "out of memory", false);
 }
 
 /* Does the group (a /apis entry) offer version want (len bytes)? */
@@ -324,8 +422,7 @@ static void on_discovery(void *ud, const kc_response *r);
 
 static void on_disc_retry(uv_timer_t *t) {
   kc_informers *a = t->data;
-  if (!a->stopping)
-    a->discovery = kc_request(a->c, "GET", "/apis", NULL, NULL, NULL, on_discovery, a);
+  if (!a->stopping) a->discovery = kc_request(a->c, "GET", "/apis", NULL, NULL, on_discovery, a);
 }
 
 static void on_discovery(void *ud, const kc_response *r) {
@@ -337,8 +434,13 @@ static void on_discovery(void *ud, const kc_response *r) {
   if (r->status != 200 || in_json_parse(r->body, r->len, &apis, &err) != TS_OK) {
     uint64_t ms = 500u << (a->disc_failures < 6 ? a->disc_failures++ : 6);
     if (r->status == 401) kc__token_expired(a->c);
-    ts_log(TS_LOG_WARN, "GET /apis: %s (HTTP %ld); retrying in %llu ms",
-           r->error ? r->error : "failed", r->status, (unsigned long long)ms);
+    if (r->retry_after_s > 0) ms = (uint64_t)r->retry_after_s * 1000;
+    snprintf(a->disc_error, sizeof a->disc_error, "GET /apis: %s (HTTP %ld)",
+             r->error           ? r->error
+             : r->status == 200 ? "not JSON"
+                                : "failed",
+             r->status);
+    ts_log(TS_LOG_WARN, "%s; retrying in %llu ms", a->disc_error, (unsigned long long)ms);
     uv_timer_start(&a->disc_retry, on_disc_retry, ms, 0);
     return;
   }
@@ -387,12 +489,34 @@ kc_informers *kc_informers_start(kc_client *c, const kc_informer_opts *o, ts_err
   uv_timer_init(c->loop, &a->disc_retry);
   a->disc_retry.data = a;
   a->open_timers++;
-  a->discovery = kc_request(c, "GET", "/apis", NULL, NULL, NULL, on_discovery, a);
+  a->discovery = kc_request(c, "GET", "/apis", NULL, NULL, on_discovery, a);
   return a;
 }
 
 bool kc_informers_synced(const kc_informers *a) {
   return a && a->synced_reported;
+}
+
+bool kc_informers_problem(const kc_informers *a, char *why, size_t cap) {
+  if (cap) why[0] = '\0';
+  if (!a) return snprintf(why, cap, "not started"), true;
+  if (!a->discovered)
+    return snprintf(why, cap, "API discovery has not succeeded%s%s", a->disc_error[0] ? ": " : "",
+                    a->disc_error),
+           true;
+  for (size_t i = 0; i < a->n; i++) {
+    const informer *f = &a->inf[i];
+    if (f->ph == P_SKIPPED) continue;
+    if (!f->synced)
+      return snprintf(why, cap, "%s: not listed yet%s%s", f->res.id,
+                      f->last_error[0] ? ", last error: " : "", f->last_error),
+             true;
+    if (f->failures >= KC_FAILING_AFTER)
+      return snprintf(why, cap, "%s: %u failed attempts in a row, last: %s", f->res.id,
+                      (unsigned)f->failures, f->last_error),
+             true;
+  }
+  return false;
 }
 
 static void timer_closed(uv_handle_t *h) {
@@ -416,6 +540,8 @@ void kc_informers_stop(kc_informers *a) {
     informer *f = &a->inf[i];
     kc_cancel(f->req);
     json_decref(f->pending);
+    set_str(&f->rv, NULL);
+    set_str(&f->cont, NULL);
     clear_keys(&f->keys);
     clear_keys(&f->listed);
     ts_map_free(&f->keys);

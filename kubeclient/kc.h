@@ -20,10 +20,15 @@
 
 #include "common/ts.h"
 
-#define KC_BODY_MAX        (256u << 20) /* bytes of one response body */
-#define KC_LINE_MAX        (64u << 20)  /* bytes of one watch event */
-#define KC_PAGE            500          /* items per list page */
-#define KC_MAX_CONNECTIONS 48 /* to the API server (HTTP/1.1; HTTP/2 multiplexes on one) */
+#define KC_BODY_MAX          (256u << 20) /* bytes of one response body */
+#define KC_LINE_MAX          (64u << 20)  /* bytes of one watch event */
+#define KC_PAGE              500          /* items per list page */
+#define KC_MAX_CONNECTIONS   48   /* to the API server (HTTP/1.1; HTTP/2 multiplexes on one) */
+#define KC_RETRY_AFTER_MAX_S 60   /* a longer Retry-After is taken as this */
+#define KC_LIST_PAGES_MAX    4096 /* pages of one list (2M objects); more: the list starts again */
+#define KC_CONTINUE_MAX      8192 /* bytes of a continue token or resourceVersion we send back */
+#define KC_WATCH_TIMEOUT_S   300  /* timeoutSeconds of a watch, by default */
+#define KC_FAILING_AFTER     3    /* failed attempts in a row that make a resource "not ready" */
 
 /* ---- authentication ---------------------------------------------------------------------- */
 
@@ -63,7 +68,7 @@ typedef struct kc_response {
   const char *body;   /* borrowed until the callback returns (NUL-terminated) */
   size_t len;         /* its length */
   const char *error;  /* transport error text, or NULL */
-  long retry_after_s; /* Retry-After, 0 when absent */
+  long retry_after_s; /* Retry-After (at most KC_RETRY_AFTER_MAX_S), 0 when absent */
   bool http2;         /* the exchange used HTTP/2 */
 } kc_response;
 
@@ -80,11 +85,15 @@ kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err);
  * once, then frees the client once libcurl has let go of its sockets. Cancel requests whose
  * owner is gone first. */
 void kc_client_free(kc_client *c);
-/* Starts a request. body (may be NULL) is copied; content_type defaults to JSON. With on_line,
- * the body is streamed: each complete line goes to on_line, and on_done comes at the end.
- * Returns a handle for kc_cancel (valid until on_done), NULL when out of memory. */
+/* Starts a request that may take the client's request timeout. body (may be NULL) is copied;
+ * content_type defaults to JSON. Returns a handle for kc_cancel (valid until on_done), NULL
+ * when out of memory or once the client is closing. */
 kc_req *kc_request(kc_client *c, const char *method, const char *path, const char *body,
-                   const char *content_type, kc_line_fn on_line, kc_done_fn on_done, void *ud);
+                   const char *content_type, kc_done_fn on_done, void *ud);
+/* A GET whose body is streamed (a watch): each complete line goes to on_line, on_done comes at
+ * the end, and the transfer is abandoned (on_done with an error) after timeout_ms. */
+kc_req *kc_stream(kc_client *c, const char *path, long timeout_ms, kc_line_fn on_line,
+                  kc_done_fn on_done, void *ud);
 /* Cancels a request (NULL is a no-op): its callbacks are not called any more. */
 void kc_cancel(kc_req *r);
 /* Requests started so far. */
@@ -141,6 +150,9 @@ typedef struct kc_informer_opts {
   /* Optional, at most once per resource: `kind` will not be watched (the server lacks or
    * forbids it). */
   void (*on_skipped)(void *ud, const char *kind);
+  /* timeoutSeconds of each watch (0: KC_WATCH_TIMEOUT_S). The server ends a watch then; one it
+   * has not ended some seconds later (a silent connection) is abandoned and opened again. */
+  int watch_timeout_s;
 } kc_informer_opts;
 
 typedef struct kc_informers kc_informers;
@@ -152,6 +164,11 @@ typedef struct kc_informers kc_informers;
 kc_informers *kc_informers_start(kc_client *c, const kc_informer_opts *o, ts_err *err);
 /* True once every resource has listed (or was skipped); false for NULL. */
 bool kc_informers_synced(const kc_informers *inf);
+/* Why the informers cannot be trusted now, into why (cap bytes): discovery or a resource that
+ * has not listed yet, or that failed KC_FAILING_AFTER times in a row, with its last error
+ * ("pods: 4 failed attempts in a row, last: the list has no metadata.resourceVersion").
+ * Returns false (why empty) when every resource is listed and its watch healthy. */
+bool kc_informers_problem(const kc_informers *inf, char *why, size_t cap);
 /* Stops every list and watch at once (no callback after it returns) and frees the informers
  * once their timers have closed; NULL is a no-op. */
 void kc_informers_stop(kc_informers *inf);

@@ -9,8 +9,6 @@
 
 /* An API path with a namespace, a name and a subresource (/apis/G/V/namespaces/NS/R/NAME/S). */
 #define KC_PATH_MAX 800
-/* A list or watch path with its query (resourceVersion, a continue token of up to 2 KiB). */
-#define KC_QUERY_PATH_MAX 2400
 
 struct kc_req {
   CURL *easy;                 /* the transfer */
@@ -52,6 +50,7 @@ struct kc_client {
   uint64_t nreq;                      /* started */
   char token[8192];                   /* bearer token in use */
   uint64_t token_read_ms;             /* when the token file was read */
+  bool https;                         /* the server's URL is https (only that scheme is used) */
   bool multiplexing;                  /* the server speaks HTTP/2: one connection for everything */
   long timeout_ms;                    /* of a request that is not a watch (api.requestTimeout) */
   sock_ctx *socks;                    /* KC_SOCK_POOL contexts, allocated with the client */

@@ -91,7 +91,7 @@ static void on_read(void *ud, const kc_response *r) {
     body = lease_body(l, NULL, l->id, (int)l->lease_s, true);
     char *text = json_dumps(body, JSON_COMPACT);
     path_of(l, false, path, sizeof path);
-    l->req = kc_request(l->c, "POST", path, text, NULL, NULL, on_write, l);
+    l->req = kc_request(l->c, "POST", path, text, NULL, on_write, l);
     free(text);
     json_decref(body);
     return;
@@ -112,7 +112,7 @@ static void on_read(void *ud, const kc_response *r) {
     body = lease_body(l, lease, l->id, (int)l->lease_s, acquire);
     text = json_dumps(body, JSON_COMPACT);
     path_of(l, true, path, sizeof path);
-    l->req = kc_request(l->c, "PUT", path, text, NULL, NULL, on_write, l);
+    l->req = kc_request(l->c, "PUT", path, text, NULL, on_write, l);
     free(text);
     json_decref(body);
   } else {
@@ -126,7 +126,7 @@ static void on_tick(uv_timer_t *t) {
   char path[KC_PATH_MAX];
   if (l->req || l->releasing) return;
   path_of(l, true, path, sizeof path);
-  l->req = kc_request(l->c, "GET", path, NULL, NULL, NULL, on_read, l);
+  l->req = kc_request(l->c, "GET", path, NULL, NULL, on_read, l);
 }
 
 static void on_watchdog(uv_timer_t *t) {
@@ -193,7 +193,7 @@ void kc_leader_release(kc_leader *l, void (*done)(void *ud), void *ud) {
   text = json_dumps(b, JSON_COMPACT);
   path_of(l, true, path, sizeof path);
   /* A merge patch: no resourceVersion needed, and it only touches the holder fields. */
-  l->req = kc_request(l->c, "PATCH", path, text, "application/merge-patch+json", NULL, on_write, l);
+  l->req = kc_request(l->c, "PATCH", path, text, "application/merge-patch+json", on_write, l);
   free(text);
   json_decref(b);
   if (!l->req && done) done(ud);

@@ -181,7 +181,7 @@ static bool send_kept(op *o) {
     return false;
   }
   o->attempts++;
-  if (!kc_request(o->w->c, o->method, o->path, o->body, o->ctype, NULL, o->done, o)) {
+  if (!kc_request(o->w->c, o->method, o->path, o->body, o->ctype, o->done, o)) {
     defer(o, TS_ENOMEM);
     return false;
   }

@@ -702,6 +702,10 @@ void model_obj_free(model_obj *o); /* an object not in a model; NULL is a no-op 
  * message the Status's ("pods \"p\" is forbidden: ..."). Both borrowed for the call. */
 typedef void (*model_refusal_fn)(void *ud, const char *field, const char *message);
 
+/* The API server's naming rules: its message, or NULL when v is valid. */
+const char *model_subdomain_error(const char *v); /* IsDNS1123Subdomain (object names) */
+const char *model_dns_label_error(const char *v); /* IsDNS1123Label (namespaces) */
+
 /* Validates obj (borrowed) as kube-apiserver 1.34 would on create: names, labels and
  * annotations of every kind Tessera reads; pods' resources, tolerations and resource claims;
  * ResourceSlice and ResourceClaim limits; Kueue's CRD rules. Calls fn once per refusal and

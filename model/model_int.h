@@ -77,8 +77,6 @@ ts_rc model__strdups(mdec *d, json_t *parent, const char *key, char ***out, uint
 /* The API server's naming rules (names.c): the message it gives, or NULL when v is valid. */
 const char *model__label_value_error(const char *v);    /* IsValidLabelValue */
 const char *model__qualified_name_error(const char *v); /* IsQualifiedName (label keys) */
-const char *model__subdomain_error(const char *v);      /* IsDNS1123Subdomain (names) */
-const char *model__dns_label_error(const char *v);      /* IsDNS1123Label (namespaces) */
 const char *model__c_identifier_error(const char *v);   /* IsCIdentifier (attribute names) */
 
 /* Building blocks shared by several kinds. */

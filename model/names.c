@@ -38,7 +38,7 @@ static bool subdomain(const char *v, size_t n) {
   return true;
 }
 
-const char *model__subdomain_error(const char *v) {
+const char *model_subdomain_error(const char *v) {
   size_t n = strlen(v);
   if (n > PREFIX_MAX) return "must be no more than 253 characters";
   if (!subdomain(v, n))
@@ -49,7 +49,7 @@ const char *model__subdomain_error(const char *v) {
   return NULL;
 }
 
-const char *model__dns_label_error(const char *v) {
+const char *model_dns_label_error(const char *v) {
   size_t n = strlen(v);
   if (strchr(v, '.')) return "must not contain dots";
   if (n > QNAME_MAX) return "must be no more than 63 characters";

@@ -79,10 +79,10 @@ static void metadata(vctx *v, model_kind kind, json_t *obj) {
   json_t *md = json_object_get(obj, "metadata");
   const char *name = str(md, "name"), *ns = str(md, "namespace"), *why;
   if (name && *name) {
-    why = kind == MODEL_NAMESPACE ? model__dns_label_error(name) : model__subdomain_error(name);
+    why = kind == MODEL_NAMESPACE ? model_dns_label_error(name) : model_subdomain_error(name);
     if (why) refuse(v, "metadata.name", "Invalid value: \"%s\": %s", name, why);
   }
-  if (ns && *ns && (why = model__dns_label_error(ns)))
+  if (ns && *ns && (why = model_dns_label_error(ns)))
     refuse(v, "metadata.namespace", "Invalid value: \"%s\": %s", ns, why);
   labels(v, md);
   annotations(v, md);
@@ -199,7 +199,7 @@ static void pod(vctx *v, json_t *obj) {
     const char *n = str(x, "name"), *why;
     char field[64];
     snprintf(field, sizeof field, "spec.resourceClaims[%zu].name", i);
-    if (n && (why = model__dns_label_error(n)))
+    if (n && (why = model_dns_label_error(n)))
       refuse(v, field, "Invalid value: \"%s\": %s", n, why);
   }
 }

@@ -265,6 +265,28 @@ static void test_fair_sharing_strategies(void **state) {
   cfg_tessera_free(&t);
 }
 
+/* Endpoint addresses as `run` listens on them: IPv4, IPv6 in brackets, every interface. */
+static void test_addresses(void **state) {
+  char host[CFG_ADDRESS_MAX];
+  int port = 0;
+  ts_err e;
+  const char *y = "healthAddress: \"[::1]:10259\"\nmetricsAddress: \":9090\"\n";
+  cfg_tessera t;
+  (void)state;
+  assert_int_equal(cfg_address_split("[::1]:10259", host, sizeof host, &port, &e), TS_OK);
+  assert_string_equal(host, "::1");
+  assert_int_equal(port, 10259);
+  assert_int_equal(cfg_address_split("127.0.0.1:1", host, sizeof host, &port, &e), TS_OK);
+  assert_string_equal(host, "127.0.0.1");
+  assert_int_equal(cfg_address_split(":9090", host, sizeof host, &port, &e), TS_OK);
+  assert_string_equal(host, "0.0.0.0");
+  assert_int_equal(port, 9090);
+  assert_int_equal(cfg_address_split("[fe80::1%eth0]:1", host, sizeof host, &port, &e), TS_EINVAL);
+  cfg_tessera_default(&t);
+  assert_int_equal(cfg_tessera_parse(y, strlen(y), &t, &e), TS_OK);
+  cfg_tessera_free(&t);
+}
+
 static void test_tessera_errors(void **state) {
   int64_t ms;
   (void)state;
@@ -296,6 +318,28 @@ static void test_tessera_errors(void **state) {
   bad_config("healthAddress: localhost\n",
              "tessera.yaml: healthAddress: must be HOST:PORT with a port from 1 to 65535, not "
              "\"localhost\"");
+  bad_config("healthAddress: localhost:10259\n",
+             "tessera.yaml: healthAddress: the host must be an IP address (0.0.0.0, [::]), not "
+             "\"localhost\"");
+  bad_config("healthAddress: \"::1:10259\"\n",
+             "tessera.yaml: healthAddress: an IPv6 address goes in brackets ([::1]:10259), not "
+             "\"::1:10259\"");
+  bad_config("apiVersion: kubescheduler.config.k8s.io/v1\n",
+             "tessera.yaml: apiVersion: must be \"tessera.dev/v1alpha1\", not "
+             "\"kubescheduler.config.k8s.io/v1\"");
+  bad_config("kind: KubeSchedulerConfiguration\n",
+             "tessera.yaml: kind: must be \"SchedulerConfiguration\", not "
+             "\"KubeSchedulerConfiguration\"");
+  bad_config(
+      "leaderElection: {leaseName: Tessera_Lease}\n",
+      "tessera.yaml: leaderElection.leaseName: Invalid value: \"Tessera_Lease\": a lowercase "
+      "RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+      "and must start and end with an alphanumeric character (e.g. 'example.com', regex "
+      "used for validation is "
+      "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')");
+  bad_config("leaderElection: {leaseNamespace: kube.system}\n",
+             "tessera.yaml: leaderElection.leaseNamespace: Invalid value: \"kube.system\": must "
+             "not contain dots");
   bad_config("[1, 2]\n", "tessera.yaml: : must be a mapping of settings");
   bad_config("a: [\n", "tessera.yaml: line 2 column 1: did not find expected node content");
   assert_int_equal(cfg_parse_duration("1h30m", &ms), TS_OK);
@@ -315,6 +359,7 @@ int main(void) {
       cmocka_unit_test(test_errors),          cmocka_unit_test(test_load_path),
       cmocka_unit_test(test_json_item_lines), cmocka_unit_test(test_tessera_defaults_and_example),
       cmocka_unit_test(test_tessera_errors),  cmocka_unit_test(test_fair_sharing_strategies),
+      cmocka_unit_test(test_addresses),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
