@@ -13,7 +13,12 @@ ts_rc in_read_file(const char *path, char **out, size_t *len, ts_err *err) {
   char chunk[65536];
   size_t n;
   ts_rc rc = TS_OK;
+  struct stat st;
   if (!f) return ts_err_set(err, TS_EIO, "%s: %s", path, strerror(errno));
+  if (!fstat(fileno(f), &st) && S_ISDIR(st.st_mode)) {
+    fclose(f);
+    return ts_err_set(err, TS_EIO, "%s: is a directory", path);
+  }
   ts_buf_init(&b, IN_FILE_MAX);
   while (rc == TS_OK && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
     rc = ts_buf_append(&b, chunk, n);
@@ -29,7 +34,7 @@ ts_rc in_read_file(const char *path, char **out, size_t *len, ts_err *err) {
     return rc;
   }
   *len = b.len;
-  *out = ts_buf_steal(&b);
+  *out = b.len ? ts_buf_steal(&b) : ts_strdup(""); /* an empty file is empty text */
   return *out ? TS_OK : ts_err_set(err, TS_ENOMEM, "out of memory");
 }
 

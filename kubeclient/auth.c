@@ -1,8 +1,11 @@
 /* kubeclient/auth.c - credentials from a kubeconfig or the in-cluster service account, and the
  * TLS options they give each transfer. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +23,39 @@ void kc_auth_free(kc_auth *a) {
 
 static bool readable(const char *path) {
   return path && *path && access(path, R_OK) == 0;
+}
+
+/* NULL when path is a regular file we can read, else why not (static). */
+static const char *unusable(const char *path) {
+  struct stat st;
+  if (stat(path, &st)) return strerror(errno);
+  if (S_ISDIR(st.st_mode)) return "is a directory";
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  if (access(path, R_OK)) return strerror(errno);
+  return NULL;
+}
+
+ts_rc kc__read_token(const char *path, char *out, ts_err *err) {
+  const char *why = unusable(path);
+  FILE *f = why ? NULL : fopen(path, "r");
+  size_t n;
+  if (!f) return ts_err_set(err, TS_EIO, "%s: %s", path, why ? why : strerror(errno));
+  n = fread(out, 1, KC_TOKEN_MAX + 1, f);
+  fclose(f);
+  while (n && (out[n - 1] == '\n' || out[n - 1] == '\r' || out[n - 1] == ' ')) n--;
+  if (n > KC_TOKEN_MAX)
+    return ts_err_set(err, TS_ELIMIT, "%s: the token is longer than %d bytes", path, KC_TOKEN_MAX);
+  out[n] = '\0';
+  if (!n) return ts_err_set(err, TS_EINVAL, "%s: the token file is empty", path);
+  return TS_OK;
+}
+
+/* A file the kubeconfig names at where.field must be readable now, not at the first request. */
+static ts_rc check_file(const char *file, const char *where, const char *field, const char *path,
+                        ts_err *err) {
+  const char *why = path ? unusable(path) : NULL;
+  if (why) return ts_err_set(err, TS_EIO, "%s: %s.%s: %s: %s", file, where, field, path, why);
+  return TS_OK;
 }
 
 /* Standard base64 into a new NUL-terminated buffer; NULL when invalid. */
@@ -77,7 +113,8 @@ static ts_rc pem(const char *file, const char *where, const char *dir, json_t *o
     if (!(*data = unbase64(v, len)))
       return ts_err_set(err, TS_EINVAL, "%s: %s.%s: not valid base64", file, where, dkey);
   } else if ((v = json_string_value(json_object_get(obj, key)))) {
-    *path = resolve(dir, v);
+    if (!(*path = resolve(dir, v))) return ts_err_set(err, TS_ENOMEM, "out of memory");
+    return check_file(file, where, key, *path, err);
   }
   return TS_OK;
 }
@@ -95,6 +132,13 @@ static ts_rc cluster_of(const kcfg *k, json_t *cl, size_t i, kc_auth *a, ts_err 
   const char *v = json_string_value(json_object_get(cl, "server"));
   if (!v)
     return ts_err_set(err, TS_EINVAL, "%s: clusters[%zu].cluster.server: missing", k->file, i);
+  if (strncasecmp(v, "https://", 8) && strncasecmp(v, "http://", 7))
+    return ts_err_set(err, TS_EINVAL,
+                      "%s: clusters[%zu].cluster.server: must be an https:// URL, not \"%.200s\"",
+                      k->file, i, v);
+  if (strlen(v) >= sizeof a->server)
+    return ts_err_set(err, TS_ELIMIT, "%s: clusters[%zu].cluster.server: longer than %zu bytes",
+                      k->file, i, sizeof a->server - 1);
   snprintf(a->server, sizeof a->server, "%s", v);
   while (strlen(a->server) && a->server[strlen(a->server) - 1] == '/')
     a->server[strlen(a->server) - 1] = '\0';
@@ -118,8 +162,18 @@ static ts_rc user_of(const kcfg *k, json_t *u, size_t i, kc_auth *a, ts_err *err
   if (json_object_get(u, "auth-provider"))
     return ts_err_set(err, TS_EUNSUPPORTED,
                       "%s: %s.auth-provider: auth providers are not supported", k->file, where);
-  if ((v = json_string_value(json_object_get(u, "token")))) a->token = ts_strdup(v);
-  if ((v = json_string_value(json_object_get(u, "tokenFile")))) a->token_file = resolve(k->dir, v);
+  if ((v = json_string_value(json_object_get(u, "token")))) {
+    if (strlen(v) > KC_TOKEN_MAX)
+      return ts_err_set(err, TS_ELIMIT, "%s: %s.token: longer than %d bytes", k->file, where,
+                        KC_TOKEN_MAX);
+    a->token = ts_strdup(v);
+  }
+  if ((v = json_string_value(json_object_get(u, "tokenFile")))) {
+    char tok[KC_TOKEN_MAX + 1];
+    if (!(a->token_file = resolve(k->dir, v))) return ts_err_set(err, TS_ENOMEM, "out of memory");
+    if ((rc = kc__read_token(a->token_file, tok, err)) != TS_OK)
+      return ts_err_prefix(err, "%s: %s.tokenFile", k->file, where);
+  }
   if ((rc = pem(k->file, where, k->dir, u, "client-certificate", &a->cert_file, &a->cert_data,
                 &a->cert_len, err)) != TS_OK)
     return rc;
@@ -155,14 +209,19 @@ static ts_rc from_kubeconfig(const char *file, const char *context, kc_auth *a, 
   kcfg k = {file, "", NULL};
   char *text = NULL;
   size_t len = 0;
-  ts_rc rc = in_read_file(file, &text, &len, err);
-  if (rc != TS_OK) return rc;
+  const char *why = unusable(file); /* a FIFO would block the start; a directory is no file */
+  ts_rc rc;
+  if (why) return ts_err_set(err, TS_EIO, "%s: %s, not a kubeconfig", file, why);
+  if ((rc = in_read_file(file, &text, &len, err)) != TS_OK) return rc;
   rc = in_yaml_parse(text, len, &docs, err);
   ts_free(text);
-  if (rc != TS_OK || !docs.n) {
+  if (rc != TS_OK || !docs.n || !json_is_object(docs.v[0].value)) {
     in_docs_free(&docs);
     return rc != TS_OK ? ts_err_prefix(err, "%s", file)
-                       : ts_err_set(err, TS_EINVAL, "%s: no kubeconfig in it", file);
+                       : ts_err_set(err, TS_EINVAL,
+                                    "%s: holds no kubeconfig (it is empty, only comments, or not "
+                                    "a mapping)",
+                                    file);
   }
   k.root = docs.v[0].value;
   snprintf(k.dir, sizeof k.dir, "%s", file);
@@ -186,13 +245,30 @@ static ts_rc in_cluster(kc_auth *a, ts_err *err) {
   a->token_file = ts_strdup(path);
   snprintf(path, sizeof path, "%s/ca.crt", dir);
   a->ca_file = ts_strdup(path);
-  if (!readable(a->token_file))
-    return ts_err_set(err, TS_EAUTH, "%s: cannot read the service account token", a->token_file);
+  {
+    char tok[KC_TOKEN_MAX + 1];
+    const char *why = unusable(a->ca_file);
+    if (kc__read_token(a->token_file, tok, err) != TS_OK)
+      return ts_err_prefix(err, "in-cluster service account token");
+    if (why)
+      return ts_err_set(err, TS_EIO, "in-cluster service account CA: %s: %s", a->ca_file, why);
+  }
   snprintf(a->source, sizeof a->source, "in-cluster service account (%s)", dir);
   return TS_OK;
 }
 
+static ts_rc auth_load(const char *kubeconfig_flag, const char *context, kc_auth *out, ts_err *err);
+
 ts_rc kc_auth_load(const char *kubeconfig_flag, const char *context, kc_auth *out, ts_err *err) {
+  ts_rc rc = auth_load(kubeconfig_flag, context, out, err);
+  if (rc == TS_OK && !strncasecmp(out->server, "http://", 7))
+    ts_log(TS_LOG_WARN, "%s: the server %s is plain http: %s in clear", out->source, out->server,
+           out->token || out->token_file ? "the bearer token travels" : "every request travels");
+  return rc;
+}
+
+static ts_rc auth_load(const char *kubeconfig_flag, const char *context, kc_auth *out,
+                       ts_err *err) {
   const char *env = getenv("KUBECONFIG"), *home = getenv("HOME");
   char path[4096];
   ts_rc rc;

@@ -298,13 +298,12 @@ static void check_done(kc_client *c) {
 static const char *token(kc_client *c, bool force) {
   uint64_t now = uv_now(c->loop);
   if (c->auth->token_file && (force || !c->token_read_ms || now - c->token_read_ms > 60000)) {
-    FILE *f = fopen(c->auth->token_file, "r");
-    char buf[8192];
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) fclose(f);
-    while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' ')) n--;
-    buf[n] = '\0';
-    if (n) snprintf(c->token, sizeof c->token, "%s", buf);
+    char buf[KC_TOKEN_MAX + 1];
+    ts_err err;
+    if (kc__read_token(c->auth->token_file, buf, &err) == TS_OK)
+      memcpy(c->token, buf, sizeof buf);
+    else /* rotation half done, or a bad file: keep the token we have */
+      ts_log(TS_LOG_WARN, "%s; keeping the token read before", err.text);
     c->token_read_ms = now;
   }
   return c->token[0] ? c->token : NULL;
@@ -411,7 +410,7 @@ kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err) {
     ts_free(c);
     return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
   }
-  if (auth->token) snprintf(c->token, sizeof c->token, "%s", auth->token);
+  if (auth->token) ts_strlcpy(c->token, auth->token, sizeof c->token); /* checked at load */
   if (!(c->multi = curl_multi_init())) {
     ts_free(c->socks);
     ts_free(c);

@@ -7,6 +7,8 @@
 #include "input/input.h"
 #include "kubeclient/kc.h"
 
+#define KC_TOKEN_MAX 8192 /* bytes of a bearer token */
+
 /* An API path with a namespace, a name and a subresource (/apis/G/V/namespaces/NS/R/NAME/S). */
 #define KC_PATH_MAX 800
 
@@ -48,7 +50,7 @@ struct kc_client {
   uv_timer_t timer;                   /* libcurl's timeout */
   kc_req *reqs;                       /* in flight */
   uint64_t nreq;                      /* started */
-  char token[8192];                   /* bearer token in use */
+  char token[KC_TOKEN_MAX + 1];       /* bearer token in use */
   uint64_t token_read_ms;             /* when the token file was read */
   bool https;                         /* the server's URL is https (only that scheme is used) */
   bool multiplexing;                  /* the server speaks HTTP/2: one connection for everything */
@@ -61,6 +63,10 @@ struct kc_client {
   size_t nseries;                     /* entries in use */
 };
 
+/* A bearer token file's content, without trailing white space, into out (KC_TOKEN_MAX + 1
+ * bytes): TS_EIO when it cannot be read, TS_ELIMIT when longer than KC_TOKEN_MAX, TS_EINVAL when
+ * empty; err names the file. */
+ts_rc kc__read_token(const char *path, char *out, ts_err *err);
 /* TLS settings of auth for one transfer (CA, client certificate, verification). */
 void kc__tls_options(kc_client *c, CURL *easy);
 /* A 401: re-read the token file at once. */

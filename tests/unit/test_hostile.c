@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -549,6 +550,94 @@ static void test_health_ipv6(void **state) {
   assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* ---- kubeconfigs that would fail at the first request, or hang the start ----------------------
+ */
+
+static char kdir[64];
+
+static const char *kpath(const char *name) {
+  static char p[128];
+  snprintf(p, sizeof p, "%s/%s", kdir, name);
+  return p;
+}
+
+static void kwrite(const char *name, const char *text) {
+  FILE *f = fopen(kpath(name), "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+}
+
+/* kc_auth_load(path) fails, and its message holds want. */
+static void kc_refused(const char *path, const char *want) {
+  kc_auth a;
+  ts_err err;
+  ts_err_clear(&err);
+  assert_int_not_equal(kc_auth_load(path, NULL, &a, &err), TS_OK);
+  if (!strstr(err.text, want)) fail_msg("got \"%s\", want \"%s\"", err.text, want);
+}
+
+static void kconfig(const char *name, const char *url, const char *cluster_extra,
+                    const char *user) {
+  char text[2048];
+  snprintf(text, sizeof text,
+           "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster:\n"
+           "    server: %s\n%s\nusers:\n- name: u\n  user:\n%s\ncontexts:\n- name: c\n"
+           "  context: {cluster: k, user: u}\n",
+           url, cluster_extra, user);
+  kwrite(name, text);
+}
+
+/* Empty, comments only, a directory, a FIFO (which would block the start), files it names that
+ * are missing, a token over 8 KiB, a scheme other than https/http: each refused at start,
+ * naming the file and the field. */
+static void test_kubeconfig_refusals(void **state) {
+  char big[9000];
+  kc_auth a;
+  ts_err err;
+  (void)state;
+  snprintf(kdir, sizeof kdir, "/tmp/tessera-kc-XXXXXX");
+  assert_non_null(mkdtemp(kdir));
+  kwrite("empty", "");
+  kc_refused(kpath("empty"), "empty: holds no kubeconfig (it is empty, only comments");
+  kwrite("comments", "# nothing here\n# at all\n");
+  kc_refused(kpath("comments"), "comments: holds no kubeconfig");
+  mkdir(kpath("dir"), 0700);
+  kc_refused(kpath("dir"), "dir: is a directory, not a kubeconfig");
+  assert_int_equal(mkfifo(kpath("fifo"), 0600), 0);
+  kc_refused(kpath("fifo"), "fifo: is not a regular file, not a kubeconfig");
+  kconfig("noca", "https://127.0.0.1:6443", "    certificate-authority: missing/ca.crt",
+          "    token: abc");
+  kc_refused(kpath("noca"), "noca: clusters[0].cluster.certificate-authority: ");
+  kc_refused(kpath("noca"), "missing/ca.crt: No such file or directory");
+  kconfig("notoken", "https://127.0.0.1:6443", "", "    tokenFile: /nonexistent/token");
+  kc_refused(kpath("notoken"),
+             "notoken: users[0].user.tokenFile: /nonexistent/token: No such file or directory");
+  memset(big, 'x', sizeof big - 1);
+  big[sizeof big - 1] = 0;
+  kwrite("big-token", big);
+  kconfig("bigtoken", "https://127.0.0.1:6443", "", "    tokenFile: big-token");
+  kc_refused(kpath("bigtoken"), "bigtoken: users[0].user.tokenFile: ");
+  kc_refused(kpath("bigtoken"), "the token is longer than 8192 bytes");
+  kwrite("empty-token", "\n");
+  kconfig("emptytoken", "https://127.0.0.1:6443", "", "    tokenFile: empty-token");
+  kc_refused(kpath("emptytoken"), "the token file is empty");
+  kconfig("ftp", "ftp://127.0.0.1:21", "", "    token: abc");
+  kc_refused(
+      kpath("ftp"),
+      "ftp: clusters[0].cluster.server: must be an https:// URL, not \"ftp://127.0.0.1:21\"");
+  kwrite("good-token", "abc\n");
+  kconfig("http", "http://127.0.0.1:8080", "", "    tokenFile: good-token");
+  assert_int_equal(kc_auth_load(kpath("http"), NULL, &a, &err), TS_OK); /* with a warning */
+  assert_string_equal(a.server, "http://127.0.0.1:8080");
+  kc_auth_free(&a);
+  {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", kdir);
+    assert_int_equal(system(cmd), 0);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_key_relist),
@@ -559,6 +648,7 @@ int main(void) {
       cmocka_unit_test(test_retry_after_capped),
       cmocka_unit_test(test_health_half_sent_requests),
       cmocka_unit_test(test_health_ipv6),
+      cmocka_unit_test(test_kubeconfig_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
