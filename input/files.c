@@ -145,15 +145,34 @@ static int name_cmp(const struct dirent **a, const struct dirent **b) {
   return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-static ts_rc load_dir(const char *path, int depth, in_object_fn fn, in_error_fn on_error,
-                      void *ud) {
+/* Directories and files already read, by device and inode: links back to a directory (a -> .)
+ * would otherwise walk it again and again, and a link to a file would load it twice. */
+typedef struct walk {
+  in_object_fn fn;      /* the caller's */
+  in_error_fn on_error; /* the caller's */
+  void *ud;             /* for both */
+  ts_map seen;          /* "dev:ino" (owned) -> itself */
+} walk;
+
+/* True the first time st's file is met. */
+static bool first_visit(walk *w, const struct stat *st) {
+  char key[48], *copy;
+  int n = snprintf(key, sizeof key, "%llx:%llx", (unsigned long long)st->st_dev,
+                   (unsigned long long)st->st_ino);
+  if (ts_map_get(&w->seen, key, (size_t)n)) return false;
+  if ((copy = ts_strdup(key)) && ts_map_put(&w->seen, copy, (size_t)n, copy, NULL) != TS_OK)
+    ts_free(copy);
+  return true;
+}
+
+static ts_rc load_dir(walk *w, const char *path, int depth) {
   struct dirent **ents = NULL;
   int n = scandir(path, &ents, NULL, name_cmp);
   ts_rc rc = TS_OK;
   if (n < 0) {
     ts_err err;
     ts_err_set(&err, TS_EIO, "%s: %s", path, strerror(errno));
-    if (on_error) on_error(ud, &err);
+    if (w->on_error) w->on_error(w->ud, &err);
     return TS_OK;
   }
   for (int i = 0; i < n; i++) {
@@ -161,13 +180,14 @@ static ts_rc load_dir(const char *path, int depth, in_object_fn fn, in_error_fn 
     char child[4096];
     struct stat st;
     if (rc != TS_OK || name[0] == '.') continue;
-    snprintf(child, sizeof child, "%s/%s", path, name);
+    if ((size_t)snprintf(child, sizeof child, "%s/%s", path, name) >= sizeof child) continue;
     if (stat(child, &st) != 0) continue;
-    if (S_ISDIR(st.st_mode) && depth < 32)
-      rc = load_dir(child, depth + 1, fn, on_error, ud);
+    if (S_ISDIR(st.st_mode) && depth < 32 && first_visit(w, &st))
+      rc = load_dir(w, child, depth + 1);
     else if (S_ISREG(st.st_mode) &&
-             (has_suffix(name, ".json") || has_suffix(name, ".yaml") || has_suffix(name, ".yml")))
-      rc = load_file(child, fn, on_error, ud);
+             (has_suffix(name, ".json") || has_suffix(name, ".yaml") || has_suffix(name, ".yml")) &&
+             first_visit(w, &st))
+      rc = load_file(child, w->fn, w->on_error, w->ud);
   }
   for (int i = 0; i < n; i++) free(ents[i]);
   free(ents);
@@ -176,12 +196,21 @@ static ts_rc load_dir(const char *path, int depth, in_object_fn fn, in_error_fn 
 
 ts_rc in_load_path(const char *path, in_object_fn fn, in_error_fn on_error, void *ud) {
   struct stat st;
+  walk w = {fn, on_error, ud, {0}};
+  size_t it = 0;
+  const ts_map_slot *slot;
+  ts_rc rc;
   if (stat(path, &st) != 0) {
     ts_err err;
     ts_err_set(&err, TS_EIO, "%s: %s", path, strerror(errno));
     if (on_error) on_error(ud, &err);
     return TS_EIO;
   }
-  if (S_ISDIR(st.st_mode)) return load_dir(path, 0, fn, on_error, ud);
-  return load_file(path, fn, on_error, ud);
+  if (!S_ISDIR(st.st_mode)) return load_file(path, fn, on_error, ud);
+  ts_map_init(&w.seen);
+  first_visit(&w, &st);
+  rc = load_dir(&w, path, 0);
+  while (ts_map_next(&w.seen, &it, &slot)) ts_free(slot->value);
+  ts_map_free(&w.seen);
+  return rc;
 }

@@ -157,6 +157,13 @@ static ts_rc string(reader *r, const char **s, size_t *n) {
     *s = r->scratch.data ? r->scratch.data : "", *n = r->scratch.len;
   else
     *s = (const char *)begin, *n = (size_t)(r->p - begin);
+  if (*n > IN_STRING_MAX) {
+    char what[96];
+    snprintf(what, sizeof what, "a string of %zu bytes is longer than the limit of %d", *n,
+             IN_STRING_MAX);
+    r->p = begin;
+    return fail(r, what);
+  }
   r->p++; /* the closing quote */
   return TS_OK;
 }

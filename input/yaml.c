@@ -3,6 +3,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -10,13 +12,20 @@
 typedef struct anchor {
   char *name;    /* owned */
   json_t *value; /* a reference held by the anchor */
+  uint64_t size; /* nodes of the value with its aliases expanded */
+  bool done;     /* the value is complete (an alias inside it would make a cycle) */
 } anchor;
 
 typedef struct yconv {
   yaml_parser_t parser; /* libyaml parser */
+  const char *text;     /* the stream (for the position of an invalid byte) */
+  size_t len;           /* its length */
   ts_err *err;          /* caller's error */
   int depth;            /* current nesting */
   int aliases;          /* alias references seen */
+  uint64_t decoded;     /* nodes of the document so far, aliases expanded */
+  uint64_t aliased;     /* of them, nodes that came from expanding aliases */
+  size_t bad_byte;      /* offset of an invalid byte, SIZE_MAX when none */
   TS_VEC(anchor) anchors;
   int *item_lines; /* lines of the document's items[] elements */
   size_t nitems, items_cap;
@@ -36,12 +45,37 @@ static ts_rc fail_at(yconv *c, const yaml_mark_t *m, const char *what) {
 
 static ts_rc next_event(yconv *c, yaml_event_t *ev) {
   if (!yaml_parser_parse(&c->parser, ev)) {
-    const yaml_mark_t *m = &c->parser.problem_mark;
+    yaml_mark_t m = c->parser.problem_mark;
     const char *p = c->parser.problem ? c->parser.problem : "invalid YAML";
     if (c->parser.error == YAML_MEMORY_ERROR) return ts_err_set(c->err, TS_ENOMEM, "out of memory");
-    return fail_at(c, m, p);
+    if (c->parser.error == YAML_READER_ERROR) { /* libyaml gives an offset, not a mark */
+      char what[128];
+      size_t off = c->parser.problem_offset < c->len ? c->parser.problem_offset : c->len;
+      m.line = m.column = 0;
+      for (size_t i = 0; i < off; i++)
+        if (c->text[i] == '\n')
+          m.line++, m.column = 0;
+        else if (((unsigned char)c->text[i] & 0xC0) != 0x80) /* count characters, not bytes */
+          m.column++;
+      if (c->parser.problem_value >= 0)
+        snprintf(what, sizeof what, "%s 0x%02X", p, (unsigned)c->parser.problem_value & 0xFF);
+      else
+        snprintf(what, sizeof what, "%s", p);
+      c->bad_byte = off; /* the documents before it are parsed again (in_yaml_parse) */
+      return fail_at(c, &m, what);
+    }
+    return fail_at(c, &m, p);
   }
   return TS_OK;
+}
+
+/* A scalar longer than IN_STRING_MAX is refused (a 200 MB label value is not a label). */
+static ts_rc check_length(yconv *c, const yaml_event_t *ev) {
+  char what[96];
+  if (ev->data.scalar.length <= IN_STRING_MAX) return TS_OK;
+  snprintf(what, sizeof what, "a string of %zu bytes is longer than the limit of %d",
+           ev->data.scalar.length, IN_STRING_MAX);
+  return fail_at(c, &ev->start_mark, what);
 }
 
 static bool all_digits(const char *s, int base) {
@@ -118,10 +152,12 @@ static json_t *resolve_scalar(const yaml_event_t *ev) {
   return json_stringn(s, ev->data.scalar.length);
 }
 
-static ts_rc remember_anchor(yconv *c, const yaml_char_t *name, json_t *v) {
+/* done: v is complete (a scalar); otherwise its size is set when it is (finish_anchor). */
+static ts_rc remember_anchor(yconv *c, const yaml_char_t *name, json_t *v, bool done) {
   anchor a;
   if (!name) return TS_OK;
   a.name = ts_strdup((const char *)name);
+  a.size = 1, a.done = done;
   a.value = json_incref(v); /* the anchor keeps its value alive (merges and duplicate keys
                                free values the document no longer holds) */
   if (!a.name || ts_vec_push(&c->anchors, a) != TS_OK) {
@@ -132,15 +168,36 @@ static ts_rc remember_anchor(yconv *c, const yaml_char_t *name, json_t *v) {
   return TS_OK;
 }
 
+/* The share of a document's nodes that may come from expanding aliases, as go-yaml (and so
+ * kubectl and the API server) allows: 99% up to 400,000 nodes, falling to 10% at 4,000,000. */
+static double allowed_alias_ratio(uint64_t decoded) {
+  if (decoded <= 400000) return 0.99;
+  if (decoded >= 4000000) return 0.10;
+  return 0.99 - 0.89 * ((double)(decoded - 400000) / 3600000.0);
+}
+
 static ts_rc resolve_alias(yconv *c, yaml_event_t *ev, json_t **out) {
   const char *name = (const char *)ev->data.alias.anchor;
   if (++c->aliases > IN_YAML_MAX_ALIASES)
     return fail_at(c, &ev->start_mark, "too many alias references");
   for (size_t i = c->anchors.n; i-- > 0;) {
-    if (!strcmp(c->anchors.v[i].name, name)) {
-      *out = json_incref(c->anchors.v[i].value);
-      return TS_OK;
+    anchor *a = &c->anchors.v[i];
+    if (strcmp(a->name, name)) continue;
+    if (!a->done) {
+      char what[160];
+      snprintf(what, sizeof what, "alias *%.100s is inside its own anchor (a recursive structure)",
+               name);
+      return fail_at(c, &ev->start_mark, what);
     }
+    /* The document is as big as it is once expanded: bound that, not only the alias count. */
+    c->decoded = (uint64_t)ts_add_sat((int64_t)c->decoded, (int64_t)a->size);
+    c->aliased = (uint64_t)ts_add_sat((int64_t)c->aliased, (int64_t)a->size);
+    if (c->aliased > 100 && c->decoded > 1000 &&
+        (double)c->aliased / (double)c->decoded > allowed_alias_ratio(c->decoded))
+      return fail_at(c, &ev->start_mark,
+                     "excessive aliasing: the document would expand to more nodes than allowed");
+    *out = json_incref(a->value);
+    return TS_OK;
   }
   return fail_at(c, &ev->start_mark, "alias refers to an unknown anchor");
 }
@@ -205,8 +262,10 @@ static ts_rc parse_mapping(yconv *c, json_t *obj, int role) {
       yaml_event_delete(&kev);
       return TS_OK;
     }
-    if (kev.type != YAML_SCALAR_EVENT) {
-      rc = fail_at(c, &kev.start_mark, "mapping keys must be scalars");
+    if (kev.type != YAML_SCALAR_EVENT || check_length(c, &kev) != TS_OK) {
+      rc = kev.type != YAML_SCALAR_EVENT
+               ? fail_at(c, &kev.start_mark, "mapping keys must be scalars")
+               : TS_EPARSE;
       yaml_event_delete(&kev);
       return rc;
     }
@@ -233,12 +292,17 @@ static ts_rc parse_mapping(yconv *c, json_t *obj, int role) {
 /* node ::= scalar | alias | sequence | mapping; ev is the node's first event (borrowed). */
 static ts_rc parse_node(yconv *c, yaml_event_t *ev, json_t **out, int role) {
   ts_rc rc = TS_OK;
+  uint64_t before = c->decoded;
+  size_t at = c->anchors.n;
+  const yaml_char_t *name;
   *out = NULL;
   switch (ev->type) {
   case YAML_SCALAR_EVENT:
+    if (check_length(c, ev) != TS_OK) return TS_EPARSE;
+    c->decoded++;
     *out = resolve_scalar(ev);
     if (!*out) return ts_err_set(c->err, TS_ENOMEM, "out of memory");
-    return remember_anchor(c, ev->data.scalar.anchor, *out);
+    return remember_anchor(c, ev->data.scalar.anchor, *out, true);
   case YAML_ALIAS_EVENT:
     return resolve_alias(c, ev, out);
   case YAML_SEQUENCE_START_EVENT:
@@ -248,14 +312,19 @@ static ts_rc parse_node(yconv *c, yaml_event_t *ev, json_t **out, int role) {
     return fail_at(c, &ev->start_mark, "unexpected YAML event");
   }
   if (++c->depth > IN_YAML_MAX_DEPTH) return fail_at(c, &ev->start_mark, "nesting too deep");
+  c->decoded++;
   *out = ev->type == YAML_SEQUENCE_START_EVENT ? json_array() : json_object();
   if (!*out) return ts_err_set(c->err, TS_ENOMEM, "out of memory");
-  if (ev->type == YAML_SEQUENCE_START_EVENT) {
-    rc = remember_anchor(c, ev->data.sequence_start.anchor, *out);
-    if (rc == TS_OK) rc = parse_sequence(c, *out, role);
-  } else {
-    rc = remember_anchor(c, ev->data.mapping_start.anchor, *out);
-    if (rc == TS_OK) rc = parse_mapping(c, *out, role);
+  name = ev->type == YAML_SEQUENCE_START_EVENT ? ev->data.sequence_start.anchor
+                                               : ev->data.mapping_start.anchor;
+  rc = remember_anchor(c, name, *out, false);
+  if (rc == TS_OK && ev->type == YAML_SEQUENCE_START_EVENT)
+    rc = parse_sequence(c, *out, role);
+  else if (rc == TS_OK)
+    rc = parse_mapping(c, *out, role);
+  if (rc == TS_OK && name) { /* complete: aliases may refer to it now */
+    c->anchors.v[at].size = c->decoded - before;
+    c->anchors.v[at].done = true;
   }
   c->depth--;
   if (rc != TS_OK) json_decref(*out), *out = NULL;
@@ -278,6 +347,7 @@ static ts_rc parse_document(yconv *c, in_docs *docs) {
   if (rc != TS_OK) return rc;
   d.line = (int)ev.start_mark.line + 1;
   c->nitems = 0;
+  c->decoded = c->aliased = 0;
   rc = parse_node(c, &ev, &d.value, ROLE_ROOT);
   yaml_event_delete(&ev);
   if (rc == TS_OK) rc = next_event(c, &ev); /* DOCUMENT-END */
@@ -299,10 +369,21 @@ static ts_rc parse_document(yconv *c, in_docs *docs) {
   return TS_OK;
 }
 
-ts_rc in_yaml_parse(const char *text, size_t len, in_docs *docs, ts_err *err) {
+/* Where the document holding offset off starts: the last "---" line before it, or 0. */
+static size_t document_start(const char *text, size_t off) {
+  for (size_t i = off; i-- > 0;)
+    if ((i == 0 || text[i - 1] == '\n') && !strncmp(text + i, "---", 3) &&
+        (i + 3 >= off || strchr(" \t\r\n", text[i + 3])))
+      return i;
+  return 0;
+}
+
+/* The documents of text into docs; *bad_byte: offset of an invalid byte, SIZE_MAX if none. */
+static ts_rc parse_stream(const char *text, size_t len, in_docs *docs, ts_err *err,
+                          size_t *bad_byte) {
   yconv c = {0};
   ts_rc rc = TS_OK;
-  c.err = err;
+  c.err = err, c.text = text, c.len = len, c.bad_byte = SIZE_MAX;
   if (!yaml_parser_initialize(&c.parser)) return ts_err_set(err, TS_ENOMEM, "out of memory");
   yaml_parser_set_input_string(&c.parser, (const unsigned char *)text, len);
   for (;;) {
@@ -323,6 +404,26 @@ ts_rc in_yaml_parse(const char *text, size_t len, in_docs *docs, ts_err *err) {
   ts_vec_free(&c.anchors);
   ts_free(c.item_lines);
   yaml_parser_delete(&c.parser);
+  *bad_byte = c.bad_byte;
+  return rc;
+}
+
+ts_rc in_yaml_parse(const char *text, size_t len, in_docs *docs, ts_err *err) {
+  size_t n0 = docs->n, end, bad;
+  ts_err local, *e = err ? err : &local;
+  ts_rc rc = parse_stream(text, len, docs, e, &bad);
+  /* libyaml decodes ahead of the parser: an invalid byte fails documents before it. Parse the
+   * text up to the document that holds the byte again, keeping the real error. */
+  if (rc == TS_EPARSE && bad != SIZE_MAX && (end = document_start(text, bad)) > 0) {
+    ts_err first = *e, again;
+    while (docs->n > n0) {
+      docs->n--;
+      json_decref(docs->v[docs->n].value);
+      ts_free(docs->v[docs->n].item_lines);
+    }
+    if (parse_stream(text, end, docs, &again, &bad) == TS_ENOMEM) rc = TS_ENOMEM, first = again;
+    *e = first;
+  }
   return rc;
 }
 

@@ -110,9 +110,11 @@ static void test_errors(void **state) {
   for (int i = 0; i < 300; i++) ts_buf_puts(&b, "[");
   for (int i = 0; i < 300; i++) ts_buf_puts(&b, "]");
   expect_error(b.data, 1, "nesting too deep");
-  /* An alias bomb is refused. */
+  /* More than IN_YAML_MAX_ALIASES aliases are refused even when they expand to little. */
   ts_buf_reset(&b);
-  ts_buf_puts(&b, "a: &a [x]\n");
+  ts_buf_puts(&b, "a: &a x\nlit: [");
+  for (int i = 0; i < 500; i++) ts_buf_puts(&b, "y, ");
+  ts_buf_puts(&b, "y]\n");
   for (int i = 0; i < 20; i++) {
     ts_buf_printf(&b, "b%d: [*a", i);
     for (int j = 0; j < 600; j++) ts_buf_puts(&b, ", *a");
@@ -180,6 +182,91 @@ static void test_load_path(void **state) {
   assert_int_equal(s.errors, 1);
   assert_non_null(strstr(s.last_error, "sub/c.yml: line 5"));
   assert_int_equal(in_load_path("/nonexistent/x", on_obj, on_err, &s), TS_EIO);
+  snprintf(p, sizeof p, "rm -rf %s", dir);
+  assert_int_equal(system(p), 0);
+}
+
+/* The expanded size of a document is bounded, not only its alias count: nine levels of nine
+ * aliases (387 million leaves from a few hundred bytes) are refused where they are written,
+ * before anything walks them; an alias inside its own anchor is an error, not a cycle that
+ * leaks and loops; ordinary reuse of anchors still works. */
+static void test_alias_expansion_bounded(void **state) {
+  ts_buf b;
+  json_t *v;
+  (void)state;
+  ts_buf_init(&b, 0);
+  ts_buf_puts(&b, "a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+  for (char l = 'b'; l <= 'i'; l++)
+    ts_buf_printf(&b, "%c: &%c [*%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c, *%c]\n", l, l, l - 1, l - 1,
+                  l - 1, l - 1, l - 1, l - 1, l - 1, l - 1, l - 1);
+  expect_error(b.data, 0, "excessive aliasing");
+  ts_buf_free(&b);
+  expect_error("a: &a [*a]\n", 1, "alias *a is inside its own anchor (a recursive structure)");
+  expect_error("a: &a {b: {c: *a}}\n", 1, "alias *a is inside its own anchor");
+  v = one("base: &b {cpu: 1, mem: 2}\nx: {<<: *b, cpu: 3}\ny: [*b, *b, *b]\n");
+  assert_int_equal(json_integer_value(json_object_get(json_object_get(v, "x"), "cpu")), 3);
+  assert_int_equal(json_array_size(json_object_get(v, "y")), 3);
+  json_decref(v);
+}
+
+/* An invalid byte is reported where it is (libyaml gives offset, not line), and the documents
+ * before the one that holds it are kept. A string over IN_STRING_MAX is an error in YAML
+ * and in JSON. */
+static void test_bad_bytes_and_long_strings(void **state) {
+  const char *y = "kind: Pod\nmetadata: {name: a}\n---\nkind: Pod\nmetadata: {name: b}\n---\n"
+                  "kind: Pod\nmetadata: {name: \"c\xff\"}\n";
+  in_docs docs = {0};
+  ts_err e;
+  char *big;
+  json_t *v = NULL;
+  size_t n = IN_STRING_MAX + 10;
+  (void)state;
+  assert_int_equal(in_yaml_parse(y, strlen(y), &docs, &e), TS_EPARSE);
+  assert_string_equal(e.text, "line 8 column 20: invalid leading UTF-8 octet 0xFF");
+  assert_int_equal(docs.n, 2);
+  in_docs_free(&docs);
+  big = malloc(n + 32);
+  assert_non_null(big);
+  memcpy(big, "a: ", 3);
+  memset(big + 3, 'x', n);
+  big[n + 3] = '\0';
+  memset(&docs, 0, sizeof docs);
+  assert_int_equal(in_yaml_parse(big, strlen(big), &docs, &e), TS_EPARSE);
+  assert_non_null(strstr(e.text, "is longer than the limit of 4194304"));
+  in_docs_free(&docs);
+  big[0] = '"';
+  memset(big + 1, 'x', n);
+  big[n + 1] = '"', big[n + 2] = '\0';
+  assert_int_equal(in_json_parse(big, strlen(big), &v, &e), TS_EPARSE);
+  assert_non_null(strstr(e.text, "is longer than the limit of 4194304"));
+  assert_null(v);
+  free(big);
+}
+
+/* Links back to a directory (a -> ., b -> .) once made the walk read ~2^33 directories, and
+ * one such link loaded every file 33 times: each directory and file is read once. */
+static void test_load_path_links(void **state) {
+  char dir[] = "/tmp/tessera-cfg-XXXXXX", p[256], q[256];
+  seen s = {0};
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(p, sizeof p, "%s/a.yaml", dir);
+  write_file(p, "kind: Pod\nmetadata: {name: once}\n");
+  snprintf(p, sizeof p, "%s/a", dir);
+  assert_int_equal(symlink(".", p), 0);
+  snprintf(p, sizeof p, "%s/b", dir);
+  assert_int_equal(symlink(".", p), 0);
+  snprintf(p, sizeof p, "%s/sub", dir);
+  mkdir(p, 0700);
+  snprintf(p, sizeof p, "%s/sub/up", dir);
+  assert_int_equal(symlink("..", p), 0);
+  snprintf(p, sizeof p, "%s/sub/same.yaml", dir);
+  snprintf(q, sizeof q, "%s/a.yaml", dir);
+  assert_int_equal(symlink(q, p), 0);
+  assert_int_equal(in_load_path(dir, on_obj, on_err, &s), TS_OK);
+  assert_int_equal(s.n, 1);
+  assert_string_equal(s.names[0], "once");
+  assert_int_equal(s.errors, 0);
   snprintf(p, sizeof p, "rm -rf %s", dir);
   assert_int_equal(system(p), 0);
 }
@@ -354,12 +441,20 @@ static void test_tessera_errors(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_scalars),         cmocka_unit_test(test_structure_and_lines),
-      cmocka_unit_test(test_anchors_merge),   cmocka_unit_test(test_anchor_outlives_its_place),
-      cmocka_unit_test(test_errors),          cmocka_unit_test(test_load_path),
-      cmocka_unit_test(test_json_item_lines), cmocka_unit_test(test_tessera_defaults_and_example),
-      cmocka_unit_test(test_tessera_errors),  cmocka_unit_test(test_fair_sharing_strategies),
+      cmocka_unit_test(test_scalars),
+      cmocka_unit_test(test_structure_and_lines),
+      cmocka_unit_test(test_anchors_merge),
+      cmocka_unit_test(test_anchor_outlives_its_place),
+      cmocka_unit_test(test_errors),
+      cmocka_unit_test(test_load_path),
+      cmocka_unit_test(test_json_item_lines),
+      cmocka_unit_test(test_tessera_defaults_and_example),
+      cmocka_unit_test(test_tessera_errors),
+      cmocka_unit_test(test_fair_sharing_strategies),
       cmocka_unit_test(test_addresses),
+      cmocka_unit_test(test_alias_expansion_bounded),
+      cmocka_unit_test(test_bad_bytes_and_long_strings),
+      cmocka_unit_test(test_load_path_links),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
