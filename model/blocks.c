@@ -312,7 +312,17 @@ static int rq_cmp(const void *a, const void *b) {
   return (int)((const model_rq *)a)->id - (int)((const model_rq *)b)->id;
 }
 
-ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist *out) {
+/* The id of a name a tenant wrote: assigned only below MODEL_TENANT_RESOURCES. */
+static int tenant_resource_id(mdec *d, const char *name) {
+  int id;
+  for (id = 0; id < model_resource_count(); id++)
+    if (!strcmp(model_resource_name(id), name)) return id;
+  if (model_resource_count() < MODEL_TENANT_RESOURCES) return model_resource_id(name);
+  if (!d->unoffered) d->unoffered = ts_intern_cstr(name);
+  return MODEL_RES_UNOFFERED;
+}
+
+ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist *out, bool tenant) {
   ts_rc rc;
   json_t *obj = model__object(d, parent, key, &rc), *v;
   const char *k;
@@ -324,7 +334,7 @@ ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist 
   json_object_foreach(obj, k, v) {
     model_rq *r = &out->v[out->n];
     ts_quantity q;
-    int id = model_resource_id(k);
+    int id = tenant ? tenant_resource_id(d, k) : model_resource_id(k);
     size_t m2 = model__push_key(d, k);
     if (id < 0)
       return model__fail(d, TS_ELIMIT, "more than %d distinct resource names", MODEL_MAX_RESOURCES);
@@ -334,9 +344,18 @@ ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist 
     r->id = (uint16_t)id;
     if (model_resource_amount(id, &q, &r->v) != TS_OK)
       return model__fail(d, TS_EOVERFLOW, "is too large");
-    if (id >= MODEL_RES_FIRST_OTHER && !ts_quantity_is_integer(&q) && strchr(k, '/') &&
+    if (id >= MODEL_RES_UNOFFERED && !ts_quantity_is_integer(&q) && strchr(k, '/') &&
         strncmp(k, "hugepages-", 10) != 0)
       return model__fail(d, TS_EINVAL, "must be an integer");
+    if (id == MODEL_RES_UNOFFERED) { /* one entry for all of them */
+      uint32_t j = 0;
+      while (j < out->n && out->v[j].id != MODEL_RES_UNOFFERED) j++;
+      if (j < out->n) {
+        out->v[j].v = ts_add_sat(out->v[j].v, r->v);
+        model__pop(d, m2);
+        continue;
+      }
+    }
     out->n++;
     model__pop(d, m2);
   }

@@ -515,6 +515,7 @@ ts_rc model_decode(json_t *json, const model_decode_opts *opts, model_obj **out,
   mdec d = {0};
   model_obj *o;
   ts_rc rc;
+  int mark;
   *out = NULL;
   if (!json_is_object(json)) return ts_err_set(err, TS_EINVAL, "object: must be a JSON object");
   api_version = json_string_value(json_object_get(json, "apiVersion"));
@@ -528,10 +529,12 @@ ts_rc model_decode(json_t *json, const model_decode_opts *opts, model_obj **out,
   if (!o) return ts_err_set(err, TS_ENOMEM, "out of memory");
   o->kind = mk;
   o->api_version = ts_intern_cstr(api_version);
+  mark = model_resource_count();
   rc = decode_meta(&d, json, o, apis[mk].namespaced);
   if (rc == TS_OK) rc = k->decode(&d, json, o);
   if (rc != TS_OK) {
     model_obj_free(o);
+    model__resource_rollback(mark); /* a rejected object leaves no resource names behind */
     return rc;
   }
   *out = o;

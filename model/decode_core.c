@@ -40,8 +40,8 @@ static ts_rc container_requests(mdec *d, json_t *c, racc *out) {
   memset(out, 0, sizeof *out);
   if (rc != TS_OK || !res) return rc;
   mark = model__push(d, "resources");
-  if ((rc = model__resource_map(d, res, "requests", &req)) == TS_OK &&
-      (rc = model__resource_map(d, res, "limits", &lim)) == TS_OK) {
+  if ((rc = model__resource_map(d, res, "requests", &req, true)) == TS_OK &&
+      (rc = model__resource_map(d, res, "limits", &lim, true)) == TS_OK) {
     for (uint32_t i = 0; i < lim.n; i++) out->v[lim.v[i].id] = lim.v[i].v;
     for (uint32_t i = 0; i < req.n; i++) out->v[req.v[i].id] = req.v[i].v;
     for (uint32_t i = 0; i < req.n; i++) {
@@ -103,7 +103,7 @@ static ts_rc pod_requests(mdec *d, json_t *spec, model_rlist *out) {
     model_rlist over = {0};
     if (!racc_add(sum, side, &which)) rc = overflow(d, which);
     racc_max(sum, init);
-    if (rc == TS_OK) rc = model__resource_map(d, spec, "overhead", &over);
+    if (rc == TS_OK) rc = model__resource_map(d, spec, "overhead", &over, true);
     for (uint32_t k = 0; k < over.n && rc == TS_OK; k++)
       if (!ts_add_ok(sum->v[over.v[k].id], over.v[k].v, &sum->v[over.v[k].id]))
         rc = overflow(d, over.v[k].id);
@@ -228,6 +228,7 @@ static ts_rc pod_spec(mdec *d, json_t *spec, model_pod *p) {
     return rc;
   p->has_priority = has;
   p->preempt_never = policy == 1;
+  p->unoffered = d->unoffered;
   if (p->node_name && !*p->node_name) p->node_name = NULL;
   return TS_OK;
 }
@@ -325,8 +326,8 @@ ts_rc model__decode_node(mdec *d, json_t *root, model_obj *o) {
   status = model__object(d, root, "status", &rc);
   if (rc != TS_OK || !status) return rc;
   mark = model__push(d, "status");
-  rc = model__resource_map(d, status, "allocatable", &alloc);
-  if (rc == TS_OK && !alloc.n) rc = model__resource_map(d, status, "capacity", &alloc);
+  rc = model__resource_map(d, status, "allocatable", &alloc, false);
+  if (rc == TS_OK && !alloc.n) rc = model__resource_map(d, status, "capacity", &alloc, false);
   for (uint32_t i = 0; i < alloc.n; i++) n->alloc[alloc.v[i].id] = alloc.v[i].v;
   ts_free(alloc.v);
   if (rc == TS_OK) rc = conditions(d, status, &conds, &nconds);

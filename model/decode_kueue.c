@@ -342,7 +342,7 @@ ts_rc model__decode_pod_group(mdec *d, json_t *root, model_obj *o) {
   if (!spec) return model__fail(d, TS_EINVAL, "spec.minMember: is required");
   mark = model__push(d, "spec");
   if ((rc = model__int32(d, spec, "minMember", &g->min_member, &has)) ||
-      (rc = model__resource_map(d, spec, "minResources", &g->min_resources)) ||
+      (rc = model__resource_map(d, spec, "minResources", &g->min_resources, true)) ||
       (rc = model__int32(d, spec, "scheduleTimeoutSeconds", &g->schedule_timeout_seconds, NULL)))
     return rc;
   if (!has || g->min_member < 1) return model__fail_at(d, "minMember", "must be at least 1");

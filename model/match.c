@@ -108,7 +108,12 @@ static void res_init(void) {
   res_names[MODEL_RES_MEMORY] = ts_intern_cstr("memory");
   res_names[MODEL_RES_EPHEMERAL] = ts_intern_cstr("ephemeral-storage");
   res_names[MODEL_RES_PODS] = ts_intern_cstr("pods");
+  res_names[MODEL_RES_UNOFFERED] = ts_intern_cstr("a resource no node offers");
   res_count = MODEL_RES_FIRST_OTHER;
+}
+
+void model__resource_rollback(int count) {
+  if (count >= MODEL_RES_FIRST_OTHER && count < res_count) res_count = count;
 }
 
 int model_resource_id(const char *name) {

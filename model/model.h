@@ -176,20 +176,29 @@ const model_taint *model_untolerated_taint(const model_taint *taints, uint32_t n
 /* ---- resources ------------------------------------------------------------------------- */
 
 #define MODEL_MAX_RESOURCES 64
+/* Pods (and what tenants write: job templates, PodGroups) give new resource names ids only
+ * while fewer than this many are in use; the rest stay for Nodes, ClusterQueues and the
+ * configuration, so that a tenant naming dozens of made-up resources cannot stop Nodes from
+ * loading. A name a tenant writes beyond it counts as MODEL_RES_UNOFFERED. */
+#define MODEL_TENANT_RESOURCES 40
 
-/* Resource names get small process-wide ids; these four always exist. Values are in the
+/* Resource names get small process-wide ids; these five always exist. Values are in the
  * units kube-scheduler compares: cpu in millicores, everything else in whole units
- * (Quantity.Value(), rounded up). */
+ * (Quantity.Value(), rounded up). MODEL_RES_UNOFFERED stands for resources pods request that
+ * got no id of their own: no node offers it (a node's would have an id), so a pod requesting
+ * some fits nowhere, and the pod's `unoffered` says which. */
 enum {
   MODEL_RES_CPU,
   MODEL_RES_MEMORY,
   MODEL_RES_EPHEMERAL,
   MODEL_RES_PODS,
+  MODEL_RES_UNOFFERED,
   MODEL_RES_FIRST_OTHER
 };
 
 /* Returns the id of a resource name, assigning one on first use; -1 when more than
- * MODEL_MAX_RESOURCES distinct names have been seen. */
+ * MODEL_MAX_RESOURCES distinct names have been seen. For names from Nodes, ClusterQueues and
+ * the configuration; a decode that fails gives back the ids it assigned. */
 int model_resource_id(const char *name);
 const char *model_resource_name(int id); /* interned; NULL for an unused id */
 int model_resource_count(void);          /* ids in use */
@@ -286,6 +295,8 @@ typedef struct model_pod {
   model_condition *conditions;            /* owned: status.conditions */
   uint32_t nconditions;                   /* entries */
   int64_t start_ns;                       /* status.startTime, 0 when absent */
+  const char *unoffered;                  /* interned: a resource requested under
+                                             MODEL_RES_UNOFFERED, or NULL */
   /* maintained by the model */
   struct model_node *node; /* read-only: the node it is bound to, when known and counted */
   ts_list node_link;       /* private: in the bucket of pods of node_name */

@@ -35,6 +35,7 @@ typedef struct mdec {
   const char *version;           /* API version part: "v1", "v1beta1", "v1beta2", ... */
   char path[MD_PATH_MAX];        /* current field path, "spec.devices.requests[0]" */
   size_t plen;                   /* strlen(path) */
+  const char *unoffered;         /* interned: the first resource counted as MODEL_RES_UNOFFERED */
 } mdec;
 
 /* Field paths: each push returns a mark to pop back to. */
@@ -86,7 +87,11 @@ ts_rc model__node_selector(mdec *d, json_t *parent, const char *key, model_node_
 ts_rc model__taints(mdec *d, json_t *parent, const char *key, model_taint **out, uint32_t *n);
 ts_rc model__tolerations(mdec *d, json_t *parent, const char *key, model_toleration **out,
                          uint32_t *n);
-ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist *out);
+/* A map of resource quantities; tenant: the names come from what a tenant writes (see
+ * MODEL_TENANT_RESOURCES). */
+ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist *out, bool tenant);
+/* Gives back resource ids assigned after model_resource_count() was count (a failed decode). */
+void model__resource_rollback(int count);
 /* Allocates a zeroed array of n elements of size sz (n may be 0: returns NULL, TS_OK). */
 ts_rc model__alloc_array(mdec *d, size_t n, size_t sz, void **out);
 

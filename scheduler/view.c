@@ -289,7 +289,10 @@ static void node_reasons(sched_view *v, const sched_pending *pp, uint32_t node, 
     if (p->requests.v[i].id == MODEL_RES_PODS)
       snprintf(text, sizeof text, "Too many pods");
     else
-      snprintf(text, sizeof text, "Insufficient %s", model_resource_name(p->requests.v[i].id));
+      snprintf(text, sizeof text, "Insufficient %s",
+               p->requests.v[i].id == MODEL_RES_UNOFFERED && p->unoffered
+                   ? p->unoffered
+                   : model_resource_name(p->requests.v[i].id));
     hist_add(h, text);
     short_of = true;
   }

@@ -876,6 +876,44 @@ static void test_hostile_amounts(void **state) {
   model_free(m);
 }
 
+/* A rejected object leaves no resource names behind, and a tenant's pod naming dozens of
+ * made-up resources cannot take the ids Nodes need (it once took all 64, and every later Node
+ * naming a new resource was refused). */
+static void test_resource_name_flood(void **state) {
+  model *m = model_new();
+  ts_buf b;
+  int before = model_resource_count();
+  const model_pod *p;
+  const model_node *n;
+  (void)state;
+  ts_buf_init(&b, 0);
+  ts_buf_puts(&b, "apiVersion: v1\nkind: Pod\nmetadata: {name: bad, namespace: t}\nspec:\n"
+                  "  containers:\n  - resources:\n      requests:\n");
+  for (int i = 0; i < 20; i++) ts_buf_printf(&b, "        flood.example/rejected-%d: \"1\"\n", i);
+  ts_buf_puts(&b, "        cpu: one\n");
+  assert_int_equal(apply(m, b.data, MODEL_ADDED), TS_EINVAL);
+  assert_int_equal(model_resource_count(), before);
+  ts_buf_reset(&b);
+  ts_buf_puts(&b, "apiVersion: v1\nkind: Pod\nmetadata: {name: flood, namespace: t}\nspec:\n"
+                  "  containers:\n  - resources:\n      requests:\n");
+  for (int i = 0; i < 61; i++) ts_buf_printf(&b, "        flood.example/r%d: \"1\"\n", i);
+  assert_int_equal(apply(m, b.data, MODEL_ADDED), TS_OK);
+  assert_true(model_resource_count() <= MODEL_TENANT_RESOURCES);
+  p = (const model_pod *)model_get(m, MODEL_POD, "t", "flood");
+  assert_non_null(p->unoffered);
+  assert_true(model_rlist_get(&p->requests, MODEL_RES_UNOFFERED) > 0);
+  assert_int_equal(apply(m,
+                         "apiVersion: v1\nkind: Node\nmetadata: {name: accel}\nstatus: "
+                         "{allocatable: {vendor.example/new-accelerator: \"2\"}}\n",
+                         MODEL_ADDED),
+                   TS_OK);
+  n = (const model_node *)model_get(m, MODEL_NODE, NULL, "accel");
+  assert_int_equal(n->alloc[model_resource_id("vendor.example/new-accelerator")], 2);
+  assert_int_equal(n->alloc[MODEL_RES_UNOFFERED], 0);
+  ts_buf_free(&b);
+  model_free(m);
+}
+
 static void test_store(void **state) {
   model *m = model_new();
   model_node *n;
@@ -991,6 +1029,7 @@ int main(void) {
       cmocka_unit_test(test_default_priority),
       cmocka_unit_test(test_claim_assume),
       cmocka_unit_test(test_hostile_amounts),
+      cmocka_unit_test(test_resource_name_flood),
       cmocka_unit_test(test_alloc_failures),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
