@@ -127,6 +127,7 @@ int cmd_check(int argc, char **argv) {
     }
   }
   cmd_validate_priorities(c.m, &c.errors, false); /* against the PriorityClasses read */
+  cmd_queue_problems(c.m, &c.errors);             /* the files read as one cluster */
   model_free(c.m);
   if (paths) printf("%d objects checked, %d errors\n", c.objects, c.errors);
   if (!paths && argc == 0) {

@@ -39,6 +39,11 @@ uint64_t health_server_refused(const health_server *h);
  * in m, the Priority admission on its pods (model_validate_priority), the refused pods removed
  * from m when remove. */
 size_t cmd_validate(json_t *obj, const char *at, int *errors);
+/* The problems of m's Kueue objects that make queues inactive (cohort cycles, chains deeper
+ * than the limit, missing flavors, LocalQueues naming no ClusterQueue), each printed as a load
+ * error ("file:line: ClusterQueue x: field: message") and counted in *errors; returns how
+ * many. A stopped queue (stopPolicy) is the administrator's choice, not a problem. */
+size_t cmd_queue_problems(const model *m, int *errors);
 void cmd_validate_priorities(model *m, int *errors, bool remove);
 
 /* expect.c: checks a replay's decisions against expectations (YAML); prints one line per

@@ -257,6 +257,7 @@ int cmd_replay(int argc, char **argv) {
   if (!(r.m = model_new())) goto fail_cel;
   if (in_load_path(a.path, on_object, on_error, &r) != TS_OK) goto fail_model;
   cmd_validate_priorities(r.m, &r.errors, true); /* pods the Priority admission refuses */
+  cmd_queue_problems(r.m, &r.errors);            /* queues that cannot admit anything */
   for (int k = 0; k < MODEL_KIND_COUNT; k++)     /* the snapshot is all there is to know */
     if (!model_count(r.m, (model_kind)k)) model_set_seen(r.m, (model_kind)k, false);
   if (!(state = sched_state_new())) {

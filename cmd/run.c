@@ -124,6 +124,17 @@ static void w_unschedulable(void *ud, const char *ns, const char *name, const ch
   kc_event_emit(w, ns, name, uid, "Warning", "FailedScheduling", message);
 }
 
+/* A problem of the Kueue objects: logged, and a Warning Event about the object it names. */
+static void w_queue_problem(void *ud, const model_obj *about, const char *problem) {
+  runner *r = ud;
+  ts_log(TS_LOG_WARN, "Kueue objects: %s", problem);
+  if (about) {
+    kc_object_ref ref = {about->api_version, model_kind_name(about->kind), about->ns, about->name,
+                         about->uid};
+    kc_event_about(r->writer, &ref, "Warning", "InvalidConfiguration", problem);
+  }
+}
+
 /* ---- the loop ----------------------------------------------------------------------------- */
 
 static void on_tick(uv_timer_t *t) {
@@ -323,7 +334,7 @@ int cmd_run(int argc, char **argv) {
     goto fail_cel;
   }
   identity = identity_of(&a, hostname, sizeof hostname);
-  w = (live_writer){w_reserve, w_unreserve, w_bind, w_evict, w_unschedulable, &r};
+  w = (live_writer){w_reserve, w_unreserve, w_bind, w_evict, w_unschedulable, w_queue_problem, &r};
   if (!(r.l = live_new(&t.sched, &w))) goto fail_auth;
   r.loop = uv_default_loop();
   if (!(r.client = kc_client_new(r.loop, &auth, &err))) {

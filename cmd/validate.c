@@ -46,3 +46,25 @@ void cmd_validate_priorities(model *m, int *errors, bool remove) {
     model_remove(m, MODEL_POD, refused.v[i]->ns, refused.v[i]->name);
   ts_vec_free(&refused);
 }
+
+size_t cmd_queue_problems(const model *m, int *errors) {
+  q_tree *t = NULL;
+  const char *const *p;
+  ts_err err;
+  size_t n = 0;
+  ts_err_clear(&err);
+  if (q_tree_build(m, &t, &err) != TS_OK) {
+    fprintf(stderr, "queues: %s\n", err.text);
+    (*errors)++;
+    return 1;
+  }
+  for (size_t i = 0, np = q_tree_problems(t, &p); i < np; i++) {
+    const model_obj *o = q_problem_object(m, p[i]);
+    const char *at = o ? o->origin : NULL;
+    fprintf(stderr, "%s%s%s\n", at ? at : "", at ? ": " : "", p[i]);
+    n++;
+  }
+  *errors += (int)n;
+  q_tree_free(t);
+  return n;
+}

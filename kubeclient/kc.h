@@ -254,9 +254,19 @@ void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, co
 void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
                           const char *message, kc_write_cb cb, void *ud);
 /* An events.k8s.io/v1 Event about a pod, at most one per pod per interval and 10 per second
- * overall (burst 25); fire and forget. */
+ * overall (burst 25); fire and forget. The note is cut to KC_EVENT_NOTE_MAX bytes (the API
+ * server refuses longer ones). */
 void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
                    const char *type, const char *reason, const char *note);
+#define KC_EVENT_NOTE_MAX 1024
+/* An object an Event is about (borrowed for the call); ns NULL or "" for a cluster-scoped one,
+ * whose Events go to the namespace "default" as kube-scheduler's do. */
+typedef struct kc_object_ref {
+  const char *api_version, *kind, *ns, *name, *uid;
+} kc_object_ref;
+/* kc_event_emit about any object. */
+void kc_event_about(kc_writer *w, const kc_object_ref *about, const char *type, const char *reason,
+                    const char *note);
 /* Evicts the pod through the Eviction API (PodDisruptionBudgets hold: 429 is TS_EBUDGET);
  * once it is accepted, a "Preempted" Event about the pod says why (reason, may be NULL). */
 void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, const char *reason,

@@ -399,17 +399,31 @@ static void on_event(void *ud, const kc_response *r) {
   finish(o, r->status == 409 && o->lost ? TS_OK : classify(r->status), r);
 }
 
-void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
-                   const char *type, const char *reason, const char *note) {
+/* note cut to the API server's limit for Event notes (1 KiB), at a UTF-8 boundary. */
+static void event_note(const char *note, char *out, size_t cap) {
+  size_t n = strlen(note ? note : "");
+  if (n > KC_EVENT_NOTE_MAX) {
+    n = KC_EVENT_NOTE_MAX - 3;
+    while (n && ((unsigned char)note[n] & 0xC0) == 0x80) n--;
+    snprintf(out, cap, "%.*s...", (int)n, note);
+  } else {
+    snprintf(out, cap, "%s", note ? note : "");
+  }
+}
+
+void kc_event_about(kc_writer *w, const kc_object_ref *about, const char *type, const char *reason,
+                    const char *note) {
   uint64_t now = uv_now(w->c->loop);
+  const char *uid = about->uid && *about->uid ? about->uid : NULL;
+  const char *ns = about->ns && *about->ns ? about->ns : "default"; /* cluster-scoped: default */
   last_event *e = uid ? ts_map_get(&w->last_event, uid, strlen(uid)) : NULL;
   op *o;
-  char path[KC_PATH_MAX], when[64];
+  char path[KC_PATH_MAX], when[64], text[KC_EVENT_NOTE_MAX + 1];
   json_t *b;
   w->tokens += (double)(now - w->tokens_at) / 1000.0 * EVENT_RATE;
   if (w->tokens > EVENT_BURST) w->tokens = EVENT_BURST;
   w->tokens_at = now;
-  if (e && now - e->at < (uint64_t)w->event_interval) return; /* one per pod per interval */
+  if (e && now - e->at < (uint64_t)w->event_interval) return; /* one per object per interval */
   if (w->tokens < 1 || !w->gate->open) return;                /* the global budget */
   if (!e && uid) {
     size_t n = strlen(uid);
@@ -423,18 +437,27 @@ void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *u
   w->tokens -= 1;
   if (!(o = new_op(w, "create events", ignore, NULL))) return;
   snprintf(o->ns, sizeof o->ns, "%s", ns);
-  event_name(name, o->name, sizeof o->name);
+  event_name(about->name, o->name, sizeof o->name);
   kc__now_rfc3339(when, sizeof when, true);
+  event_note(note, text, sizeof text);
   b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
-                "s:{s:s, s:s, s:s, s:s, s:s}}",
+                "s:{s:s, s:s, s:s, s:s}}",
                 "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name", o->name,
                 "namespace", ns, "eventTime", when, "reportingController", "tessera",
                 "reportingInstance", w->identity, "action", "Scheduling", "reason", reason, "note",
-                note ? note : "", "type", type, "regarding", "apiVersion", "v1", "kind", "Pod",
-                "name", name, "namespace", ns, "uid", uid ? uid : "");
+                text, "type", type, "regarding", "apiVersion", about->api_version, "kind",
+                about->kind, "name", about->name, "uid", uid ? uid : "");
+  if (b && about->ns && *about->ns)
+    json_object_set_new(json_object_get(b, "regarding"), "namespace", json_string(about->ns));
   snprintf(path, sizeof path, "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
   if (send_req(o, "POST", path, b, NULL, on_event)) w->events_sent++;
   json_decref(b);
+}
+
+void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
+                   const char *type, const char *reason, const char *note) {
+  kc_object_ref pod = {"v1", "Pod", ns, name, uid};
+  kc_event_about(w, &pod, type, reason, note);
 }
 
 /* ---- eviction ---------------------------------------------------------------------------------

@@ -64,6 +64,7 @@ struct live {
   sched_state *state;      /* what cycles remember */
   ts_map assumed_pods;     /* pod uid (owned key) -> interned node name */
   ts_map reported;         /* pod uid (owned key) -> owned message last reported */
+  ts_map problems;         /* queue problem (owned key) -> (void *)cycle it was last seen */
   bool dirty;              /* something changed since the last cycle */
   live_stats st;           /* counters */
 };
@@ -128,6 +129,7 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
   l->w = *writer;
   ts_map_init(&l->assumed_pods);
   ts_map_init(&l->reported);
+  ts_map_init(&l->problems);
   if (!(l->m = model_new()) || !(l->state = sched_state_new())) {
     live_free(l);
     return NULL;
@@ -139,6 +141,7 @@ void live_free(live *l) {
   if (!l) return;
   oclear(&l->assumed_pods, NULL);
   oclear(&l->reported, ts_free);
+  oclear(&l->problems, NULL);
   sched_state_free(l->state);
   model_free(l->m);
   ts_free(l);
@@ -431,6 +434,30 @@ static double clock_s(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
+/* Reports the problems of the Kueue objects that are new this cycle, and forgets those gone so
+ * that one coming back is reported again. */
+static void report_problems(live *l, const sched_result *res) {
+  uintptr_t cycle = (uintptr_t)l->st.cycles;
+  size_t it = 0;
+  const ts_map_slot *s;
+  TS_VEC(oentry *) gone = {0};
+  l->st.queue_problems = res->nproblems;
+  for (size_t i = 0; i < res->nproblems; i++) {
+    void *old = NULL;
+    bool known = ts_map_get(&l->problems, res->problems[i], strlen(res->problems[i])) != NULL;
+    if (oput(&l->problems, res->problems[i], (void *)cycle, &old) != TS_OK) continue;
+    if (!known && l->w.queue_problem)
+      l->w.queue_problem(l->w.ud, q_problem_object(l->m, res->problems[i]), res->problems[i]);
+  }
+  while (ts_map_next(&l->problems, &it, &s))
+    if ((uintptr_t)((oentry *)s->value)->value != cycle) (void)ts_vec_push(&gone, s->value);
+  for (size_t i = 0; i < gone.n; i++) {
+    ts_map_del(&l->problems, gone.v[i]->key, strlen(gone.v[i]->key));
+    ts_free(gone.v[i]);
+  }
+  ts_vec_free(&gone);
+}
+
 ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   sched_result res;
   gang_op **gangs = NULL;
@@ -451,6 +478,7 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
     sched_result_free(&res);
     return ts_err_set(err, rc, "out of memory");
   }
+  report_problems(l, &res);
   /* Pending reports and evictions first: binds change the model the decisions point into. */
   for (size_t i = 0; i < res.ndecisions; i++) {
     if (res.decisions[i].kind == SCHED_PENDING) report_pending(l, &res.decisions[i]);
@@ -481,6 +509,9 @@ ts_rc live_metrics(const live *l, ts_buf *out) {
       {"tessera_writes_inflight", "gauge", "Writes in flight.", offsetof(live_stats, inflight)},
       {"tessera_pending_pods", "gauge", "Pods the last cycle left pending.",
        offsetof(live_stats, pending)},
+      {"tessera_queue_problems", "gauge",
+       "Problems of the Kueue objects (cohort cycles, missing flavors) in the last cycle.",
+       offsetof(live_stats, queue_problems)},
   };
   ts_rc rc = TS_OK;
   for (size_t i = 0; rc == TS_OK && i < sizeof counters / sizeof *counters; i++) {

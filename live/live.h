@@ -48,20 +48,25 @@ typedef struct live_writer {
    * writer). */
   void (*unschedulable)(void *ud, const char *ns, const char *name, const char *uid,
                         const char *message);
+  /* Fire and forget, once per problem while it lasts: a problem of the Kueue objects that
+   * makes ClusterQueues inactive (sched_result.problems); about is the object it names (NULL
+   * for an implicit cohort). */
+  void (*queue_problem)(void *ud, const model_obj *about, const char *problem);
   void *ud; /* passed to every call */
 } live_writer;
 
 typedef struct live_stats {
-  uint64_t cycles;        /* cycles run */
-  uint64_t bound;         /* binds that landed */
-  uint64_t rolled_back;   /* pods whose assumed placement was rolled back */
-  uint64_t evicted;       /* evictions that landed */
-  uint64_t unschedulable; /* PodScheduled=False updates issued */
-  uint64_t writes;        /* writes issued */
-  uint64_t inflight;      /* writes in flight now */
-  uint64_t pending;       /* pods the last cycle left pending */
-  double last_cycle_s;    /* how long the last cycle took */
-  double cycle_s_total;   /* time spent in cycles */
+  uint64_t cycles;         /* cycles run */
+  uint64_t bound;          /* binds that landed */
+  uint64_t rolled_back;    /* pods whose assumed placement was rolled back */
+  uint64_t evicted;        /* evictions that landed */
+  uint64_t unschedulable;  /* PodScheduled=False updates issued */
+  uint64_t writes;         /* writes issued */
+  uint64_t inflight;       /* writes in flight now */
+  uint64_t pending;        /* pods the last cycle left pending */
+  uint64_t queue_problems; /* problems of the Kueue objects in the last cycle */
+  double last_cycle_s;     /* how long the last cycle took */
+  double cycle_s_total;    /* time spent in cycles */
 } live_stats;
 
 /* A new loop over an empty model. cfg (borrowed, must outlive the loop) is the scheduling

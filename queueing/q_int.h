@@ -59,6 +59,8 @@ typedef struct q__cq {
   uint32_t ngroups;                     /* entries */
   int8_t group_of[MODEL_MAX_RESOURCES]; /* resource id -> group index, -1 when not covered */
   const char *inactive;                 /* why it is inactive (tree arena), or NULL */
+  const char *problem;                  /* the problem that made it so, without "ClusterQueue
+                                           NAME: " (in t->problems), or NULL */
   TS_VEC(q__adm *) adm;                 /* admitted workloads charged here, unordered */
   uint64_t removed;                     /* admitted workloads removed since the build */
 } q__cq;

@@ -165,15 +165,18 @@ typedef struct q_tree q_tree;
 
 /* Builds the quota tree from the Kueue objects of m (borrowed: m must outlive the tree and
  * its Kueue objects stay unchanged). Problems in the objects (a cohort cycle, a missing
- * flavor, a stopped queue) do not fail the build: the ClusterQueues concerned become
- * inactive and each problem is recorded (q_tree_problems). Returns new in *out; fails only
- * when out of memory. Cost: O(objects + queues x flavor-resources). */
+ * flavor) do not fail the build: the ClusterQueues concerned become inactive and each problem
+ * is recorded (q_tree_problems). A stopped queue is inactive too, but no problem. Returns new in
+ * *out; fails only when out of memory. Cost: O(objects + queues x flavor-resources). */
 ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err);
 void q_tree_free(q_tree *t); /* NULL is a no-op; the admitted workloads stay the caller's */
 
 /* The problems found while building, each naming the object and field, e.g.
  * "Cohort a: spec.parentName: cycle a -> b -> a". Borrowed, valid until q_tree_free. */
 size_t q_tree_problems(const q_tree *t, const char *const **out);
+/* The object a problem names ("ClusterQueue x: ...", "LocalQueue ns/x: ...") in m, or NULL
+ * (an implicit cohort has no object). */
+const model_obj *q_problem_object(const model *m, const char *problem);
 /* TS_OK when there is no problem, else TS_EINVAL with the first problem in err. */
 ts_rc q_tree_check(const q_tree *t, ts_err *err);
 
@@ -205,6 +208,10 @@ ts_rc q_tree_usage(const q_tree *t, const char *cq, const char *flavor, int reso
 double q_tree_share(const q_tree *t, const char *cq);
 /* True when the ClusterQueue exists and is active. */
 bool q_tree_cq_active(const q_tree *t, const char *cq);
+/* Why the ClusterQueue is inactive, as Kueue's condition reason ("FlavorNotFound",
+ * "CohortCycle", "Stopped"), and in *problem (may be NULL) the problem that made it so without
+ * its "ClusterQueue NAME: " (borrowed from t); NULL when it is active or unknown. */
+const char *q_tree_cq_inactive(const q_tree *t, const char *cq, const char **problem);
 
 /* ---- pending workloads ----------------------------------------------------------------- */
 
@@ -219,6 +226,8 @@ typedef enum q_queued {
   Q_NO_CLUSTER_QUEUE, /* its LocalQueue points to a missing ClusterQueue (waits) */
   Q_HELD,             /* its LocalQueue is stopped (stopPolicy Hold or HoldAndDrain) */
 } q_queued;
+/* The ClusterQueue a workload's LocalQueue points to in t (interned), or NULL. */
+const char *q_tree_cq_of(const q_tree *t, const q_workload *wl);
 
 /* Adds a pending workload (borrowed until removed) to the queue of the ClusterQueue its
  * LocalQueue points to in t. A workload that cannot be queued yet is remembered and placed by

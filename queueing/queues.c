@@ -180,6 +180,15 @@ static q_queued resolve(const q_tree *t, const q_workload *wl, q__cq **cq) {
   return Q_QUEUED;
 }
 
+const char *q_tree_cq_of(const q_tree *t, const q_workload *wl) {
+  char key[512];
+  const q__lq *lq;
+  if (!wl->local_queue) return NULL;
+  snprintf(key, sizeof key, "%s/%s", wl->ns ? wl->ns : "", wl->local_queue);
+  lq = ts_map_get(&t->lq_by_key, key, strlen(key));
+  return lq ? lq->cq : NULL;
+}
+
 static ts_rc set_where(q_queues *qs, const q_workload *wl, cqq *q) {
   return ts_map_put(&qs->where, wl->key, strlen(wl->key), q, NULL);
 }

@@ -53,6 +53,30 @@ static ts_rc problem(q_tree *t, const char *fmt, ...) {
   return TS_OK;
 }
 
+/* Makes cq inactive for reason (a Kueue condition reason), the last problem recorded saying
+ * why. */
+static void deactivate(q_tree *t, q__cq *cq, const char *reason) {
+  const char *last = t->problems.n ? t->problems.v[t->problems.n - 1] : NULL;
+  size_t skip = strlen("ClusterQueue ") + strlen(cq->node.name) + 2;
+  cq->node.active = false;
+  cq->inactive = reason;
+  if (!cq->problem && last && strlen(last) > skip) cq->problem = last + skip;
+}
+
+const model_obj *q_problem_object(const model *m, const char *problem) {
+  char kind[64], key[600];
+  const char *slash;
+  model_kind k;
+  if (sscanf(problem, "%63s %599[^:]", kind, key) != 2) return NULL;
+  if ((k = model_kind_of(kind)) == MODEL_KIND_COUNT) return NULL;
+  if ((slash = strchr(key, '/'))) {
+    char ns[300];
+    snprintf(ns, sizeof ns, "%.*s", (int)(slash - key), key);
+    return model_get(m, k, ns, slash + 1);
+  }
+  return model_get(m, k, NULL, key);
+}
+
 size_t q_tree_problems(const q_tree *t, const char *const **out) {
   *out = (const char *const *)t->problems.v;
   return t->problems.n;
@@ -242,13 +266,14 @@ static ts_rc cq_check_flavors(q_tree *t, q__cq *cq) {
   for (uint32_t g = 0; g < cq->ngroups; g++)
     for (uint32_t f = 0; f < cq->groups[g].nflavors; f++) {
       uint16_t fi = cq->groups[g].flavors[f];
+      ts_rc rc;
       if (t->fobj[fi]) continue;
-      cq->node.active = false;
-      cq->inactive = "FlavorNotFound";
-      return problem(t,
-                     "ClusterQueue %s: spec.resourceGroups[%u].flavors[%u].name: ResourceFlavor "
-                     "\"%s\" not found",
-                     cq->node.name, g, f, t->fname[fi]);
+      rc = problem(t,
+                   "ClusterQueue %s: spec.resourceGroups[%u].flavors[%u].name: ResourceFlavor "
+                   "\"%s\" not found",
+                   cq->node.name, g, f, t->fname[fi]);
+      if (rc == TS_OK) deactivate(t, cq, "FlavorNotFound");
+      return rc;
     }
   return TS_OK;
 }
@@ -266,12 +291,12 @@ static ts_rc cq_add(q_tree *t, const model_cluster_queue *o) {
   if ((rc = set_quotas(t, &cq->node, what, o->groups, o->ngroups))) return rc;
   if (o->cohort && (rc = cohort_ensure(t, o->cohort, NULL, &cq->node.parent))) return rc;
   if ((rc = cq_check_flavors(t, cq)) != TS_OK) return rc;
-  if (o->stop_policy != MODEL_STOP_NONE) {
+  if (o->stop_policy != MODEL_STOP_NONE) { /* the administrator's choice, not a problem */
+    char why[64];
+    snprintf(why, sizeof why, "spec.stopPolicy: %s: the queue is stopped", stop[o->stop_policy]);
     cq->node.active = false;
     cq->inactive = "Stopped";
-    if ((rc = problem(t, "ClusterQueue %s: spec.stopPolicy: %s: the queue is stopped",
-                      cq->node.name, stop[o->stop_policy])))
-      return rc;
+    if (!(cq->problem = ts_arena_strndup(&t->arena, why, strlen(why)))) return TS_ENOMEM;
   }
   cq->node.index = t->ncqs;
   t->cqs[t->ncqs++] = cq;
@@ -415,11 +440,10 @@ static ts_rc propagate_inactive(q_tree *t) {
     const q__node *p = cq->node.parent;
     while (p && p->active) p = p->parent;
     if (!p || !cq->node.active) continue;
-    cq->node.active = false;
-    cq->inactive = "CohortCycle";
     ts_rc rc = problem(t, "ClusterQueue %s: %s: cohort \"%s\" is in or under a cycle",
                        cq->node.name, cohort_field(cq->obj), cq->obj->cohort);
     if (rc != TS_OK) return rc;
+    deactivate(t, cq, "CohortCycle");
   }
   return TS_OK;
 }
@@ -593,6 +617,12 @@ double q_tree_share(const q_tree *t, const char *cq) {
 bool q_tree_cq_active(const q_tree *t, const char *cq) {
   q__cq *q = q__cq_get(t, cq);
   return q && q->node.active;
+}
+
+const char *q_tree_cq_inactive(const q_tree *t, const char *cq, const char **problem) {
+  q__cq *q = q__cq_get(t, cq);
+  if (problem) *problem = q && !q->node.active ? q->problem : NULL;
+  return q && !q->node.active ? q->inactive : NULL;
 }
 
 int32_t q_priority(const model *m, const char *wpc, const char *pc) {

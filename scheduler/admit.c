@@ -606,6 +606,17 @@ static ts_rc apply_round(admit *ad, const q_result *res, size_t *moved) {
   return TS_OK;
 }
 
+/* A workload whose ClusterQueue is inactive never reaches the head: say why (Kueue's condition
+ * reason and the problem behind it), or NULL when its queue is active. */
+static const char *inactive_queue(admit *ad, const qgang *q) {
+  const char *cq = q_tree_cq_of(ad->tree, &q->wl), *problem = NULL, *reason;
+  char buf[900];
+  if (!cq || !(reason = q_tree_cq_inactive(ad->tree, cq, &problem))) return NULL;
+  snprintf(buf, sizeof buf, "ClusterQueue %s is inactive (%s): %s", cq, reason,
+           problem ? problem : "see tessera check");
+  return keep(ad, "%s", buf, NULL);
+}
+
 /* Workloads left without a decision after the last round: the last reason Kueue gave while
  * it was a head, else that it waits in its queue. */
 static ts_rc decide_rest(admit *ad) {
@@ -615,6 +626,7 @@ static ts_rc decide_rest(admit *ad) {
     ts_rc rc;
     if (q->decided) continue;
     why = q->reason;
+    if (!why) why = inactive_queue(ad, q);
     if (!why)
       why = keep(ad, "queued in LocalQueue %s: waits for its turn", q->wl.local_queue, NULL);
     if (!why || (rc = pend_all(ad, q, why)) != TS_OK) return TS_ENOMEM;
@@ -631,6 +643,7 @@ static const char *not_queued(admit *ad, qgang *q, q_queued how) {
                 q->wl.local_queue);
   case Q_HELD:
     return keep(ad, "LocalQueue %s/%s is stopped (stopPolicy)", q->wl.ns, q->wl.local_queue);
+
   default:
     return NULL;
   }
@@ -667,6 +680,19 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n) {
   return TS_OK;
 }
 
+/* The tree's problems, copied into the result for those who report them (tessera run). */
+static ts_rc keep_problems(admit *ad) {
+  const char *const *p;
+  size_t n = q_tree_problems(ad->tree, &p);
+  if (!n) return TS_OK;
+  if (!(ad->r->problems = ts_arena_alloc(ad->v->out, n * sizeof *ad->r->problems)))
+    return TS_ENOMEM;
+  for (size_t i = 0; i < n; i++)
+    if (!(ad->r->problems[i] = ts_arena_strndup(ad->v->out, p[i], strlen(p[i])))) return TS_ENOMEM;
+  ad->r->nproblems = n;
+  return TS_OK;
+}
+
 ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
                    ts_rc (*add)(sched_view *, sched_result *, sched_decision), bool *handled) {
   admit ad = {v, r, add, NULL, NULL, NULL, 0};
@@ -677,7 +703,8 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
   size_t moved = 1;
   ts_err_clear(&err);
   if ((rc = q_tree_build(v->m, &ad.tree, &err)) != TS_OK) return rc;
-  if (!(ad.queues = q_queues_new())) rc = TS_ENOMEM;
+  rc = keep_problems(&ad);
+  if (rc == TS_OK && !(ad.queues = q_queues_new())) rc = TS_ENOMEM;
   if (rc == TS_OK) q_queues_set_memo(ad.queues, sched__memo(v->state));
   if (rc == TS_OK) rc = running_gangs(&ad);
   if (rc == TS_OK) rc = enqueue(&ad, gangs, n);

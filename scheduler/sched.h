@@ -92,7 +92,11 @@ typedef struct sched_result {
   size_t nbound;             /* BIND decisions */
   size_t npending;           /* PENDING decisions */
   size_t nevicted;           /* EVICT decisions */
-  ts_arena arena;            /* private: owns decisions and messages */
+  /* Problems of the Kueue objects that make ClusterQueues inactive (q_tree_problems: "Cohort
+   * a: spec.parentName: cycle a -> b -> a"), as of this cycle (arena). */
+  const char **problems;
+  size_t nproblems; /* entries */
+  ts_arena arena;   /* private: owns decisions and messages */
 } sched_result;
 
 /* Runs one cycle over the pending pods of cfg->scheduler_name in the model: pods by

@@ -524,7 +524,7 @@ void tc_free(tc_cluster *c) {
 }
 
 live_writer tc_writer(tc_cluster *c) {
-  return (live_writer){w_reserve, w_unreserve, w_bind, w_evict, w_unschedulable, c};
+  return (live_writer){w_reserve, w_unreserve, w_bind, w_evict, w_unschedulable, NULL, c};
 }
 
 void tc_attach(tc_cluster *c, live *l) {

@@ -571,7 +571,7 @@ static void test_stop_policy(void **state) {
   fx *f = *state;
   q_workload *w, *h;
   q_result r;
-  const char *const *p;
+  const char *const *p, *why;
   size_t np;
   q_queued how;
   cq1(f, "a", NULL, "f", "cpu", "10", "", "stopPolicy: Hold");
@@ -579,10 +579,11 @@ static void test_stop_policy(void **state) {
   yaml(f, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {namespace: t, "
           "name: held}\nspec: {clusterQueue: b, stopPolicy: Hold}\n");
   build(f);
-  np = q_tree_problems(f->t, &p);
-  assert_int_equal(np, 1);
-  assert_string_equal(p[0], "ClusterQueue a: spec.stopPolicy: Hold: the queue is stopped");
+  np = q_tree_problems(f->t, &p); /* stopping a queue is a choice, not a problem */
+  assert_int_equal(np, 0);
   assert_false(q_tree_cq_active(f->t, "a"));
+  assert_string_equal(q_tree_cq_inactive(f->t, "a", &why), "Stopped");
+  assert_string_equal(why, "spec.stopPolicy: Hold: the queue is stopped");
   w = wl(f, "w", "lq-a", 0, 0, "cpu=1", 1, 0);
   r = cycle(f);
   assert_int_equal(r.ndecisions, 0); /* a stopped queue has no head */

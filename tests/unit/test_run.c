@@ -470,6 +470,70 @@ static void test_run_gang_pod_by_pod(void **state) {
   stop(pid, SIGTERM);
 }
 
+/* A cohort cycle makes its ClusterQueue inactive: the queued pod's reason says so (not "waits
+ * for its turn"), the problem is logged and told in a Warning Event about the ClusterQueue
+ * (once, not every cycle), and /metrics counts it. */
+static void test_run_queue_problems(void **state) {
+  fa_server *s = srv = fa_start();
+  pid_t pid;
+  char *o, body[1 << 16];
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  assert_true(fa_put(
+      s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n"));
+  assert_true(fa_put(s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: a}\n"
+                        "spec: {parentName: b}\n"));
+  assert_true(fa_put(s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: b}\n"
+                        "spec: {parentName: a}\n"));
+  assert_true(fa_put(
+      s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq, uid: "
+         "u-cq}\nspec:\n  cohort: a\n  namespaceSelector: {}\n  resourceGroups:\n  - "
+         "coveredResources: [nvidia.com/gpu]\n    flavors:\n    - {name: gpu, resources: [{name: "
+         "nvidia.com/gpu, nominalQuota: 8}]}\n"));
+  assert_true(fa_put(s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: "
+                        "lq, namespace: t}\nspec: {clusterQueue: cq}\n"));
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: q0, namespace: t, labels: "
+                        "{kueue.x-k8s.io/queue-name: lq}}\nspec: {schedulerName: tessera, "
+                        "containers: [{name: c, resources: {limits: {nvidia.com/gpu: '1'}}}]}\n"));
+  pid = spawn(s, "a");
+  assert_true(fa_wait(s, "PATCH /api/v1/namespaces/t/pods/q0/status 200", 1, 15000));
+  o = fa_get(s, "/api/v1/namespaces/t/pods/q0");
+  assert_non_null(o);
+  assert_non_null(strstr(o, "ClusterQueue cq is inactive (CohortCycle): spec.cohort: cohort "
+                            "\\\"a\\\" is in or under a cycle"));
+  free(o);
+  assert_true(fa_wait(s, "POST /apis/events.k8s.io/v1/namespaces/default/events 201", 2, 10000));
+  o = fa_get(s, "/apis/events.k8s.io/v1/namespaces/default/events");
+  assert_non_null(o);
+  assert_non_null(strstr(o, "\"kind\":\"ClusterQueue\""));
+  assert_non_null(strstr(o, "\"kind\":\"Cohort\""));
+  assert_non_null(strstr(o, "\"reason\":\"InvalidConfiguration\""));
+  free(o);
+  {
+    int port = 20000 + (int)(getpid() % 10000) * 2;
+    assert_int_equal(http_get(port, "/metrics", body, sizeof body), 200);
+    assert_non_null(strstr(body, "tessera_queue_problems 2\n"));
+  }
+  /* More cycles (a new pod): the problems are not told again. */
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: q1, namespace: t, labels: "
+                        "{kueue.x-k8s.io/queue-name: lq}}\nspec: {schedulerName: tessera, "
+                        "containers: [{name: c, resources: {limits: {nvidia.com/gpu: '1'}}}]}\n"));
+  assert_true(fa_wait(s, "PATCH /api/v1/namespaces/t/pods/q1/status 200", 1, 15000));
+  stop(pid, SIGTERM);
+  {
+    char log[400], line[1024];
+    int told = 0;
+    FILE *f;
+    snprintf(log, sizeof log, "%s/a.log", fa_dir(s));
+    assert_non_null(f = fopen(log, "r"));
+    while (fgets(line, sizeof line, f)) told += strstr(line, "Kueue objects: ") != NULL;
+    fclose(f);
+    assert_int_equal(told, 2);
+  }
+  assert_int_equal(fa_count(s, "POST /apis/events.k8s.io/v1/namespaces/default/events"), 2);
+}
+
 /* Over HTTP/2: lists, watches (long streams) and writes share one connection. */
 static void test_run_http2(void **state) {
   fa_server *s = srv = fa_start_http2(true);
@@ -529,6 +593,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_preemption_and_gang, teardown),
       cmocka_unit_test_teardown(test_run_gang_pod_by_pod, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
+      cmocka_unit_test_teardown(test_run_queue_problems, teardown),
   };
   signal(SIGPIPE, SIG_IGN);
   return cmocka_run_group_tests(tests, NULL, NULL);

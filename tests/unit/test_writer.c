@@ -268,6 +268,35 @@ static void test_events_and_refusals(void **state) {
     assert_non_null(strstr(list, "(InCohortReclamation)"));
     free(list);
   }
+  /* A note over 1 KiB (a pod asking for dozens of resources) is cut: the API server refuses
+   * longer ones, so the Event would never land. */
+  {
+    char note[3000], *list;
+    json_t *v, *items, *ev;
+    json_error_t je;
+    size_t i;
+    bool seen = false;
+    for (i = 0; i < sizeof note - 1; i++) note[i] = "é"[i % 2]; /* two-byte characters */
+    note[sizeof note - 1] = 0;
+    put_pod(&e, "t", "p2", "uid-p2", NULL);
+    kc_event_emit(e.w, "t", "p2", "uid-p2", "Warning", "FailedScheduling", note);
+    assert_true(serve_until(&e, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 3));
+    list = fa_get(e.s, "/apis/events.k8s.io/v1/namespaces/t/events");
+    assert_non_null(v = json_loads(list, 0, &je)); /* valid UTF-8: cut between characters */
+    items = json_object_get(v, "items");
+    json_array_foreach(items, i, ev) {
+      const char *n = json_string_value(json_object_get(ev, "note"));
+      if (strcmp(json_string_value(json_object_get(json_object_get(ev, "regarding"), "name")),
+                 "p2"))
+        continue;
+      assert_true(strlen(n) <= KC_EVENT_NOTE_MAX);
+      assert_string_equal(n + strlen(n) - 3, "...");
+      seen = true;
+    }
+    assert_true(seen);
+    json_decref(v);
+    free(list);
+  }
   stop(&e);
 }
 
