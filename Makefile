@@ -5,6 +5,8 @@
 #   make demo       install missing packages, build, replay the bundled example cluster
 #   make bench      run the benchmarks; results in bench/results/
 #   make sanitize   ASan + UBSan build running the whole test suite
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS each (30); make fuzz-smoke: 5 s each
+#   make valgrind   memcheck over the golden scenarios and each bad-input file
 #   make e2e        scenarios against a real kube-apiserver (TESSERA_APISERVER; skipped without)
 #   make check-style  clang-format dry run, and the include table (scripts/check-deps.sh)
 #   make clean
@@ -22,7 +24,8 @@ WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototyp
            -Wno-missing-field-initializers -Wformat-truncation
 OPT     := -O2 -g
 ifeq ($(FUZZ),1)
-OPT     := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+OPT     := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+           -fno-sanitize-recover=undefined
 WARN    += -Wno-unknown-warning-option
 LDSAN   := -fsanitize=fuzzer,address,undefined
 endif
@@ -53,7 +56,7 @@ TESSERA   := $(BUILD)/tessera
 
 .SECONDARY:
 
-.PHONY: all deps test demo bench sanitize fuzz fuzz-run check-style format clean tests run-tests e2e
+.PHONY: all deps test demo bench sanitize fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e
 
 all: tessera
 
@@ -128,9 +131,16 @@ sanitize: deps
 	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 run-tests
 
 fuzz:
-	@command -v clang >/dev/null || { echo "make fuzz needs clang and its fuzzer runtime:" \
-	  "apt-get install -y clang libclang-rt-14-dev"; exit 1; }
+	@scripts/deps.sh fuzz
 	@$(MAKE) --no-print-directory BUILD=build/fuzz CC=clang FUZZ=1 fuzz-run
+
+fuzz-smoke:
+	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+
+valgrind:
+	@scripts/deps.sh valgrind
+	@$(MAKE) --no-print-directory all
+	@scripts/valgrind.sh $(TESSERA)
 
 fuzz-run: $(FUZZ_BINS)
 	@scripts/run-fuzz.sh $(BUILD) $(FUZZ_SECONDS)

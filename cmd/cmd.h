@@ -33,6 +33,11 @@ health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
 void health_server_stop(health_server *h);
 /* Connections closed at once because HEALTH_CONN_MAX were open. */
 uint64_t health_server_refused(const health_server *h);
+/* The request read so far, req[0..n): HEALTH_REQ_INCOMPLETE, HEALTH_REQ_TOO_LARGE, or
+ * HEALTH_REQ_OK with the path of a GET into path (cap bytes; "" for another method or a path
+ * that does not fit). */
+enum { HEALTH_REQ_INCOMPLETE, HEALTH_REQ_OK, HEALTH_REQ_TOO_LARGE };
+int health_parse_request(const char *req, size_t n, char *path, size_t cap);
 
 /* validate.c: the API server's refusals of an object (model_validate) printed as load errors
  * at `at` ("file:line"), each counted in *errors; returns how many. Then, once every object is

@@ -87,9 +87,29 @@ static void answer(conn *c, int code, const char *type, const char *body, size_t
   uv_write(&c->w, (uv_stream_t *)&c->tcp, &b, 1, written);
 }
 
+/* The first blank line of req[0..n) (the end of the head), or NULL. */
+static const char *head_end(const char *req, size_t n) {
+  for (size_t i = 0; i + 1 < n; i++)
+    if (req[i] == '\n' &&
+        (req[i + 1] == '\n' || (req[i + 1] == '\r' && i + 2 < n && req[i + 2] == '\n')))
+      return req + i;
+  return NULL;
+}
+
+int health_parse_request(const char *req, size_t n, char *path, size_t cap) {
+  const char *end = head_end(req, n), *p, *q;
+  if (cap) path[0] = '\0';
+  if (!end) return n >= REQ_MAX - 1 ? HEALTH_REQ_TOO_LARGE : HEALTH_REQ_INCOMPLETE;
+  if ((size_t)(end - req) < 4 || memcmp(req, "GET ", 4)) return HEALTH_REQ_OK; /* not a GET */
+  for (p = q = req + 4; q < end && *q != ' ' && *q != '\r' && *q != '\n' && *q; q++) {
+  }
+  if ((size_t)(q - p) < cap) memcpy(path, p, (size_t)(q - p)), path[q - p] = '\0';
+  return HEALTH_REQ_OK;
+}
+
 static void route(conn *c) {
   char path[256] = "";
-  sscanf(c->req, "GET %255s", path);
+  health_parse_request(c->req, c->n, path, sizeof path);
   if (c->h->stopping) { /* what the callbacks read may be gone */
     answer(c, 503, "text/plain", "shutting down\n", 14);
   } else if (!strcmp(path, "/healthz") || !strcmp(path, "/livez")) {
@@ -127,12 +147,17 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
   }
   c->n += (size_t)n;
   c->req[c->n] = '\0';
-  if (strstr(c->req, "\r\n\r\n") || strstr(c->req, "\n\n")) {
+  switch (health_parse_request(c->req, c->n, NULL, 0)) {
+  case HEALTH_REQ_OK:
     uv_read_stop(s);
     route(c);
-  } else if (c->n == REQ_MAX - 1) {
+    break;
+  case HEALTH_REQ_TOO_LARGE:
     uv_read_stop(s);
     answer(c, 404, "text/plain", "request too large\n", 18);
+    break;
+  default:
+    break;
   }
 }
 

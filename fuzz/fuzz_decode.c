@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "input/input.h"
 #include "model/model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,9 +30,10 @@ static const char *const kinds[][2] = {
 };
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  json_error_t je;
-  json_t *obj = json_loadb((const char *)data, size, 0, &je);
+  ts_err je;
+  json_t *obj = NULL; /* read as the product reads: with its own JSON reader */
   model *m;
+  in_json_parse((const char *)data, size, &obj, &je);
   if (!json_is_object(obj)) {
     json_decref(obj);
     return 0;

@@ -493,6 +493,10 @@ kc_informers *kc_informers_start(kc_client *c, const kc_informer_opts *o, ts_err
   return a;
 }
 
+void kc__informers_feed(kc_informers *a, size_t i, const char *line, size_t len) {
+  if (i < a->n) on_watch_line(&a->inf[i], line, len);
+}
+
 bool kc_informers_synced(const kc_informers *a) {
   return a && a->synced_reported;
 }

@@ -67,6 +67,8 @@ struct kc_client {
  * bytes): TS_EIO when it cannot be read, TS_ELIMIT when longer than KC_TOKEN_MAX, TS_EINVAL when
  * empty; err names the file. */
 ts_rc kc__read_token(const char *path, char *out, ts_err *err);
+/* One line of a watch stream given to informer i as if the server had sent it (fuzzing). */
+void kc__informers_feed(kc_informers *a, size_t i, const char *line, size_t len);
 /* TLS settings of auth for one transfer (CA, client certificate, verification). */
 void kc__tls_options(kc_client *c, CURL *easy);
 /* A 401: re-read the token file at once. */

@@ -1,8 +1,17 @@
 #!/bin/sh
 # Checks for the Debian packages Tessera needs to build and test, and installs the missing
 # ones with apt-get when run as root. Otherwise prints the exact command and stops.
+# `deps.sh fuzz` also wants clang and its libFuzzer runtime (make fuzz, make fuzz-smoke);
+# `deps.sh valgrind` wants valgrind (make valgrind).
 set -eu
 PKGS="build-essential pkg-config libcurl4-openssl-dev libjansson-dev libuv1-dev libyaml-dev libssl-dev libnghttp2-dev libcmocka-dev clang-format"
+for extra in "$@"; do
+  case "$extra" in
+  fuzz) PKGS="$PKGS clang libclang-rt-14-dev" ;;
+  valgrind) PKGS="$PKGS valgrind" ;;
+  *) echo "deps.sh: unknown extra '$extra' (fuzz, valgrind)" >&2; exit 2 ;;
+  esac
+done
 missing=""
 for p in $PKGS; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then

@@ -1,10 +1,13 @@
 #!/bin/sh
 # Runs every libFuzzer target of a build for a bounded time, seeded from the bundled test data.
-# Crashes, leaks and timeouts fail the run; the crashing input is left in build/fuzz/.
+# Crashes, leaks, timeouts and undefined behaviour fail the run; the crashing input is left in
+# build/fuzz/. Executions per target go to $BUILD/fuzz/summary.txt (the README's reliability
+# section records a longer run).
 set -eu
 BUILD=$1
 SECONDS_EACH=$2
 status=0
+: >"$BUILD/fuzz/summary.txt"
 for bin in "$BUILD"/fuzz/fuzz_*; do
   [ -x "$bin" ] || continue
   name=$(basename "$bin")
@@ -16,7 +19,8 @@ for bin in "$BUILD"/fuzz/fuzz_*; do
   fuzz_config) seeds="examples/tessera.yaml tests/data/check" ;;
   fuzz_json) seeds="tests/data/k8s/exchanges" ;;
   fuzz_cel) seeds="fuzz/seeds/cel" ;;
-  *) seeds="" ;;
+  fuzz_kubeconfig) seeds="fuzz/seeds/kubeconfig tests/e2e/apiserver" ;;
+  *) seeds="fuzz/seeds/${name#fuzz_}" ;;
   esac
   seeddir="$BUILD/fuzz/seeds-$name"
   rm -rf "$seeddir" && mkdir -p "$seeddir"
@@ -30,7 +34,8 @@ for bin in "$BUILD"/fuzz/fuzz_*; do
     tail -n 30 "$BUILD/fuzz/$name.log"
     status=1
   else
-    grep -E "^#[0-9]+.*(DONE|pulse)" "$BUILD/fuzz/$name.log" | tail -n 1
+    runs=$(grep -E "^Done [0-9]+ runs" "$BUILD/fuzz/$name.log" | tail -n 1 | awk '{print $2}')
+    echo "$name ${runs:-?} runs in ${SECONDS_EACH}s" | tee -a "$BUILD/fuzz/summary.txt"
   fi
 done
 exit $status

@@ -512,6 +512,32 @@ static void test_health_half_sent_requests(void **state) {
   assert_int_equal(uv_loop_close(&loop), 0);
 }
 
+/* The request parser of the health endpoints: a GET's path once the head is complete, nothing
+ * for other methods, "incomplete" until the blank line, "too large" once the buffer is full. */
+static void test_health_request_parser(void **state) {
+  char path[32], big[REQ_MAX];
+  (void)state;
+  const char *get = "GET /readyz HTTP/1.1\r\nHost: x\r\n\r\n";
+  assert_int_equal(health_parse_request(get, strlen(get), path, sizeof path), HEALTH_REQ_OK);
+  assert_string_equal(path, "/readyz");
+  assert_int_equal(health_parse_request(get, strlen(get) - 2, path, sizeof path),
+                   HEALTH_REQ_INCOMPLETE);
+  assert_string_equal(path, "");
+  const char *bare = "GET /healthz\n\n";
+  assert_int_equal(health_parse_request(bare, strlen(bare), path, sizeof path), HEALTH_REQ_OK);
+  assert_string_equal(path, "/healthz");
+  const char *post = "POST /readyz HTTP/1.1\r\n\r\n";
+  assert_int_equal(health_parse_request(post, strlen(post), path, sizeof path), HEALTH_REQ_OK);
+  assert_string_equal(path, "");
+  /* a path longer than the caller's buffer is no path (it cannot match a route) */
+  const char *lng = "GET /metrics-and-then-a-very-long-tail-of-text HTTP/1.1\r\n\r\n";
+  assert_int_equal(health_parse_request(lng, strlen(lng), path, sizeof path), HEALTH_REQ_OK);
+  assert_string_equal(path, "");
+  memset(big, 'a', sizeof big);
+  assert_int_equal(health_parse_request(big, REQ_MAX - 1, path, sizeof path), HEALTH_REQ_TOO_LARGE);
+  assert_int_equal(health_parse_request(big, 100, path, sizeof path), HEALTH_REQ_INCOMPLETE);
+}
+
 /* An IPv6 address accepted by the configuration works: the endpoint listens on [::1]. */
 static void test_health_ipv6(void **state) {
   uv_loop_t loop;
@@ -647,6 +673,7 @@ int main(void) {
       cmocka_unit_test(test_endless_list),
       cmocka_unit_test(test_retry_after_capped),
       cmocka_unit_test(test_health_half_sent_requests),
+      cmocka_unit_test(test_health_request_parser),
       cmocka_unit_test(test_health_ipv6),
       cmocka_unit_test(test_kubeconfig_refusals),
   };

@@ -1,0 +1,18 @@
+/* libFuzzer target: Go durations as tessera.yaml takes them (cfg_parse_duration). */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "config/config.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  char s[256];
+  int64_t ms;
+  if (size >= sizeof s) return 0;
+  memcpy(s, data, size);
+  s[size] = '\0';
+  cfg_parse_duration(s, &ms);
+  return 0;
+}
