@@ -70,6 +70,7 @@ struct fa_server {
   TS_VEC(fault) faults;           /* scripted answers */
   ts_buf log;                     /* request log */
   time_t started;                 /* for the lifetime bound */
+  int lifetime_s;                 /* FA_LIFETIME_S unless fa_set_lifetime */
   bool http2;                     /* offer h2 in ALPN */
   int goaway_after;               /* HTTP/2: GOAWAY after this many more requests (0: never) */
 };
@@ -859,7 +860,7 @@ static void *accept_loop(void *arg) {
     conn *c;
     pthread_t t;
     pthread_mutex_lock(&s->mu);
-    if (time(NULL) - s->started > FA_LIFETIME_S) s->stopping = true;
+    if (time(NULL) - s->started > s->lifetime_s) s->stopping = true;
     if (s->stopping) {
       pthread_mutex_unlock(&s->mu);
       break;
@@ -1222,6 +1223,7 @@ fa_server *fa_start_http2(bool http2) {
     fclose(f);
   }
   s->started = time(NULL);
+  s->lifetime_s = FA_LIFETIME_S;
   s->http2 = http2;
   SSL_CTX_set_alpn_select_cb(s->ssl, alpn_select, s);
   pthread_create(&s->accept_thread, NULL, accept_loop, s);
@@ -1328,6 +1330,21 @@ bool fa_delete(fa_server *s, const char *path) {
   return o != NULL;
 }
 
+/* Adds a fault, dropping the spent ones (a soak test scripts thousands). */
+static void push_fault(fa_server *s, const fault *f) {
+  size_t kept = 0;
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < s->faults.n; i++) {
+    if (s->faults.v[i].times > 0)
+      s->faults.v[kept++] = s->faults.v[i];
+    else
+      json_decref(s->faults.v[i].body);
+  }
+  s->faults.n = kept;
+  ts_vec_push(&s->faults, *f);
+  pthread_mutex_unlock(&s->mu);
+}
+
 void fa_fault(fa_server *s, const char *method, const char *prefix, int status, int times,
               const char *message) {
   fault f;
@@ -1336,9 +1353,7 @@ void fa_fault(fa_server *s, const char *method, const char *prefix, int status, 
   snprintf(f.prefix, sizeof f.prefix, "%s", prefix);
   snprintf(f.message, sizeof f.message, "%s", message ? message : "injected fault");
   f.status = status, f.times = times;
-  pthread_mutex_lock(&s->mu);
-  ts_vec_push(&s->faults, f);
-  pthread_mutex_unlock(&s->mu);
+  push_fault(s, &f);
 }
 
 void fa_fault_body(fa_server *s, const char *method, const char *prefix, int status, int times,
@@ -1350,9 +1365,7 @@ void fa_fault_body(fa_server *s, const char *method, const char *prefix, int sta
   snprintf(f.prefix, sizeof f.prefix, "%s", prefix);
   f.status = status, f.times = times;
   f.body = json_loads(body, 0, &e);
-  pthread_mutex_lock(&s->mu);
-  ts_vec_push(&s->faults, f);
-  pthread_mutex_unlock(&s->mu);
+  push_fault(s, &f);
 }
 
 void fa_delay(fa_server *s, const char *method, const char *prefix, int ms, int times) {
@@ -1361,8 +1374,18 @@ void fa_delay(fa_server *s, const char *method, const char *prefix, int ms, int 
   snprintf(f.method, sizeof f.method, "%s", method);
   snprintf(f.prefix, sizeof f.prefix, "%s", prefix);
   f.times = times, f.delay_ms = ms;
+  push_fault(s, &f);
+}
+
+void fa_clear_faults(fa_server *s) {
   pthread_mutex_lock(&s->mu);
-  ts_vec_push(&s->faults, f);
+  for (size_t i = 0; i < s->faults.n; i++) s->faults.v[i].times = 0;
+  pthread_mutex_unlock(&s->mu);
+}
+
+void fa_set_lifetime(fa_server *s, int seconds) {
+  pthread_mutex_lock(&s->mu);
+  s->lifetime_s = seconds;
   pthread_mutex_unlock(&s->mu);
 }
 
@@ -1373,8 +1396,16 @@ void fa_goaway(fa_server *s, int after) {
 }
 
 void fa_compact(fa_server *s) {
+  size_t kept = 0;
   pthread_mutex_lock(&s->mu);
-  s->compacted = ++s->rv; /* every watch now lags behind: each gets its 410 */
+  s->compacted = ++s->rv;                     /* every watch now lags behind: each gets its 410 */
+  for (size_t i = 0; i < s->history.n; i++) { /* and what it forgets is freed, as etcd does */
+    if (s->history.v[i].rv <= s->compacted)
+      json_decref(s->history.v[i].json);
+    else
+      s->history.v[kept++] = s->history.v[i];
+  }
+  s->history.n = kept;
   pthread_cond_broadcast(&s->changed);
   pthread_mutex_unlock(&s->mu);
 }

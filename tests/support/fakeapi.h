@@ -45,13 +45,18 @@ void fa_fault_body(fa_server *s, const char *method, const char *prefix, int sta
                    const char *body);
 /* The next `times` matching requests are answered as usual, ms milliseconds late. */
 void fa_delay(fa_server *s, const char *method, const char *prefix, int ms, int times);
+/* Every scripted fault and delay still pending is forgotten. */
+void fa_clear_faults(fa_server *s);
+/* The server stops by itself this many seconds after it started (FA_LIFETIME_S by default;
+ * the soak test runs for an hour). */
+void fa_set_lifetime(fa_server *s, int seconds);
 /* HTTP/2: the connection that serves the next `after` requests then sends GOAWAY (NO_ERROR,
  * last stream = the after-th request) and serves nothing more, as kube-apiserver does with
  * --goaway-chance or when it shuts down: requests in flight on later streams must be retried by
  * the client on a new connection. */
 void fa_goaway(fa_server *s, int after);
-/* Forgets the watch history: watches from older resourceVersions get 410 (as an ERROR event in
- * a 200 stream when already streaming, as HTTP 410 when starting). */
+/* Forgets (and frees) the watch history: watches from older resourceVersions get 410 (as an ERROR
+ * event in a 200 stream when already streaming, as HTTP 410 when starting). */
 void fa_compact(fa_server *s);
 /* A user the token maps to, for requests that the tests want to refuse (401). */
 void fa_set_token(fa_server *s, const char *token);

@@ -470,6 +470,77 @@ static void test_run_gang_pod_by_pod(void **state) {
   stop(pid, SIGTERM);
 }
 
+/* Chaos: the leader is SIGKILLed in the middle of a gang's writes (claims reserved for all four
+ * pods, two bindings landed, the other two lost on the wire), then the standby takes over. No
+ * gang is left partly bound: the standby binds the rest where their claims allow, and no pod is
+ * bound twice. */
+static void test_run_leader_killed_mid_gang(void **state) {
+  fa_server *s = srv = fa_start();
+  pid_t a, b;
+  char *log;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  assert_true(
+      fa_put(s, "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: n1-gpus}\n"
+                "spec: {driver: gpu.example.com, nodeName: n1, pool: {name: n1, generation: 2, "
+                "resourceSliceCount: 1}, devices: [{name: accel-0}, {name: accel-1}, "
+                "{name: accel-2}, {name: accel-3}]}\n"));
+  assert_true(fa_put(s, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: "
+                        "{name: g, namespace: t}\nspec: {minMember: 4}\n"));
+  for (int i = 0; i < 4; i++) {
+    char y[800];
+    snprintf(y, sizeof y,
+             "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: gc%d, "
+             "namespace: t}\nspec: {devices: {requests: [{name: a, exactly: {deviceClassName: "
+             "gpu}}]}}\n",
+             i);
+    assert_true(fa_put(s, y));
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: g-%d, namespace: t, labels: "
+             "{scheduling.x-k8s.io/pod-group: g}}\nspec: {schedulerName: tessera, "
+             "resourceClaims: [{name: a, resourceClaimName: gc%d}], containers: [{name: c, "
+             "resources: {requests: {cpu: '1'}}}]}\n",
+             i, i);
+    assert_true(fa_put(s, y));
+  }
+  /* the bindings of g-2 and g-3 never get an answer while the first leader lives */
+  fa_fault(s, "POST", "/api/v1/namespaces/t/pods/g-2/binding", 0, 1000, NULL);
+  fa_fault(s, "POST", "/api/v1/namespaces/t/pods/g-3/binding", 0, 1000, NULL);
+  a = spawn(s, "a");
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/g-0/binding 201", 1, 15000));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/g-1/binding 201", 1, 5000));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/g-3/binding", 1, 5000));
+  b = spawn(s, "b");
+  usleep(500000); /* b is up and standing by */
+  stop(a, SIGKILL);
+  fa_clear_faults(s);
+  assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/g-2/binding 201"), 0);
+  assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/g-3/binding 201"), 0);
+  /* the gang is partly bound now; the standby makes it whole */
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/g-2/binding 201", 1, 20000));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/g-3/binding 201", 1, 5000));
+  stop(b, SIGTERM);
+  for (int i = 0; i < 4; i++) {
+    char path[128], *o;
+    snprintf(path, sizeof path, "POST /api/v1/namespaces/t/pods/g-%d/binding 201", i);
+    assert_int_equal(fa_count(s, path), 1);
+    snprintf(path, sizeof path, "g-%d", i);
+    assert_true(bound_to(s, path, "n1"));
+    snprintf(path, sizeof path, "/apis/resource.k8s.io/v1/namespaces/t/resourceclaims/gc%d", i);
+    o = fa_get(s, path);
+    assert_non_null(o);
+    snprintf(path, sizeof path, "\"name\":\"g-%d\"", i); /* reserved for its own pod */
+    assert_non_null(strstr(o, "\"reservedFor\""));
+    assert_non_null(strstr(strstr(o, "\"reservedFor\""), path));
+    assert_non_null(strstr(o, "\"allocation\""));
+    free(o);
+  }
+  log = fa_log(s);
+  assert_null(strstr(log, "/binding 409"));
+  free(log);
+}
+
 /* A cohort cycle makes its ClusterQueue inactive: the queued pod's reason says so (not "waits
  * for its turn"), the problem is logged and told in a Warning Event about the ClusterQueue
  * (once, not every cycle), and /metrics counts it. */
@@ -587,6 +658,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_schedules, teardown),
       cmocka_unit_test_teardown(test_run_shutdown_readyz, teardown),
       cmocka_unit_test_teardown(test_run_failover, teardown),
+      cmocka_unit_test_teardown(test_run_leader_killed_mid_gang, teardown),
       cmocka_unit_test_teardown(test_run_faults, teardown),
       cmocka_unit_test_teardown(test_run_conflict_and_token, teardown),
       cmocka_unit_test_teardown(test_run_http2, teardown),
