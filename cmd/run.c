@@ -52,6 +52,17 @@ static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *
   ts_err err;
   model_event ev = t == KC_ADDED ? MODEL_ADDED : t == KC_MODIFIED ? MODEL_MODIFIED : MODEL_DELETED;
   ts_err_clear(&err);
+  if (ev == MODEL_DELETED) { /* the key is enough: a re-list's tombstone has nothing else */
+    const char *ns, *name;
+    model_kind kind = model_decode_key(obj, &ns, &name);
+    if (kind == MODEL_KIND_COUNT) return;
+    if (kind == MODEL_RESOURCE_CLAIM && r->writer) kc_writer_observe_claim(r->writer, obj, true);
+    if (live_remove(r->l, kind, ns, name) == TS_OK) return;
+    r->rejected++;
+    ts_log(TS_LOG_WARN, "cannot forget %s %s/%s: out of memory", res ? res->id : "object", ns,
+           name);
+    return;
+  }
   if (model_decode(obj, NULL, &o, &err) == TS_OK && o) {
     if (o->kind == MODEL_RESOURCE_CLAIM && r->writer)
       kc_writer_observe_claim(r->writer, obj, ev == MODEL_DELETED);

@@ -202,6 +202,19 @@ ts_rc live_event(live *l, model_event ev, model_obj *o, ts_err *err) {
   return rc;
 }
 
+ts_rc live_remove(live *l, model_kind kind, const char *ns, const char *name) {
+  char uid[256] = "";
+  const model_obj *o = model_get(l->m, kind, ns, name);
+  ts_rc rc;
+  if (!o) return TS_OK;
+  if (kind == MODEL_POD && o->uid)
+    ts_strlcpy(uid, o->uid, sizeof uid); /* the tombstone may lack it */
+  rc = model_remove(l->m, kind, ns, name);
+  l->dirty = true;
+  if (rc != TS_OK || kind != MODEL_POD) return rc == TS_ENOTFOUND ? TS_OK : rc;
+  return pod_event(l, MODEL_DELETED, uid);
+}
+
 /* ---- assumptions ------------------------------------------------------------------------ */
 
 static void assume_pod(live *l, const pod_op *p) {

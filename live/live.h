@@ -80,6 +80,10 @@ void live_free(live *l);
  * claims assumed by earlier decisions keep their assumed state until an event confirms it. */
 ts_rc live_event(live *l, model_event ev, model_obj *o, ts_err *err);
 
+/* A deletion: removes the object of that kind and key (absent: TS_OK) and what the loop
+ * assumed about it. Needs no decoded object: a re-list's tombstones carry only a name. */
+ts_rc live_remove(live *l, model_kind kind, const char *ns, const char *name);
+
 /* Objects of `kind` (a kind name) cannot be known: the server does not serve them to us. */
 void live_kind_unseen(live *l, const char *kind);
 

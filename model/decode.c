@@ -507,6 +507,22 @@ void model_obj_free(model_obj *o) {
   ts_free(o);
 }
 
+model_kind model_decode_key(json_t *json, const char **ns, const char **name) {
+  const char *api_version = json_string_value(json_object_get(json, "apiVersion"));
+  const char *kind = json_string_value(json_object_get(json, "kind")), *version = "";
+  json_t *md = json_object_get(json, "metadata");
+  model_kind mk;
+  *ns = "", *name = NULL;
+  if (!kind || !api_version || (mk = find_kind(api_version, kind, &version)) == MODEL_KIND_COUNT)
+    return MODEL_KIND_COUNT;
+  *name = json_string_value(json_object_get(md, "name"));
+  if (apis[mk].namespaced) {
+    *ns = json_string_value(json_object_get(md, "namespace"));
+    if (!*ns || !**ns) *ns = "default";
+  }
+  return *name && **name ? mk : MODEL_KIND_COUNT;
+}
+
 ts_rc model_decode(json_t *json, const model_decode_opts *opts, model_obj **out, ts_err *err) {
   static const model_decode_opts defaults = {0};
   const char *api_version, *kind, *version = "";

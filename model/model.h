@@ -705,6 +705,10 @@ typedef struct model_decode_opts {
  * "ResourceClaim team-a/train: spec.devices.requests[0].exactly.count: must be at least 1". */
 ts_rc model_decode(json_t *json, const model_decode_opts *opts, model_obj **out, ts_err *err);
 void model_obj_free(model_obj *o); /* an object not in a model; NULL is a no-op */
+/* The kind and key of an object without decoding the rest (a deletion needs nothing more, and
+ * a deleted object may be a bare tombstone); MODEL_KIND_COUNT when it is not a kind Tessera
+ * reads or has no name. *ns and *name are borrowed from json. */
+model_kind model_decode_key(json_t *json, const char **ns, const char **name);
 
 /* ---- validation as the API server does it ---------------------------------------------- */
 

@@ -304,6 +304,63 @@ static void test_live_gang_claims_first_and_rollback(void **state) {
   assert_false(live_busy(f->l));
 }
 
+/* A deletion needs only the key: a re-list's tombstone (kind, apiVersion, namespace, name and
+ * nothing else) removes a PodGroup whose decoder would refuse it, and a bound pod's tombstone
+ * without a uid still frees what the loop assumed about it. */
+static void test_live_remove_tombstones(void **state) {
+  fixture *f = *state;
+  const char *ns, *name;
+  json_error_t je;
+  json_t *tomb;
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED,
+       "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: g, "
+       "namespace: t}\nspec: {minMember: 2}\n");
+  assert_non_null(model_get(live_model(f->l), MODEL_POD_GROUP, "t", "g"));
+  tomb = json_loads("{\"kind\":\"PodGroup\",\"apiVersion\":\"scheduling.x-k8s.io/v1alpha1\","
+                    "\"metadata\":{\"namespace\":\"t\",\"name\":\"g\"}}",
+                    0, &je);
+  assert_non_null(tomb);
+  {
+    model_obj *o = NULL;
+    ts_err e;
+    assert_int_not_equal(model_decode(tomb, NULL, &o, &e), TS_OK); /* what went wrong before */
+  }
+  assert_int_equal(model_decode_key(tomb, &ns, &name), MODEL_POD_GROUP);
+  assert_string_equal(ns, "t");
+  assert_string_equal(name, "g");
+  assert_int_equal(live_remove(f->l, MODEL_POD_GROUP, ns, name), TS_OK);
+  assert_null(model_get(live_model(f->l), MODEL_POD_GROUP, "t", "g"));
+  assert_int_equal(live_remove(f->l, MODEL_POD_GROUP, ns, name), TS_OK); /* twice: no error */
+  json_decref(tomb);
+  /* a pod bound by this loop (assumed), then gone in a re-list */
+  add_pod(f, MODEL_ADDED, "p0", 1, "", "");
+  assert_true(cycle(f));
+  answer(f, "bind t/p0 -> n1", TS_OK);
+  assert_string_equal(pod(f, "p0")->node_name, "n1");
+  tomb = json_loads("{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{\"namespace\":\"t\","
+                    "\"name\":\"p0\"}}",
+                    0, &je);
+  assert_int_equal(model_decode_key(tomb, &ns, &name), MODEL_POD);
+  assert_int_equal(live_remove(f->l, MODEL_POD, ns, name), TS_OK);
+  json_decref(tomb);
+  assert_null(pod(f, "p0"));
+  /* the same name again is a new pod: pending, not held on the old assumption */
+  rec_clear(&f->r);
+  add_pod(f, MODEL_ADDED, "p0", 1, "", "");
+  assert_null(pod(f, "p0")->node_name);
+  assert_true(cycle(f));
+  assert_true(find_call(f, "bind t/p0 -> n1") >= 0);
+  /* not a kind Tessera reads, or no name: nothing */
+  tomb = json_loads("{\"kind\":\"Secret\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"s\"}}", 0,
+                    &je);
+  assert_int_equal(model_decode_key(tomb, &ns, &name), MODEL_KIND_COUNT);
+  json_decref(tomb);
+  tomb = json_loads("{\"kind\":\"Pod\",\"apiVersion\":\"v1\",\"metadata\":{}}", 0, &je);
+  assert_int_equal(model_decode_key(tomb, &ns, &name), MODEL_KIND_COUNT);
+  json_decref(tomb);
+}
+
 static void test_live_abandoned_writes(void **state) {
   fixture *f = *state;
   feed(f, MODEL_ADDED, node_yaml);
@@ -384,6 +441,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_live_binds_and_assumes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_gang_claims_first_and_rollback, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_remove_tombstones, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_abandoned_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_allocation_json, setup, teardown),
