@@ -334,6 +334,7 @@ static void on_watch_line(void *ud, const char *line, size_t len) {
     return;
   }
   if (rv && *rv && strlen(rv) <= KC_CONTINUE_MAX) set_str(&f->rv, rv);
+  f->failures = 0; /* a watch that delivers is healthy: a later break backs off from the start */
   if (type && strcmp(type, "BOOKMARK")) {
     kc_event_type t = !strcmp(type, "ADDED")     ? KC_ADDED
                       : !strcmp(type, "DELETED") ? KC_DELETED

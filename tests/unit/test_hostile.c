@@ -344,6 +344,50 @@ static void test_watch_closed_at_once(void **state) {
   server_stop(s);
 }
 
+/* Every watch delivers an event and then breaks (a proxy that cuts streams): each break is
+ * backed off from the start again, because a watch that delivered was healthy. The backoff once
+ * kept growing across such breaks and reached 30 s, leaving the pods informer stale for half a
+ * minute after every hiccup of an otherwise working server. */
+static bool cut_stream_handler(server *s, int fd, const char *method, const char *path) {
+  int *watches = s->ud;
+  if (is(method, path, "GET", "/api/v1/pods?limit=")) {
+    reply(fd, 200, NULL,
+          "{\"kind\":\"PodList\",\"metadata\":{\"resourceVersion\":\"7\"},\"items\":[]}");
+  } else if (is(method, path, "GET", "/api/v1/pods?watch=1")) {
+    char msg[512], line[256];
+    int n = snprintf(line, sizeof line,
+                     "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"namespace\":\"t\",\"name\":"
+                     "\"p%d\",\"resourceVersion\":\"%d\"}}}\n",
+                     *watches, 8 + *watches);
+    int m = snprintf(msg, sizeof msg,
+                     "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nTransfer-Encoding: "
+                     "chunked\r\n\r\n%x\r\n%s\r\n",
+                     n, line);
+    (*watches)++;
+    (void)!write(fd, msg, (size_t)m);
+    usleep(50000);
+    shutdown(fd, SHUT_RDWR); /* cut: no final chunk */
+  } else {
+    reply(fd, 200, NULL, "{\"groups\":[]}");
+  }
+  return true;
+}
+
+static void test_cut_watches_back_off_from_start(void **state) {
+  int watches = 0;
+  server *s = server_start(cut_stream_handler, &watches);
+  harness h;
+  (void)state;
+  harness_start(&h, s, 0);
+  run_for(&h, 4000);
+  assert_int_equal(h.synced, 1);
+  /* backoff 250-500 ms after each cut: at least 7 in 4 s (growing, it made at most 5) */
+  assert_true(count(s, "GET /api/v1/pods?watch=1") >= 7);
+  assert_true(h.nevents >= 7);
+  harness_stop(&h);
+  server_stop(s);
+}
+
 /* A watch that goes silent (headers, then nothing) is abandoned a little after its
  * timeoutSeconds and opened again from the same resourceVersion. */
 static void test_silent_watch_reopened(void **state) {
@@ -670,6 +714,7 @@ int main(void) {
       cmocka_unit_test(test_list_without_resource_version),
       cmocka_unit_test(test_watch_closed_at_once),
       cmocka_unit_test(test_silent_watch_reopened),
+      cmocka_unit_test(test_cut_watches_back_off_from_start),
       cmocka_unit_test(test_endless_list),
       cmocka_unit_test(test_retry_after_capped),
       cmocka_unit_test(test_health_half_sent_requests),
