@@ -137,6 +137,10 @@ ts_rc cel_compile(const cel_env *e, const char *expr, int flags, cel_program **o
 void cel_program_free(cel_program *p); /* NULL is a no-op */
 /* The checked result type of the program ("bool", "dyn", ...). */
 const char *cel_program_type(const cel_program *p);
+/* The worst-case cost of one evaluation, estimated from the checked program as the Kubernetes
+ * API server estimates it before admitting an expression (cel-go's checker estimate with
+ * Kubernetes' library costs and the environment's size limits); UINT64_MAX when unbounded. */
+uint64_t cel_program_cost_estimate(const cel_program *p);
 
 /* An evaluation context: one per thread, reused. Returns new. */
 cel_eval_ctx *cel_eval_ctx_new(void);

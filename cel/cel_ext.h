@@ -86,6 +86,13 @@ typedef struct cel_ext {
   /* Optional: why a value of type t cannot be iterated (a comprehension) in e, or NULL. */
   const char *(*iterate_error)(const cel_env *e, const cel_type *t);
   size_t max_expr; /* bytes of an expression in its environments (0: the core's limit) */
+  /* Optional, for cel_program_cost_estimate: the largest size (string length, entries of a list
+   * or map) a value at this path can have, false when unknown. A path starts at a declared
+   * variable and names fields; "@items", "@keys" and "@values" step into lists and maps. */
+  bool (*path_max_size)(const cel_env *e, const char *const *path, size_t n, uint64_t *max);
+  /* Optional: the cost of one call of the library's function `name`, arguments aside (false:
+   * the core prices it). */
+  bool (*call_cost)(const cel_env *e, const char *name, uint64_t *cost);
 } cel_ext;
 
 /* A new environment (cel_env_free) with the standard and Kubernetes libraries and library x

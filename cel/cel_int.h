@@ -101,6 +101,7 @@ typedef struct node {
   bool test_only;      /* N_SELECT from has() */
   bool opt;            /* ?. and [? */
   bool flat;           /* N_OPTMAP: optFlatMap */
+  bool folded;         /* N_LIT: a call of literals evaluated by the checker (its cost is 1) */
   comp_kind ck;        /* N_COMP */
   const char *v2;      /* N_COMP: second variable (two-variable forms); N_OBJLOOKUP: key */
   const char *field;   /* N_OBJLOOKUP: the object's field, interned */
@@ -130,6 +131,9 @@ typedef struct cel_overload {
   const cel_type *params[6]; /* parameter types */
   const cel_type *result;    /* result type */
 } cel_overload;
+
+/* Whether overload o applies to arguments of these checked types (receiver first). */
+bool cel__overload_applies(const cel_overload *o, const struct cel_type *const *at, uint32_t na);
 
 /* Loads every library into the registry, once per process (thread-safe). */
 void cel__registry_init(void);

@@ -166,6 +166,13 @@ static bool unify(const cel_type *p, const cel_type *a, binding *b) {
   return true;
 }
 
+bool cel__overload_applies(const cel_overload *o, const cel_type *const *at, uint32_t na) {
+  binding b = {{0}, {0}, 0};
+  for (uint32_t k = 0; k < na && k < o->nparams; k++)
+    if (!unify(o->params[k], at[k], &b)) return false;
+  return true;
+}
+
 static const cel_type *subst(const cel_type *t, const binding *b) {
   if (!t) return NULL;
   if (t->kind == TY_PARAM) {
@@ -415,6 +422,7 @@ static void fold(checker *c, node *n) {
     }
     n->kind = N_LIT;
     n->lit = r;
+    n->folded = true;
     break;
   }
   cel_eval_ctx_free(ctx);

@@ -268,8 +268,70 @@ static const char *iterate_error(const cel_env *e, const cel_type *t) {
          "feature";
 }
 
+/* Sizes for the cost estimate, as Kubernetes declares them for `device` (resource.k8s.io
+ * limits): a driver name or attribute domain of 63 bytes, an attribute or capacity id of 32,
+ * 32 attributes and capacities per device, an attribute value of 64. */
+enum {
+  P_DEVICE,
+  P_DRIVER,
+  P_MULTI,
+  P_ATTRS,
+  P_ATTR_MAP,
+  P_ATTR,
+  P_CAPS,
+  P_CAP_MAP,
+  P_QUANTITY,
+  P_DOMAIN,
+  P_ID,
+  P_NONE
+};
+
+static bool path_max_size(const cel_env *e, const char *const *path, size_t n, uint64_t *max) {
+  static const uint64_t sizes[] = {0, 63, 1, 32, 32, 64, 32, 32, 0, 63, 32};
+  int at = P_DEVICE;
+  if (!n || strcmp(path[0], "device")) return false;
+  for (size_t i = 1; i < n && at != P_NONE; i++) {
+    const char *s = path[i];
+    bool keys = !strcmp(s, "@keys"), values = !strcmp(s, "@values") || !strcmp(s, "@items");
+    switch (at) {
+    case P_DEVICE:
+      at = keys || values                                               ? P_NONE
+           : !strcmp(s, "driver")                                       ? P_DRIVER
+           : !strcmp(s, "attributes")                                   ? P_ATTRS
+           : !strcmp(s, "capacity")                                     ? P_CAPS
+           : !strcmp(s, "allowMultipleAllocations") && field_type(e, s) ? P_MULTI
+                                                                        : P_NONE;
+      break;
+    case P_ATTRS:
+    case P_CAPS: /* domain -> map; a field of the outer map is not an attribute */
+      at = keys ? P_DOMAIN : values ? (at == P_ATTRS ? P_ATTR_MAP : P_CAP_MAP) : P_NONE;
+      break;
+    case P_ATTR_MAP: /* any name reads an attribute */
+      at = keys ? P_ID : P_ATTR;
+      break;
+    case P_CAP_MAP:
+      at = keys ? P_ID : values ? P_QUANTITY : P_NONE;
+      break;
+    default:
+      at = P_NONE;
+    }
+  }
+  if (at == P_NONE) return false;
+  *max = sizes[at];
+  return true;
+}
+
+/* includes() walks at most DRA_SELECTOR_MAX_INCLUDE values. */
+static bool call_cost(const cel_env *e, const char *name, uint64_t *cost) {
+  (void)e;
+  if (strcmp(name, "includes")) return false;
+  *cost = DRA_SELECTOR_MAX_INCLUDE;
+  return true;
+}
+
 static const cel_ext library = {
-    objects, 1, functions, 1, function_enabled, iterate_error, DRA_SELECTOR_MAX_EXPR};
+    objects,       1,        functions, 1, function_enabled, iterate_error, DRA_SELECTOR_MAX_EXPR,
+    path_max_size, call_cost};
 
 /* ---- environments ---------------------------------------------------------------------- */
 
@@ -406,8 +468,21 @@ ts_rc dra_selector_check(const char *expr, const char *driver_hint, ts_err *err)
   ts_err e2;
   ts_rc rc = dra_selector_compile(expr, NULL, &p, err);
   const char *domain = driver_hint && *driver_hint ? driver_hint : "gpu.nvidia.com";
+  if (rc == TS_OK) { /* the API server refuses what may cost more than the limit */
+    uint64_t cost = cel_program_cost_estimate(p);
+    cel_program_free(p);
+    if (cost <= DRA_SELECTOR_MAX_COST) return TS_OK;
+    if (cost == UINT64_MAX)
+      return ts_err_set(err, TS_ELIMIT,
+                        "Forbidden: too complex, exceeds cost limit (the estimated cost has no "
+                        "bound: a size the estimate cannot know, limit %d)",
+                        DRA_SELECTOR_MAX_COST);
+    return ts_err_set(err, TS_ELIMIT,
+                      "Forbidden: too complex, exceeds cost limit (estimated cost %llu, limit %d)",
+                      (unsigned long long)cost, DRA_SELECTOR_MAX_COST);
+  }
   cel_program_free(p);
-  if (rc == TS_OK || rc == TS_ENOMEM) return rc;
+  if (rc == TS_ENOMEM) return rc;
   ts_buf_init(&fixed, 64 * 1024);
   ts_buf_init(&why, 8 * 1024);
   if (rewrite(expr, domain, &fixed, &why) && ts_buf_putc(&fixed, '\0') == TS_OK &&

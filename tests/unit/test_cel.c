@@ -142,6 +142,96 @@ static void test_cel_bounds(void **state) {
   free(longx);
 }
 
+/* The static cost estimate against the worst-case costs Kubernetes' own tests pin for DRA
+ * selectors (k8s.io/dynamic-resource-allocation/cel/compile_test.go, expectCost; Apache-2.0):
+ * the API server refuses a selector whose estimate exceeds 1,000,000. */
+static void test_cel_cost_estimate(void **state) {
+  static const struct {
+    const char *expr;
+    uint64_t cost;
+  } cases[] = {
+      {"true", 0},
+      {"device.attributes[\"no-such-domain\"].noSuchAttr.isGreaterThan(quantity(\"0\"))", 6},
+      {"device.attributes[\"no-such-domain\"][\"noSuchAttr\"].isGreaterThan(quantity(\"0\"))", 6},
+      {"\"no-such-domain\" in device.attributes", 3},
+      {"device.driver == \"\"", 2},
+      {"device.driver == \"dra.example.com\"", 4},
+      {"device.attributes[\"dra.example.com\"].name", 4},
+      {"device.attributes[\"dra.example.com\"][\"name\"]", 4},
+      {"cel.bind(dra, device.attributes[\"dra.example.com\"], dra.name)", 15},
+      {"device.attributes[\"dra.example.com\"].name > 0", 5},
+      {"device.attributes[\"dra.example.com\"].name == \"fish\"", 5},
+      {"device.attributes[\"dra.example.com\"].name.isGreaterThan(semver(\"0.0.1\"))", 6},
+      {"device.capacity[\"dra.example.com\"].name.isGreaterThan(quantity(\"1Ki\"))", 6},
+      {"\"name\" in device.capacity[\"dra.example.com\"] && "
+       "device.capacity[\"dra.example.com\"].name.isGreaterThan(quantity(\"1Ki\"))",
+       10},
+      {"!(\"name\" in device.capacity[\"dra.example.com\"]) || "
+       "device.capacity[\"dra.example.com\"].name.isGreaterThan(quantity(\"1Ki\"))",
+       11},
+      {"device.capacity[\"dra.example.com\"].quantity.isGreaterThan(quantity(\"1Ki\")) &&\n"
+       "device.attributes[\"dra.example.com\"].bool &&\n"
+       "device.attributes[\"dra.example.com\"].int > 0 &&\n"
+       "device.attributes[\"dra.example.com\"].string == \"fish\" &&\n"
+       "device.attributes[\"dra.example.com\"].version.isGreaterThan(semver(\"0.0.1\")) &&\n"
+       "device.capacity[\"dra.example.com\"][\"quantity\"].isGreaterThan(quantity(\"1Ki\")) &&\n"
+       "device.attributes[\"dra.example.com\"][\"bool\"] &&\n"
+       "device.attributes[\"dra.example.com\"][\"int\"] > 0 &&\n"
+       "device.attributes[\"dra.example.com\"][\"string\"] == \"fish\" &&\n"
+       "device.attributes[\"dra.example.com\"][\"version\"].isGreaterThan(semver(\"0.0.1\"))",
+       52},
+      {"device.attributes[\"dra.example.com\"].a && device.attributes[\"dra.example.com\"].b && "
+       "device.attributes[\"dra.example.com\"].c",
+       12},
+      {"device.attributes.exists_one(x, x == \"dra.example.com\")", 164},
+      {"device.attributes[\"dra.example.com\"].exists_one(x, x == \"services\")", 133},
+      {"device.attributes[\"dra.example.com\"].services.split(\"example\").size() >= 2", 19},
+      {"device.attributes[\"dra.example.com\"].services.matches(\"[^a]?sym\")", 18},
+      {"device.capacity.exists_one(x, x == \"dra.example.com\")", 164},
+      {"device.capacity[\"dra.example.com\"].exists_one(x, x == \"memory\")", 133},
+      {"[1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(x, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(y, [1, 2, 3, "
+       "4, 5, 6, 7, 8, 9, 10].all(z, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z2, [1, 2, 3, 4, 5, 6, "
+       "7, 8, 9, 10].all(z3, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].all(z4, [1, 2, 3, 4, 5, 6, 7, 8, 9, "
+       "10].all(z5, int('1'.find('[0-9]*')) < 100)))))))",
+       85555551},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    cel_program *p = NULL;
+    ts_err err;
+    uint64_t got;
+    if (dra_selector_compile(cases[i].expr, NULL, &p, &err) != TS_OK)
+      fail_msg("%s: %s", cases[i].expr, err.text);
+    got = cel_program_cost_estimate(p);
+    if (got != cases[i].cost)
+      fail_msg("%s: estimated %llu, want %llu", cases[i].expr, (unsigned long long)got,
+               (unsigned long long)cases[i].cost);
+    cel_program_free(p);
+  }
+}
+
+/* tessera check refuses what the API server refuses for its estimate, saying why; a comparison
+ * of two values the estimate cannot size is unbounded (as in Kubernetes). */
+static void test_cel_check_cost_limit(void **state) {
+  ts_err err;
+  (void)state;
+  assert_int_equal(dra_selector_check("device.attributes[\"d\"].x == \"a\"", NULL, &err), TS_OK);
+  assert_int_equal(
+      dra_selector_check("[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, "
+                         "[1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, "
+                         "[1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, a + b + c "
+                         "+ d + e + f > 0))))))",
+                         NULL, &err),
+      TS_ELIMIT);
+  assert_non_null(strstr(err.text, "Forbidden: too complex, exceeds cost limit"));
+  assert_non_null(strstr(err.text, "estimated cost 16555551, limit 1000000"));
+  /* string functions on values of unknown length: the estimate has no useful bound */
+  assert_int_equal(dra_selector_check("device.attributes[\"d\"].a.split(\"\").map(x, x + x)"
+                                      ".exists(y, y.matches(device.attributes[\"d\"].b))",
+                                      NULL, &err),
+                   TS_ELIMIT);
+}
+
 /* The DRA case `expensive`: the cost limit ends it, and || true cannot absorb that. */
 static void test_cel_cost_limit(void **state) {
   const char *expr =
@@ -307,7 +397,8 @@ int main(void) {
       cmocka_unit_test(test_cel_bounds),           cmocka_unit_test(test_cel_cost_limit),
       cmocka_unit_test(test_cel_regex_linear),     cmocka_unit_test(test_cel_dra),
       cmocka_unit_test(test_cel_no_allocation),    cmocka_unit_test(test_cel_alloc_failures),
-      cmocka_unit_test(test_cel_article_selector),
+      cmocka_unit_test(test_cel_article_selector), cmocka_unit_test(test_cel_cost_estimate),
+      cmocka_unit_test(test_cel_check_cost_limit),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   dra_selector_thread_cleanup();
