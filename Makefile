@@ -6,6 +6,7 @@
 #   make bench      run the benchmarks; results in bench/results/
 #   make sanitize   ASan + UBSan build running the whole test suite
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each (30); make fuzz-smoke: 5 s each
+#   make soak       tessera run against the fake API server: SOAK_SECONDS (3600) of churn and faults
 #   make valgrind   memcheck over the golden scenarios and each bad-input file
 #   make e2e        scenarios against a real kube-apiserver (TESSERA_APISERVER; skipped without)
 #   make check-style  clang-format dry run, and the include table (scripts/check-deps.sh)
@@ -56,7 +57,7 @@ TESSERA   := $(BUILD)/tessera
 
 .SECONDARY:
 
-.PHONY: all deps test demo bench sanitize fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e
+.PHONY: all deps test demo bench sanitize soak fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e
 
 all: tessera
 
@@ -99,6 +100,12 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/fuzz/%.o $(LIB)
 	@mkdir -p $(dir $@)
 	$(CC) $(LDSAN) -o $@ $< $(LIB) $(LDLIBS)
 
+$(BUILD)/soak/%: $(BUILD)/obj/tests/soak/%.o $(SUP_OBJS) $(LIB)
+	@mkdir -p $(dir $@)
+	$(CC) $(LDSAN) -o $@ $< $(SUP_OBJS) $(LIB) $(LDLIBS)
+
+SOAK_SECONDS ?= 3600
+
 tests: $(TESSERA) $(UNIT_BINS) $(CONF_BINS)
 
 run-tests: tests
@@ -136,6 +143,10 @@ fuzz:
 
 fuzz-smoke:
 	@$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=5
+
+soak: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/soak/soak
+	@scripts/soak.sh $(BUILD) $(SOAK_SECONDS)
 
 valgrind:
 	@scripts/deps.sh valgrind
