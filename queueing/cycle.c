@@ -225,6 +225,7 @@ static int prio_time_key(const cyc *y, const entry *a, const entry *b) {
 /* Kueue's classical iterator: no borrowing (or a closer cohort) first, priority, time. */
 static int classical_cmp(const void *a, const void *b, const void *ctx) {
   const entry *x = *(entry *const *)a, *z = *(entry *const *)b;
+  if (x->wl->resume != z->wl->resume) return x->wl->resume ? -1 : 1; /* admitted already */
   if (x->asg.borrow != z->asg.borrow) return x->asg.borrow < z->asg.borrow ? -1 : 1;
   return prio_time_key(ctx, x, z);
 }
@@ -254,6 +255,7 @@ static void compute_drs(cyc *y, const q__node *root) {
  * borrow from this cohort on its flavors goes first), then the share, priority, time. */
 static bool fs_less(const cyc *y, const entry *a, const entry *b, const q__node *cohort) {
   int c;
+  if (a->wl->resume != b->wl->resume) return a->wl->resume; /* admitted already */
   if (y->c.cfg->prioritize_non_borrowing && a->borrows[cohort->depth] != b->borrows[cohort->depth])
     return !a->borrows[cohort->depth];
   c = q__drs_cmp(a->drs[cohort->depth], b->drs[cohort->depth]);

@@ -152,6 +152,9 @@ typedef struct q_workload {
   uint32_t npodsets;            /* entries */
   const q_admission *admission; /* borrowed: non-NULL for a workload already admitted */
   bool evicting;                /* an eviction of it is already in progress */
+  bool resume;                  /* the missing pods of a gang that runs below its minimum (a
+                                   write failed): its quota was reserved when the gang was
+                                   admitted, so it goes ahead of everything that waits */
   void *user;                   /* the caller's handle; never touched */
 } q_workload;
 

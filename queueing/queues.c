@@ -87,9 +87,11 @@ static bool is_sticky(const cqq *q, const q_workload *w) {
   return q->sticky && !strcmp(q->sticky, w->key);
 }
 
-/* < 0 when a is ahead of b: sticky first, then higher priority, earlier time, key. */
+/* < 0 when a is ahead of b: a gang's missing pods first, sticky, then higher priority,
+ * earlier time, key. */
 static int order(const cqq *q, const q_workload *a, const q_workload *b) {
   bool as = is_sticky(q, a), bs = is_sticky(q, b);
+  if (a->resume != b->resume) return a->resume ? -1 : 1;
   if (as != bs) return as ? -1 : 1;
   if (a->priority != b->priority) return a->priority > b->priority ? -1 : 1;
   if (a->queue_ns != b->queue_ns) return a->queue_ns < b->queue_ns ? -1 : 1;

@@ -354,6 +354,7 @@ static ts_rc pending_workload(admit *ad, sched_gang *g, qgang **out) {
   }
   fill_workload(v, &q->wl, pods[0], key, g->name, g->created, q);
   q->wl.priority = g->priority;
+  q->wl.resume = g->nbound && sched__gang_needed(g); /* bound below its minimum */
   *out = q;
   if (!build_podsets(v, g->pods, g->npods, &q->wl, q->podset_of, &q->reason))
     return q->reason ? TS_OK : TS_ENOMEM; /* q->reason: it cannot be queued */
