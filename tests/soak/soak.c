@@ -4,8 +4,8 @@
  * Kueue-queued in two ClusterQueues of one cohort, some with a named DRA claim) arrive, run for
  * a few seconds once the whole gang is bound, and are deleted.
  *
- * It fails (exit 1) on any of: the process dies; a pod bound twice (a 409 on a binding beyond
- * the answers the server lost on purpose); a node given more GPUs than it has; a gang partly
+ * It fails (exit 1) on any of: the process dies; a pod bound twice (a binding of a pod the
+ * server holds bound to another node); a node given more GPUs than it has; a gang partly
  * bound for more than PARTIAL_S seconds; a gang still waiting after the drain although the
  * cluster is empty (a lost binding); resident memory growing more than 10% between the first
  * and the last tenth of the run after warm-up. It prints one progress line a minute and a
@@ -380,7 +380,9 @@ int main(int argc, char **argv) {
       if (waiting < MAX_PENDING) create_gang();
       next_arrival = t + 0.1 + (double)(rand() % 600) / 1000.0;
     }
-    if (churn && t >= next_fault) {
+    if (churn && t >= next_fault && !fa_pending_faults(srv)) {
+      /* one at a time: faults that wait for a request would pile up behind a backoff and
+       * fail every retry of a resource, which no real server does for minutes on end */
       inject_fault();
       next_fault = t + 1 + rand() % 5;
     }
@@ -438,10 +440,10 @@ int main(int argc, char **argv) {
       total += faults[k];
     }
     printf("  faults injected %ld\n", total);
-    if (conflicts > lost_posts)
-      violation("%d bindings answered 409 (already bound), more than the %ld answers lost on "
-                "purpose",
-                conflicts, lost_posts);
+    printf("  bindings answered 409 (already bound: retries after a lost answer) %d\n", conflicts);
+    (void)lost_posts;
+    if (fa_misbound(srv))
+      violation("%d bindings of a pod already bound to another node", fa_misbound(srv));
     if (samples - w0 >= 2) {
       for (int k = 0; k < span; k++) first += rss[w0 + k], last += rss[samples - 1 - k];
       first /= span, last /= span;

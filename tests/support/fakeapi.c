@@ -71,6 +71,7 @@ struct fa_server {
   ts_buf log;                     /* request log */
   time_t started;                 /* for the lifetime bound */
   int lifetime_s;                 /* FA_LIFETIME_S unless fa_set_lifetime */
+  int misbound;                   /* bindings of a bound pod to another node */
   bool http2;                     /* offer h2 in ALPN */
   int goaway_after;               /* HTTP/2: GOAWAY after this many more requests (0: never) */
 };
@@ -610,6 +611,7 @@ static int handle(conn *c, req *q, json_t **out) {
     if (!o) return *out = status_body(404, "NotFound", what), 404;
     if ((cur = json_string_value(json_object_get(json_object_get(o->json, "spec"), "nodeName")))) {
       char m[800];
+      if (strcmp(cur, node)) s->misbound++; /* a scheduler that thought it elsewhere */
       snprintf(m, sizeof m,
                "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned "
                "to node \"%s\"",
@@ -1375,6 +1377,22 @@ void fa_delay(fa_server *s, const char *method, const char *prefix, int ms, int 
   snprintf(f.prefix, sizeof f.prefix, "%s", prefix);
   f.times = times, f.delay_ms = ms;
   push_fault(s, &f);
+}
+
+int fa_misbound(fa_server *s) {
+  int n;
+  pthread_mutex_lock(&s->mu);
+  n = s->misbound;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
+int fa_pending_faults(fa_server *s) {
+  int n = 0;
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < s->faults.n; i++) n += s->faults.v[i].times > 0;
+  pthread_mutex_unlock(&s->mu);
+  return n;
 }
 
 void fa_clear_faults(fa_server *s) {

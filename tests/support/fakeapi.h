@@ -45,6 +45,11 @@ void fa_fault_body(fa_server *s, const char *method, const char *prefix, int sta
                    const char *body);
 /* The next `times` matching requests are answered as usual, ms milliseconds late. */
 void fa_delay(fa_server *s, const char *method, const char *prefix, int ms, int times);
+/* Bindings refused because the pod was bound to another node already (a retry to the same
+ * node, after a lost answer or a timeout, is not counted). */
+int fa_misbound(fa_server *s);
+/* Scripted faults and delays not yet used up. */
+int fa_pending_faults(fa_server *s);
 /* Every scripted fault and delay still pending is forgotten. */
 void fa_clear_faults(fa_server *s);
 /* The server stops by itself this many seconds after it started (FA_LIFETIME_S by default;
