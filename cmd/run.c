@@ -330,6 +330,7 @@ int cmd_run(int argc, char **argv) {
   const char *identity;
   ts_err err;
   if (!parse_args(argc, argv, &a)) return usage();
+  ts_log_set_timestamps(true); /* an operator must see when anything happened */
   ts_err_clear(&err);
   if (cfg_tessera_setup(a.config, &t, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);

@@ -248,6 +248,9 @@ void ts_time_format(int64_t unix_ns, char *out, size_t cap);
 
 typedef enum ts_log_level { TS_LOG_DEBUG, TS_LOG_INFO, TS_LOG_WARN, TS_LOG_ERROR } ts_log_level;
 void ts_log_set_level(ts_log_level l); /* messages below l are dropped (default INFO) */
+/* Each line starts with its UTC time, RFC 3339 with milliseconds ("2026-12-03T14:20:01.123Z"):
+ * for the long-running `tessera run`; off by default (replay and check output stays stable). */
+void ts_log_set_timestamps(bool on);
 /* One line to stderr, with a timestamp and the level. */
 void ts_log(ts_log_level l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

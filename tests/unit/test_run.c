@@ -598,7 +598,15 @@ static void test_run_queue_problems(void **state) {
     FILE *f;
     snprintf(log, sizeof log, "%s/a.log", fa_dir(s));
     assert_non_null(f = fopen(log, "r"));
-    while (fgets(line, sizeof line, f)) told += strstr(line, "Kueue objects: ") != NULL;
+    while (fgets(line, sizeof line, f)) {
+      int y, mo, d, h, mi, sec, ms, n = 0;
+      told += strstr(line, "Kueue objects: ") != NULL;
+      /* every line starts with its time: RFC 3339, UTC, milliseconds */
+      if (sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ tessera: %n", &y, &mo, &d, &h, &mi, &sec, &ms,
+                 &n) != 7 ||
+          n != 34)
+        fail_msg("log line without its time: %s", line);
+    }
     fclose(f);
     assert_int_equal(told, 2);
   }
