@@ -41,6 +41,8 @@ typedef struct informer {
   bool synced;                  /* listed once */
   uint32_t failures;            /* consecutive failures (backoff) */
   char last_error[200];         /* of the last failure */
+  uint64_t list_started;        /* uv_now when the list (its first page) was asked for */
+  uint64_t page_started;        /* uv_now when the page in flight was asked for */
   uint64_t watch_started;       /* uv_now when the watch was opened */
   uint64_t watch_lines;         /* lines the watch has sent */
   uv_timer_t retry;             /* backoff */
@@ -202,6 +204,9 @@ static void list_complete(informer *f) {
       json_decref(o);
     }
   } while (ngone == 256);
+  ts_log(TS_LOG_DEBUG, "%s: listed %zu objects in %u pages, %llu ms", f->path,
+         json_array_size(f->pending), f->pages,
+         (unsigned long long)(uv_now(f->all->c->loop) - f->list_started));
   json_decref(f->pending);
   f->pending = NULL;
   clear_keys(&f->listed);
@@ -257,6 +262,9 @@ static void on_list(void *ud, const kc_response *r) {
   }
   if (!f->pending) f->pending = json_array();
   items = json_object_get(body, "items");
+  ts_log(TS_LOG_DEBUG, "%s: list page %u: %zu objects, %zu bytes in %llu ms", f->path, f->pages,
+         json_array_size(items), r->len,
+         (unsigned long long)(uv_now(f->all->c->loop) - f->page_started));
   json_array_foreach(items, i, obj) {
     set_key(&f->listed, key_of(obj));
     json_array_append(f->pending, obj);
@@ -293,7 +301,9 @@ static void start_list(informer *f) {
     f->pending = NULL;
     clear_keys(&f->listed);
     f->pages = 0;
+    f->list_started = uv_now(f->all->c->loop);
   }
+  f->page_started = uv_now(f->all->c->loop);
   ts_buf_init(&path, TS_BUF_DEFAULT_MAX);
   ts_buf_printf(&path, "%s?limit=%d", f->path, KC_PAGE);
   if (f->cont) ts_buf_puts(&path, "&continue="), put_query_value(&path, f->cont);
