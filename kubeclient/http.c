@@ -13,6 +13,7 @@ struct sock_ctx {
   uv_poll_t poll;   /* watches the socket */
   curl_socket_t fd; /* the socket */
   kc_client *c;     /* owner */
+  kc_multi *mx;     /* the multi handle that watches it */
   bool pooled;      /* from c->socks (else allocated) */
   bool in_use;      /* pooled: taken */
 };
@@ -82,7 +83,7 @@ static void sweep(kc_client *c) {
       continue;
     }
     *pp = r->next;
-    curl_multi_remove_handle(c->multi, r->easy);
+    curl_multi_remove_handle(r->mx->m, r->easy);
     free_req(r);
   }
 }
@@ -99,28 +100,29 @@ static void on_poll(uv_poll_t *p, int status, int events) {
   if (status < 0) flags = CURL_CSELECT_ERR;
   if (events & UV_READABLE) flags |= CURL_CSELECT_IN;
   if (events & UV_WRITABLE) flags |= CURL_CSELECT_OUT;
-  curl_multi_socket_action(s->c->multi, s->fd, flags, &running);
+  curl_multi_socket_action(s->mx->m, s->fd, flags, &running);
   after_action(s->c);
 }
 
 static int on_socket(CURL *e, curl_socket_t fd, int action, void *userp, void *socketp) {
-  kc_client *c = userp;
+  kc_multi *mx = userp;
+  kc_client *c = mx->c;
   sock_ctx *s = socketp;
   (void)e;
   if (action == CURL_POLL_REMOVE) {
     if (s) {
       uv_poll_stop(&s->poll);
       uv_close((uv_handle_t *)&s->poll, close_free);
-      curl_multi_assign(c->multi, fd, NULL);
+      curl_multi_assign(mx->m, fd, NULL);
     }
     return 0;
   }
   if (!s) {
     if (!(s = sock_new(c))) return -1;
-    s->fd = fd, s->c = c;
+    s->fd = fd, s->c = c, s->mx = mx;
     uv_poll_init_socket(c->loop, &s->poll, fd);
     s->poll.data = s;
-    curl_multi_assign(c->multi, fd, s);
+    curl_multi_assign(mx->m, fd, s);
   }
   uv_poll_start(&s->poll,
                 (action & CURL_POLL_IN ? UV_READABLE : 0) |
@@ -130,19 +132,19 @@ static int on_socket(CURL *e, curl_socket_t fd, int action, void *userp, void *s
 }
 
 static void on_timeout(uv_timer_t *t) {
-  kc_client *c = t->data;
+  kc_multi *mx = t->data;
   int running;
-  curl_multi_socket_action(c->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-  after_action(c);
+  curl_multi_socket_action(mx->m, CURL_SOCKET_TIMEOUT, 0, &running);
+  after_action(mx->c);
 }
 
 static int on_timer(CURLM *m, long ms, void *userp) {
-  kc_client *c = userp;
+  kc_multi *mx = userp;
   (void)m;
   if (ms < 0)
-    uv_timer_stop(&c->timer);
+    uv_timer_stop(&mx->timer);
   else
-    uv_timer_start(&c->timer, on_timeout, ms ? (uint64_t)ms : 1, 0);
+    uv_timer_start(&mx->timer, on_timeout, ms ? (uint64_t)ms : 1, 0);
   return 0;
 }
 
@@ -261,37 +263,38 @@ ts_rc kc_client_metrics(const kc_client *c, ts_buf *out) {
 static void check_done(kc_client *c) {
   CURLMsg *m;
   int left;
-  while ((m = curl_multi_info_read(c->multi, &left))) {
-    kc_req *r = NULL;
-    kc_response resp;
-    long ver = 0;
-    if (m->msg != CURLMSG_DONE) continue;
-    curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
-    curl_multi_remove_handle(c->multi, m->easy_handle);
-    memset(&resp, 0, sizeof resp);
-    curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &resp.status);
-    curl_easy_getinfo(m->easy_handle, CURLINFO_HTTP_VERSION, &ver);
-    resp.http2 = ver == CURL_HTTP_VERSION_2_0;
-    if (resp.http2 && !c->multiplexing) { /* one connection carries everything from now on */
-      c->multiplexing = true;
-      curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
+  for (int k = 0; k < 2; k++)
+    while ((m = curl_multi_info_read(c->mx[k].m, &left))) {
+      kc_req *r = NULL;
+      kc_response resp;
+      long ver = 0;
+      if (m->msg != CURLMSG_DONE) continue;
+      curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+      curl_multi_remove_handle(c->mx[k].m, m->easy_handle);
+      memset(&resp, 0, sizeof resp);
+      curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &resp.status);
+      curl_easy_getinfo(m->easy_handle, CURLINFO_HTTP_VERSION, &ver);
+      resp.http2 = ver == CURL_HTTP_VERSION_2_0;
+      if (resp.http2 && !c->multiplexing) { /* one connection carries everything from now on */
+        c->multiplexing = true;
+        curl_multi_setopt(c->mx[KC_STREAMS].m, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
+      }
+      if (m->data.result != CURLE_OK)
+        resp.error = r->too_big ? "response too large" : curl_easy_strerror(m->data.result);
+      if (r->on_line && !r->cancelled) { /* the last line may lack its newline */
+        flush_lines(c);
+        if (r->body.len && !r->cancelled) r->on_line(r->ud, r->body.data, r->body.len);
+        r->body.len = 0;
+      }
+      ts_buf_putc(&r->body, '\0');
+      resp.body = r->body.data ? r->body.data : "";
+      resp.len = r->body.len ? r->body.len - 1 : 0;
+      resp.retry_after_s = r->retry_after;
+      count_answer(c, r, resp.status);
+      unlink_req(c, r);
+      if (!r->cancelled && r->on_done) r->on_done(r->ud, &resp);
+      free_req(r);
     }
-    if (m->data.result != CURLE_OK)
-      resp.error = r->too_big ? "response too large" : curl_easy_strerror(m->data.result);
-    if (r->on_line && !r->cancelled) { /* the last line may lack its newline */
-      flush_lines(c);
-      if (r->body.len && !r->cancelled) r->on_line(r->ud, r->body.data, r->body.len);
-      r->body.len = 0;
-    }
-    ts_buf_putc(&r->body, '\0');
-    resp.body = r->body.data ? r->body.data : "";
-    resp.len = r->body.len ? r->body.len - 1 : 0;
-    resp.retry_after_s = r->retry_after;
-    count_answer(c, r, resp.status);
-    unlink_req(c, r);
-    if (!r->cancelled && r->on_done) r->on_done(r->ud, &resp);
-    free_req(r);
-  }
 }
 
 /* Re-reads the token file at most every 60 s (and at once when forced, after a 401). */
@@ -341,7 +344,11 @@ static kc_req *start(kc_client *c, const char *method, const char *path, const c
   curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
   curl_easy_setopt(r->easy, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
-  curl_easy_setopt(r->easy, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
+  /* reads over HTTP/1.1 on their own connections; the rest over HTTP/2 when offered */
+  r->mx = !on_line && !strcmp(method, "GET") ? &c->mx[KC_READS] : &c->mx[KC_STREAMS];
+  curl_easy_setopt(r->easy, CURLOPT_HTTP_VERSION,
+                   r->mx == &c->mx[KC_READS] ? (long)CURL_HTTP_VERSION_1_1
+                                             : (long)CURL_HTTP_VERSION_2TLS);
   curl_easy_setopt(r->easy, CURLOPT_PIPEWAIT, 1L);
   curl_easy_setopt(r->easy, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(r->easy, CURLOPT_CONNECTTIMEOUT_MS, 10000L);
@@ -376,7 +383,7 @@ static kc_req *start(kc_client *c, const char *method, const char *path, const c
   r->next = c->reqs;
   c->reqs = r;
   c->nreq++;
-  curl_multi_add_handle(c->multi, r->easy);
+  curl_multi_add_handle(r->mx->m, r->easy);
   return r;
 }
 
@@ -414,22 +421,30 @@ kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err) {
     return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
   }
   if (auth->token) ts_strlcpy(c->token, auth->token, sizeof c->token); /* checked at load */
-  if (!(c->multi = curl_multi_init())) {
-    ts_free(c->socks);
-    ts_free(c);
-    return ts_err_set(err, TS_ENOMEM, "cannot start libcurl"), NULL;
+  for (int k = 0; k < 2; k++) {
+    kc_multi *mx = &c->mx[k];
+    if (!(mx->m = curl_multi_init())) {
+      if (k) curl_multi_cleanup(c->mx[0].m);
+      ts_free(c->socks);
+      ts_free(c);
+      return ts_err_set(err, TS_ENOMEM, "cannot start libcurl"), NULL;
+    }
+    mx->c = c;
+    curl_multi_setopt(mx->m, CURLMOPT_SOCKETFUNCTION, on_socket);
+    curl_multi_setopt(mx->m, CURLMOPT_SOCKETDATA, mx);
+    curl_multi_setopt(mx->m, CURLMOPT_TIMERFUNCTION, on_timer);
+    curl_multi_setopt(mx->m, CURLMOPT_TIMERDATA, mx);
+    /* Over HTTP/1.1 every watch holds a connection: leave room for them and for writes, and
+     * queue the rest rather than opening thousands of connections. Reads take a few. */
+    curl_multi_setopt(mx->m, CURLMOPT_MAX_HOST_CONNECTIONS,
+                      (long)(k == KC_READS ? KC_READ_CONNECTIONS : KC_MAX_CONNECTIONS));
+    if (k == KC_STREAMS) {
+      curl_multi_setopt(mx->m, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
+      curl_multi_setopt(mx->m, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
+    }
+    uv_timer_init(loop, &mx->timer);
+    mx->timer.data = mx;
   }
-  curl_multi_setopt(c->multi, CURLMOPT_SOCKETFUNCTION, on_socket);
-  curl_multi_setopt(c->multi, CURLMOPT_SOCKETDATA, c);
-  curl_multi_setopt(c->multi, CURLMOPT_TIMERFUNCTION, on_timer);
-  curl_multi_setopt(c->multi, CURLMOPT_TIMERDATA, c);
-  curl_multi_setopt(c->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_MULTIPLEX);
-  curl_multi_setopt(c->multi, CURLMOPT_MAX_CONCURRENT_STREAMS, 1000L);
-  /* Over HTTP/1.1 every watch holds a connection: leave room for them and for writes, and queue
-   * the rest rather than opening thousands of connections. */
-  curl_multi_setopt(c->multi, CURLMOPT_MAX_HOST_CONNECTIONS, (long)KC_MAX_CONNECTIONS);
-  uv_timer_init(loop, &c->timer);
-  c->timer.data = c;
   return c;
 }
 
@@ -441,8 +456,10 @@ static void client_release(kc_client *c) {
 }
 
 static void timer_closed(uv_handle_t *h) {
-  kc_client *c = h->data;
-  curl_multi_cleanup(c->multi); /* may close cached connections: their polls close later */
+  kc_multi *mx = h->data;
+  kc_client *c = mx->c;
+  curl_multi_cleanup(mx->m); /* may close cached connections: their polls close later */
+  if (--c->timers_open) return;
   c->closed = true;
   client_release(c);
 }
@@ -454,14 +471,17 @@ void kc_client_free(kc_client *c) {
     kc_req *r = c->reqs;
     kc_response resp = {0};
     c->reqs = r->next;
-    curl_multi_remove_handle(c->multi, r->easy); /* closes its sockets: CURL_POLL_REMOVE */
+    curl_multi_remove_handle(r->mx->m, r->easy); /* closes its sockets: CURL_POLL_REMOVE */
     resp.error = "the client was closed";
     resp.body = "";
     if (!r->cancelled && r->on_done) r->on_done(r->ud, &resp); /* every request ends once */
     free_req(r);
   }
-  uv_timer_stop(&c->timer);
-  uv_close((uv_handle_t *)&c->timer, timer_closed);
+  c->timers_open = 2;
+  for (int k = 0; k < 2; k++) {
+    uv_timer_stop(&c->mx[k].timer);
+    uv_close((uv_handle_t *)&c->mx[k].timer, timer_closed);
+  }
 }
 
 void kc_api_opts_default(kc_api_opts *o) {

@@ -1,7 +1,8 @@
 /*
  * kubeclient/kc.h - Tessera's Kubernetes API client: libcurl's multi interface driven by
- * libuv (HTTP/2 over TLS when the server offers it, HTTP/1.1 otherwise), authentication from a
- * kubeconfig or the in-cluster service account, informers (paginated list, then watch with
+ * libuv (watches and writes over HTTP/2 when the server offers it, reads over HTTP/1.1 on a few
+ * connections of their own: libcurl 7.88 stalled large list pages over HTTP/2), authentication from
+ * a kubeconfig or the in-cluster service account, informers (paginated list, then watch with
  * bookmarks, re-list on 410, backoff), the writes a scheduler makes (claim reservation,
  * binding, status, events, eviction) behind a leader-election gate, a Lease-based leader
  * election.

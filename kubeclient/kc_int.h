@@ -12,8 +12,20 @@
 /* An API path with a namespace, a name and a subresource (/apis/G/V/namespaces/NS/R/NAME/S). */
 #define KC_PATH_MAX 800
 
+/* One libcurl multi handle on the loop, with its timer. Watches and writes share one (HTTP/2
+ * when the server offers it: one connection); reads (lists, gets) have their own over
+ * HTTP/1.1: libcurl 7.88's HTTP/2 stalled multi-megabyte list pages for 30 s (issue 16). */
+typedef struct kc_multi {
+  CURLM *m;         /* libcurl */
+  uv_timer_t timer; /* its timeout */
+  kc_client *c;     /* owner */
+} kc_multi;
+
+enum { KC_STREAMS, KC_READS };
+
 struct kc_req {
   CURL *easy;                 /* the transfer */
+  kc_multi *mx;               /* the multi handle it runs in */
   struct curl_slist *headers; /* request headers */
   ts_buf body;                /* response (or the unread part of a stream) */
   char *upload;               /* owned request body */
@@ -39,15 +51,16 @@ typedef struct kc_series {
   uint64_t count;    /* answers */
 } kc_series;
 
-#define KC_SOCK_POOL (2 * KC_MAX_CONNECTIONS + 64) /* sockets watched without allocating */
+#define KC_READ_CONNECTIONS 8                             /* for reads (lists, gets), HTTP/1.1 */
+#define KC_SOCK_POOL        (2 * KC_MAX_CONNECTIONS + 64) /* sockets watched without allocating */
 
 typedef struct sock_ctx sock_ctx;
 
 struct kc_client {
   uv_loop_t *loop;                    /* the loop */
   const kc_auth *auth;                /* borrowed */
-  CURLM *multi;                       /* libcurl */
-  uv_timer_t timer;                   /* libcurl's timeout */
+  kc_multi mx[2];                     /* KC_STREAMS: watches and writes; KC_READS: reads */
+  int timers_open;                    /* of mx, while closing */
   kc_req *reqs;                       /* in flight */
   uint64_t nreq;                      /* started */
   char token[KC_TOKEN_MAX + 1];       /* bearer token in use */
