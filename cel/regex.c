@@ -470,7 +470,7 @@ static frag repeat(rparser *p, frag f, int min, int max, bool lazy) {
     rfail(p, "out of memory", 0, 0);
     return f;
   }
-  memcpy(saved, p->prog + f.start, len * sizeof *saved);
+  if (len) memcpy(saved, p->prog + f.start, len * sizeof *saved); /* () has nothing yet */
   p->np = f.start;
   for (int i = 0; i < min && !p->failed; i++) g = emit_copy(p, saved, len, f.start);
   if (max < 0) {

@@ -251,6 +251,26 @@ static void test_cel_cost_limit(void **state) {
 }
 
 /* A pattern that backtracks exponentially elsewhere is linear here. */
+/* An empty group repeated, "(){4}1": its copies were taken from a program with nothing emitted
+ * yet (a null pointer plus zero: undefined behaviour the regex fuzzer found under UBSan). */
+static void test_cel_regex_empty_group_repeated(void **state) {
+  cel_re *re = NULL;
+  void *scratch;
+  uint64_t budget = 1000000;
+  bool found = false;
+  size_t s = 0, e = 0;
+  ts_err err;
+  (void)state;
+  assert_int_equal(cel_re_compile("(){4}1", 6, &re, &err), TS_OK);
+  scratch = malloc(cel_re_scratch_size(re) + 1);
+  assert_int_equal(cel_re_search(re, "a1", 2, scratch, &budget, &found, &s, &e), TS_OK);
+  assert_true(found);
+  assert_int_equal(s, 1);
+  assert_int_equal(e, 2);
+  free(scratch);
+  cel_re_free(re);
+}
+
 static void test_cel_regex_linear(void **state) {
   cel_re *re = NULL;
   size_t n = 100000, s, e;
@@ -393,11 +413,17 @@ static void test_cel_article_selector(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cel_errors),           cmocka_unit_test(test_cel_semantics),
-      cmocka_unit_test(test_cel_bounds),           cmocka_unit_test(test_cel_cost_limit),
-      cmocka_unit_test(test_cel_regex_linear),     cmocka_unit_test(test_cel_dra),
-      cmocka_unit_test(test_cel_no_allocation),    cmocka_unit_test(test_cel_alloc_failures),
-      cmocka_unit_test(test_cel_article_selector), cmocka_unit_test(test_cel_cost_estimate),
+      cmocka_unit_test(test_cel_errors),
+      cmocka_unit_test(test_cel_semantics),
+      cmocka_unit_test(test_cel_bounds),
+      cmocka_unit_test(test_cel_cost_limit),
+      cmocka_unit_test(test_cel_regex_linear),
+      cmocka_unit_test(test_cel_regex_empty_group_repeated),
+      cmocka_unit_test(test_cel_dra),
+      cmocka_unit_test(test_cel_no_allocation),
+      cmocka_unit_test(test_cel_alloc_failures),
+      cmocka_unit_test(test_cel_article_selector),
+      cmocka_unit_test(test_cel_cost_estimate),
       cmocka_unit_test(test_cel_check_cost_limit),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
