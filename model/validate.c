@@ -150,6 +150,11 @@ static void containers(vctx *v, json_t *spec, const char *key) {
   json_t *c;
   json_array_foreach(json_object_get(spec, key), i, c) {
     char path[128];
+    const char *image = json_string_value(json_object_get(c, "image"));
+    if (!image || !*image) {
+      snprintf(path, sizeof path, "spec.%s[%zu].image", key, i);
+      refuse(v, path, "Required value");
+    }
     snprintf(path, sizeof path, "spec.%s[%zu].resources", key, i);
     resources(v, path, c);
   }
@@ -185,8 +190,8 @@ size_t model_validate_priority(const model *m, const model_pod *p, model_refusal
 static void pod(vctx *v, json_t *obj) {
   json_t *spec = json_object_get(obj, "spec"), *x;
   size_t i;
+  containers(v, spec, "containers"); /* the API server's order */
   containers(v, spec, "initContainers");
-  containers(v, spec, "containers");
   json_array_foreach(json_object_get(spec, "tolerations"), i, x) {
     const char *op = str(x, "operator"), *val = str(x, "value");
     char field[64];
