@@ -377,33 +377,45 @@ static ts_rc fill_pod(pod_op *p, const sched_decision *d) {
 }
 
 /* Groups the BIND decisions into gangs (a pod without a gang is a gang of one), in decision
- * order. Returns new gangs in *out. */
+ * order. Returns new gangs in *out. Each gang's pods are counted first and allocated once:
+ * write tokens live in that array, and an array per gang sized for every binding of the cycle
+ * took 2.4 GB for 5,430 single pods (issue 16). */
 static ts_rc build_gangs(const sched_result *res, gang_op ***out, size_t *n) {
   gang_op **gangs = ts_calloc(res->nbound + 1, sizeof *gangs);
-  const char **labels = ts_calloc(res->nbound + 1, sizeof *labels);
-  ts_rc rc = gangs && labels ? TS_OK : TS_ENOMEM;
+  uint32_t *of = ts_calloc(res->ndecisions + 1, sizeof *of); /* decision -> gang index */
+  uint32_t *count = ts_calloc(res->nbound + 1, sizeof *count);
+  ts_map index; /* gang label -> gang index + 1 */
+  ts_rc rc = gangs && of && count ? TS_OK : TS_ENOMEM;
   *n = 0;
+  ts_map_init(&index);
   for (size_t i = 0; rc == TS_OK && i < res->ndecisions; i++) {
     const sched_decision *d = &res->decisions[i];
-    size_t k = 0;
-    gang_op *g;
+    uintptr_t k = 0;
     if (d->kind != SCHED_BIND) continue;
-    while (d->gang && k < *n && (!labels[k] || strcmp(labels[k], d->gang))) k++;
-    if (!d->gang || k == *n) {
-      if (!(gangs[*n] = ts_calloc(1, sizeof **gangs)) ||
-          !(gangs[*n]->pods = ts_calloc(res->nbound, sizeof(pod_op)))) {
-        rc = TS_ENOMEM;
-        break;
-      }
-      labels[*n] = d->gang;
-      k = (*n)++;
+    if (d->gang) k = (uintptr_t)ts_map_get(&index, d->gang, strlen(d->gang));
+    if (!k) {
+      k = ++*n;
+      if (d->gang) rc = ts_map_put(&index, d->gang, strlen(d->gang), (void *)k, NULL);
     }
-    g = gangs[k];
-    rc = fill_pod(&g->pods[g->npods++], d);
+    of[i] = (uint32_t)(k - 1);
+    count[k - 1]++;
   }
-  ts_free(labels);
+  ts_map_free(&index);
+  for (size_t k = 0; rc == TS_OK && k < *n; k++)
+    if (!(gangs[k] = ts_calloc(1, sizeof **gangs)) ||
+        !(gangs[k]->pods = ts_calloc(count[k], sizeof(pod_op))))
+      rc = TS_ENOMEM;
+  for (size_t i = 0; rc == TS_OK && i < res->ndecisions; i++) {
+    gang_op *g;
+    if (res->decisions[i].kind != SCHED_BIND) continue;
+    g = gangs[of[i]];
+    rc = fill_pod(&g->pods[g->npods++], &res->decisions[i]);
+  }
+  ts_free(of);
+  ts_free(count);
   if (rc != TS_OK) {
-    for (size_t i = 0; gangs && i < *n; i++) free_gang(gangs[i]);
+    for (size_t i = 0; gangs && i < *n; i++)
+      if (gangs[i]) free_gang(gangs[i]);
     ts_free(gangs);
     return rc;
   }
