@@ -227,6 +227,18 @@ static void metrics(void *ud, ts_buf *out) {
       (unsigned long long)(r->writer ? kc_writer_refused(r->writer) : 0),
       (unsigned long long)(health_server_refused(r->health) + health_server_refused(r->metrics)));
   if (r->client) kc_client_metrics(r->client, out);
+  if (r->inf) kc_informers_metrics(r->inf, out);
+  {
+    long size = 0, pages = 0, page = sysconf(_SC_PAGESIZE);
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (f && fscanf(f, "%ld %ld", &size, &pages) == 2 && page > 0)
+      ts_buf_printf(out,
+                    "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
+                    "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes "
+                    "%lld\n",
+                    (long long)pages * page);
+    if (f) fclose(f);
+  }
 }
 
 static int usage(void) {

@@ -42,6 +42,7 @@ typedef struct informer {
   uint32_t failures;            /* consecutive failures (backoff) */
   char last_error[200];         /* of the last failure */
   uint64_t list_started;        /* uv_now when the list (its first page) was asked for */
+  uint64_t synced_after;        /* ms from the informers' start to the end of its first list */
   uint64_t page_started;        /* uv_now when the page in flight was asked for */
   uint64_t watch_started;       /* uv_now when the watch was opened */
   uint64_t watch_lines;         /* lines the watch has sent */
@@ -67,6 +68,7 @@ struct kc_informers {
   bool synced_reported;   /* on_synced called */
   bool stopping;          /* kc_informers_stop was called */
   int open_timers;        /* timers not yet closed */
+  uint64_t started;       /* uv_now at kc_informers_start */
 };
 
 static void start_list(informer *f);
@@ -210,6 +212,7 @@ static void list_complete(informer *f) {
   json_decref(f->pending);
   f->pending = NULL;
   clear_keys(&f->listed);
+  if (!f->synced) f->synced_after = uv_now(f->all->c->loop) - f->all->started;
   f->synced = true;
   check_synced(f->all);
   start_watch(f);
@@ -488,6 +491,7 @@ kc_informers *kc_informers_start(kc_client *c, const kc_informer_opts *o, ts_err
     return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
   }
   a->c = c, a->o = *o, a->n = o->nresources;
+  a->started = uv_now(c->loop);
   for (size_t i = 0; i < a->n; i++) {
     informer *f = &a->inf[i];
     f->all = a, f->spec = &o->resources[i];
@@ -564,4 +568,13 @@ void kc_informers_stop(kc_informers *a) {
     uv_timer_stop(&f->retry);
     uv_close((uv_handle_t *)&f->retry, timer_closed);
   }
+}
+
+void kc_informers_metrics(const kc_informers *a, ts_buf *out) {
+  ts_buf_puts(out, "# HELP tessera_informer_sync_seconds Seconds from the start to the end of "
+                   "each resource's first list.\n# TYPE tessera_informer_sync_seconds gauge\n");
+  for (size_t i = 0; a && i < a->n; i++)
+    if (a->inf[i].synced)
+      ts_buf_printf(out, "tessera_informer_sync_seconds{resource=\"%s\"} %.3f\n", a->inf[i].res.id,
+                    (double)a->inf[i].synced_after / 1000.0);
 }

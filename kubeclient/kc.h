@@ -170,6 +170,8 @@ bool kc_informers_synced(const kc_informers *inf);
  * ("pods: 4 failed attempts in a row, last: the list has no metadata.resourceVersion").
  * Returns false (why empty) when every resource is listed and its watch healthy. */
 bool kc_informers_problem(const kc_informers *inf, char *why, size_t cap);
+/* tessera_informer_sync_seconds{resource}: from the start to each resource's first full list. */
+void kc_informers_metrics(const kc_informers *inf, ts_buf *out);
 /* Stops every list and watch at once (no callback after it returns) and frees the informers
  * once their timers have closed; NULL is a no-op. */
 void kc_informers_stop(kc_informers *inf);

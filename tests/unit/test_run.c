@@ -198,7 +198,9 @@ static void test_run_schedules(void **state) {
   }
   /* Health and metrics, on the configured address. */
   {
-    char body[8192];
+    char body[65536], *at;
+    double secs;
+    long long rss;
     int port = 20000 + (int)(getpid() % 10000) * 2;
     assert_int_equal(http_get(port, "/healthz", body, sizeof body), 200);
     assert_int_equal(http_get(port, "/readyz", body, sizeof body), 200);
@@ -209,6 +211,13 @@ static void test_run_schedules(void **state) {
     }
     assert_non_null(strstr(body, "\ntessera_pods_bound_total 3\n"));
     assert_non_null(strstr(body, "\ntessera_leader 1\n"));
+    /* each resource's sync time, and the process's memory (issue 16) */
+    assert_non_null(at = strstr(body, "\ntessera_informer_sync_seconds{resource=\"pods\"} "));
+    assert_int_equal(sscanf(strchr(at, '}') + 1, "%lf", &secs), 1);
+    assert_true(secs >= 0 && secs < 60);
+    assert_non_null(at = strstr(body, "\nprocess_resident_memory_bytes "));
+    assert_int_equal(sscanf(at + 31, "%lld", &rss), 1);
+    assert_true(rss > 1000000 && rss < 4000000000LL);
     assert_int_equal(http_get(port, "/nope", body, sizeof body), 404);
   }
   /* A pod added later is scheduled from the watch. */
