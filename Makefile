@@ -8,6 +8,7 @@
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each (30); make fuzz-smoke: 5 s each
 #   make soak       tessera run against the fake API server: SOAK_SECONDS (3600) of churn and faults
 #   make valgrind   memcheck over the golden scenarios and each bad-input file
+#   make e2e-scale  tessera run with 1,000 nodes + 8,000 pods on the real server (TESSERA_APISERVER)
 #   make e2e        scenarios against a real kube-apiserver (TESSERA_APISERVER; skipped without)
 #   make check-style  clang-format dry run, and the include table (scripts/check-deps.sh)
 #   make clean
@@ -57,7 +58,7 @@ TESSERA   := $(BUILD)/tessera
 
 .SECONDARY:
 
-.PHONY: all deps test demo bench sanitize soak fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e
+.PHONY: all deps test demo bench sanitize soak fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e e2e-scale
 
 all: tessera
 
@@ -133,6 +134,10 @@ bench: deps
 e2e: deps
 	@$(MAKE) --no-print-directory all
 	@scripts/e2e.sh $(BUILD)
+
+e2e-scale: deps
+	@$(MAKE) --no-print-directory all
+	@scripts/e2e-scale.sh $(BUILD)
 
 sanitize: deps
 	@$(MAKE) --no-print-directory BUILD=build/san SAN=1 run-tests
