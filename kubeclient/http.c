@@ -358,6 +358,9 @@ static kc_req *start(kc_client *c, const char *method, const char *path, const c
   /* bodies here are a few KiB: the default 64 KiB upload buffer per request made a burst of
    * bindings cost megabytes (measured with massif in the soak test) */
   curl_easy_setopt(r->easy, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
+  /* a write's answer is a few KiB: thousands of writes in flight each held a 16 KiB receive
+   * buffer (part of 130 MB of libcurl heap at the peak of make e2e-scale) */
+  if (strcmp(method, "GET")) curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, 4096L);
   curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : c->timeout_ms);
   /* Only the scheme of the server's URL, and never a redirect elsewhere. */
   curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, c->https ? "https" : "http");
