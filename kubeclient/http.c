@@ -275,9 +275,13 @@ static void check_done(kc_client *c) {
       curl_easy_getinfo(m->easy_handle, CURLINFO_RESPONSE_CODE, &resp.status);
       curl_easy_getinfo(m->easy_handle, CURLINFO_HTTP_VERSION, &ver);
       resp.http2 = ver == CURL_HTTP_VERSION_2_0;
-      if (resp.http2 && !c->multiplexing) { /* one connection carries everything from now on */
+      /* One connection carries everything from now on, and one more may open while a
+       * connection that got GOAWAY drains: with a limit of one, every new request waited until
+       * the last watch on the old connection ended (33 s in the soak test; up to a watch's
+       * timeoutSeconds against kube-apiserver's --goaway-chance). */
+      if (resp.http2 && !c->multiplexing) {
         c->multiplexing = true;
-        curl_multi_setopt(c->mx[KC_STREAMS].m, CURLMOPT_MAX_HOST_CONNECTIONS, 1L);
+        curl_multi_setopt(c->mx[KC_STREAMS].m, CURLMOPT_MAX_HOST_CONNECTIONS, 2L);
       }
       if (m->data.result != CURLE_OK)
         resp.error = r->too_big ? "response too large" : curl_easy_strerror(m->data.result);

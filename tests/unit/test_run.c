@@ -650,6 +650,27 @@ static void test_run_http2(void **state) {
   }
 }
 
+/* The server sends GOAWAY while watches are open on its HTTP/2 connection (kube-apiserver does
+ * with --goaway-chance): new requests must go over a new connection at once. With one
+ * connection allowed they waited for the old one to drain (33 s in the soak test). */
+static void test_run_goaway_with_watches(void **state) {
+  fa_server *s = srv = fa_start_http2(true);
+  pid_t pid;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  pod(s, "p0", 1, NULL);
+  pid = spawn(s, "a");
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p0/binding 201 h2", 1, 15000));
+  usleep(300000);
+  fa_goaway(s, 1); /* the connection's next request is its last */
+  pod(s, "p1", 1, NULL);
+  pod(s, "p2", 1, NULL);
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p1/binding 201", 1, 10000));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/p2/binding 201", 1, 5000));
+  stop(pid, SIGTERM);
+}
+
 static void test_run_bad_kubeconfig(void **state) {
   char path[] = "/tmp/tessera-kc-XXXXXX";
   int fd = mkstemp(path);
@@ -690,6 +711,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_faults, teardown),
       cmocka_unit_test_teardown(test_run_conflict_and_token, teardown),
       cmocka_unit_test_teardown(test_run_http2, teardown),
+      cmocka_unit_test_teardown(test_run_goaway_with_watches, teardown),
       cmocka_unit_test_teardown(test_run_preemption_and_gang, teardown),
       cmocka_unit_test_teardown(test_run_gang_pod_by_pod, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
