@@ -189,11 +189,155 @@ static void bench_gangs(void) {
   model_free(m);
 }
 
-int main(void) {
+/* ---- a realistic plain mix, at any size --------------------------------------------------
+ *
+ * Nodes: 60% GPU nodes (8 GPUs; 3 A100 for each H100; tainted nvidia.com/gpu:NoSchedule; 96
+ * or 128 cpu, 1-2 TiB), 40% CPU nodes of three sizes, in 3 zones. Pending pods: jobs of 1 to
+ * 16 identical replicas of varied shapes (1/2/4/8 GPUs with 4-12 cpu and 32-96 GiB per GPU,
+ * a fifth pinned to a product; CPU pods of 100m-8 cpu and 128 MiB-16 GiB) from 12 namespaces,
+ * three priorities, each job created at a random second of an hour and its replicas within a
+ * few seconds of it, so that jobs interleave in the queue as they do in a busy cluster. With
+ * `full`, every GPU node already runs a 2-GPU pod and every pending pod asks for more than
+ * any node has free (8 GPUs, or 200 cpu): a backlog that waits. */
+static uint32_t rnd(uint32_t *s) {
+  *s = *s * 1103515245u + 12345u;
+  return *s >> 8;
+}
+
+static void mix_nodes(model *m, int n, bool full) {
+  static const char *cpu_sizes[][2] = {{"16", "64Gi"}, {"32", "128Gi"}, {"64", "256Gi"}};
+  uint32_t s = 11;
+  for (int i = 0; i < n; i++) {
+    char name[32], zone[16];
+    bool gpu = i % 5 < 3;
+    json_t *labels, *alloc, *spec = json_object();
+    snprintf(name, sizeof name, "node-%06d", i);
+    snprintf(zone, sizeof zone, "zone-%d", i % 3);
+    labels = json_pack("{s:s, s:s}", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone",
+                       zone);
+    if (gpu) {
+      bool big = rnd(&s) % 2;
+      alloc = json_pack("{s:s, s:s, s:s, s:s}", "cpu", big ? "128" : "96", "memory",
+                        big ? "2Ti" : "1Ti", "pods", "110", "nvidia.com/gpu", "8");
+      json_object_set_new(labels, "nvidia.com/gpu.product",
+                          json_string(i % 4 ? "NVIDIA-A100-SXM4-80GB" : "NVIDIA-H100-80GB-HBM3"));
+      json_object_set_new(
+          spec, "taints",
+          json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "effect", "NoSchedule"));
+    } else {
+      int k = (int)(rnd(&s) % 3);
+      alloc = json_pack("{s:s, s:s, s:s}", "cpu", cpu_sizes[k][0], "memory", cpu_sizes[k][1],
+                        "pods", "110");
+    }
+    add(m, json_pack("{s:s, s:s, s:{s:s, s:o}, s:o, s:{s:o}}", "apiVersion", "v1", "kind", "Node",
+                     "metadata", "name", name, "labels", labels, "spec", spec, "status",
+                     "allocatable", alloc));
+    if (full && gpu)
+      add(m, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:[{s:s, s:{s:{s:s, s:s, s:s}}}]}, "
+                       "s:{s:s}}",
+                       "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
+                       "running", "spec", "schedulerName", "tessera", "nodeName", name,
+                       "containers", "name", "main", "resources", "requests", "cpu", "8", "memory",
+                       "64Gi", "nvidia.com/gpu", "2", "status", "phase", "Running"));
+  }
+}
+
+static void mix_pods(model *m, int npods, bool full) {
+  static const int gpus[] = {1, 1, 1, 2, 2, 4, 8};
+  static const char *cpus[] = {"100m", "250m", "500m", "1", "2", "4", "8"};
+  static const char *mems[] = {"128Mi", "512Mi", "1Gi", "2Gi", "4Gi", "8Gi", "16Gi"};
+  static const int prios[] = {0, 0, 0, 100, 100, 1000};
+  uint32_t s = 42;
+  int i = 0;
+  while (i < npods) {
+    int replicas = 1 + (int)(rnd(&s) % 16), start = (int)(rnd(&s) % 3600);
+    int g = rnd(&s) % 5 < 2 ? gpus[rnd(&s) % 7] : 0, prio = prios[rnd(&s) % 6];
+    char cpu[16], mem[16], ns[16];
+    const char *product = g && rnd(&s) % 5 == 0 ? "NVIDIA-H100-80GB-HBM3" : NULL;
+    if (g) {
+      snprintf(cpu, sizeof cpu, "%d", g * (4 + 4 * (int)(rnd(&s) % 3)));
+      snprintf(mem, sizeof mem, "%dGi", g * (32 + 32 * (int)(rnd(&s) % 3)));
+    } else {
+      snprintf(cpu, sizeof cpu, "%s", cpus[rnd(&s) % 7]);
+      snprintf(mem, sizeof mem, "%s", mems[rnd(&s) % 7]);
+    }
+    if (full) { /* more than any node has free */
+      if (g)
+        g = 8;
+      else
+        snprintf(cpu, sizeof cpu, "%d", 200 + (int)(rnd(&s) % 50));
+    }
+    snprintf(ns, sizeof ns, "team-%02d", (int)(rnd(&s) % 12));
+    for (int k = 0; k < replicas && i < npods; k++, i++) {
+      char name[32], created[40];
+      int t = start + k / 4;
+      json_t *requests = json_pack("{s:s, s:s}", "cpu", cpu, "memory", mem), *spec;
+      snprintf(name, sizeof name, "pod-%07d", i);
+      snprintf(created, sizeof created, "2026-12-02T%02d:%02d:%02dZ", t / 3600, t / 60 % 60,
+               t % 60);
+      if (g) json_object_set_new(requests, "nvidia.com/gpu", json_integer(g));
+      spec = json_pack("{s:s, s:i, s:[{s:s, s:{s:o}}]}", "schedulerName", "tessera", "priority",
+                       prio, "containers", "name", "main", "resources", "requests", requests);
+      if (g)
+        json_object_set_new(
+            spec, "tolerations",
+            json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "operator", "Exists"));
+      if (product)
+        json_object_set_new(spec, "nodeSelector",
+                            json_pack("{s:s}", "nvidia.com/gpu.product", product));
+      add(m, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:o}", "apiVersion", "v1", "kind", "Pod",
+                       "metadata", "name", name, "namespace", ns, "creationTimestamp", created,
+                       "spec", spec));
+    }
+  }
+}
+
+/* One cycle over a generated cluster, best of `repeat`. */
+static void bench_mix(const char *label, int nnodes, int npods, bool full, int repeat) {
+  model *m = model_new();
+  sched_config cfg;
+  double best = 1e9;
+  size_t bound = 0, pending = 0;
+  mix_nodes(m, nnodes, full);
+  mix_pods(m, npods, full);
+  sched_config_default(&cfg);
+  for (int r = 0; r < repeat; r++) {
+    sched_result res;
+    ts_err e;
+    double t0 = now_s(), t;
+    if (sched_cycle(m, &cfg, NULL, 0, &res, &e) != TS_OK) {
+      fprintf(stderr, "bench: %s\n", e.text);
+      exit(1);
+    }
+    t = now_s() - t0;
+    if (t < best) best = t;
+    bound = res.nbound, pending = res.npending;
+    sched_result_free(&res);
+  }
+  printf("%-7s %6d pods on %6d nodes: %8.1f ms per cycle, %9.0f pods decided/s (%zu bound, "
+         "%zu pending; best of %d)\n",
+         label, npods, nnodes, best * 1e3, npods / best, bound, pending, repeat);
+  model_free(m);
+}
+
+int main(int argc, char **argv) {
+  const char *only = argc > 1 ? argv[1] : NULL; /* run only the benches of this name */
   printf(
       "one cycle placing every pending pod, on one core (kube-scheduler SchedulingBasic shape)\n");
-  bench("jobs", false);
-  bench("unique", true);
-  bench_gangs();
+  if (!only || !strcmp(only, "jobs")) bench("jobs", false);
+  if (!only || !strcmp(only, "unique")) bench("unique", true);
+  if (!only || !strcmp(only, "gangs")) bench_gangs();
+  if (!only || !strcmp(only, "mix")) {
+    static const int sizes[] = {1000, 2000, 5000, 10000, 20000};
+    printf("realistic plain mix (varied shapes, interleaved jobs), 2 pending pods per node:\n");
+    int size = argc > 2 ? atoi(argv[2]) : 0; /* one size only */
+    for (int i = 0; i < 5; i++)
+      if (!size || size == sizes[i])
+        bench_mix("mix", sizes[i], 2 * sizes[i], false, sizes[i] <= 5000 ? 5 : 3);
+  }
+  if (!only || !strcmp(only, "backlog")) {
+    printf("backlog: every pending pod waits (the cluster is full for it):\n");
+    bench_mix("backlog", 10000, 9000, true, 3);
+  }
   return 0;
 }

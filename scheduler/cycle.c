@@ -1,8 +1,10 @@
 /* scheduler/cycle.c - one scheduling cycle.
  *
  * Pending pods are grouped into gangs and taken in order (priority, creation, name). A gang of
- * one is placed like kube-scheduler places a pod; consecutive single pods of one shape share a
- * run (see place.c). A larger gang is placed all or nothing. */
+ * one is placed like kube-scheduler places a pod: through its class (classes.c), the pods of
+ * every shape, wherever they are in the queue, sharing one index of feasible nodes; pods with
+ * claims by runs of consecutive pods of one shape (place.c). A larger gang is placed all or
+ * nothing. */
 #include "scheduler/sched_int.h"
 
 #include <stdarg.h>
@@ -114,6 +116,41 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
   return rc;
 }
 
+/* A single pod decided through its class (classes.c): the node a full scan would pick. */
+static ts_rc decide_in_class(sched_view *v, const sched_gang *g, sched_result *r) {
+  const sched_pending *p = &g->pods[0];
+  sched_class *c = sched__class_of(v, p);
+  uint32_t k;
+  ts_rc rc;
+  if (!c) return TS_ENOMEM;
+  k = sched__class_pick(v, c);
+  if (k != UINT32_MAX) {
+    sched__place(v, p->pod, k);
+    rc = add_decision(v, r, bind(v, p, k, NULL));
+  } else {
+    if (!c->reason || c->reason_at != v->changes) { /* a node changed: the counts may have */
+      if (!(c->reason = sched__why_pending(v, p))) return TS_ENOMEM;
+      c->reason_at = v->changes;
+    }
+    rc = add_decision(v, r, pend(p, c->reason, NULL));
+  }
+  sched__class_done(v, c);
+  return rc;
+}
+
+/* Counts the pods each class will decide, so that a class of one pod is not indexed. */
+static ts_rc count_classes(sched_view *v, const sched_gang *gangs, size_t n, const bool *handled) {
+  for (size_t i = 0; i < n; i++) {
+    sched_class *c;
+    if (handled[i] || gangs[i].kind != SCHED_GANG_SINGLE ||
+        !sched__class_eligible(&gangs[i].pods[0]))
+      continue;
+    if (!(c = sched__class_of(v, &gangs[i].pods[0]))) return TS_ENOMEM;
+    c->remaining++;
+  }
+  return TS_OK;
+}
+
 /* Why a gang that was tried does not run now (arena), given how many of its pods fit at most. */
 static const char *gang_reason(sched_view *v, const sched_gang *g, const char *label, uint32_t best,
                                const uint32_t *placed) {
@@ -199,6 +236,8 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
   if (rc == TS_OK && !(handled = ts_arena_alloc(&scratch, n + 1))) rc = TS_ENOMEM;
   if (rc == TS_OK) memset(handled, 0, n + 1);
   if (rc == TS_OK) rc = sched__admit(&v, gangs, n, out, add_decision, handled);
+  if (rc == TS_OK && !cfg->queueing.manage_jobs_without_queue)
+    rc = count_classes(&v, gangs, n, handled);
   while (rc == TS_OK && i < n) {
     size_t j = i + 1;
     const char *held = handled[i] ? NULL : sched__ready_hold(&v, state, gangs[i].key);
@@ -213,6 +252,8 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
       rc = decide_held(&v, &gangs[i], held, out);
     } else if (!single(&gangs[i])) {
       rc = decide_gang(&v, &gangs[i], out);
+    } else if (sched__class_eligible(&gangs[i].pods[0])) {
+      rc = decide_in_class(&v, &gangs[i], out);
     } else {
       while (j < n && single(&gangs[j]) && !handled[j] &&
              !sched__ready_hold(&v, state, gangs[j].key) &&

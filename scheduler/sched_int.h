@@ -12,15 +12,24 @@
 
 #define SCHED_MAX_SIGS 64 /* static-filter results cached per cycle */
 
+/* A reason nodes give for not taking a pod, and how many give it. */
+typedef struct sched_reason {
+  char text[300]; /* "Insufficient nvidia.com/gpu" */
+  int count;      /* nodes that gave it */
+} sched_reason;
+
 /* Nodes passing the static filters for pods with one static signature (node selector,
  * affinity, tolerations). */
 typedef struct sched_sig {
-  const model_pod *pod; /* representative pod */
-  uint64_t hash;        /* hash of the signature */
-  uint32_t *nodes;      /* passing node indexes, ascending (scratch arena, v->n capacity) */
-  uint32_t n;           /* entries */
-  uint8_t *pass;        /* v->n flags: node k passes */
-  const char *flavors;  /* the flavor restriction it was computed under (interned), or NULL */
+  const model_pod *pod;  /* representative pod */
+  uint64_t hash;         /* hash of the signature */
+  uint32_t *nodes;       /* passing node indexes, ascending (scratch arena, v->n capacity) */
+  uint32_t n;            /* entries */
+  uint8_t *pass;         /* v->n flags: node k passes */
+  const char *flavors;   /* the flavor restriction it was computed under (interned), or NULL */
+  sched_reason *reasons; /* why the other nodes fail the static filters (scratch arena) */
+  size_t nreasons;       /* entries */
+  bool reasons_done;     /* reasons computed */
 } sched_sig;
 
 /* What scoring needs of a pod, prepared once per run of same-shape pods. */
@@ -55,6 +64,8 @@ typedef struct sched_level {
 } sched_level;
 
 /* The cycle's view: nodes sorted by name, with free capacity per resource. */
+typedef struct sched_class sched_class;
+
 typedef struct sched_view {
   const model *m;                   /* the model (read only) */
   const sched_config *cfg;          /* configuration */
@@ -80,9 +91,20 @@ typedef struct sched_view {
   sched_level levels[SCHED_MAX_TOPOLOGY + 1]; /* topology levels seen this cycle */
   int nlevels;                                /* entries */
   sched_state *state;                         /* what earlier cycles decided, or NULL */
-  ts_arena *arena;                            /* scratch memory for the cycle */
-  ts_arena *out;                              /* memory of the result (messages) */
-  size_t decisions_cap;                       /* capacity of the result's decision array */
+  uint64_t changes;                           /* changes of any node's free capacity */
+  uint32_t *changed;       /* log of the nodes changed while some class has a heap (malloc) */
+  size_t nchanged;         /* entries */
+  size_t changed_cap;      /* capacity */
+  uint32_t *mark;          /* n: stamp of the pick that last applied the node's change (arena) */
+  uint32_t mark_stamp;     /* the current pick's stamp */
+  bool log_changes;        /* some class has a heap: log changes */
+  bool log_lost;           /* the log could not grow: classes scan from then on */
+  ts_map classes;          /* class hash -> first sched_class of that hash */
+  sched_class *class_list; /* every class (their heaps are freed with the view) */
+  size_t class_bytes;      /* memory of the classes' indexes */
+  ts_arena *arena;         /* scratch memory for the cycle */
+  ts_arena *out;           /* memory of the result (messages) */
+  size_t decisions_cap;    /* capacity of the result's decision array */
 } sched_view;
 
 typedef enum sched_fit {
@@ -111,6 +133,25 @@ typedef struct sched_pending {
                                    or NULL */
   const sched_flavors *flavors; /* while placed as an admitted workload: its flavors, else NULL */
 } sched_pending;
+
+/* Pending single pods that filter and score alike, and their feasible nodes (classes.c). */
+struct sched_class {
+  struct sched_class *next;     /* next class of the same hash */
+  struct sched_class *all_next; /* every class of the cycle */
+  uint64_t hash;                /* of the shape (the map's key for the first of a chain) */
+  sched_pending rep;            /* representative: its pod, requests and flavors */
+  sched_shape shape;            /* for scoring */
+  uint8_t *pass;                /* v->n flags: node passes the static filters (malloc) */
+  uint32_t *pos;                /* v->n: the node's slot in heap, UINT32_MAX if absent (malloc) */
+  sched_cand *heap;             /* feasible nodes, best first (malloc), or NULL */
+  size_t nh;                    /* entries */
+  size_t bytes;                 /* memory of pass, pos and heap */
+  size_t seen;                  /* entries of the view's change log applied to the heap */
+  uint32_t remaining;           /* pods of the class not decided yet */
+  bool unindexed;               /* picks scan the nodes (one pod, or over the budget) */
+  const char *reason;           /* why no node fits (result arena), or NULL */
+  uint64_t reason_at;           /* the view's change count when reason was computed */
+};
 
 typedef enum sched_gang_kind {
   SCHED_GANG_SINGLE,    /* a pod on its own */
@@ -235,6 +276,23 @@ int64_t sched__dra_devices(const sched_pending *p);
 /* Why the pod's claims cannot be allocated anywhere: the first request that fits no node
  * (arena), or NULL. */
 const char *sched__dra_why(sched_view *v, const sched_pending *p);
+
+/* Pod classes (classes.c). The class path is on unless a differential test turns it off to
+ * compare with the run-by-run path. */
+extern bool sched__classes_enabled;
+/* True when p can be decided through its class: no claims, not blocked, classes enabled. */
+bool sched__class_eligible(const sched_pending *p);
+/* The class of p, created on first use (arena); NULL when out of memory. */
+sched_class *sched__class_of(sched_view *v, const sched_pending *p);
+/* The node a full scan would pick for a pod of the class now, or UINT32_MAX when none fits. */
+uint32_t sched__class_pick(sched_view *v, sched_class *c);
+/* One pod of the class was decided; the last frees the class's heap. */
+void sched__class_done(sched_view *v, sched_class *c);
+/* Records that node's free capacity changed (sched__place and sched__unplace call it). */
+void sched__node_changed(sched_view *v, uint32_t node);
+void sched__classes_free(sched_view *v);
+/* A hash of the pod's static signature (node selector, tolerations, affinity). */
+uint64_t sched__static_hash(const model_pod *p);
 
 /* Charges the pod's requests to the node in the view, or gives them back. */
 void sched__place(sched_view *v, const model_pod *p, uint32_t node);

@@ -35,7 +35,10 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   v->inv = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->inv);
   v->has_gpu = ts_arena_alloc(scratch, v->n + 1);
   v->heap = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->heap);
-  if (!v->inv || !v->has_gpu || !v->heap) return TS_ENOMEM;
+  v->mark = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->mark);
+  if (!v->inv || !v->has_gpu || !v->heap || !v->mark) return TS_ENOMEM;
+  memset(v->mark, 0, ((size_t)v->n + 1) * sizeof *v->mark);
+  ts_map_init(&v->classes);
   for (uint32_t i = 0; i < v->n; i++) {
     v->has_gpu[i] = 0;
     for (int r = 0; r < v->stride; r++) {
@@ -56,6 +59,7 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
 
 void sched__view_free(sched_view *v) {
   sched__dra_free(v);
+  sched__classes_free(v);
 }
 
 static bool tolerates_unschedulable(const model_pod *p) {
@@ -142,7 +146,7 @@ bool sched__same_static(const model_pod *a, const model_pod *b) {
 }
 
 /* A cheap hash of the static signature (interned pointers and counts). */
-static uint64_t static_hash(const model_pod *p) {
+uint64_t sched__static_hash(const model_pod *p) {
   uint64_t h = p->node_selector.n * 31 + p->ntolerations * 17 + p->affinity.nterms;
   for (uint32_t i = 0; i < p->node_selector.n; i++)
     h = h * 1099511628211ULL ^ (uintptr_t)p->node_selector.v[i].value;
@@ -154,7 +158,7 @@ static uint64_t static_hash(const model_pod *p) {
 const sched_sig *sched__static_nodes(sched_view *v, const sched_pending *pp) {
   const model_pod *p = pp->pod;
   const char *fkey = pp->flavors ? pp->flavors->key : NULL;
-  uint64_t h = static_hash(p);
+  uint64_t h = sched__static_hash(p);
   sched_sig *sig;
   for (int i = 0; i < v->nsigs; i++)
     if (v->sigs[i].hash == h && v->sigs[i].flavors == fkey && sched__same_static(v->sigs[i].pod, p))
@@ -170,6 +174,7 @@ const sched_sig *sched__static_nodes(sched_view *v, const sched_pending *pp) {
     v->next_evict = (v->next_evict + 1) % SCHED_MAX_SIGS;
   }
   sig->pod = p, sig->hash = h, sig->n = 0, sig->flavors = fkey;
+  sig->reasons = NULL, sig->nreasons = 0, sig->reasons_done = false;
   for (uint32_t k = 0; k < v->n; k++) {
     sig->pass[k] = sched__static_fit(v, pp, k) == SCHED_FIT;
     if (sig->pass[k]) sig->nodes[sig->n++] = k;
@@ -232,74 +237,126 @@ int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
 void sched__place(sched_view *v, const model_pod *p, uint32_t node) {
   int64_t *free = v->free + (size_t)node * (size_t)v->stride;
   for (uint32_t i = 0; i < p->requests.n; i++) free[p->requests.v[i].id] -= p->requests.v[i].v;
+  sched__node_changed(v, node);
 }
 
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node) {
   int64_t *free = v->free + (size_t)node * (size_t)v->stride;
   for (uint32_t i = 0; i < p->requests.n; i++) free[p->requests.v[i].id] += p->requests.v[i].v;
+  sched__node_changed(v, node);
 }
 
 /* ---- reasons --------------------------------------------------------------------------- */
 
-typedef struct reason {
-  char text[300]; /* "Insufficient nvidia.com/gpu" */
-  int count;      /* nodes that gave it */
-} reason;
+typedef sched_reason reason;
 
 typedef struct histogram {
   reason *v; /* scratch arena */
   size_t n, cap;
 } histogram;
 
-static void hist_add(histogram *h, const char *text) {
+static void hist_add_n(histogram *h, const char *text, int count) {
   for (size_t i = 0; i < h->n; i++)
     if (!strcmp(h->v[i].text, text)) {
-      h->v[i].count++;
+      h->v[i].count += count;
       return;
     }
   if (h->n == h->cap) return; /* cap reached: every distinct reason is already very rare */
   ts_strlcpy(h->v[h->n].text, text, sizeof h->v[h->n].text);
-  h->v[h->n++].count = 1;
+  h->v[h->n++].count = count;
 }
 
-static void node_reasons(sched_view *v, const sched_pending *pp, uint32_t node, histogram *h) {
-  const model_pod *p = pp->pod;
-  const model_node *n = v->nodes[node];
-  bool short_of = false;
-  const int64_t *free = v->free + (size_t)node * (size_t)v->stride;
-  char text[300];
+/* Why node fails the pod's static filters (kube-scheduler's words), or NULL when it passes. */
+static void static_reason(sched_view *v, const sched_pending *pp, uint32_t node, histogram *h) {
   const model_taint *t;
+  char text[300];
   switch (sched__static_fit(v, pp, node)) {
   case SCHED_UNSCHEDULABLE:
-    hist_add(h, "node(s) were unschedulable");
+    hist_add_n(h, "node(s) were unschedulable", 1);
     return;
   case SCHED_TAINT:
-    t = sched__untolerated(pp, n);
+    t = sched__untolerated(pp, v->nodes[node]);
     snprintf(text, sizeof text, "node(s) had untolerated taint {%s: %s}", t->key, t->value);
-    hist_add(h, text);
+    hist_add_n(h, text, 1);
     return;
   case SCHED_AFFINITY:
-    hist_add(h, "node(s) didn't match Pod's node affinity/selector");
+    hist_add_n(h, "node(s) didn't match Pod's node affinity/selector", 1);
     return;
   default:
-    break;
+    return;
   }
-  for (uint32_t i = 0; i < p->requests.n; i++) {
-    if (p->requests.v[i].v <= free[p->requests.v[i].id]) continue;
-    if (p->requests.v[i].id == MODEL_RES_PODS)
-      snprintf(text, sizeof text, "Too many pods");
-    else
-      snprintf(text, sizeof text, "Insufficient %s",
-               p->requests.v[i].id == MODEL_RES_UNOFFERED && p->unoffered
-                   ? p->unoffered
-                   : model_resource_name(p->requests.v[i].id));
-    hist_add(h, text);
-    short_of = true;
+}
+
+/* The reasons of the nodes failing the signature's static filters, computed once per
+ * signature: every pod of the signature gets the same. */
+static ts_rc static_reasons(sched_view *v, sched_sig *sig, const sched_pending *p) {
+  histogram h = {0};
+  if (sig->reasons_done) return TS_OK;
+  h.cap = 64;
+  if (!(h.v = ts_arena_alloc(v->arena, h.cap * sizeof *h.v))) return TS_ENOMEM;
+  for (uint32_t k = 0; k < v->n; k++)
+    if (!sig->pass[k]) static_reason(v, p, k, &h);
+  sig->reasons = h.v, sig->nreasons = h.n, sig->reasons_done = true;
+  return TS_OK;
+}
+
+/* The text of request i's shortage. */
+static void short_text(const model_pod *p, uint32_t i, char *text, size_t cap) {
+  if (p->requests.v[i].id == MODEL_RES_PODS)
+    snprintf(text, cap, "Too many pods");
+  else
+    snprintf(text, cap, "Insufficient %s",
+             p->requests.v[i].id == MODEL_RES_UNOFFERED && p->unoffered
+                 ? p->unoffered
+                 : model_resource_name(p->requests.v[i].id));
+}
+
+#define MAX_MASKS 256 /* distinct sets of short resources counted apart */
+
+typedef struct mask_count {
+  uint64_t mask; /* bit i: request i does not fit */
+  int count;     /* nodes */
+} mask_count;
+
+/* Adds the reasons of the nodes passing the static filters: each short resource, counted per
+ * set of short resources (few distinct) rather than formatted per node; claims for the nodes
+ * where every resource fits. */
+static ts_rc resource_reasons(sched_view *v, const sched_sig *sig, const sched_pending *pp,
+                              histogram *h) {
+  const model_pod *p = pp->pod;
+  mask_count *masks = ts_arena_alloc(v->arena, MAX_MASKS * sizeof *masks);
+  size_t nmasks = 0;
+  char text[300];
+  if (!masks) return TS_ENOMEM;
+  for (uint32_t j = 0; j < sig->n; j++) {
+    uint32_t k = sig->nodes[j];
+    const int64_t *free = v->free + (size_t)k * (size_t)v->stride;
+    uint64_t mask = 0;
+    size_t m;
+    for (uint32_t i = 0; i < p->requests.n && i < 64; i++)
+      if (p->requests.v[i].v > free[p->requests.v[i].id]) mask |= (uint64_t)1 << i;
+    if (!mask) {
+      const char *why = pp->nclaims ? sched__dra_node_reason(v, pp, k) : NULL;
+      if (why) hist_add_n(h, why, 1);
+      continue;
+    }
+    for (m = 0; m < nmasks && masks[m].mask != mask; m++) {
+    }
+    if (m == nmasks && nmasks == MAX_MASKS) { /* too many kinds: count this node on its own */
+      for (uint32_t i = 0; i < 64; i++)
+        if (mask >> i & 1) short_text(p, i, text, sizeof text), hist_add_n(h, text, 1);
+      continue;
+    }
+    if (m == nmasks) masks[nmasks++] = (mask_count){mask, 0};
+    masks[m].count++;
   }
-  if (!short_of && pp->nclaims) {
-    const char *why = sched__dra_node_reason(v, pp, node);
-    if (why) hist_add(h, why);
-  }
+  for (size_t m = 0; m < nmasks; m++)
+    for (uint32_t i = 0; i < 64; i++)
+      if (masks[m].mask >> i & 1) {
+        short_text(p, i, text, sizeof text);
+        hist_add_n(h, text, masks[m].count);
+      }
+  return TS_OK;
 }
 
 static int str_cmp(const void *a, const void *b) {
@@ -308,6 +365,7 @@ static int str_cmp(const void *a, const void *b) {
 
 const char *sched__why_pending(sched_view *v, const sched_pending *p) {
   histogram h = {0};
+  sched_sig *sig;
   const char *detail = NULL;
   ts_buf b;
   char **lines;
@@ -316,8 +374,12 @@ const char *sched__why_pending(sched_view *v, const sched_pending *p) {
   h.cap = 64;
   h.v = ts_arena_alloc(v->arena, h.cap * sizeof *h.v);
   lines = ts_arena_alloc(v->arena, h.cap * sizeof *lines);
-  if (!h.v || !lines) return NULL;
-  for (uint32_t k = 0; k < v->n; k++) node_reasons(v, p, k, &h);
+  if (!h.v || !lines || !(sig = (sched_sig *)sched__static_nodes(v, p)) ||
+      static_reasons(v, sig, p) != TS_OK)
+    return NULL;
+  for (size_t i = 0; i < sig->nreasons; i++)
+    hist_add_n(&h, sig->reasons[i].text, sig->reasons[i].count);
+  if (resource_reasons(v, sig, p, &h) != TS_OK) return NULL;
   /* kube-scheduler sorts the "COUNT REASON" strings as strings. */
   for (size_t i = 0; i < h.n; i++) {
     lines[i] = ts_arena_alloc(v->arena, sizeof h.v[i].text + 16);

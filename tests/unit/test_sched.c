@@ -1,6 +1,6 @@
 /* Unit tests of scheduler/: each filter, scoring (bin-pack and spread), pod order, the
- * wording of reasons, and a randomized comparison of the run-based cycle with a plain
- * per-pod full scan. */
+ * wording of reasons, and randomized comparisons of the cycle with a plain per-pod full scan
+ * and of the class path with the run-by-run path. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1358,6 +1358,99 @@ static void test_admission_fs_strategies(void **state) {
   }
 }
 
+/* The class path (every single pod through the index of its shape) decides exactly as the
+ * run-by-run path did, on generated clusters where shapes interleave, gangs try and give back
+ * placements between single pods, nodes are tainted or cordoned, and some pods ask for
+ * resources no node offers: same pods bound to the same nodes, same reasons, same order. */
+static void test_classes_match_runs(void **state) {
+  static const char *shapes[] = {"nvidia.com/gpu: 1, cpu: \"4\", memory: 16Gi",
+                                 "nvidia.com/gpu: 2, cpu: \"8\"",
+                                 "nvidia.com/gpu: 8, cpu: \"32\", memory: 256Gi",
+                                 "cpu: \"2\", memory: 4Gi",
+                                 "cpu: \"500m\", memory: 1Gi",
+                                 "nvidia.com/gpu: 4",
+                                 "example.com/fpga: 1, cpu: \"1\"",
+                                 "cpu: \"40\", memory: 900Gi"};
+  int compared = 0, bound = 0, pending = 0;
+  (void)state;
+  srand(11);
+  for (int round = 0; round < 30; round++) {
+    model *m = model_new();
+    sched_result a, b;
+    int npods = 0;
+    for (int k = 0; k < 40; k++) {
+      char name[32], labels[64], alloc[128];
+      int gpus = (rand() % 3) * 4;
+      snprintf(name, sizeof name, "node-%02d", k);
+      snprintf(labels, sizeof labels, "zone: z%d", rand() % 3);
+      snprintf(alloc, sizeof alloc, "cpu: \"%d\", memory: %dGi%s", 8 + rand() % 64,
+               32 + rand() % 512,
+               gpus == 8 ? ", nvidia.com/gpu: \"8\""
+               : gpus    ? ", nvidia.com/gpu: \"4\""
+                         : "");
+      add_node(m, name, labels,
+               rand() % 6 == 0 ? "{key: dedicated, value: ml, effect: NoSchedule}" : "", alloc,
+               rand() % 12 == 0);
+    }
+    for (int j = 0; j < 6; j++) { /* gangs of 3 to 6 pods, created among the singles */
+      char job[16];
+      snprintf(job, sizeof job, "job-%d", j);
+      add_job(m, "Job", job, 3 + rand() % 4);
+    }
+    while (npods < 300) {
+      const char *shape = shapes[rand() % 8];
+      int count = 1 + rand() % 6, kind = rand() % 6, job = rand() % 6;
+      char extra[96], meta[256];
+      snprintf(extra, sizeof extra, "%s",
+               kind == 0   ? "nodeSelector: {zone: z1}"
+               : kind == 1 ? "tolerations: [{key: dedicated, operator: Exists}]"
+               : kind == 2 ? "priority: 7"
+                           : "");
+      for (int i = 0; i < count && npods < 300; i++, npods++) {
+        char name[32];
+        int sec = rand() % 3600;
+        snprintf(name, sizeof name, "p%03d", npods);
+        if (kind == 3)
+          snprintf(meta, sizeof meta,
+                   "creationTimestamp: \"2026-01-01T%02d:%02d:%02dZ\", ownerReferences: "
+                   "[{apiVersion: batch/v1, kind: Job, name: job-%d, uid: u-job-%d, controller: "
+                   "true}]",
+                   sec / 3600, sec / 60 % 60, sec % 60, job, job);
+        else
+          snprintf(meta, sizeof meta, "creationTimestamp: \"2026-01-01T%02d:%02d:%02dZ\"",
+                   sec / 3600, sec / 60 % 60, sec % 60);
+        add_member(m, name, meta, shape, extra);
+      }
+    }
+    for (int scoring = 0; scoring < 2; scoring++) {
+      sched__classes_enabled = false;
+      a = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
+      sched__classes_enabled = true;
+      b = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
+      assert_int_equal(a.ndecisions, b.ndecisions);
+      for (size_t i = 0; i < a.ndecisions; i++) {
+        const sched_decision *x = &a.decisions[i], *y = &b.decisions[i];
+        if (x->pod != y->pod || x->kind != y->kind || x->node != y->node ||
+            strcmp(x->reason ? x->reason : "", y->reason ? y->reason : ""))
+          fail_msg("round %d, decision %zu: runs decided %s %s %s (%s), classes %s %s %s (%s)",
+                   round, i, x->pod->obj.name, x->kind == SCHED_BIND ? "bind" : "pending",
+                   x->node ? x->node->obj.name : "-", x->reason ? x->reason : "", y->pod->obj.name,
+                   y->kind == SCHED_BIND ? "bind" : "pending", y->node ? y->node->obj.name : "-",
+                   y->reason ? y->reason : "");
+        compared++;
+        x->kind == SCHED_BIND ? bound++ : pending++;
+      }
+      sched_result_free(&a);
+      sched_result_free(&b);
+    }
+    model_free(m);
+  }
+  /* Both outcomes, many times. */
+  assert_true(compared == 30 * 2 * 300);
+  assert_true(bound > 2000);
+  assert_true(pending > 2000);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
@@ -1365,6 +1458,7 @@ int main(void) {
       cmocka_unit_test(test_scoring),
       cmocka_unit_test(test_order),
       cmocka_unit_test(test_runs_match_full_scan),
+      cmocka_unit_test(test_classes_match_runs),
       cmocka_unit_test(test_gang_all_or_nothing),
       cmocka_unit_test(test_gang_identification),
       cmocka_unit_test(test_gang_topology),

@@ -1,0 +1,212 @@
+/* scheduler/classes.c - pod classes: the cycle's index of feasible nodes per pod shape.
+ *
+ * Pending single pods that filter and score alike (sched__same_shape: the same requests by
+ * value, node selector, affinity, tolerations and flavors, and no ResourceClaims) form a class,
+ * wherever they are in the queue. A class keeps its feasible nodes in a heap ordered by score
+ * for the whole cycle, with each node's slot. Every change to a node's free capacity (a
+ * placement, a gang's trial given back) is logged; before a class picks a node it re-scores the
+ * logged nodes it has not seen yet, moving, adding or dropping each in its heap. Each pick is
+ * the node a full scan would pick, and it costs the nodes that changed since the class's last
+ * pick instead of every node. A class also remembers why it fits nowhere until a
+ * node changes.
+ *
+ * Cost of a cycle: one static filter and one heap per class (nodes x classes), plus, per pick,
+ * the changes since the class's last pick and a heap operation: linear in nodes + pods for a
+ * given number of distinct shapes. A class of one pod is not indexed (one scan is cheaper), so
+ * a queue where every pod has its own shape still costs a scan per pod. */
+#include "scheduler/sched_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CLASS_BUDGET ((size_t)64 << 20) /* bytes of index held by all classes */
+
+bool sched__classes_enabled = true;
+
+static bool better(const sched_cand *a, const sched_cand *b) {
+  return a->score != b->score ? a->score > b->score : a->node < b->node;
+}
+
+/* The class's heap is indexed: pos[node] is the node's slot, or UINT32_MAX when absent. */
+static void set(sched_class *c, size_t i, sched_cand e) {
+  c->heap[i] = e;
+  c->pos[e.node] = (uint32_t)i;
+}
+
+static void down(sched_class *c, size_t i) {
+  sched_cand e = c->heap[i];
+  for (;;) {
+    size_t l = 2 * i + 1, r = l + 1, best = l;
+    if (l >= c->nh) break;
+    if (r < c->nh && better(&c->heap[r], &c->heap[l])) best = r;
+    if (!better(&c->heap[best], &e)) break;
+    set(c, i, c->heap[best]);
+    i = best;
+  }
+  set(c, i, e);
+}
+
+static void up(sched_class *c, size_t i) {
+  sched_cand e = c->heap[i];
+  while (i > 0 && better(&e, &c->heap[(i - 1) / 2])) {
+    set(c, i, c->heap[(i - 1) / 2]);
+    i = (i - 1) / 2;
+  }
+  set(c, i, e);
+}
+
+static void remove_at(sched_class *c, size_t i) {
+  c->pos[c->heap[i].node] = UINT32_MAX;
+  if (i == --c->nh) return;
+  set(c, i, c->heap[c->nh]);
+  down(c, i);
+  up(c, c->pos[c->heap[i].node] == i ? i : c->pos[c->heap[i].node]);
+}
+
+/* Node k changed: re-score it, add it or drop it. */
+static void update(sched_view *v, sched_class *c, uint32_t k) {
+  uint32_t at = c->pos[k];
+  if (!sched__resources_fit(v, c->rep.pod, k)) {
+    if (at != UINT32_MAX) remove_at(c, at);
+    return;
+  }
+  if (at == UINT32_MAX) {
+    at = (uint32_t)c->nh++;
+    set(c, at, (sched_cand){sched__score(v, &c->shape, k), k});
+    up(c, at);
+    return;
+  }
+  {
+    sched_cand e = {sched__score(v, &c->shape, k), k};
+    bool rises = better(&e, &c->heap[at]);
+    c->heap[at] = e;
+    rises ? up(c, at) : down(c, at); /* bin-packing: a placement raises the node's score */
+  }
+}
+
+static uint64_t class_hash(const sched_pending *p) {
+  const model_pod *pod = p->pod;
+  uint64_t h = sched__static_hash(pod);
+  h ^= ts_hash(pod->requests.v, pod->requests.n * sizeof *pod->requests.v) * 31;
+  h ^= (uintptr_t)(p->flavors ? p->flavors->key : NULL) * 1099511628211ULL;
+  h ^= (uintptr_t)pod->unoffered * 7;
+  return h;
+}
+
+bool sched__class_eligible(const sched_pending *p) {
+  return sched__classes_enabled && !p->nclaims && !p->blocked;
+}
+
+sched_class *sched__class_of(sched_view *v, const sched_pending *p) {
+  uint64_t h = class_hash(p);
+  sched_class *head = ts_map_get(&v->classes, (const char *)&h, sizeof h), *c, *last = NULL;
+  for (c = head; c; last = c, c = c->next)
+    if (c->hash == h && sched__same_shape(&c->rep, p)) return c;
+  if (!(c = ts_arena_alloc(v->arena, sizeof *c))) return NULL;
+  memset(c, 0, sizeof *c);
+  c->hash = h;
+  c->rep = *p;
+  sched__shape_init(v, p->pod, &c->shape);
+  c->all_next = v->class_list;
+  v->class_list = c;
+  if (last)
+    last->next = c; /* appended: the head's key stays where the map points */
+  else if (ts_map_put(&v->classes, (const char *)&c->hash, sizeof c->hash, c, NULL) != TS_OK)
+    return NULL;
+  return c;
+}
+
+static void drop_heap(sched_view *v, sched_class *c) {
+  v->class_bytes -= c->bytes;
+  free(c->heap), free(c->pos), free(c->pass);
+  c->heap = NULL, c->pos = NULL, c->pass = NULL;
+  c->nh = c->bytes = 0;
+  c->unindexed = true;
+}
+
+void sched__classes_free(sched_view *v) {
+  for (sched_class *c = v->class_list; c; c = c->all_next) drop_heap(v, c);
+  v->class_list = NULL;
+  ts_map_free(&v->classes);
+  free(v->changed);
+  v->changed = NULL, v->nchanged = v->changed_cap = 0;
+}
+
+void sched__node_changed(sched_view *v, uint32_t node) {
+  v->changes++;
+  if (!v->log_changes) return;
+  if (v->nchanged == v->changed_cap) {
+    size_t ncap = v->changed_cap ? v->changed_cap * 2 : 1024;
+    uint32_t *nc = realloc(v->changed, ncap * sizeof *nc);
+    if (!nc) { /* the classes can no longer trust their heaps: they scan from now on */
+      v->log_changes = false, v->log_lost = true;
+      return;
+    }
+    v->changed = nc, v->changed_cap = ncap;
+  }
+  v->changed[v->nchanged++] = node;
+}
+
+/* Builds the class's heap of feasible nodes; false when over the budget or out of memory. */
+static bool build(sched_view *v, sched_class *c) {
+  const sched_sig *sig = sched__static_nodes(v, &c->rep);
+  size_t bytes = (size_t)v->n * (sizeof *c->pos + 1) + (size_t)sig->n * sizeof *c->heap;
+  if (!sig || v->log_lost || v->class_bytes + bytes > CLASS_BUDGET) return false;
+  c->pass = malloc((size_t)v->n + 1);
+  c->pos = malloc(((size_t)v->n + 1) * sizeof *c->pos);
+  c->heap = malloc(((size_t)sig->n + 1) * sizeof *c->heap);
+  if (!c->pass || !c->pos || !c->heap) return false;
+  memcpy(c->pass, sig->pass, v->n);
+  memset(c->pos, 0xff, (size_t)v->n * sizeof *c->pos);
+  for (uint32_t j = 0; j < sig->n; j++) {
+    uint32_t k = sig->nodes[j];
+    if (sched__resources_fit(v, c->rep.pod, k)) {
+      c->pos[k] = (uint32_t)c->nh;
+      c->heap[c->nh++] = (sched_cand){sched__score(v, &c->shape, k), k};
+    }
+  }
+  for (size_t i = c->nh / 2; i-- > 0;) down(c, i);
+  v->class_bytes += c->bytes = bytes;
+  v->log_changes = true;
+  c->seen = v->nchanged;
+  return true;
+}
+
+/* The best node by a full scan of the class's statically passing nodes. */
+static uint32_t scan(sched_view *v, sched_class *c) {
+  const sched_sig *sig = sched__static_nodes(v, &c->rep);
+  sched_cand best = {0, UINT32_MAX};
+  for (uint32_t j = 0; sig && j < sig->n; j++) {
+    uint32_t k = sig->nodes[j];
+    sched_cand cand;
+    if (!sched__resources_fit(v, c->rep.pod, k)) continue;
+    cand = (sched_cand){sched__score(v, &c->shape, k), k};
+    if (best.node == UINT32_MAX || better(&cand, &best)) best = cand;
+  }
+  return best.node;
+}
+
+uint32_t sched__class_pick(sched_view *v, sched_class *c) {
+  if (!c->heap && !c->unindexed && (c->remaining < 2 || !build(v, c))) {
+    drop_heap(v, c); /* what a failed build allocated */
+    c->unindexed = true;
+  }
+  if (c->heap && v->log_lost) drop_heap(v, c);
+  if (!c->heap) return scan(v, c);
+  if (++v->mark_stamp == 0) { /* wrapped: forget every mark */
+    memset(v->mark, 0, (size_t)v->n * sizeof *v->mark);
+    v->mark_stamp = 1;
+  }
+  for (; c->seen < v->nchanged; c->seen++) {
+    uint32_t k = v->changed[c->seen];
+    if (!c->pass[k] || v->mark[k] == v->mark_stamp) continue; /* once per node and pick */
+    v->mark[k] = v->mark_stamp;
+    update(v, c, k);
+  }
+  return c->nh ? c->heap[0].node : UINT32_MAX;
+}
+
+void sched__class_done(sched_view *v, sched_class *c) {
+  if (c->remaining) c->remaining--;
+  if (!c->remaining && c->heap) drop_heap(v, c); /* its memory goes to the classes still to come */
+}
