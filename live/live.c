@@ -57,13 +57,29 @@ typedef struct evict_op {
   char key[]; /* the pod's "ns/name" */
 } evict_op;
 
+/* A PodScheduled=False report to write once the cycle's bindings are on their way. */
+/* The last PodScheduled=False message written for a pod, and when. */
+typedef struct report_memo {
+  int64_t at_ns; /* the cycle's clock when it was written */
+  char text[];   /* the message */
+} report_memo;
+
+typedef struct pend_report {
+  const char *reason; /* the copy kept in l->reported */
+  char *ns, *name;    /* owned block: ns, name and uid */
+  const char *uid;    /* in the block */
+} pend_report;
+
+typedef TS_VEC(pend_report) pend_reports;
+
 struct live {
   model *m;                /* the cluster as watched, plus assumptions */
   const sched_config *cfg; /* borrowed */
   live_writer w;           /* the writer */
   sched_state *state;      /* what cycles remember */
   ts_map assumed_pods;     /* pod uid (owned key) -> interned node name */
-  ts_map reported;         /* pod uid (owned key) -> owned message last reported */
+  ts_map reported;         /* pod uid (owned key) -> owned report_memo: last report */
+  pend_reports reports;    /* reports waiting for the cycle's writes to answer */
   ts_map problems;         /* queue problem (owned key) -> (void *)cycle it was last seen */
   bool dirty;              /* something changed since the last cycle */
   live_stats st;           /* counters */
@@ -140,6 +156,8 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
 void live_free(live *l) {
   if (!l) return;
   oclear(&l->assumed_pods, NULL);
+  for (size_t i = 0; i < l->reports.n; i++) ts_free(l->reports.v[i].ns);
+  ts_vec_free(&l->reports);
   oclear(&l->reported, ts_free);
   oclear(&l->problems, NULL);
   sched_state_free(l->state);
@@ -321,12 +339,15 @@ static void evict_done(live *l, evict_op *e, ts_rc r) {
   ts_free(e);
 }
 
+static void send_reports(live *l);
+
 void live_write_done(void *token, ts_rc r) {
   wr *w = token;
   live *l = w->l;
   gang_op *g = w->g;
   l->st.inflight--;
   l->dirty = true;
+  if (!l->st.inflight && l->reports.n) send_reports(l);
   if (w->kind == W_EVICT) {
     evict_done(l, (evict_op *)w, r);
     return;
@@ -424,20 +445,74 @@ static ts_rc build_gangs(const sched_result *res, gang_op ***out, size_t *n) {
 }
 
 /* PodScheduled=False once per distinct message. */
-static void report_pending(live *l, const sched_decision *d) {
-  const char *uid = d->pod->obj.uid, *last;
-  char *copy;
+/* True when two messages differ at most in their numbers ("0/12 nodes are available: 5
+ * Insufficient cpu" and "0/12 nodes are available: 7 Insufficient cpu"). */
+static bool same_but_counts(const char *a, const char *b) {
+  while (*a && *b) {
+    bool da = *a >= '0' && *a <= '9', db = *b >= '0' && *b <= '9';
+    if (da != db) return false;
+    if (da) {
+      while (*a >= '0' && *a <= '9') a++;
+      while (*b >= '0' && *b <= '9') b++;
+      continue;
+    }
+    if (*a++ != *b++) return false;
+  }
+  return *a == *b;
+}
+
+#define COUNTS_REFRESH_NS (60 * 1000000000LL) /* a message whose counts alone changed */
+
+/* Queues the report of a pending pod when its reason is new (one per pod and reason; a
+ * reason whose node counts alone changed at most once a minute: pods placed elsewhere move
+ * the counts of every pending pod, and the why is what matters). */
+static void report_pending(live *l, const sched_decision *d, int64_t now_ns) {
+  const char *uid = d->pod->obj.uid;
+  const report_memo *last;
+  report_memo *memo;
+  char *block;
   void *old;
+  size_t ns = strlen(d->pod->obj.ns), name = strlen(d->pod->obj.name), u, len;
   if (!uid || !*uid) return;
   last = oget(&l->reported, uid);
-  if (last && !strcmp(last, d->reason)) return;
-  if (!(copy = ts_strdup(d->reason)) || oput(&l->reported, uid, copy, &old) != TS_OK) {
-    ts_free(copy);
+  if (last && !strcmp(last->text, d->reason)) return;
+  if (last && same_but_counts(last->text, d->reason) && now_ns - last->at_ns < COUNTS_REFRESH_NS)
+    return;
+  u = strlen(uid), len = strlen(d->reason);
+  if (!(block = ts_malloc(ns + name + u + 3))) return;
+  if (!(memo = ts_malloc(sizeof *memo + len + 1)) || oput(&l->reported, uid, memo, &old) != TS_OK) {
+    ts_free(memo);
+    ts_free(block);
     return;
   }
+  memo->at_ns = now_ns;
+  memcpy(memo->text, d->reason, len + 1);
   ts_free(old);
-  l->st.unschedulable++;
-  l->w.unschedulable(l->w.ud, d->pod->obj.ns, d->pod->obj.name, uid, d->reason);
+  memcpy(block, d->pod->obj.ns, ns + 1);
+  memcpy(block + ns + 1, d->pod->obj.name, name + 1);
+  memcpy(block + ns + name + 2, uid, u + 1);
+  if (ts_vec_push(&l->reports, ((pend_report){memo->text, block, block + ns + 1,
+                                              block + ns + name + 2})) != TS_OK) {
+    ts_free(block);
+    return;
+  }
+}
+
+/* Writes the queued reports. They wait for the cycle's other writes (bindings, claims,
+ * evictions) to answer: writes are served in the order they are made and share the server,
+ * and a pod that can start matters more than a message about one that cannot. A report whose
+ * pod was deleted meanwhile is dropped. */
+static void send_reports(live *l) {
+  for (size_t i = 0; i < l->reports.n; i++) {
+    const report_memo *m = oget(&l->reported, l->reports.v[i].uid);
+    if (m && m->text == l->reports.v[i].reason) {
+      l->st.unschedulable++;
+      l->w.unschedulable(l->w.ud, l->reports.v[i].ns, l->reports.v[i].name, l->reports.v[i].uid,
+                         l->reports.v[i].reason);
+    }
+    ts_free(l->reports.v[i].ns);
+  }
+  l->reports.n = 0;
 }
 
 /* An eviction whose token cannot be made is not issued; a later cycle decides it again. */
@@ -499,19 +574,24 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   l->st.pending = res.npending;
   l->st.last_cycle_s = clock_s() - t0;
   l->st.cycle_s_total += l->st.last_cycle_s;
+  ts_log(TS_LOG_DEBUG, "cycle %llu: %zu bound, %zu pending, %zu evicted in %.1f ms",
+         (unsigned long long)l->st.cycles, res.nbound, res.npending, res.nevicted,
+         l->st.last_cycle_s * 1e3);
   if ((rc = build_gangs(&res, &gangs, &n)) != TS_OK) {
     sched_result_free(&res);
     return ts_err_set(err, rc, "out of memory");
   }
   report_problems(l, &res);
-  /* Pending reports and evictions first: binds change the model the decisions point into. */
+  /* Evictions first, and pending reports copied: binds change the model the decisions point
+   * into. The reports go out once the bindings have answered. */
   for (size_t i = 0; i < res.ndecisions; i++) {
-    if (res.decisions[i].kind == SCHED_PENDING) report_pending(l, &res.decisions[i]);
+    if (res.decisions[i].kind == SCHED_PENDING) report_pending(l, &res.decisions[i], now_ns);
     if (res.decisions[i].kind == SCHED_EVICT) issue_evict(l, &res.decisions[i]);
   }
   sched_result_free(&res);
   for (size_t i = 0; i < n; i++) start_gang(l, gangs[i]);
   ts_free(gangs);
+  if (!l->st.inflight) send_reports(l); /* else when the last write answers */
   return TS_OK;
 }
 
