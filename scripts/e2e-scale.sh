@@ -55,6 +55,7 @@ k create -f "$OUT/nodes.json" >/dev/null && k create -f "$OUT/pods.json" >/dev/n
 requests >"$OUT/requests-before.txt"
 port=$((20000 + RANDOM % 20000))
 printf 'leaderElection: {enable: false}\nhealthAddress: 127.0.0.1:%d\n' "$port" >"$OUT/tessera.yaml"
+rm -f "$OUT/poll.txt"
 start=$(date +%s.%N)
 "$REPO/$BUILD/tessera" run --kubeconfig "$APISERVER/kubeconfig" --config "$OUT/tessera.yaml" -v \
   >"$OUT/tessera.log" 2>&1 &
@@ -65,9 +66,13 @@ while sleep 0.25; do
   now=$(date +%s.%N)
   rss=$(awk '/VmRSS/{print $2}' /proc/$pid/status 2>/dev/null)
   [ -n "$rss" ] && [ "$rss" -gt "$peak" ] && peak=$rss
-  [ -z "$synced" ] && grep -q "every informer has synced" "$OUT/tessera.log" && synced=$now
+  if [ -z "$synced" ]; then # the time the log line carries, not when this loop saw it
+    ts=$(grep -m1 "every informer has synced" "$OUT/tessera.log" | cut -d' ' -f1)
+    [ -n "$ts" ] && synced=$(date -d "$ts" +%s.%N)
+  fi
   b=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^tessera_pods_bound_total /{print $2}')
   b=${b%.*}
+  echo "$now ${b:--}" >>"$OUT/poll.txt" # the timeline the figures come from
   [ -z "$b" ] && continue
   if [ "$b" != "$bound" ]; then
     [ -z "$first" ] && first=$now
