@@ -3,8 +3,10 @@
  *
  * Input: a PodList and a NodeList built from objects recorded from a real API server
  * (tests/data/k8s/exchanges/037-get-pod.json and 016-list-nodes.json), repeated with distinct
- * names and uids: 40,000 pods and 2,000 nodes, about 150 MB of JSON as `kubectl get -o json`
- * writes it. Measures parse (jansson) + decode + insert, and decode + insert alone. */
+ * names and uids: 20,000 pods and 2,000 nodes, about 74 MB of JSON. Measures parse + decode +
+ * insert of one object at a time, as watch events deliver them, and the memory of the model.
+ * `tessera replay` reads files the same way, an item at a time: bench_replay measures the
+ * command itself. */
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,39 +83,7 @@ static char **split_items(const char *list_text, size_t *n, double *mb) {
   return out;
 }
 
-/* Path 1, replay: a whole List parsed at once, then decoded. */
-static void bench_lists(char *texts[2]) {
-  double parse_s = 0, decode_s = 0, mb = 0;
-  model *m = model_new();
-  int errors = 0;
-  for (int t = 0; t < 2; t++) {
-    ts_err pe;
-    double t0 = now_s(), t1;
-    json_t *list = NULL, *item;
-    if (in_json_parse(texts[t], strlen(texts[t]), &list, &pe) != TS_OK) errors++;
-    size_t i;
-    t1 = now_s();
-    parse_s += t1 - t0;
-    mb += (double)strlen(texts[t]) / 1e6;
-    json_array_foreach(json_object_get(list, "items"), i, item) {
-      ts_err e;
-      json_object_set_new(item, "kind", json_string(t ? "Node" : "Pod"));
-      json_object_set_new(item, "apiVersion", json_string("v1"));
-      if (model_apply_json(m, item, MODEL_ADDED, NULL, NULL, NULL, &e) != TS_OK) errors++;
-    }
-    decode_s += now_s() - t1;
-    json_decref(list);
-  }
-  printf("replay path: %d pods + %d nodes in two kubectl JSON Lists, %.1f MB (%d rejected)\n",
-         NPODS, NNODES, mb, errors);
-  printf("  parse whole Lists:            %7.1f MB/s  %6.3f s\n", mb / parse_s, parse_s);
-  printf("  decode + insert into model:   %7.1f MB/s  %6.3f s\n", mb / decode_s, decode_s);
-  printf("  parse + decode + insert:      %7.1f MB/s  %6.3f s\n", mb / (parse_s + decode_s),
-         parse_s + decode_s);
-  model_free(m);
-}
-
-/* Path 2, watch events: each object parsed, decoded and inserted on its own, memory reused. */
+/* Watch events: each object parsed, decoded and inserted on its own, memory reused. */
 static void bench_events(char *texts[2]) {
   size_t n[2];
   double mb = 0, t0, secs;
@@ -202,7 +172,6 @@ int main(void) {
   json_decref(pod);
   json_decref(node);
   bench_events(texts);
-  bench_lists(texts);
   free(texts[0]);
   free(texts[1]);
   return 0;

@@ -4,6 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 #include "config/config.h"
@@ -18,8 +22,42 @@ static const char *const pool_labels[] = {
     "nvidia.com/gpu.product",         "node.kubernetes.io/instance-type",
 };
 
+/* What --stats reports: where the command's time and memory went. */
+typedef struct replay_stats {
+  double start;     /* monotonic seconds at the start */
+  double load_s;    /* reading, decoding and checking the snapshot */
+  double cycle_s;   /* the scheduling cycle */
+  long long bytes;  /* size of PATH when it is a file, else -1 */
+  long long loaded; /* resident memory once loaded (the model), bytes */
+  size_t decisions; /* decisions of the cycle */
+} replay_stats;
+
+static double mono_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Peak resident memory of the process so far, in bytes. */
+static long long peak_rss(void) {
+  struct rusage ru;
+  return getrusage(RUSAGE_SELF, &ru) == 0 ? (long long)ru.ru_maxrss * 1024 : -1;
+}
+
+/* Resident memory of the process now, in bytes. */
+static long long rss_now(void) {
+  FILE *f = fopen("/proc/self/statm", "r");
+  long long size = 0, resident = -1;
+  if (f) {
+    if (fscanf(f, "%lld %lld", &size, &resident) != 2) resident = -1;
+    fclose(f);
+  }
+  return resident < 0 ? -1 : resident * sysconf(_SC_PAGESIZE);
+}
+
 typedef struct replay {
   model *m;                /* the cluster */
+  replay_stats *stats;     /* --stats, or NULL */
   int errors;              /* objects or files that failed to load */
   int objects;             /* objects loaded */
   bool json;               /* --output json */
@@ -173,6 +211,16 @@ static void print_summary(const replay *r, const sched_result *res) {
   if (!lines && !r->json) fprintf(r->out, "  none: no node offers GPUs as an extended resource\n");
   replay_dra_summary(r->out, js, r->m, res);
   replay_queues(r->out, js, r->m, r->cfg, res);
+  if (r->json && r->stats) {
+    const replay_stats *st = r->stats;
+    json_object_set_new(
+        js, "stats",
+        json_pack("{s:f, s:I, s:f, s:I, s:f, s:I, s:I}", "load_seconds", st->load_s, "input_bytes",
+                  (json_int_t)st->bytes, "cycle_seconds", st->cycle_s, "decisions",
+                  (json_int_t)st->decisions, "decisions_per_second",
+                  st->cycle_s > 0 ? (double)st->decisions / st->cycle_s : 0.0, "loaded_rss_bytes",
+                  (json_int_t)st->loaded, "peak_rss_bytes", (json_int_t)peak_rss()));
+  }
   if (r->json) {
     json_object_set_new(js, "gpus", jp);
     print_json(r->out, json_pack("{s:o}", "summary", js));
@@ -181,7 +229,7 @@ static void print_summary(const replay *r, const sched_result *res) {
 
 static int usage(void) {
   fprintf(stderr, "usage: tessera replay PATH [--config FILE] [--expect FILE] [--output text|json] "
-                  "[--spread]\n");
+                  "[--spread] [--stats]\n");
   return 2;
 }
 
@@ -191,6 +239,7 @@ typedef struct replay_args {
   const char *config; /* --config FILE, or NULL */
   bool spread;        /* --spread */
   bool json;          /* --output json */
+  bool stats;         /* --stats */
 } replay_args;
 
 /* False on a usage error. */
@@ -203,6 +252,8 @@ static bool parse_args(int argc, char **argv, replay_args *a) {
       a->json = !strcmp(o, "json");
     } else if (!strcmp(argv[i], "--spread")) {
       a->spread = true;
+    } else if (!strcmp(argv[i], "--stats")) {
+      a->stats = true;
     } else if (!strcmp(argv[i], "--expect") && i + 1 < argc) {
       a->expect = argv[++i];
     } else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
@@ -234,9 +285,26 @@ static int report(replay *r, const replay_args *a, sched_result *res) {
   return status;
 }
 
+/* The --stats line (standard error, so that the decisions stay as they are). */
+static void print_stats(const replay_stats *st) {
+  double total = mono_s() - st->start;
+  fprintf(stderr, "stats: load %.3f s", st->load_s);
+  if (st->bytes >= 0)
+    fprintf(stderr, " (%.1f MB, %.1f MB/s)", (double)st->bytes / 1e6,
+            st->load_s > 0 ? (double)st->bytes / 1e6 / st->load_s : 0.0);
+  fprintf(stderr,
+          ", cycle %.3f s (%zu decisions, %.0f/s), output %.3f s, total %.3f s, resident once "
+          "loaded %.1f MB, peak RSS %.1f MB\n",
+          st->cycle_s, st->decisions, st->cycle_s > 0 ? (double)st->decisions / st->cycle_s : 0.0,
+          total - st->load_s - st->cycle_s, total, (double)st->loaded / 1e6,
+          (double)peak_rss() / 1e6);
+}
+
 int cmd_replay(int argc, char **argv) {
   replay r = {0};
+  replay_stats stats = {0};
   replay_args a;
+  struct stat pst;
   cfg_tessera t;
   sched_result res;
   sched_state *state;
@@ -244,6 +312,9 @@ int cmd_replay(int argc, char **argv) {
   ts_err err;
   int status = 1;
   if (!parse_args(argc, argv, &a)) return usage();
+  stats.start = mono_s();
+  stats.bytes = stat(a.path, &pst) == 0 && S_ISREG(pst.st_mode) ? (long long)pst.st_size : -1;
+  if (a.stats) r.stats = &stats;
   ts_err_clear(&err);
   if (cfg_tessera_setup(a.config, &t, &err) != TS_OK) {
     fprintf(stderr, "%s\n", err.text);
@@ -264,11 +335,17 @@ int cmd_replay(int argc, char **argv) {
     fprintf(stderr, "tessera: out of memory\n");
     goto fail_model;
   }
+  stats.load_s = mono_s() - stats.start; /* config, files, decoding and checks */
+  stats.loaded = rss_now();
   if (sched_cycle(r.m, &t.sched, state, snapshot_time(r.m), &res, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);
     goto fail_state;
   }
+  stats.cycle_s = mono_s() - stats.start - stats.load_s;
+  stats.decisions = res.ndecisions;
   status = report(&r, &a, &res);
+  fflush(r.out);
+  if (a.stats) print_stats(&stats);
   sched_result_free(&res);
 fail_state:
   sched_state_free(state);

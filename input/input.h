@@ -18,10 +18,14 @@
  * \u0000 is refused as jansson does, strings over IN_STRING_MAX are refused; errors are
  * TS_EPARSE with line and column in err. */
 ts_rc in_json_parse(const char *text, size_t len, json_t **out, ts_err *err);
+/* The same for a piece of a larger text that starts at line, col of it: errors give
+ * positions in the larger text. */
+ts_rc in_json_parse_at(const char *text, size_t len, int line, int col, json_t **out, ts_err *err);
 
-#define IN_YAML_MAX_DEPTH   256       /* nesting of mappings and sequences */
-#define IN_YAML_MAX_ALIASES 10000     /* alias references per stream (no alias bombs) */
-#define IN_FILE_MAX         (1 << 30) /* largest input file read, in bytes */
+#define IN_YAML_MAX_DEPTH   256        /* nesting of mappings and sequences */
+#define IN_YAML_MAX_ALIASES 10000      /* alias references per stream (no alias bombs) */
+#define IN_FILE_MAX         (1 << 30)  /* largest file read whole (YAML), in bytes */
+#define IN_ITEM_MAX         (64 << 20) /* largest item of a JSON List (read in pieces) */
 /* Longest single string (a scalar, a key), in bytes: the API server refuses a whole object
  * over 3 MiB, so nothing longer is a Kubernetes value. */
 #define IN_STRING_MAX (4 << 20)
@@ -65,9 +69,21 @@ typedef void (*in_error_fn)(void *ud, const ts_err *err);
 /* Loads PATH: a JSON file (one object or a List), a YAML file of one or more documents, or
  * a directory of such files (recursive, sorted by name; files ending .json, .yaml, .yml).
  * Each object, and each item of a List (kind ending "List" with "items"), is passed to fn.
+ * A JSON object file is read in pieces (in_json_stream): a List of any size takes the memory
+ * of one item at a time, and items before a syntax error are passed on, as documents of a
+ * YAML stream before one are. YAML files are read whole (at most IN_FILE_MAX bytes).
  * Returns TS_EIO when PATH cannot be read at all, otherwise TS_OK after the whole walk
  * (problems in single files go to on_error) unless fn stopped it. */
 ts_rc in_load_path(const char *path, in_object_fn fn, in_error_fn on_error, void *ud);
+
+/* Reads the JSON object file PATH in pieces of `chunk` bytes (0: the default, 1 MiB; tests
+ * pass small ones): each item of a List is parsed and passed to fn on its own, with the
+ * line it starts on; a file that is one object is passed whole. Returns TS_OK after the file
+ * (a syntax error, an item over IN_ITEM_MAX or a read error go to on_error with the file,
+ * line and column; the items before it were passed), TS_ENOTSUP when the file does not hold
+ * one JSON object (the caller reads it whole), or what fn returned to stop. */
+ts_rc in_json_stream(const char *path, size_t chunk, in_object_fn fn, in_error_fn on_error,
+                     void *ud);
 
 /* Reads a whole file into a new NUL-terminated buffer (returns new via *out). */
 ts_rc in_read_file(const char *path, char **out, size_t *len, ts_err *err);

@@ -22,10 +22,11 @@ typedef struct reader {
   int depth;                  /* current nesting */
   ts_buf scratch;             /* unescaped strings */
   ts_err *err;                /* caller's error */
+  int line0, col0;            /* position of start in the whole text */
 } reader;
 
 static ts_rc fail(reader *r, const char *what) {
-  int line = 1, col = 1;
+  int line = r->line0, col = r->col0;
   for (const unsigned char *q = r->start; q < r->p && q < r->end; q++)
     if (*q == '\n')
       line++, col = 1;
@@ -333,12 +334,18 @@ static ts_rc value(reader *r, json_t **out) {
 }
 
 ts_rc in_json_parse(const char *text, size_t len, json_t **out, ts_err *err) {
+  return in_json_parse_at(text, len, 1, 1, out, err);
+}
+
+ts_rc in_json_parse_at(const char *text, size_t len, int line, int col, json_t **out, ts_err *err) {
   reader r = {(const unsigned char *)text,
               (const unsigned char *)text + len,
               (const unsigned char *)text,
               0,
               {0},
-              err};
+              err,
+              line,
+              col};
   ts_rc rc;
   *out = NULL;
   ts_buf_init(&r.scratch, (size_t)1 << 30);

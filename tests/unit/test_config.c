@@ -290,6 +290,150 @@ static void test_json_item_lines(void **state) {
   assert_int_equal(system(p), 0);
 }
 
+/* Collects what in_json_stream passes: each object as JSON text, with line and index. */
+typedef struct collected {
+  char *text[8];
+  int line[8], index[8], n, errors;
+  char error[512];
+} collected;
+
+static ts_rc collect(void *ud, json_t *obj, const char *file, int line, int index) {
+  collected *c = ud;
+  (void)file;
+  assert_true(c->n < 8);
+  c->text[c->n] = json_dumps(obj, JSON_SORT_KEYS | JSON_COMPACT);
+  c->line[c->n] = line, c->index[c->n++] = index;
+  return TS_OK;
+}
+
+static void collect_error(void *ud, const ts_err *e) {
+  collected *c = ud;
+  c->errors++;
+  ts_strlcpy(c->error, e->text, sizeof c->error);
+}
+
+static void collected_free(collected *c) {
+  for (int i = 0; i < c->n; i++) free(c->text[i]);
+  memset(c, 0, sizeof *c);
+}
+
+/* A List read in pieces: kubectl's order (items before kind and apiVersion), a typed List
+ * whose items get their kind and apiVersion, strings holding brackets, quotes and escapes, a
+ * number at a piece's edge. Every piece size from 1 byte gives the same objects and lines as
+ * reading the file whole, and a syntax error in the third item keeps the two before it and
+ * says where it is. */
+static void test_json_stream(void **state) {
+  char dir[] = "/tmp/tessera-cfg-XXXXXX", p[256];
+  static const char *list =
+      "{\n \"items\": [\n  {\"metadata\": {\"name\": \"a ] } [ {\", \"n\": 12345678}},\n"
+      "  {\"metadata\": {\"name\": \"b \\\" \\\\\"}, \"spec\": {\"x\": [1, [2, {\"y\": null}]]}},\n"
+      "  {\"kind\": \"Node\", \"metadata\": {\"name\": \"c\"}}\n ],\n"
+      " \"kind\": \"PodList\", \"metadata\": {\"resourceVersion\": \"7\"}, \"apiVersion\": "
+      "\"v1\"\n}\n";
+  static const char *want[3] = {
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"n\":12345678,\"name\":"
+      "\"a ] } [ {\"}}",
+      "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":"
+      "\"b \\\" \\\\\"},\"spec\":{\"x\":"
+      "[1,[2,{\"y\":null}]]}}",
+      "{\"kind\":\"Node\",\"metadata\":{\"name\":\"c\"}}"};
+  collected c = {0};
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(p, sizeof p, "%s/list.json", dir);
+  write_file(p, list);
+  for (size_t chunk = 1; chunk <= 80; chunk += chunk < 8 ? 1 : 9) {
+    assert_int_equal(in_json_stream(p, chunk, collect, collect_error, &c), TS_OK);
+    assert_int_equal(c.errors, 0);
+    assert_int_equal(c.n, 3);
+    for (int i = 0; i < 3; i++) {
+      assert_string_equal(c.text[i], want[i]);
+      assert_int_equal(c.index[i], i);
+      assert_int_equal(c.line[i], 3 + i);
+    }
+    collected_free(&c);
+  }
+  /* The kind first (as the API server writes a List): items are passed as they are read. */
+  write_file(p, "{\"kind\": \"List\", \"apiVersion\": \"v1\", \"items\": [{\"kind\": \"Pod\", "
+                "\"metadata\": {\"name\": \"x\"}}]}");
+  assert_int_equal(in_json_stream(p, 5, collect, collect_error, &c), TS_OK);
+  assert_int_equal(c.n, 1);
+  assert_string_equal(c.text[0], "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"x\"}}");
+  collected_free(&c);
+  /* A syntax error in the third item: the two before it were passed. */
+  write_file(p, "{\"kind\": \"List\", \"apiVersion\": \"v1\", \"items\": [\n"
+                "{\"metadata\": {\"name\": \"one\"}},\n{\"metadata\": {\"name\": \"two\"}},\n"
+                "{\"metadata\": {\"name\": tree}}\n]}\n");
+  assert_int_equal(in_json_stream(p, 16, collect, collect_error, &c), TS_OK);
+  assert_int_equal(c.n, 2);
+  assert_int_equal(c.errors, 1);
+  assert_non_null(strstr(c.error, "list.json: line 4 column 23: "));
+  collected_free(&c);
+  /* Truncated: the error is at the end. */
+  write_file(
+      p, "{\"kind\": \"List\", \"apiVersion\": \"v1\", \"items\": [\n{\"metadata\": {\"name\":");
+  assert_int_equal(in_json_stream(p, 3, collect, collect_error, &c), TS_OK);
+  assert_int_equal(c.n, 0);
+  assert_int_equal(c.errors, 1);
+  assert_non_null(strstr(c.error, "line 2 column"));
+  assert_non_null(strstr(c.error, "end of input"));
+  collected_free(&c);
+  /* Not a List: one object, whole; an object with a member "items" is left to the whole-file
+   * reader; so is a file that is not one object. */
+  write_file(p, "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"solo\"}}");
+  assert_int_equal(in_json_stream(p, 4, collect, collect_error, &c), TS_OK);
+  assert_int_equal(c.n, 1);
+  assert_int_equal(c.index[0], -1);
+  collected_free(&c);
+  write_file(p, "{\"kind\": \"Thing\", \"items\": [1, 2]}");
+  assert_int_equal(in_json_stream(p, 4, collect, collect_error, &c), TS_EUNSUPPORTED);
+  assert_int_equal(c.n, 0);
+  write_file(p, "[{\"kind\": \"Pod\"}]");
+  assert_int_equal(in_json_stream(p, 4, collect, collect_error, &c), TS_EUNSUPPORTED);
+  /* Trailing text after the object is an error, as in a whole-file read. */
+  write_file(p, "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"solo\"}} x");
+  assert_int_equal(in_json_stream(p, 4, collect, collect_error, &c), TS_OK);
+  assert_int_equal(c.n, 0);
+  assert_non_null(strstr(c.error, "end of input expected"));
+  collected_free(&c);
+  snprintf(p, sizeof p, "rm -rf %s", dir);
+  assert_int_equal(system(p), 0);
+}
+
+/* One item larger than IN_ITEM_MAX is refused with a clear error, not read into memory
+ * without bound; the item before it is passed. */
+static void test_json_stream_item_cap(void **state) {
+  char dir[] = "/tmp/tessera-cfg-XXXXXX", p[256];
+  collected c = {0};
+  FILE *f;
+  char *piece = malloc(1 << 20);
+  (void)state;
+  assert_non_null(piece);
+  memset(piece, 'x', 1 << 20);
+  assert_non_null(mkdtemp(dir));
+  snprintf(p, sizeof p, "%s/big.json", dir);
+  assert_non_null(f = fopen(p, "w"));
+  fputs("{\"kind\": \"List\", \"apiVersion\": \"v1\", \"items\": [{\"metadata\": {\"name\": "
+        "\"small\"}},\n{\"metadata\": {\"name\": \"big\"}, \"data\": [",
+        f);
+  for (int i = 0; i < 70; i++) {
+    fprintf(f, "%s\"", i ? "," : "");
+    fwrite(piece, 1, 1 << 20, f);
+    fputc('"', f);
+  }
+  fputs("]}]}\n", f);
+  fclose(f);
+  free(piece);
+  assert_int_equal(in_json_stream(p, 0, collect, collect_error, &c), TS_OK);
+  assert_int_equal(c.n, 1);
+  assert_int_equal(c.errors, 1);
+  assert_non_null(
+      strstr(c.error, "big.json: line 2 column 1: a value of more than 67108864 bytes"));
+  collected_free(&c);
+  snprintf(p, sizeof p, "rm -rf %s", dir);
+  assert_int_equal(system(p), 0);
+}
+
 static void test_tessera_defaults_and_example(void **state) {
   cfg_tessera c;
   ts_err e;
@@ -448,6 +592,8 @@ int main(void) {
       cmocka_unit_test(test_errors),
       cmocka_unit_test(test_load_path),
       cmocka_unit_test(test_json_item_lines),
+      cmocka_unit_test(test_json_stream),
+      cmocka_unit_test(test_json_stream_item_cap),
       cmocka_unit_test(test_tessera_defaults_and_example),
       cmocka_unit_test(test_tessera_errors),
       cmocka_unit_test(test_fair_sharing_strategies),
