@@ -72,6 +72,7 @@ static void flush_lines(kc_client *c) {
 
 static void unlink_req(kc_client *c, kc_req *r);
 static void free_req(kc_req *r);
+static void released(kc_client *c, const kc_req *r);
 
 /* Cancelled requests leave libcurl here, outside its callbacks and our iterations. */
 static void sweep(kc_client *c) {
@@ -84,14 +85,18 @@ static void sweep(kc_client *c) {
     }
     *pp = r->next;
     curl_multi_remove_handle(r->mx->m, r->easy);
+    released(c, r);
     free_req(r);
   }
 }
+
+static void launch_queued(kc_client *c);
 
 static void after_action(kc_client *c) {
   flush_lines(c);
   check_done(c);
   sweep(c);
+  launch_queued(c);
 }
 
 static void on_poll(uv_poll_t *p, int status, int events) {
@@ -177,10 +182,16 @@ static void unlink_req(kc_client *c, kc_req *r) {
 
 static void free_req(kc_req *r) {
   if (r->easy) curl_easy_cleanup(r->easy);
+  ts_free(r->url);
   curl_slist_free_all(r->headers);
   ts_buf_free(&r->body);
   ts_free(r->upload);
   ts_free(r);
+}
+
+/* A request left libcurl: its slot is free. */
+static void released(kc_client *c, const kc_req *r) {
+  if (r->counted && c->inflight) c->inflight--;
 }
 
 static void lower(char *out, size_t cap, const char *s) {
@@ -245,9 +256,21 @@ static void count_answer(kc_client *c, const kc_req *r, long code) {
 }
 
 ts_rc kc_client_metrics(const kc_client *c, ts_buf *out) {
-  ts_rc rc = ts_buf_puts(out, "# HELP tessera_api_requests_total Requests to the API server that "
-                              "ended, by verb, resource and HTTP status (<error>: no answer).\n"
-                              "# TYPE tessera_api_requests_total counter\n");
+  size_t queued, inflight = kc_client_inflight(c, &queued);
+  ts_rc rc = ts_buf_printf(out,
+                           "# HELP tessera_api_requests_inflight Requests to the API server "
+                           "running now (watches excepted).\n"
+                           "# TYPE tessera_api_requests_inflight gauge\n"
+                           "tessera_api_requests_inflight %zu\n"
+                           "# HELP tessera_api_requests_queued Requests waiting for one of the "
+                           "%d slots.\n"
+                           "# TYPE tessera_api_requests_queued gauge\n"
+                           "tessera_api_requests_queued %zu\n",
+                           inflight, KC_MAX_INFLIGHT, queued);
+  if (rc == TS_OK)
+    rc = ts_buf_puts(out, "# HELP tessera_api_requests_total Requests to the API server that "
+                          "ended, by verb, resource and HTTP status (<error>: no answer).\n"
+                          "# TYPE tessera_api_requests_total counter\n");
   for (size_t i = 0; rc == TS_OK && i < c->nseries; i++) {
     const kc_series *s = &c->series[i];
     char code[16];
@@ -296,6 +319,7 @@ static void check_done(kc_client *c) {
       resp.retry_after_s = r->retry_after;
       count_answer(c, r, resp.status);
       unlink_req(c, r);
+      released(c, r);
       if (!r->cancelled && r->on_done) r->on_done(r->ud, &resp);
       free_req(r);
     }
@@ -320,36 +344,20 @@ void kc__token_expired(kc_client *c) {
   token(c, true);
 }
 
-/* A request; with on_line a stream that may last timeout_ms (0: the client's request timeout). */
-static kc_req *start(kc_client *c, const char *method, const char *path, const char *body,
-                     const char *content_type, kc_line_fn on_line, long timeout_ms,
-                     kc_done_fn on_done, void *ud) {
-  kc_req *r;
-  char *url, hdr[sizeof c->token + 64];
+/* Gives the transfer its libcurl handle and options and adds it to its multi handle. False
+ * when out of memory (the caller ends the request). */
+static bool launch(kc_client *c, kc_req *r) {
+  char hdr[sizeof c->token + 64];
   const char *tok;
-  size_t ulen = strlen(c->auth->server) + strlen(path) + 1;
-  if (c->closing || !(r = ts_calloc(1, sizeof *r))) return NULL;
-  ts_buf_init(&r->body, on_line ? KC_LINE_MAX : KC_BODY_MAX);
-  r->c = c, r->on_line = on_line, r->on_done = on_done, r->ud = ud;
-  classify_request(r, method, path);
-  if (!(r->easy = curl_easy_init())) {
-    free_req(r);
-    return NULL;
-  }
-  if (!(url = ts_malloc(ulen))) {
-    free_req(r);
-    return NULL;
-  }
-  snprintf(url, ulen, "%s%s", c->auth->server, path);
-  curl_easy_setopt(r->easy, CURLOPT_URL, url); /* libcurl copies it */
-  ts_free(url);
+  if (!(r->easy = curl_easy_init())) return false;
+  curl_easy_setopt(r->easy, CURLOPT_URL, r->url); /* libcurl copies it */
+  ts_free(r->url);
+  r->url = NULL;
   curl_easy_setopt(r->easy, CURLOPT_PRIVATE, r);
   curl_easy_setopt(r->easy, CURLOPT_WRITEFUNCTION, on_write);
   curl_easy_setopt(r->easy, CURLOPT_WRITEDATA, r);
   curl_easy_setopt(r->easy, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(r->easy, CURLOPT_HEADERDATA, r);
-  /* reads over HTTP/1.1 on their own connections; the rest over HTTP/2 when offered */
-  r->mx = !on_line && !strcmp(method, "GET") ? &c->mx[KC_READS] : &c->mx[KC_STREAMS];
   curl_easy_setopt(r->easy, CURLOPT_HTTP_VERSION,
                    r->mx == &c->mx[KC_READS] ? (long)CURL_HTTP_VERSION_1_1
                                              : (long)CURL_HTTP_VERSION_2TLS);
@@ -364,33 +372,94 @@ static kc_req *start(kc_client *c, const char *method, const char *path, const c
   curl_easy_setopt(r->easy, CURLOPT_UPLOAD_BUFFERSIZE, 16384L);
   /* a write's answer is a few KiB: thousands of writes in flight each held a 16 KiB receive
    * buffer (part of 130 MB of libcurl heap at the peak of make e2e-scale) */
-  if (strcmp(method, "GET")) curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, 4096L);
-  curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, timeout_ms > 0 ? timeout_ms : c->timeout_ms);
+  if (strcmp(r->method, "GET")) curl_easy_setopt(r->easy, CURLOPT_BUFFERSIZE, 4096L);
+  curl_easy_setopt(r->easy, CURLOPT_TIMEOUT_MS, r->timeout_ms);
   /* Only the scheme of the server's URL, and never a redirect elsewhere. */
   curl_easy_setopt(r->easy, CURLOPT_PROTOCOLS_STR, c->https ? "https" : "http");
   curl_easy_setopt(r->easy, CURLOPT_FOLLOWLOCATION, 0L);
   kc__tls_options(c, r->easy);
   r->headers = curl_slist_append(NULL, "Accept: application/json");
-  snprintf(hdr, sizeof hdr, "Content-Type: %s", content_type ? content_type : "application/json");
-  if (body) r->headers = curl_slist_append(r->headers, hdr);
-  if ((tok = token(c, false))) {
+  snprintf(hdr, sizeof hdr, "Content-Type: %s", r->content_type);
+  if (r->upload) r->headers = curl_slist_append(r->headers, hdr);
+  if ((tok = token(c, false))) { /* read at launch: a queued request gets the current token */
     snprintf(hdr, sizeof hdr, "Authorization: Bearer %s", tok);
     r->headers = curl_slist_append(r->headers, hdr);
   }
   curl_easy_setopt(r->easy, CURLOPT_HTTPHEADER, r->headers);
-  curl_easy_setopt(r->easy, CURLOPT_CUSTOMREQUEST, method);
-  if (body) {
-    if (!(r->upload = ts_strdup(body))) { /* without it libcurl would read the body from stdin */
-      free_req(r);
-      return NULL;
-    }
+  curl_easy_setopt(r->easy, CURLOPT_CUSTOMREQUEST, r->method);
+  if (r->upload) {
     curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->upload);
-    curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(body));
+    curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(r->upload));
   }
+  r->queued = false;
   r->next = c->reqs;
   c->reqs = r;
-  c->nreq++;
+  if (r->counted) c->inflight++;
   curl_multi_add_handle(r->mx->m, r->easy);
+  return true;
+}
+
+/* Ends a request that never ran (out of memory at launch, or the client closing). */
+static void end_unsent(kc_req *r, const char *why) {
+  kc_response resp = {0};
+  resp.error = why;
+  resp.body = "";
+  if (!r->cancelled && r->on_done) r->on_done(r->ud, &resp); /* every request ends once */
+  free_req(r);
+}
+
+/* Launches queued requests while slots are free (after one ended). */
+static void launch_queued(kc_client *c) {
+  while (c->queue && c->inflight < KC_MAX_INFLIGHT && !c->closing) {
+    kc_req *r = c->queue;
+    if (!(c->queue = r->next)) c->queue_tail = NULL;
+    r->next = NULL;
+    if (r->cancelled)
+      free_req(r);
+    else if (!launch(c, r))
+      end_unsent(r, "could not be sent (no memory)");
+  }
+}
+
+/* A request; with on_line a stream that may last timeout_ms (0: the client's request timeout).
+ * Watches start at once; other requests when fewer than KC_MAX_INFLIGHT run, else in order. */
+static kc_req *start(kc_client *c, const char *method, const char *path, const char *body,
+                     const char *content_type, kc_line_fn on_line, long timeout_ms,
+                     kc_done_fn on_done, void *ud) {
+  kc_req *r;
+  size_t ulen = strlen(c->auth->server) + strlen(path) + 1;
+  if (c->closing || !(r = ts_calloc(1, sizeof *r))) return NULL;
+  ts_buf_init(&r->body, on_line ? KC_LINE_MAX : KC_BODY_MAX);
+  r->c = c, r->on_line = on_line, r->on_done = on_done, r->ud = ud;
+  classify_request(r, method, path);
+  ts_strlcpy(r->method, method, sizeof r->method);
+  ts_strlcpy(r->content_type, content_type ? content_type : "application/json",
+             sizeof r->content_type);
+  r->timeout_ms = timeout_ms > 0 ? timeout_ms : c->timeout_ms;
+  /* reads over HTTP/1.1 on their own connections; the rest over HTTP/2 when offered */
+  r->mx = !on_line && !strcmp(method, "GET") ? &c->mx[KC_READS] : &c->mx[KC_STREAMS];
+  r->counted = !on_line;
+  if (!(r->url = ts_malloc(ulen)) || (body && !(r->upload = ts_strdup(body)))) {
+    /* without its copy libcurl would read the body from stdin */
+    free_req(r);
+    return NULL;
+  }
+  snprintf(r->url, ulen, "%s%s", c->auth->server, path);
+  c->nreq++;
+  if (r->counted && (c->inflight >= KC_MAX_INFLIGHT || c->queue)) {
+    r->queued = true;
+    if (c->queue_tail)
+      c->queue_tail->next = r;
+    else
+      c->queue = r;
+    c->queue_tail = r;
+    return r;
+  }
+  if (!launch(c, r)) {
+    c->nreq--;
+    free_req(r);
+    return NULL;
+  }
   return r;
 }
 
@@ -414,6 +483,13 @@ void kc_client_set_timeout(kc_client *c, int64_t ms) {
 
 uint64_t kc_client_requests(const kc_client *c) {
   return c->nreq;
+}
+
+size_t kc_client_inflight(const kc_client *c, size_t *queued) {
+  size_t n = 0;
+  for (const kc_req *r = c->queue; r; r = r->next) n++;
+  if (queued) *queued = n;
+  return c->inflight;
 }
 
 kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err) {
@@ -484,6 +560,12 @@ void kc_client_free(kc_client *c) {
     if (!r->cancelled && r->on_done) r->on_done(r->ud, &resp); /* every request ends once */
     free_req(r);
   }
+  while (c->queue) { /* never sent */
+    kc_req *r = c->queue;
+    c->queue = r->next;
+    end_unsent(r, "the client was closed");
+  }
+  c->queue_tail = NULL;
   c->timers_open = 2;
   for (int k = 0; k < 2; k++) {
     uv_timer_stop(&c->mx[k].timer);

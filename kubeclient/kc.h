@@ -21,9 +21,13 @@
 
 #include "common/ts.h"
 
-#define KC_BODY_MAX          (256u << 20) /* bytes of one response body */
-#define KC_LINE_MAX          (64u << 20)  /* bytes of one watch event */
-#define KC_PAGE              500          /* items per list page */
+#define KC_BODY_MAX (256u << 20) /* bytes of one response body */
+#define KC_LINE_MAX (64u << 20)  /* bytes of one watch event */
+#define KC_PAGE     500          /* items per list page */
+/* Requests that are not watches run at most this many at a time; the rest wait in order,
+ * without a libcurl handle: each transfer in flight holds tens of KiB of libcurl's state, and
+ * a cycle may issue thousands of writes (8,000 at once in make e2e-scale: 219 MB). */
+#define KC_MAX_INFLIGHT      256
 #define KC_MAX_CONNECTIONS   48   /* to the API server (HTTP/1.1; HTTP/2 multiplexes on one) */
 #define KC_RETRY_AFTER_MAX_S 60   /* a longer Retry-After is taken as this */
 #define KC_LIST_PAGES_MAX    4096 /* pages of one list (2M objects); more: the list starts again */
@@ -99,6 +103,9 @@ kc_req *kc_stream(kc_client *c, const char *path, long timeout_ms, kc_line_fn on
 void kc_cancel(kc_req *r);
 /* Requests started so far. */
 uint64_t kc_client_requests(const kc_client *c);
+/* Requests (not watches) running now; *queued receives those waiting for one of the
+ * KC_MAX_INFLIGHT slots. */
+size_t kc_client_inflight(const kc_client *c, size_t *queued);
 /* How long a request that is not a watch may take before it fails (tessera.yaml's
  * api.requestTimeout; KC_REQUEST_TIMEOUT_MS by default). A write that times out got no answer:
  * the writer sends it again. */

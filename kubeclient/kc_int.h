@@ -24,7 +24,13 @@ typedef struct kc_multi {
 enum { KC_STREAMS, KC_READS };
 
 struct kc_req {
-  CURL *easy;                 /* the transfer */
+  CURL *easy;                 /* the transfer, once launched (NULL while queued) */
+  char *url;                  /* owned full URL, until launched */
+  char method[8];             /* GET, POST, PATCH, ... */
+  char content_type[64];      /* of the body */
+  long timeout_ms;            /* of the transfer */
+  bool queued;                /* waiting for a slot (in c->queue, not c->reqs) */
+  bool counted;               /* takes one of the KC_MAX_INFLIGHT slots */
   kc_multi *mx;               /* the multi handle it runs in */
   struct curl_slist *headers; /* request headers */
   ts_buf body;                /* response (or the unread part of a stream) */
@@ -62,6 +68,8 @@ struct kc_client {
   kc_multi mx[2];                     /* KC_STREAMS: watches and writes; KC_READS: reads */
   int timers_open;                    /* of mx, while closing */
   kc_req *reqs;                       /* in flight */
+  kc_req *queue, *queue_tail;         /* waiting for a slot, oldest first (linked by next) */
+  size_t inflight;                    /* launched requests that take a slot */
   uint64_t nreq;                      /* started */
   char token[KC_TOKEN_MAX + 1];       /* bearer token in use */
   uint64_t token_read_ms;             /* when the token file was read */

@@ -125,7 +125,9 @@ static void finish(op *o, ts_rc r, const kc_response *resp) {
 static void on_defer(uv_timer_t *t) {
   op *o = t->data;
   kc_response none = {0};
-  none.error = o->pending == TS_ENOTLEADER ? "not the leader" : "could not be sent (no memory)";
+  none.error = o->pending == TS_ENOTLEADER ? "not the leader"
+               : o->pending == TS_EIO      ? "the client was closed"
+                                           : "could not be sent (no memory)";
   finish(o, o->pending, &none);
 }
 
@@ -182,7 +184,7 @@ static bool send_kept(op *o) {
   }
   o->attempts++;
   if (!kc_request(o->w->c, o->method, o->path, o->body, o->ctype, o->done, o)) {
-    defer(o, TS_ENOMEM);
+    defer(o, o->w->c->closing ? TS_EIO : TS_ENOMEM);
     return false;
   }
   return true;

@@ -221,6 +221,56 @@ static void test_goaway(void **state) {
   stop(&e);
 }
 
+/* A burst of writes runs KC_MAX_INFLIGHT at a time; the rest wait in order without a libcurl
+ * handle (each transfer in flight holds tens of KiB), and every one is served and ends once.
+ * A queued write that is cancelled with its client never reaches the server. */
+static void test_bounded_inflight(void **state) {
+  enum { N = 700 };
+  env e;
+  outcome o = {0};
+  size_t queued, peak = 0;
+  (void)state;
+  start(&e, true);
+  for (int i = 0; i < N; i++) {
+    char name[16], uid[16];
+    snprintf(name, sizeof name, "p%d", i);
+    snprintf(uid, sizeof uid, "u%d", i);
+    put_pod(&e, "t", name, uid, NULL);
+  }
+  for (int i = 0; i < N; i++) {
+    char name[16], uid[16];
+    snprintf(name, sizeof name, "p%d", i);
+    snprintf(uid, sizeof uid, "u%d", i);
+    kc_bind(e.w, "t", name, uid, "n1", on_done, &o);
+  }
+  assert_int_equal(kc_client_inflight(e.c, &queued), KC_MAX_INFLIGHT);
+  assert_int_equal(queued, N - KC_MAX_INFLIGHT);
+  for (int i = 0; i < 100000 && o.calls < N; i++) {
+    size_t now = kc_client_inflight(e.c, NULL);
+    if (now > peak) peak = now;
+    uv_run(&e.loop, UV_RUN_ONCE);
+  }
+  assert_int_equal(o.oks, N);
+  assert_true(peak <= KC_MAX_INFLIGHT);
+  assert_int_equal(kc_client_inflight(e.c, &queued), 0);
+  assert_int_equal(queued, 0);
+  assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/"), N);
+  stop(&e);
+  /* Closing the client ends queued writes too, unsent. */
+  memset(&o, 0, sizeof o);
+  start(&e, true);
+  put_pod(&e, "t", "q", "uq", NULL);
+  for (int i = 0; i < KC_MAX_INFLIGHT + 5; i++) kc_bind(e.w, "t", "q", "uq", "n1", on_done, &o);
+  kc_writer_free(e.w);
+  kc_client_free(e.c);
+  uv_run(&e.loop, UV_RUN_DEFAULT);
+  assert_int_equal(o.calls, KC_MAX_INFLIGHT + 5);
+  assert_int_equal(o.oks, 0);
+  assert_int_equal(uv_loop_close(&e.loop), 0);
+  kc_auth_free(&e.auth);
+  fa_stop(e.s);
+}
+
 /* Events are named "<pod>.<hex nanoseconds>" and accepted; a refused write is counted once per
  * answer, by verb, resource and status. */
 static void test_events_and_refusals(void **state) {
@@ -304,7 +354,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bind_conflict_recorded), cmocka_unit_test(test_bind_lost_answer),
       cmocka_unit_test(test_alloc_failures),         cmocka_unit_test(test_goaway),
-      cmocka_unit_test(test_request_timeout),        cmocka_unit_test(test_events_and_refusals),
+      cmocka_unit_test(test_bounded_inflight),       cmocka_unit_test(test_request_timeout),
+      cmocka_unit_test(test_events_and_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
