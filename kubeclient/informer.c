@@ -37,7 +37,7 @@ typedef struct informer {
   unsigned pages;               /* of the list in progress */
   ts_map keys;                  /* "ns/name" -> seen (owned): objects seen, for deletions */
   ts_map listed;                /* keys seen by the list in progress */
-  json_t *pending;              /* objects of the list in progress (delivered at its end) */
+  size_t nlisted;               /* objects the list in progress delivered */
   bool synced;                  /* listed once */
   uint32_t failures;            /* consecutive failures (backoff) */
   char last_error[200];         /* of the last failure */
@@ -176,18 +176,12 @@ static bool skip(informer *f, const kc_response *r) {
   return true;
 }
 
-/* End of a (re-)list: deliver what changed, DELETED for what vanished. */
+/* End of a (re-)list: the pages were delivered as they came; DELETED for what vanished. */
 static void list_complete(informer *f) {
-  size_t i, it = 0;
-  json_t *obj;
+  size_t it = 0;
   const ts_map_slot *s;
   seen *gone[256];
   size_t ngone;
-  json_array_foreach(f->pending, i, obj) {
-    seen *k = key_of(obj);
-    deliver(f, has_key(&f->keys, k) ? KC_MODIFIED : KC_ADDED, obj);
-    ts_free(k);
-  }
   do { /* objects known before that the list no longer has */
     ngone = 0;
     it = 0;
@@ -206,11 +200,8 @@ static void list_complete(informer *f) {
       json_decref(o);
     }
   } while (ngone == 256);
-  ts_log(TS_LOG_DEBUG, "%s: listed %zu objects in %u pages, %llu ms", f->path,
-         json_array_size(f->pending), f->pages,
+  ts_log(TS_LOG_DEBUG, "%s: listed %zu objects in %u pages, %llu ms", f->path, f->nlisted, f->pages,
          (unsigned long long)(uv_now(f->all->c->loop) - f->list_started));
-  json_decref(f->pending);
-  f->pending = NULL;
   clear_keys(&f->listed);
   if (!f->synced) f->synced_after = uv_now(f->all->c->loop) - f->all->started;
   f->synced = true;
@@ -263,14 +254,18 @@ static void on_list(void *ud, const kc_response *r) {
     backoff(f, r, why, true);
     return;
   }
-  if (!f->pending) f->pending = json_array();
   items = json_object_get(body, "items");
   ts_log(TS_LOG_DEBUG, "%s: list page %u: %zu objects, %zu bytes in %llu ms", f->path, f->pages,
          json_array_size(items), r->len,
          (unsigned long long)(uv_now(f->all->c->loop) - f->page_started));
+  /* Each page is delivered at once (ADDED, or MODIFIED for an object known before a re-list):
+   * holding every page's objects until the last one took ~25 KiB of parsed JSON per object,
+   * 220 MB at 9,000 objects (make e2e-scale). Only the keys are kept, for the deletions. */
   json_array_foreach(items, i, obj) {
-    set_key(&f->listed, key_of(obj));
-    json_array_append(f->pending, obj);
+    seen *k = key_of(obj);
+    deliver(f, has_key(&f->keys, k) ? KC_MODIFIED : KC_ADDED, obj);
+    set_key(&f->listed, k);
+    f->nlisted++;
   }
   set_str(&f->cont, cont);
   if (cont) {
@@ -300,8 +295,7 @@ static void start_list(informer *f) {
   ts_buf path;
   f->ph = P_LIST;
   if (!f->cont) {
-    json_decref(f->pending);
-    f->pending = NULL;
+    f->nlisted = 0;
     clear_keys(&f->listed);
     f->pages = 0;
     f->list_started = uv_now(f->all->c->loop);
@@ -558,7 +552,6 @@ void kc_informers_stop(kc_informers *a) {
   for (size_t i = 0; i < a->n; i++) {
     informer *f = &a->inf[i];
     kc_cancel(f->req);
-    json_decref(f->pending);
     set_str(&f->rv, NULL);
     set_str(&f->cont, NULL);
     clear_keys(&f->keys);

@@ -305,6 +305,67 @@ static bool spin_handler(server *s, int fd, const char *method, const char *path
   return true;
 }
 
+/* Pages of a list: the first holds two pods and a continue token; the second fails (500) until
+ * `second_ok`, then holds one more pod and ends the list. */
+typedef struct paged {
+  bool second_ok;
+} paged;
+
+static bool paged_handler(server *s, int fd, const char *method, const char *path) {
+  paged *pg = s->ud;
+  if (is(method, path, "GET", "/apis")) {
+    reply(fd, 200, NULL, "{\"groups\":[]}");
+  } else if (is(method, path, "GET", "/api/v1/pods?limit=") && strstr(path, "continue=")) {
+    if (!pg->second_ok)
+      reply(fd, 500, NULL, "{}");
+    else
+      reply(fd, 200, NULL,
+            "{\"metadata\":{\"resourceVersion\":\"9\"},\"items\":[{\"metadata\":{\"namespace\":"
+            "\"t\",\"name\":\"c\"}}]}");
+  } else if (is(method, path, "GET", "/api/v1/pods?limit=")) {
+    reply(fd, 200, NULL,
+          "{\"metadata\":{\"continue\":\"next\",\"resourceVersion\":\"9\"},\"items\":["
+          "{\"metadata\":{\"namespace\":\"t\",\"name\":\"a\"}},"
+          "{\"metadata\":{\"namespace\":\"t\",\"name\":\"b\"}}]}");
+  } else if (is(method, path, "GET", "/api/v1/pods?watch=1")) {
+    const char *head = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                       "Transfer-Encoding: chunked\r\n\r\n";
+    (void)!write(fd, head, strlen(head));
+    return false;
+  } else {
+    reply(fd, 404, NULL, "{}");
+  }
+  return true;
+}
+
+/* A list's pages are delivered as they come, not held until its last page: holding them took
+ * ~25 KiB of parsed JSON per object (220 MB at 9,000 objects against a real API server). The
+ * resource counts as synced only at the end; a list started again redelivers what it has. */
+static void test_list_pages_delivered_as_they_come(void **state) {
+  paged pg = {false};
+  server *s = server_start(paged_handler, &pg);
+  harness h;
+  (void)state;
+  harness_start(&h, s, 0);
+  run_for(&h, 1500);
+  assert_true(h.nevents >= 2); /* page 1's pods, while page 2 keeps failing */
+  assert_int_equal(h.events[0].type, KC_ADDED);
+  assert_string_equal(h.events[0].name, "a");
+  assert_int_equal(h.events[1].type, KC_ADDED);
+  assert_string_equal(h.events[1].name, "b");
+  assert_int_equal(h.synced, 0);
+  pg.second_ok = true;
+  run_for(&h, 3000);
+  assert_int_equal(h.synced, 1);
+  assert_true(h.nevents <= 16); /* all recorded */
+  assert_string_equal(h.events[h.nevents - 1].name, "c");
+  assert_int_equal(h.events[h.nevents - 1].type, KC_ADDED);
+  for (int i = 2; i < h.nevents - 1; i++) /* page 1 again, after the failure: known now */
+    assert_int_equal(h.events[i].type, KC_MODIFIED);
+  harness_stop(&h);
+  server_stop(s);
+}
+
 /* A list without metadata.resourceVersion cannot be watched from: it is a failure, retried
  * with backoff (not ~65 times a second), and /readyz's reason says so. */
 static void test_list_without_resource_version(void **state) {
@@ -712,6 +773,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_long_key_relist),
       cmocka_unit_test(test_list_without_resource_version),
+      cmocka_unit_test(test_list_pages_delivered_as_they_come),
       cmocka_unit_test(test_watch_closed_at_once),
       cmocka_unit_test(test_silent_watch_reopened),
       cmocka_unit_test(test_cut_watches_back_off_from_start),
