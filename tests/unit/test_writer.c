@@ -146,6 +146,40 @@ static void test_bind_lost_answer(void **state) {
   }
 }
 
+/* A binding whose every answer was lost, but which landed: the pod is read, and the write is
+ * reported as done rather than failed (a failure would undo the placement and let a later cycle
+ * bind the pod elsewhere). One that did not land stays a failure; a pod that turns out bound
+ * to another node is a conflict. */
+static void test_bind_outcome_checked(void **state) {
+  env e;
+  outcome o = {0};
+  (void)state;
+  start(&e, true);
+  put_pod(&e, "t", "p0", "uid-p0", NULL);
+  fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p0/binding", FA_LOST, 3, NULL);
+  kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
+  wait_for(&e, &o, 1);
+  assert_int_equal(o.r, TS_OK);
+  assert_int_equal(fa_count(e.s, "GET /api/v1/namespaces/t/pods/p0"), 1);
+  /* Never served: still a failure. */
+  put_pod(&e, "t", "p1", "uid-p1", NULL);
+  fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p1/binding", 0, 3, NULL);
+  o.calls = 0;
+  kc_bind(e.w, "t", "p1", "uid-p1", "n1", on_done, &o);
+  wait_for(&e, &o, 1);
+  assert_int_equal(o.r, TS_EHTTP);
+  assert_int_equal(o.status, 0);
+  /* A 503 after which the pod is found bound to another node: a conflict. */
+  put_pod(&e, "t", "p2", "uid-p2", "n2");
+  fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p2/binding", 503, 1, "busy");
+  o.calls = 0;
+  kc_bind(e.w, "t", "p2", "uid-p2", "n1", on_done, &o);
+  wait_for(&e, &o, 1);
+  assert_int_equal(o.r, TS_ECONFLICT);
+  assert_int_equal(o.status, 503);
+  stop(&e);
+}
+
 /* Every write ends exactly once, whichever allocation fails (while it starts or later). */
 static void test_alloc_failures(void **state) {
   env e;
@@ -354,8 +388,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bind_conflict_recorded), cmocka_unit_test(test_bind_lost_answer),
       cmocka_unit_test(test_alloc_failures),         cmocka_unit_test(test_goaway),
-      cmocka_unit_test(test_bounded_inflight),       cmocka_unit_test(test_request_timeout),
-      cmocka_unit_test(test_events_and_refusals),
+      cmocka_unit_test(test_bounded_inflight),       cmocka_unit_test(test_bind_outcome_checked),
+      cmocka_unit_test(test_request_timeout),        cmocka_unit_test(test_events_and_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
