@@ -8,7 +8,7 @@
  * running, half pending, with requests varied over GPU and CPU shapes. Measured: the command
  * `build/tessera replay FILE --stats --output json` in a child process (its own figures:
  * load, cycle, decisions/s, memory after loading, peak RSS) and, from outside, its wall time
- * and peak RSS (wait4). Sizes: 1k nodes + 10k pods, 2k + 20k, 10k + 100k (about 1 GB). */
+ * and peak RSS (wait4). Sizes: 1k nodes + 10k pods up to 20k + 200k (about 2.2 GB). */
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -189,13 +189,14 @@ static void run_replay(const char *tessera, const char *path, int nnodes, int np
 }
 
 int main(int argc, char **argv) {
-  static const int sizes[][2] = {{1000, 10000}, {2000, 20000}, {10000, 100000}};
+  static const int sizes[][2] = {
+      {1000, 10000}, {2000, 20000}, {5000, 50000}, {10000, 100000}, {20000, 200000}};
   const char *tessera = argc > 1 ? argv[1] : "build/tessera";
   int only = argc > 2 ? atoi(argv[2]) : 0;          /* one size only (nodes) */
   bool keep = argc > 3 && !strcmp(argv[3], "keep"); /* leave the snapshot in /tmp */
   printf("tessera replay FILE --stats --output json, on kubectl-style snapshots (one child "
          "process per size; its own figures, wall time and peak RSS from outside)\n");
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < 5; i++) {
     char path[64];
     if (only && sizes[i][0] != only) continue;
     snprintf(path, sizeof path, "/tmp/tessera-bench-replay-%d.json", sizes[i][0]);

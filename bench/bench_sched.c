@@ -328,10 +328,10 @@ int main(int argc, char **argv) {
   if (!only || !strcmp(only, "unique")) bench("unique", true);
   if (!only || !strcmp(only, "gangs")) bench_gangs();
   if (!only || !strcmp(only, "mix")) {
-    static const int sizes[] = {1000, 2000, 5000, 10000, 20000};
+    static const int sizes[] = {1000, 2000, 5000, 10000, 20000, 50000};
     printf("realistic plain mix (varied shapes, interleaved jobs), 2 pending pods per node:\n");
     int size = argc > 2 ? atoi(argv[2]) : 0; /* one size only */
-    for (int i = 0; i < 5; i++)
+    for (int i = 0; i < 6; i++)
       if (!size || size == sizes[i])
         bench_mix("mix", sizes[i], 2 * sizes[i], false, sizes[i] <= 5000 ? 5 : 3);
   }

@@ -19,3 +19,5 @@ for b in "$BUILD"/bench/bench_*; do
   mv "$out.tmp" "$out"
   cat "$out"
 done
+# The growth curve (table and SVG) from the cycle and replay results.
+scripts/growth.sh bench/results
