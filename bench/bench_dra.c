@@ -71,13 +71,9 @@ static void add_pod(model *m, int i, const char *tmpl) {
                    "resourceClaimTemplateName", tmpl));
 }
 
-/* Shape 1: 500 nodes x 8 whole GPUs. */
-static void build_basic(model *m) {
+/* 500 nodes x 8 whole GPUs and their class. */
+static void build_basic_nodes(model *m) {
   add_class(m);
-  add_template(m, "one-a100",
-               "device.attributes[\"gpu.nvidia.com\"].productName == "
-               "\"NVIDIA A100-SXM4-80GB\" && device.capacity[\"gpu.nvidia.com\"]."
-               "memory.compareTo(quantity(\"40Gi\")) >= 0");
   for (int n = 0; n < 500; n++) {
     char name[32];
     json_t *devs = json_array();
@@ -95,7 +91,43 @@ static void build_basic(model *m) {
                      "spec", "driver", "gpu.nvidia.com", "nodeName", name, "pool", "name", name,
                      "generation", 1, "resourceSliceCount", 1, "devices", devs));
   }
+}
+
+/* Shape 1: 500 nodes x 8 whole GPUs, pods with claims from one template. */
+static void build_basic(model *m) {
+  build_basic_nodes(m);
+  add_template(m, "one-a100",
+               "device.attributes[\"gpu.nvidia.com\"].productName == "
+               "\"NVIDIA A100-SXM4-80GB\" && device.capacity[\"gpu.nvidia.com\"]."
+               "memory.compareTo(quantity(\"40Gi\")) >= 0");
   for (int i = 0; i < 5000; i++) add_pod(m, i, "one-a100");
+}
+
+/* Shape 1 with named claims, as `tessera run` sees a cluster: the claim controller has made a
+ * ResourceClaim per pod (from the template), so no two pods share a claim object though every
+ * claim asks for the same thing; pods in 4 namespaces. */
+static void build_named(model *m) {
+  json_t *sel = json_pack("[{s:{s:s}}]", "cel", "expression",
+                          "device.attributes[\"gpu.nvidia.com\"].productName == "
+                          "\"NVIDIA A100-SXM4-80GB\" && device.capacity[\"gpu.nvidia.com\"]."
+                          "memory.compareTo(quantity(\"40Gi\")) >= 0");
+  build_basic_nodes(m);
+  for (int i = 0; i < 5000; i++) {
+    char name[32], claim[40], ns[16];
+    snprintf(name, sizeof name, "pod-%05d", i);
+    snprintf(claim, sizeof claim, "pod-%05d-gpu-x7k2q", i);
+    snprintf(ns, sizeof ns, "team-%d", i % 4);
+    add(m, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:[{s:s, s:{s:s, s:O}}]}}}", "apiVersion",
+                     "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata", "name", claim,
+                     "namespace", ns, "spec", "devices", "requests", "name", "gpu", "exactly",
+                     "deviceClassName", "gpu.nvidia.com", "selectors", sel));
+    add(m, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s}], s:[{s:s, s:s}]}}",
+                     "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", ns,
+                     "creationTimestamp", "2026-01-01T00:00:00Z", "spec", "schedulerName",
+                     "tessera", "containers", "name", "c", "resourceClaims", "name", "gpu",
+                     "resourceClaimName", claim));
+  }
+  json_decref(sel);
 }
 
 static const struct {
@@ -207,6 +239,7 @@ int main(void) {
   printf("DRA placement with CEL selectors, one cycle on one core (cold: selectors compiled and "
          "device views built inside the timed cycle)\n");
   run("claims 500 nodes x 8 GPUs, 5,000 template pods", build_basic);
+  run("named 500 nodes x 8 GPUs, 5,000 pods, a ResourceClaim each", build_named);
   run("MIG 100 nodes x 8 A100 (partitions by counters), 2,000 mixed pods", build_mig);
   return 0;
 }

@@ -159,3 +159,65 @@ int64_t model_rlist_get(const model_rlist *l, int id) {
     if (l->v[i].id == id) return l->v[i].v;
   return 0;
 }
+
+/* ---- claim specs by value ----------------------------------------------------------------- */
+
+static bool same_names(const char *const *a, const char *const *b, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++)
+    if (a[i] != b[i]) return false; /* interned */
+  return true;
+}
+
+static bool same_sub(const model_subrequest *a, const model_subrequest *b) {
+  if (a->name != b->name || a->device_class != b->device_class || a->mode != b->mode ||
+      a->mode_text != b->mode_text || a->count != b->count || a->admin_access != b->admin_access ||
+      a->nselectors != b->nselectors || a->ntolerations != b->ntolerations)
+    return false;
+  for (uint32_t i = 0; i < a->nselectors; i++)
+    if (a->selectors[i].kind != b->selectors[i].kind ||
+        strcmp(a->selectors[i].cel ? a->selectors[i].cel : "",
+               b->selectors[i].cel ? b->selectors[i].cel : ""))
+      return false;
+  for (uint32_t i = 0; i < a->ntolerations; i++) {
+    const model_device_toleration *x = &a->tolerations[i], *y = &b->tolerations[i];
+    if (x->key != y->key || x->exists != y->exists || x->value != y->value ||
+        x->effect != y->effect)
+      return false;
+  }
+  return true;
+}
+
+static bool same_opaque(const model_opaque_config *a, const model_opaque_config *b) {
+  return a->driver == b->driver &&
+         (a->parameters == b->parameters ||
+          (a->parameters && b->parameters && json_equal(a->parameters, b->parameters)));
+}
+
+bool model_claim_spec_equal(const model_claim_spec *a, const model_claim_spec *b) {
+  if (a == b) return true;
+  if (!a || !b || a->nrequests != b->nrequests || a->nconstraints != b->nconstraints ||
+      a->nconfigs != b->nconfigs)
+    return false;
+  for (uint32_t i = 0; i < a->nrequests; i++) {
+    const model_request *x = &a->requests[i], *y = &b->requests[i];
+    if (x->name != y->name || x->first_available != y->first_available || x->nsubs != y->nsubs)
+      return false;
+    if (!x->first_available && !same_sub(&x->exactly, &y->exactly)) return false;
+    for (uint32_t k = 0; x->first_available && k < x->nsubs; k++)
+      if (!same_sub(&x->subs[k], &y->subs[k])) return false;
+  }
+  for (uint32_t i = 0; i < a->nconstraints; i++) {
+    const model_constraint *x = &a->constraints[i], *y = &b->constraints[i];
+    if (x->nrequests != y->nrequests || x->match_attribute != y->match_attribute ||
+        x->distinct_attribute != y->distinct_attribute ||
+        !same_names(x->requests, y->requests, x->nrequests))
+      return false;
+  }
+  for (uint32_t i = 0; i < a->nconfigs; i++) {
+    const model_claim_config *x = &a->configs[i], *y = &b->configs[i];
+    if (x->nrequests != y->nrequests || !same_names(x->requests, y->requests, x->nrequests) ||
+        !same_opaque(&x->opaque, &y->opaque))
+      return false;
+  }
+  return true;
+}

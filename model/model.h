@@ -516,6 +516,10 @@ typedef struct model_claim_spec {
   uint32_t nconfigs;             /* entries */
 } model_claim_spec;
 
+/* True when two claim specs ask for the same thing: requests, selectors, constraints and
+ * configs compared by value (opaque parameters as JSON). */
+bool model_claim_spec_equal(const model_claim_spec *a, const model_claim_spec *b);
+
 typedef struct model_device_result {
   const char *request;                     /* interned "req" or "req/sub" */
   const char *driver;                      /* interned */

@@ -25,6 +25,7 @@ ts_rc sched__dra_init(sched_view *v) {
   ts_rc rc = model_list(v->m, MODEL_RESOURCE_SLICE, &slices, &n);
   ts_arena_init(&v->dra_scratch, 64 * 1024);
   ts_map_init(&v->cycle_claims);
+  ts_map_init(&v->claim_refs);
   if (rc != TS_OK) return rc;
   copy = ts_arena_alloc(v->arena, (n + 1) * sizeof *copy);
   if (!copy) {
@@ -52,6 +53,25 @@ void sched__dra_free(sched_view *v) {
   v->dra = NULL;
   ts_arena_free(&v->dra_scratch);
   ts_map_free(&v->cycle_claims);
+  ts_map_free(&v->claim_refs);
+}
+
+/* Counts one more pod naming the unallocated claim x; x->refs points at the count. */
+static ts_rc count_ref(sched_view *v, const model_pod *pod, sched_claim *x) {
+  char key[TS_KEY_MAX], *k;
+  uint32_t *n;
+  int len = snprintf(key, sizeof key, "%s/%s", pod->obj.ns, x->name);
+  if (len < 0 || (size_t)len >= sizeof key) return TS_OK; /* no count: never compared by value */
+  if (!(n = ts_map_get(&v->claim_refs, key, (size_t)len))) {
+    if (!(k = ts_arena_strndup(v->arena, key, (size_t)len)) ||
+        !(n = ts_arena_alloc(v->arena, sizeof *n)))
+      return TS_ENOMEM;
+    *n = 0;
+    if (ts_map_put(&v->claim_refs, k, (size_t)len, n, NULL) != TS_OK) return TS_ENOMEM;
+  }
+  (*n)++;
+  x->refs = n;
+  return TS_OK;
 }
 
 static const char *msg(sched_view *v, const char *fmt, const char *a, const char *b) {
@@ -153,6 +173,7 @@ ts_rc sched__pod_claims(sched_view *v, sched_pending *p) {
                !reserved_for(x->claim, pod))
         p->blocked = msg(v, "resourceclaim \"%s\" is in use by too many pods", x->name, NULL);
     }
+    if (x->claim && !x->allocated && !p->blocked && (rc = count_ref(v, pod, x)) != TS_OK) break;
     p->dra |= !x->allocated;
     p->nclaims++;
   }

@@ -94,11 +94,35 @@ static sched_decision pend(const sched_pending *p, const char *reason, const cha
   return (sched_decision){SCHED_PENDING, p->pod, NULL, reason, gang, NULL, 0};
 }
 
+/* The reason of one pod of a run given to another: pods of a run fail alike, but a message
+ * may name the first one's claims ("claim team-a/x-gpu-1: request ..."): those names are put
+ * back to the other pod's (result arena; NULL when out of memory). */
+static const char *reason_for(sched_view *v, const char *reason, const sched_pending *from,
+                              const sched_pending *to) {
+  ts_buf b;
+  const char *out = reason;
+  for (uint32_t i = 0; i < from->nclaims && i < to->nclaims && out; i++) {
+    char a[TS_KEY_MAX], z[TS_KEY_MAX];
+    const char *at, *rest;
+    snprintf(a, sizeof a, "%s/%s", from->pod->obj.ns, from->claims[i].name);
+    snprintf(z, sizeof z, "%s/%s", to->pod->obj.ns, to->claims[i].name);
+    if (!strcmp(a, z) || !strstr(out, a)) continue;
+    ts_buf_init(&b, 0);
+    for (rest = out; (at = strstr(rest, a)); rest = at + strlen(a))
+      ts_buf_append(&b, rest, (size_t)(at - rest)), ts_buf_puts(&b, z);
+    ts_buf_puts(&b, rest);
+    out = b.data ? ts_arena_strndup(v->out, b.data, b.len) : NULL;
+    ts_buf_free(&b);
+  }
+  return out;
+}
+
 /* Singles gangs[0..n) of one shape: a run. */
 static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, sched_result *r) {
   sched_pending *pods = ts_arena_alloc(v->arena, n * sizeof *pods);
   uint32_t *placed = ts_arena_alloc(v->arena, n * sizeof *placed), got;
-  const char *reason = NULL;
+  const char *reason = NULL, *why;
+  uint32_t reason_of = 0;
   ts_rc rc = TS_OK;
   if (!pods || !placed) return TS_ENOMEM;
   for (uint32_t i = 0; i < n; i++) pods[i] = gangs[i].pods[0];
@@ -109,9 +133,15 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
       rc = add_decision(v, r, bind(v, &pods[i], placed[i], NULL));
       continue;
     }
-    if (!reason) reason = pods[i].blocked ? pods[i].blocked : sched__why_pending(v, &pods[i]);
-    if (!reason) return TS_ENOMEM;
-    rc = add_decision(v, r, pend(&pods[i], reason, NULL));
+    if (!reason) {
+      reason = pods[i].blocked ? pods[i].blocked : sched__why_pending(v, &pods[i]);
+      reason_of = i;
+    }
+    why = reason && i != reason_of && pods[i].nclaims
+              ? reason_for(v, reason, &pods[reason_of], &pods[i])
+              : reason;
+    if (!why) return TS_ENOMEM;
+    rc = add_decision(v, r, pend(&pods[i], why, NULL));
   }
   return rc;
 }

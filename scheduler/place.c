@@ -105,11 +105,13 @@ uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const 
     placed[i] = k;
     sched__place(v, pods[i].pod, k);
     if (++i == n) break;
+    /* From here the next pod's own claims decide: the first's are allocated now (and, for a
+     * named claim, recorded as taken in this cycle). They ask for the same as its. */
     if (shared) {
-      nh = fill_heap(v, first, sig, &shape, subset, nsubset);
+      nh = fill_heap(v, &pods[i], sig, &shape, subset, nsubset);
       continue;
     }
-    if (fits(v, first, k))
+    if (fits(v, &pods[i], k))
       h[0].score = sched__score(v, &shape, k);
     else
       h[0] = h[--nh];
@@ -118,15 +120,27 @@ uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const 
   return i;
 }
 
+/* True when the two pods' claims filter alike on every node: the same allocated claims, or
+ * unallocated claims asking for the same thing. Claims made from one template share its spec;
+ * existing claims (as the claim controller makes them in a cluster, one per pod) compare by
+ * value when no other pending pod names them (a claim two pods share is allocated once, and
+ * its state changes when the first is placed). */
+bool sched__claims_by_value = true;
+
 static bool same_claims(const sched_pending *a, const sched_pending *b) {
   if (a->nclaims != b->nclaims || a->blocked || b->blocked) return false;
   for (uint32_t i = 0; i < a->nclaims; i++) {
     const sched_claim *x = &a->claims[i], *y = &b->claims[i];
-    if (x->spec != y->spec || x->allocated != y->allocated) return false;
-    if (x->allocated && x->claim != y->claim) return false;
-    if (!x->allocated && x->claim && x->claim == y->claim)
-      return false; /* one allocation for
-                       both: not alike */
+    if (x->allocated != y->allocated) return false;
+    if (x->allocated) {
+      if (x->claim != y->claim) return false;
+      continue;
+    }
+    if (x->claim && x->claim == y->claim) return false; /* one allocation for both: not alike */
+    if (x->spec == y->spec) continue;
+    if (!sched__claims_by_value || !x->refs || !y->refs || *x->refs != 1 || *y->refs != 1 ||
+        !model_claim_spec_equal(x->spec, y->spec))
+      return false;
   }
   return true;
 }

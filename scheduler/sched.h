@@ -73,6 +73,8 @@ typedef struct sched_claim {
   bool reused;                      /* shared with a pod placed earlier in this cycle: result is
                                        that pod's allocation, written again (identical) */
   dra_result result;                /* BIND of an unallocated claim: the new allocation */
+  const uint32_t *refs;             /* an unallocated existing claim: how many pending pods of
+                                       the cycle name it (scheduler internal), else NULL */
 } sched_claim;
 
 typedef struct sched_decision {

@@ -86,6 +86,8 @@ typedef struct sched_view {
   ts_arena dra_scratch;             /* memory of trial allocations, reset before each */
   const char *dra_error;            /* an allocation error met while filtering (result arena) */
   const model_pod *dra_error_pod;   /* the pod it was met for: its other nodes are not tried */
+  ts_map claim_refs;   /* "ns/name" (scratch arena) -> uint32_t: pods naming an unallocated
+                          claim, so that claims named by one pod only compare by value */
   ts_map cycle_claims; /* "ns/name" (result arena) -> sched_claim: claims allocated by a pod
                           placed this cycle, which later pods sharing them reuse */
   sched_level levels[SCHED_MAX_TOPOLOGY + 1]; /* topology levels seen this cycle */
@@ -280,6 +282,8 @@ const char *sched__dra_why(sched_view *v, const sched_pending *p);
 /* Pod classes (classes.c). The class path is on unless a differential test turns it off to
  * compare with the run-by-run path. */
 extern bool sched__classes_enabled;
+/* Existing claims compare by value in runs (place.c) unless a differential test turns it off. */
+extern bool sched__claims_by_value;
 /* True when p can be decided through its class: no claims, not blocked, classes enabled. */
 bool sched__class_eligible(const sched_pending *p);
 /* The class of p, created on first use (arena); NULL when out of memory. */

@@ -1451,6 +1451,84 @@ static void test_classes_match_runs(void **state) {
   assert_true(pending > 2000);
 }
 
+/* Pods with their own ResourceClaims (as the claim controller makes them in a cluster) that ask
+ * for the same thing share a run, comparing claim specs by value; the decisions, the devices
+ * and the reasons (each naming the pod's own claim) are those of one pod at a time. Generated
+ * clusters mix named claims of three specs, claims two pods share, template claims and MIG. */
+static void test_named_claims_match(void **state) {
+  static const char *specs[] = {
+      "{requests: [{name: gpu, exactly: {deviceClassName: gpu, selectors: [{cel: {expression: "
+      "'type == \"gpu\"'}}]}}]}",
+      "{requests: [{name: gpu, exactly: {deviceClassName: gpu, count: 2, selectors: [{cel: "
+      "{expression: 'type == \"gpu\"'}}]}}]}",
+      "{requests: [{name: mig, exactly: {deviceClassName: gpu, selectors: [{cel: {expression: "
+      "'type == \"mig\"'}}]}}]}"};
+  int compared = 0, bound = 0, pending = 0;
+  (void)state;
+  srand(5);
+  for (int round = 0; round < 25; round++) {
+    model *m = model_new();
+    sched_result a, b;
+    apply(m, dra_setup);
+    for (int k = 0; k < 10; k++) {
+      char name[16];
+      snprintf(name, sizeof name, "n%02d", k);
+      dra_node(m, name, 2 + 2 * (rand() % 3), rand() % 3 == 0);
+    }
+    for (int i = 0; i < 80; i++) {
+      char y[1024], name[16], claim[32], ref[64];
+      int kind = rand() % 6, sec = rand() % 600;
+      snprintf(name, sizeof name, "p%02d", i);
+      snprintf(claim, sizeof claim, "c%02d", kind == 5 && i ? i - 1 : i); /* 5: shares one */
+      if (kind != 5 || !i) {
+        snprintf(y, sizeof y,
+                 "apiVersion: resource.k8s.io/v1\nkind: ResourceClaim\nmetadata: {name: %s, "
+                 "namespace: t}\nspec: {devices: %s}\n",
+                 claim, specs[kind % 3]);
+        apply(m, y);
+      }
+      if (kind == 4)
+        snprintf(ref, sizeof ref, "resourceClaimTemplateName: one-gpu");
+      else
+        snprintf(ref, sizeof ref, "resourceClaimName: %s", claim);
+      snprintf(y, sizeof y,
+               "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
+               "\"2026-01-01T00:%02d:%02dZ\"}\nspec: {schedulerName: tessera, containers: "
+               "[{name: c}], resourceClaims: [{name: gpu, %s}]}\n",
+               name, sec / 60, sec % 60, ref);
+      apply(m, y);
+    }
+    sched__claims_by_value = false;
+    a = run_dra(m);
+    sched__claims_by_value = true;
+    b = run_dra(m);
+    assert_int_equal(a.ndecisions, b.ndecisions);
+    for (size_t i = 0; i < a.ndecisions; i++) {
+      const sched_decision *x = &a.decisions[i], *y = &b.decisions[i];
+      if (x->pod != y->pod || x->kind != y->kind || x->node != y->node ||
+          strcmp(x->reason ? x->reason : "", y->reason ? y->reason : ""))
+        fail_msg("round %d, decision %zu: one at a time %s %s (%s), by value %s %s (%s)", round, i,
+                 x->pod->obj.name, x->node ? x->node->obj.name : "-", x->reason ? x->reason : "",
+                 y->pod->obj.name, y->node ? y->node->obj.name : "-", y->reason ? y->reason : "");
+      assert_int_equal(x->nclaims, y->nclaims);
+      for (uint32_t c = 0; x->kind == SCHED_BIND && c < x->nclaims; c++) {
+        assert_int_equal(x->claims[c].result.ndevices, y->claims[c].result.ndevices);
+        for (uint32_t d = 0; d < x->claims[c].result.ndevices; d++)
+          assert_ptr_equal(x->claims[c].result.devices[d].device,
+                           y->claims[c].result.devices[d].device);
+      }
+      compared++;
+      x->kind == SCHED_BIND ? bound++ : pending++;
+    }
+    sched_result_free(&a);
+    sched_result_free(&b);
+    model_free(m);
+  }
+  assert_int_equal(compared, 25 * 80);
+  assert_true(bound > 500);
+  assert_true(pending > 300);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
@@ -1471,6 +1549,7 @@ int main(void) {
       cmocka_unit_test(test_dra_bounded_search),
       cmocka_unit_test(test_dra_feature_gates),
       cmocka_unit_test(test_dra_shared_in_cycle),
+      cmocka_unit_test(test_named_claims_match),
       cmocka_unit_test(test_wait_for_pods_ready),
       cmocka_unit_test(test_admission_needs_placement),
       cmocka_unit_test(test_admission_quota_and_preemption),
