@@ -40,7 +40,7 @@ CFLAGS  := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -
            -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS  := $(PKG_LIBS) -lm
 
-MODULES   := common input cel model queueing dra scheduler kubeclient config live
+MODULES   := common input cel model queueing dra scheduler kubeclient config live gen
 LIB_SRCS  := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CMD_SRCS  := $(wildcard cmd/*.c)

@@ -18,6 +18,7 @@
 int cmd_replay(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_run(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 /* health.c: /healthz (200 while the loop runs), /readyz (200 when ready(ud, why, cap), else
  * 503 "not ready: WHY") and /metrics (metrics(ud, buf)) on addr:port (IPv4 or IPv6), one

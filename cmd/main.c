@@ -8,7 +8,7 @@ static const char usage[] =
     "usage: tessera COMMAND [ARGS]\n"
     "\n"
     "commands:\n"
-    "  replay PATH [--config FILE] [--expect FILE] [--output text|json] [--spread]\n"
+    "  replay PATH [--config FILE] [--expect FILE] [--output text|json] [--spread] [--stats]\n"
     "        load a recorded cluster (JSON, YAML, or a directory of them), schedule what is\n"
     "        pending, and print each decision and a summary; --expect checks the decisions\n"
     "  run [--config FILE] [--kubeconfig FILE] [--context NAME] [--identity NAME]\n"
@@ -16,6 +16,8 @@ static const char usage[] =
     "        schedule the pods of schedulerName tessera in a cluster (secondary scheduler)\n"
     "  check [--config FILE] [PATH...]\n"
     "        validate tessera.yaml and manifests as the API server and admission would\n"
+    "  bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] [--seed S] [--output text|json]\n"
+    "        build generated clusters in memory and time the scheduling cycle on them\n"
     "  help  show this text\n";
 
 int main(int argc, char **argv) {
@@ -27,6 +29,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "replay")) return cmd_replay(argc - 2, argv + 2);
   if (!strcmp(argv[1], "check")) return cmd_check(argc - 2, argv + 2);
   if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "bench")) return cmd_bench(argc - 2, argv + 2);
   fprintf(stderr, "tessera: unknown command \"%s\"\n\n%s", argv[1], usage);
   return 2;
 }

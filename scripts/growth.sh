@@ -8,7 +8,7 @@
 set -eu
 R=${1:-bench/results}
 {
-  awk '/^mix/ { n = $5; ms = $7; print "cycle", n, ms / 1000 }' "$R/sched.txt"
+  awk '/^mix/ { n = $2; ms = $7; print "cycle", n, ms / 1000 }' "$R/sched.txt"
   awk '/nodes \+/ { n = $1; for (i = 1; i <= NF; i++) if ($i == "wall") s = $(i + 1); print "replay", n, s }' "$R/replay.txt"
 } >"$R/growth.data"
 awk '

@@ -19,5 +19,29 @@ for b in "$BUILD"/bench/bench_*; do
   mv "$out.tmp" "$out"
   cat "$out"
 done
+# The cycle on generated clusters, through the user's command (tessera bench): the
+# SchedulingBasic shapes, gangs, the growth curve of the realistic mix (2 pending pods per
+# node) and a backlog; then DRA.
+T="$BUILD/tessera"
+header() { echo "# $1 - $(date -u +%Y-%m-%dT%H:%M:%SZ) - commit $commit - $cpu, $(nproc) cores"; }
+echo "== sched"
+{
+  header sched
+  "$T" bench jobs unique gangs --repeat 5
+  for n in 1000 2000 5000 10000 20000 50000; do
+    "$T" bench mix --nodes $n --pods $((2 * n)) --repeat $([ $n -le 5000 ] && echo 5 || echo 3) |
+      grep -v '^one scheduling cycle'
+  done
+  "$T" bench backlog --repeat 3 | grep -v '^one scheduling cycle'
+} >bench/results/sched.txt.tmp
+mv bench/results/sched.txt.tmp bench/results/sched.txt
+cat bench/results/sched.txt
+echo "== dra"
+{
+  header dra
+  "$T" bench dra dra-named mig --repeat 3
+} >bench/results/dra.txt.tmp
+mv bench/results/dra.txt.tmp bench/results/dra.txt
+cat bench/results/dra.txt
 # The growth curve (table and SVG) from the cycle and replay results.
 scripts/growth.sh bench/results

@@ -1,0 +1,177 @@
+/* cmd/bench.c - `tessera bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] [--seed S]
+ * [--output text|json]`: builds each scenario's cluster in memory (gen/) at the size asked for
+ * and times the scheduling cycle on it, as `tessera replay` and `tessera run` run it (DRA
+ * selectors through CEL, claims made from templates). A platform team sizes Tessera for its
+ * own cluster shape with it; make bench calls it for the figures in bench/results/. */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "gen/gen.h"
+#include "scheduler/sched.h"
+
+static double mono(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int usage(void) {
+  size_t n;
+  const gen_scenario *s = gen_scenarios(&n);
+  fprintf(stderr, "usage: tessera bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] "
+                  "[--seed S] [--output text|json]\n\nscenarios (default size):\n");
+  for (size_t i = 0; i < n; i++)
+    fprintf(stderr, "  %-10s %s (%d nodes, %d pods)\n", s[i].name, s[i].what, s[i].nodes,
+            s[i].pods);
+  return 2;
+}
+
+static int dcmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+typedef struct bench_args {
+  const char *names[16]; /* scenarios asked for */
+  int nnames;            /* entries (0: every one) */
+  int nodes, pods;       /* sizes (0: the scenario's) */
+  int repeat;            /* cycles timed */
+  unsigned seed;         /* generator seed (0: default) */
+  bool json;             /* --output json */
+} bench_args;
+
+static bool parse(int argc, char **argv, bench_args *a) {
+  memset(a, 0, sizeof *a);
+  a->repeat = 3;
+  for (int i = 0; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    char *end = NULL;
+    long x;
+    if (!strcmp(argv[i], "--output") && v) {
+      if (strcmp(v, "json") && strcmp(v, "text")) return false;
+      a->json = !strcmp(v, "json"), i++;
+      continue;
+    }
+    if ((!strcmp(argv[i], "--nodes") || !strcmp(argv[i], "--pods") ||
+         !strcmp(argv[i], "--repeat") || !strcmp(argv[i], "--seed")) &&
+        v) {
+      x = strtol(v, &end, 10);
+      if (!*v || *end || x < 0 || x > 10000000) {
+        fprintf(stderr, "tessera bench: %s: \"%s\" is not a number from 0 to 10000000\n", argv[i],
+                v);
+        return false;
+      }
+      if (!strcmp(argv[i], "--nodes")) a->nodes = (int)x;
+      if (!strcmp(argv[i], "--pods")) a->pods = (int)x;
+      if (!strcmp(argv[i], "--repeat")) a->repeat = x ? (int)x : 1;
+      if (!strcmp(argv[i], "--seed")) a->seed = (unsigned)x;
+      i++;
+      continue;
+    }
+    if (argv[i][0] == '-' || a->nnames == 16) return false;
+    if (!gen_find(argv[i])) {
+      fprintf(stderr, "tessera bench: no scenario \"%s\"\n", argv[i]);
+      return false;
+    }
+    a->names[a->nnames++] = argv[i];
+  }
+  return true;
+}
+
+/* Builds one scenario and times its cycle; prints one line (or JSON object). */
+static int bench_one(const gen_scenario *s, const bench_args *a, dra_cel *cel) {
+  int nodes = a->nodes ? a->nodes : s->nodes, pods = a->pods ? a->pods : s->pods;
+  model *m = model_new();
+  sched_config cfg;
+  double t0, build_s, *t = calloc((size_t)a->repeat, sizeof *t);
+  size_t bound = 0, pending = 0, decisions = 0;
+  bool tty = isatty(2);
+  struct rusage ru;
+  ts_err err;
+  ts_err_clear(&err);
+  if (!m || !t) {
+    fprintf(stderr, "tessera bench: out of memory\n");
+    model_free(m);
+    free(t);
+    return 1;
+  }
+  if (tty) fprintf(stderr, "\r%s: building %d nodes, %d pods...\033[K", s->name, nodes, pods);
+  t0 = mono();
+  if (gen_build(s, m, nodes, pods, a->seed, &err) != TS_OK) {
+    fprintf(stderr, "%stessera bench: %s: %s\n", tty ? "\r\033[K" : "", s->name, err.text);
+    model_free(m);
+    free(t);
+    return 1;
+  }
+  build_s = mono() - t0;
+  sched_config_default(&cfg);
+  cfg.instantiate_templates = true; /* no claim controller: claims from templates */
+  cfg.dra_eval = dra_cel_eval, cfg.dra_eval_ctx = cel;
+  for (int r = 0; r < a->repeat; r++) {
+    sched_result res;
+    if (tty) fprintf(stderr, "\r%s: cycle %d of %d...\033[K", s->name, r + 1, a->repeat);
+    t0 = mono();
+    if (sched_cycle(m, &cfg, NULL, 0, &res, &err) != TS_OK) {
+      fprintf(stderr, "%stessera bench: %s: %s\n", tty ? "\r\033[K" : "", s->name, err.text);
+      sched_config_free(&cfg);
+      model_free(m);
+      free(t);
+      return 1;
+    }
+    t[r] = mono() - t0;
+    bound = res.nbound, pending = res.npending, decisions = res.ndecisions;
+    sched_result_free(&res);
+  }
+  if (tty) fprintf(stderr, "\r\033[K");
+  qsort(t, (size_t)a->repeat, sizeof *t, dcmp);
+  getrusage(RUSAGE_SELF, &ru);
+  if (a->json) {
+    json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:f, s:i, s:I, s:I, s:I, s:f, s:f, s:I}",
+                          "scenario", s->name, "nodes", nodes, "pods", pods, "build_seconds",
+                          build_s, "cycle_seconds_best", t[0], "cycle_seconds_median",
+                          t[a->repeat / 2], "repeat", a->repeat, "decisions", (json_int_t)decisions,
+                          "bound", (json_int_t)bound, "pending", (json_int_t)pending,
+                          "decisions_per_second", (double)decisions / t[0], "placed_per_second",
+                          (double)bound / t[0], "peak_rss_bytes", (json_int_t)ru.ru_maxrss * 1024);
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    if (text) puts(text);
+    free(text);
+    json_decref(o);
+  } else {
+    printf("%-9s %6d nodes %7zu pods: cycle %9.1f ms (best of %d; median %.1f), %8.0f "
+           "decided/s, %8.0f placed/s (%zu bound, %zu pending); built in %.2f s\n",
+           s->name, nodes, decisions, t[0] * 1e3, a->repeat, t[a->repeat / 2] * 1e3,
+           (double)decisions / t[0], (double)bound / t[0], bound, pending, build_s);
+  }
+  fflush(stdout);
+  sched_config_free(&cfg);
+  model_free(m);
+  free(t);
+  return 0;
+}
+
+int cmd_bench(int argc, char **argv) {
+  bench_args a;
+  size_t n;
+  const gen_scenario *all = gen_scenarios(&n);
+  dra_cel *cel;
+  int status = 0;
+  if (!parse(argc, argv, &a)) return usage();
+  if (!(cel = dra_cel_new())) {
+    fprintf(stderr, "tessera bench: out of memory\n");
+    return 1;
+  }
+  if (!a.json)
+    printf("one scheduling cycle per scenario on one core; cluster built in memory, not timed "
+           "in the cycle\n");
+  for (size_t i = 0; i < (a.nnames ? (size_t)a.nnames : n); i++)
+    status |= bench_one(a.nnames ? gen_find(a.names[i]) : &all[i], &a, cel);
+  dra_cel_free(cel);
+  return status;
+}

@@ -1,0 +1,464 @@
+/* gen/gen.c - generated clusters for benchmarks (`tessera bench`, make bench): the scenarios
+ * of kube-scheduler's scheduler_perf and Kueue's baseline at any size, and realistic mixes.
+ * Every object goes through model_apply_json as a decoded Kubernetes object would. */
+#include "gen/gen.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct gen {
+  model *m;      /* where objects go */
+  ts_err *err;   /* the first error */
+  ts_rc rc;      /* TS_OK until one object fails (the rest are skipped) */
+  uint32_t seed; /* the generator's random state */
+} gen;
+
+static uint32_t rnd(uint32_t *s) {
+  *s = *s * 1103515245u + 12345u;
+  return *s >> 8;
+}
+
+/* Adds a generated object (a new reference, consumed). */
+static void add(gen *g, json_t *o) {
+  if (g->rc == TS_OK && !o) g->rc = ts_err_set(g->err, TS_ENOMEM, "out of memory");
+  if (g->rc == TS_OK && model_apply_json(g->m, o, MODEL_ADDED, NULL, NULL, NULL, g->err) != TS_OK)
+    g->rc = g->err->code != TS_OK ? g->err->code : TS_EINVAL;
+  json_decref(o);
+}
+
+/* ---- SchedulingBasic: plain pods in jobs ---------------------------------------------------
+ *
+ * Nodes: 60% 8 x A100, 20% 8 x H100 (tainted nvidia.com/gpu:NoSchedule, labelled as the GPU
+ * operator does), 20% CPU. Pods: jobs of 1 to 16 identical pods asking for 1, 2, 4 or 8 GPUs
+ * (a quarter pinned to H100) or none; "unique" gives every pod a cpu request of its own. */
+static void jobs_nodes(gen *g, int n) {
+  for (int i = 0; i < n; i++) {
+    char name[32];
+    const char *product = i < n * 3 / 5 ? "NVIDIA-A100-SXM4-80GB" : "NVIDIA-H100-80GB-HBM3";
+    bool gpu = i < n * 4 / 5;
+    json_t *labels, *alloc, *spec = json_object();
+    snprintf(name, sizeof name, "node-%05d", i);
+    labels = json_pack("{s:s, s:s}", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone",
+                       i % 3 ? "zone-a" : "zone-b");
+    alloc = json_pack("{s:s, s:s, s:s}", "cpu", gpu ? "95" : "31500m", "memory",
+                      gpu ? "1100Gi" : "120Gi", "pods", "110");
+    if (gpu) {
+      json_object_set_new(labels, "nvidia.com/gpu.product", json_string(product));
+      json_object_set_new(labels, "nvidia.com/gpu.present", json_string("true"));
+      json_object_set_new(alloc, "nvidia.com/gpu", json_string("8"));
+      json_object_set_new(
+          spec, "taints",
+          json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "effect", "NoSchedule"));
+    }
+    add(g, json_pack("{s:s, s:s, s:{s:s, s:o}, s:o, s:{s:o}}", "apiVersion", "v1", "kind", "Node",
+                     "metadata", "name", name, "labels", labels, "spec", spec, "status",
+                     "allocatable", alloc));
+  }
+}
+
+/* One pending pod; unique != 0 gives it a cpu request no other pod has. */
+static void jobs_pod(gen *g, int i, int gpus, const char *product, int unique) {
+  char name[32], created[40], cpu[32];
+  json_t *limits = json_object(), *spec;
+  snprintf(name, sizeof name, "pod-%06d", i);
+  snprintf(created, sizeof created, "2026-12-02T%02d:%02d:%02dZ", i / 3600, i / 60 % 60, i % 60);
+  snprintf(cpu, sizeof cpu, "%dm", (gpus ? gpus * 8000 : 2000) + unique);
+  if (gpus) json_object_set_new(limits, "nvidia.com/gpu", json_integer(gpus));
+  spec = json_pack("{s:s, s:[{s:s, s:{s:{s:s, s:s}, s:o}}]}", "schedulerName", "tessera",
+                   "containers", "name", "main", "resources", "requests", "cpu", cpu, "memory",
+                   gpus ? "64Gi" : "4Gi", "limits", limits);
+  if (gpus)
+    json_object_set_new(spec, "tolerations",
+                        json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "operator", "Exists"));
+  if (product)
+    json_object_set_new(spec, "nodeSelector",
+                        json_pack("{s:s}", "nvidia.com/gpu.product", product));
+  add(g, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:o}", "apiVersion", "v1", "kind", "Pod",
+                   "metadata", "name", name, "namespace", i % 2 ? "team-a" : "team-b",
+                   "creationTimestamp", created, "spec", spec));
+}
+
+static void jobs_pods(gen *g, int npods, bool unique) {
+  static const int gpu_sizes[] = {1, 2, 4, 8, 0};
+  int i = 0;
+  while (i < npods) {
+    int job = 1 + (int)(rnd(&g->seed) % 16), gpus = gpu_sizes[rnd(&g->seed) % 5];
+    const char *product = rnd(&g->seed) % 4 == 0 ? "NVIDIA-H100-80GB-HBM3" : NULL;
+    for (int k = 0; k < job && i < npods; k++, i++)
+      jobs_pod(g, i, gpus, gpus ? product : NULL, unique ? i + 1 : 0);
+  }
+}
+
+/* PyTorchJobs (the job objects and their pods) of 8 to 64 one-GPU pods on nodes of 8 GPUs in 4
+ * zones and NVLink cliques of 8 nodes, until npods pods. */
+static void gangs(gen *g, int nodes, int npods) {
+  size_t pods = 0;
+  for (int i = 0; i < nodes; i++) {
+    char name[32], clique[32];
+    snprintf(name, sizeof name, "gpu-%04d", i);
+    snprintf(clique, sizeof clique, "clique-%03d", i / 8);
+    add(g, json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s, s:s}}, s:{s:{s:s, s:s, s:s, s:s}}}",
+                     "apiVersion", "v1", "kind", "Node", "metadata", "name", name, "labels",
+                     "kubernetes.io/hostname", name, "topology.kubernetes.io/zone",
+                     i % 4 == 0   ? "z0"
+                     : i % 4 == 1 ? "z1"
+                     : i % 4 == 2 ? "z2"
+                                  : "z3",
+                     "nvidia.com/gpu.clique", clique, "status", "allocatable", "cpu", "95",
+                     "memory", "1100Gi", "pods", "110", "nvidia.com/gpu", "8"));
+  }
+  for (int j = 0; pods < (size_t)npods; j++) {
+    int size = 8 + (int)(rnd(&g->seed) % 57);
+    char job[32], uid[32];
+    snprintf(job, sizeof job, "job-%05d", j);
+    snprintf(uid, sizeof uid, "uid-%05d", j);
+    /* the job object: its size is the gang's minimum (without it, the pods would wait) */
+    add(g,
+        json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:{s:{s:i}}}}", "apiVersion", "kubeflow.org/v1",
+                  "kind", "PyTorchJob", "metadata", "name", job, "namespace", "team", "uid", uid,
+                  "spec", "pytorchReplicaSpecs", "Worker", "replicas", size));
+    for (int k = 0; k < size; k++, pods++) {
+      char name[48], created[40];
+      snprintf(name, sizeof name, "%s-%02d", job, k);
+      snprintf(created, sizeof created, "2026-12-02T%02d:%02d:%02dZ", j / 3600 % 24, j / 60 % 60,
+               j % 60);
+      add(g,
+          json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:[{s:s, s:s, s:s, s:s, s:b}]}, "
+                    "s:{s:s, s:[{s:s, s:{s:{s:s, s:s, s:i}}}]}}",
+                    "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
+                    "team", "creationTimestamp", created, "ownerReferences", "apiVersion",
+                    "kubeflow.org/v1", "kind", "PyTorchJob", "name", job, "uid", uid, "controller",
+                    1, "spec", "schedulerName", "tessera", "containers", "name", "main",
+                    "resources", "limits", "cpu", "4", "memory", "32Gi", "nvidia.com/gpu", 1));
+    }
+  }
+}
+
+/* ---- a realistic plain mix, at any size --------------------------------------------------
+ *
+ * Nodes: 60% GPU nodes (8 GPUs; 3 A100 for each H100; tainted nvidia.com/gpu:NoSchedule; 96
+ * or 128 cpu, 1-2 TiB), 40% CPU nodes of three sizes, in 3 zones. Pending pods: jobs of 1 to
+ * 16 identical replicas of varied shapes (1/2/4/8 GPUs with 4-12 cpu and 32-96 GiB per GPU,
+ * a fifth pinned to a product; CPU pods of 100m-8 cpu and 128 MiB-16 GiB) from 12 namespaces,
+ * three priorities, each job created at a random second of an hour and its replicas within a
+ * few seconds of it, so that jobs interleave in the queue as they do in a busy cluster. With
+ * `full`, every GPU node already runs a 2-GPU pod and every pending pod asks for more than
+ * any node has free (8 GPUs, or 200 cpu): a backlog that waits. */
+static void mix_nodes(gen *g, int n, bool full) {
+  static const char *cpu_sizes[][2] = {{"16", "64Gi"}, {"32", "128Gi"}, {"64", "256Gi"}};
+  uint32_t s = 11;
+  for (int i = 0; i < n; i++) {
+    char name[32], zone[16];
+    bool gpu = i % 5 < 3;
+    json_t *labels, *alloc, *spec = json_object();
+    snprintf(name, sizeof name, "node-%06d", i);
+    snprintf(zone, sizeof zone, "zone-%d", i % 3);
+    labels = json_pack("{s:s, s:s}", "kubernetes.io/hostname", name, "topology.kubernetes.io/zone",
+                       zone);
+    if (gpu) {
+      bool big = rnd(&s) % 2;
+      alloc = json_pack("{s:s, s:s, s:s, s:s}", "cpu", big ? "128" : "96", "memory",
+                        big ? "2Ti" : "1Ti", "pods", "110", "nvidia.com/gpu", "8");
+      json_object_set_new(labels, "nvidia.com/gpu.product",
+                          json_string(i % 4 ? "NVIDIA-A100-SXM4-80GB" : "NVIDIA-H100-80GB-HBM3"));
+      json_object_set_new(
+          spec, "taints",
+          json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "effect", "NoSchedule"));
+    } else {
+      int k = (int)(rnd(&s) % 3);
+      alloc = json_pack("{s:s, s:s, s:s}", "cpu", cpu_sizes[k][0], "memory", cpu_sizes[k][1],
+                        "pods", "110");
+    }
+    add(g, json_pack("{s:s, s:s, s:{s:s, s:o}, s:o, s:{s:o}}", "apiVersion", "v1", "kind", "Node",
+                     "metadata", "name", name, "labels", labels, "spec", spec, "status",
+                     "allocatable", alloc));
+    if (full && gpu)
+      add(g, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:[{s:s, s:{s:{s:s, s:s, s:s}}}]}, "
+                       "s:{s:s}}",
+                       "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
+                       "running", "spec", "schedulerName", "tessera", "nodeName", name,
+                       "containers", "name", "main", "resources", "requests", "cpu", "8", "memory",
+                       "64Gi", "nvidia.com/gpu", "2", "status", "phase", "Running"));
+  }
+}
+
+static void mix_pods(gen *g, int npods, bool full) {
+  static const int gpus[] = {1, 1, 1, 2, 2, 4, 8};
+  static const char *cpus[] = {"100m", "250m", "500m", "1", "2", "4", "8"};
+  static const char *mems[] = {"128Mi", "512Mi", "1Gi", "2Gi", "4Gi", "8Gi", "16Gi"};
+  static const int prios[] = {0, 0, 0, 100, 100, 1000};
+  uint32_t s = 42;
+  int i = 0;
+  while (i < npods) {
+    int replicas = 1 + (int)(rnd(&s) % 16), start = (int)(rnd(&s) % 3600);
+    int ng = rnd(&s) % 5 < 2 ? gpus[rnd(&s) % 7] : 0, prio = prios[rnd(&s) % 6];
+    char cpu[16], mem[16], ns[16];
+    const char *product = ng && rnd(&s) % 5 == 0 ? "NVIDIA-H100-80GB-HBM3" : NULL;
+    if (ng) {
+      snprintf(cpu, sizeof cpu, "%d", ng * (4 + 4 * (int)(rnd(&s) % 3)));
+      snprintf(mem, sizeof mem, "%dGi", ng * (32 + 32 * (int)(rnd(&s) % 3)));
+    } else {
+      snprintf(cpu, sizeof cpu, "%s", cpus[rnd(&s) % 7]);
+      snprintf(mem, sizeof mem, "%s", mems[rnd(&s) % 7]);
+    }
+    if (full) { /* more than any node has free */
+      if (ng)
+        ng = 8;
+      else
+        snprintf(cpu, sizeof cpu, "%d", 200 + (int)(rnd(&s) % 50));
+    }
+    snprintf(ns, sizeof ns, "team-%02d", (int)(rnd(&s) % 12));
+    for (int k = 0; k < replicas && i < npods; k++, i++) {
+      char name[32], created[40];
+      int t = start + k / 4;
+      json_t *requests = json_pack("{s:s, s:s}", "cpu", cpu, "memory", mem), *spec;
+      snprintf(name, sizeof name, "pod-%07d", i);
+      snprintf(created, sizeof created, "2026-12-02T%02d:%02d:%02dZ", t / 3600, t / 60 % 60,
+               t % 60);
+      if (ng) json_object_set_new(requests, "nvidia.com/gpu", json_integer(ng));
+      spec = json_pack("{s:s, s:i, s:[{s:s, s:{s:o}}]}", "schedulerName", "tessera", "priority",
+                       prio, "containers", "name", "main", "resources", "requests", requests);
+      if (ng)
+        json_object_set_new(
+            spec, "tolerations",
+            json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "operator", "Exists"));
+      if (product)
+        json_object_set_new(spec, "nodeSelector",
+                            json_pack("{s:s}", "nvidia.com/gpu.product", product));
+      add(g, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:o}", "apiVersion", "v1", "kind", "Pod",
+                       "metadata", "name", name, "namespace", ns, "creationTimestamp", created,
+                       "spec", spec));
+    }
+  }
+}
+
+static json_t *node(const char *name) {
+  return json_pack("{s:s, s:s, s:{s:s, s:{s:s}}, s:{s:{s:s, s:s, s:s}}}", "apiVersion", "v1",
+                   "kind", "Node", "metadata", "name", name, "labels", "kubernetes.io/hostname",
+                   name, "status", "allocatable", "cpu", "96", "memory", "1000Gi", "pods", "110");
+}
+
+static json_t *gpu_attrs(int index, const char *profile) {
+  json_t *a = json_pack("{s:{s:s}, s:{s:s}, s:{s:i}, s:{s:s}}", "productName", "string",
+                        "NVIDIA A100-SXM4-80GB", "type", "string", profile ? "mig" : "gpu", "index",
+                        "int", index, "driverVersion", "version", "550.54.15");
+  if (profile) json_object_set_new(a, "profile", json_pack("{s:s}", "string", profile));
+  return a;
+}
+
+static void add_class(gen *g) {
+  add(g, json_pack("{s:s, s:s, s:{s:s}, s:{s:[{s:{s:s}}]}}", "apiVersion", "resource.k8s.io/v1",
+                   "kind", "DeviceClass", "metadata", "name", "gpu.nvidia.com", "spec", "selectors",
+                   "cel", "expression", "device.driver == \"gpu.nvidia.com\""));
+}
+
+static void add_template(gen *g, const char *name, const char *expr) {
+  add(g, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:{s:[{s:s, s:{s:s, s:[{s:{s:s}}]}}]}}}}",
+                   "apiVersion", "resource.k8s.io/v1", "kind", "ResourceClaimTemplate", "metadata",
+                   "name", name, "namespace", "bench", "spec", "spec", "devices", "requests",
+                   "name", "gpu", "exactly", "deviceClassName", "gpu.nvidia.com", "selectors",
+                   "cel", "expression", expr));
+}
+
+static void add_pod(gen *g, int i, const char *tmpl) {
+  char name[32];
+  snprintf(name, sizeof name, "pod-%06d", i);
+  add(g, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s}], s:[{s:s, s:s}]}}",
+                   "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace",
+                   "bench", "creationTimestamp", "2026-01-01T00:00:00Z", "spec", "schedulerName",
+                   "tessera", "containers", "name", "c", "resourceClaims", "name", "gpu",
+                   "resourceClaimTemplateName", tmpl));
+}
+
+/* 500 nodes x 8 whole GPUs and their class. */
+static void build_basic_nodes(gen *g, int nodes) {
+  add_class(g);
+  for (int n = 0; n < nodes; n++) {
+    char name[32];
+    json_t *devs = json_array();
+    snprintf(name, sizeof name, "node-%05d", n);
+    add(g, node(name));
+    for (int gi = 0; gi < 8; gi++) {
+      char dev[16];
+      snprintf(dev, sizeof dev, "gpu-%d", gi);
+      json_array_append_new(devs,
+                            json_pack("{s:s, s:o, s:{s:{s:s}}}", "name", dev, "attributes",
+                                      gpu_attrs(gi, NULL), "capacity", "memory", "value", "80Gi"));
+    }
+    add(g, json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:{s:s, s:i, s:i}, s:o}}", "apiVersion",
+                     "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", "name", name,
+                     "spec", "driver", "gpu.nvidia.com", "nodeName", name, "pool", "name", name,
+                     "generation", 1, "resourceSliceCount", 1, "devices", devs));
+  }
+}
+
+/* Shape 1: 500 nodes x 8 whole GPUs, pods with claims from one template. */
+static void build_basic(gen *g, int nodes, int npods) {
+  build_basic_nodes(g, nodes);
+  add_template(g, "one-a100",
+               "device.attributes[\"gpu.nvidia.com\"].productName == "
+               "\"NVIDIA A100-SXM4-80GB\" && device.capacity[\"gpu.nvidia.com\"]."
+               "memory.compareTo(quantity(\"40Gi\")) >= 0");
+  for (int i = 0; i < npods; i++) add_pod(g, i, "one-a100");
+}
+
+/* Shape 1 with named claims, as `tessera run` sees a cluster: the claim controller has made a
+ * ResourceClaim per pod (from the template), so no two pods share a claim object though every
+ * claim asks for the same thing; pods in 4 namespaces. */
+static void build_named(gen *g, int nodes, int npods) {
+  json_t *sel = json_pack("[{s:{s:s}}]", "cel", "expression",
+                          "device.attributes[\"gpu.nvidia.com\"].productName == "
+                          "\"NVIDIA A100-SXM4-80GB\" && device.capacity[\"gpu.nvidia.com\"]."
+                          "memory.compareTo(quantity(\"40Gi\")) >= 0");
+  build_basic_nodes(g, nodes);
+  for (int i = 0; i < npods; i++) {
+    char name[32], claim[40], ns[16];
+    snprintf(name, sizeof name, "pod-%06d", i);
+    snprintf(claim, sizeof claim, "pod-%06d-gpu-x7k2q", i);
+    snprintf(ns, sizeof ns, "team-%d", i % 4);
+    add(g, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:[{s:s, s:{s:s, s:O}}]}}}", "apiVersion",
+                     "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata", "name", claim,
+                     "namespace", ns, "spec", "devices", "requests", "name", "gpu", "exactly",
+                     "deviceClassName", "gpu.nvidia.com", "selectors", sel));
+    add(g, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s}], s:[{s:s, s:s}]}}",
+                     "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", ns,
+                     "creationTimestamp", "2026-01-01T00:00:00Z", "spec", "schedulerName",
+                     "tessera", "containers", "name", "c", "resourceClaims", "name", "gpu",
+                     "resourceClaimName", claim));
+  }
+  json_decref(sel);
+}
+
+static const struct {
+  const char *profile; /* MIG profile */
+  int count;           /* partitions per GPU */
+  int slices;          /* compute slices each (of 7) */
+} mig[] = {{"1g.10gb", 7, 1}, {"2g.20gb", 3, 2}, {"3g.40gb", 2, 3}, {"7g.80gb", 1, 7}};
+
+/* The devices of one GPU: the whole GPU and every partition, all consuming its counters. */
+static void gpu_devices(json_t *devs, int g) {
+  char dev[48], set[16];
+  snprintf(set, sizeof set, "gpu-%d", g);
+  snprintf(dev, sizeof dev, "gpu-%d", g);
+  json_array_append_new(devs,
+                        json_pack("{s:s, s:o, s:{s:{s:s}}, s:[{s:s, s:{s:{s:s}, s:{s:s}}}]}",
+                                  "name", dev, "attributes", gpu_attrs(g, NULL), "capacity",
+                                  "memory", "value", "80Gi", "consumesCounters", "counterSet", set,
+                                  "counters", "slices", "value", "7", "memory", "value", "80Gi"));
+  for (size_t p = 0; p < sizeof mig / sizeof mig[0]; p++)
+    for (int k = 0; k < mig[p].count; k++) {
+      char sl[8], mem[16];
+      snprintf(dev, sizeof dev, "gpu-%d-mig-%s-%d", g, mig[p].profile, k);
+      for (char *c = dev; *c; c++)
+        if (*c == '.') *c = '-';
+      snprintf(sl, sizeof sl, "%d", mig[p].slices);
+      snprintf(mem, sizeof mem, "%dGi", mig[p].slices == 7 ? 80 : mig[p].slices * 10);
+      json_array_append_new(
+          devs, json_pack("{s:s, s:o, s:{s:{s:s}}, s:[{s:s, s:{s:{s:s}, s:{s:s}}}]}", "name", dev,
+                          "attributes", gpu_attrs(g, mig[p].profile), "capacity", "memory", "value",
+                          mem, "consumesCounters", "counterSet", set, "counters", "slices", "value",
+                          sl, "memory", "value", mem));
+    }
+}
+
+/* Shape 2: 100 nodes x 8 partitionable A100-80GB; pods mixed. */
+static void build_mig(gen *g, int nodes, int npods) {
+  add_class(g);
+  add_template(g, "whole", "device.attributes[\"gpu.nvidia.com\"].type == \"gpu\"");
+  for (size_t p = 0; p < sizeof mig / sizeof mig[0]; p++) {
+    char name[32], expr[200];
+    snprintf(name, sizeof name, "mig-%c", mig[p].profile[0]);
+    snprintf(expr, sizeof expr,
+             "device.attributes[\"gpu.nvidia.com\"].type == \"mig\" && "
+             "device.attributes[\"gpu.nvidia.com\"].profile == \"%s\"",
+             mig[p].profile);
+    add_template(g, name, expr);
+  }
+  for (int n = 0; n < nodes; n++) {
+    char name[32];
+    json_t *devs = json_array(), *counters = json_array();
+    snprintf(name, sizeof name, "node-%05d", n);
+    add(g, node(name));
+    for (int gi = 0; gi < 8; gi++) {
+      char set[16];
+      snprintf(set, sizeof set, "gpu-%d", gi);
+      json_array_append_new(counters,
+                            json_pack("{s:s, s:{s:{s:s}, s:{s:s}}}", "name", set, "counters",
+                                      "slices", "value", "7", "memory", "value", "80Gi"));
+      gpu_devices(devs, gi);
+    }
+    add(g,
+        json_pack("{s:s, s:s, s:{s:s}, s:{s:s, s:s, s:{s:s, s:i, s:i}, s:o, s:o}}", "apiVersion",
+                  "resource.k8s.io/v1", "kind", "ResourceSlice", "metadata", "name", name, "spec",
+                  "driver", "gpu.nvidia.com", "nodeName", name, "pool", "name", name, "generation",
+                  1, "resourceSliceCount", 1, "sharedCounters", counters, "devices", devs));
+  }
+  /* 2,000 pods: a quarter whole GPUs, the rest MIG slices of the four profiles. */
+  for (int i = 0; i < npods; i++) {
+    static const char *const t[] = {"whole", "mig-1", "mig-2", "mig-3",
+                                    "mig-7", "mig-1", "mig-3", "whole"};
+    add_pod(g, i, t[i % 8]);
+  }
+}
+
+/* ---- the table ------------------------------------------------------------------------------ */
+
+static void s_jobs(gen *g, int nodes, int pods) {
+  jobs_nodes(g, nodes);
+  jobs_pods(g, pods, false);
+}
+
+static void s_unique(gen *g, int nodes, int pods) {
+  jobs_nodes(g, nodes);
+  jobs_pods(g, pods, true);
+}
+
+static void s_mix(gen *g, int nodes, int pods) {
+  mix_nodes(g, nodes, false);
+  mix_pods(g, pods, false);
+}
+
+static void s_backlog(gen *g, int nodes, int pods) {
+  mix_nodes(g, nodes, true);
+  mix_pods(g, pods, true);
+}
+
+static const gen_scenario scenarios[] = {
+    {"jobs", "SchedulingBasic shape: plain pods in jobs of 1-16 identical pods", 5000, 10000,
+     s_jobs},
+    {"unique", "SchedulingBasic shape, every pod a shape of its own (worst case)", 5000, 10000,
+     s_unique},
+    {"mix", "realistic plain mix: varied shapes, interleaved jobs, 3 priorities", 5000, 10000,
+     s_mix},
+    {"backlog", "a full cluster and pending pods that fit nowhere", 10000, 9000, s_backlog},
+    {"gangs", "PyTorchJob gangs of 8-64 one-GPU pods, zones and NVLink cliques", 1000, 36000,
+     gangs},
+    {"dra", "DRA: 8 GPUs per node in a ResourceSlice, pods with claims from one template", 500,
+     5000, build_basic},
+    {"dra-named", "DRA: as dra, but each pod with a ResourceClaim of its own (as in a cluster)",
+     500, 5000, build_named},
+    {"mig", "DRA: 8 A100 per node, partitionable into MIG slices by shared counters", 100, 2000,
+     build_mig},
+};
+
+const gen_scenario *gen_scenarios(size_t *n) {
+  *n = sizeof scenarios / sizeof scenarios[0];
+  return scenarios;
+}
+
+const gen_scenario *gen_find(const char *name) {
+  for (size_t i = 0; i < sizeof scenarios / sizeof scenarios[0]; i++)
+    if (!strcmp(scenarios[i].name, name)) return &scenarios[i];
+  return NULL;
+}
+
+ts_rc gen_build(const gen_scenario *s, model *m, int nodes, int pods, uint32_t seed, ts_err *err) {
+  gen g = {m, err, TS_OK, seed ? seed : 42};
+  if (nodes < 1 || pods < 0)
+    return ts_err_set(err, TS_EINVAL, "%s: --nodes must be at least 1 and --pods at least 0",
+                      s->name);
+  s->build(&g, nodes, pods);
+  return g.rc;
+}
