@@ -123,15 +123,16 @@ static void w_evict(void *ud, void *token, const char *ns, const char *name, con
   kc_evict(r->writer, ns, name, uid, reason, write_done, token);
 }
 
-static void ignore_done(void *ud, ts_rc res, const kc_write_info *info) {
-  (void)ud, (void)res, (void)info;
+static void report_done(void *ud, ts_rc res, const kc_write_info *info) {
+  (void)res, (void)info;
+  live_report_done(ud);
 }
 
-static void w_unschedulable(void *ud, const char *ns, const char *name, const char *uid,
-                            const char *message) {
+static void w_unschedulable(void *ud, void *token, const char *ns, const char *name,
+                            const char *uid, const char *message) {
   runner *r = ud;
   kc_writer *w = r->writer;
-  kc_pod_unschedulable(w, ns, name, "Unschedulable", message, ignore_done, NULL);
+  kc_pod_unschedulable(w, ns, name, "Unschedulable", message, report_done, token);
   kc_event_emit(w, ns, name, uid, "Warning", "FailedScheduling", message);
 }
 

@@ -85,6 +85,14 @@ ts_rc in_load_path(const char *path, in_object_fn fn, in_error_fn on_error, void
 ts_rc in_json_stream(const char *path, size_t chunk, in_object_fn fn, in_error_fn on_error,
                      void *ud);
 
+/* The same for a JSON object in memory (a page of a list from the API server): each element
+ * of its "items" array is parsed on its own and passed to fn as it is met (file "", its line,
+ * its index; kinds are the caller's to set), and *top receives the object without its items
+ * (new). Returns what fn returned to stop, or a syntax error with line and column (the items
+ * before it were passed). Memory: one item's tree at a time. */
+ts_rc in_json_items(const char *text, size_t len, in_object_fn fn, void *ud, json_t **top,
+                    ts_err *err);
+
 /* Reads a whole file into a new NUL-terminated buffer (returns new via *out). */
 ts_rc in_read_file(const char *path, char **out, size_t *len, ts_err *err);
 

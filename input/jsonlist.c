@@ -26,12 +26,13 @@ typedef struct src {
   bool eof;           /* the file has no more bytes */
   int line, col;      /* position of buf[lo] */
   ts_err *err;        /* where problems go */
+  bool mem;           /* a buffer in memory, not a file: its items are always passed on */
 } src;
 
 /* Reads more bytes, keeping buf[lo..hi). False at the end of the file or on an error (err). */
 static bool fill(src *s) {
   size_t n;
-  if (s->eof) return false;
+  if (s->eof || s->mem) return false;
   if (s->lo) { /* slide the window to the front */
     memmove(s->buf, s->buf + s->lo, s->hi - s->lo);
     s->base += (long long)s->lo;
@@ -256,8 +257,10 @@ static ts_rc top_object(src *s, in_object_fn fn, void *ud, ts_rc *stop, json_t *
       const char *k = json_string_value(json_object_get(top, "kind"));
       l.kind = k, l.api = json_object_get(top, "apiVersion");
       items_off = s->base + (long long)s->lo, items_line = s->line, items_col = s->col;
-      /* Pass the items at once when the kind (and apiVersion, for a typed List) is known. */
-      l.pass = items_done = has_list_suffix(k) && (l.api || !strcmp(k, "List"));
+      /* Pass the items at once when the kind (and apiVersion, for a typed List) is known, or
+       * when the caller knows what they are (a page of a list in memory). */
+      l.pass = items_done = s->mem || (has_list_suffix(k) && (l.api || !strcmp(k, "List")));
+      if (s->mem) l.kind = "List"; /* the caller sets kinds */
       rc = items(s, &l, stop);
       json_object_del(top, "items");
     } else if ((rc = take_value(s, &v)) == TS_OK) {
@@ -289,12 +292,39 @@ static ts_rc top_object(src *s, in_object_fn fn, void *ud, ts_rc *stop, json_t *
       has_list_suffix(json_string_value(json_object_get(top, "kind"))) &&
       json_is_null(json_object_get(top, "items")))
     items_done = true; /* "items": null: a List of nothing */
-  if (rc == TS_OK && !items_done && items_off < 0) {
+  if (rc == TS_OK && ((!items_done && items_off < 0) || s->mem)) {
     *single = top;
     return TS_OK;
   }
   json_decref(top);
   return rc;
+}
+
+ts_rc in_json_items(const char *text, size_t len, in_object_fn fn, void *ud, json_t **top,
+                    ts_err *err) {
+  src s = {0};
+  json_t *single = NULL;
+  ts_rc rc, stop = TS_OK;
+  int line = 1;
+  *top = NULL;
+  ts_err_clear(err);
+  s.path = "", s.err = err, s.line = 1, s.col = 1, s.mem = true, s.eof = true;
+  s.buf = (char *)text, s.hi = len, s.cap = len; /* never written: fill() reads no more */
+  if (skip_ws(&s) != '{') {
+    if (err->code == TS_OK) syntax(&s, "a JSON object was expected");
+    return err->code;
+  }
+  rc = top_object(&s, fn, ud, &stop, &single, &line);
+  if (stop != TS_OK) {
+    json_decref(single);
+    return stop;
+  }
+  if (rc != TS_OK) {
+    json_decref(single);
+    return rc;
+  }
+  *top = single;
+  return TS_OK;
 }
 
 ts_rc in_json_stream(const char *path, size_t chunk, in_object_fn fn, in_error_fn on_error,

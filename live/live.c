@@ -80,6 +80,9 @@ struct live {
   ts_map assumed_pods;     /* pod uid (owned key) -> interned node name */
   ts_map reported;         /* pod uid (owned key) -> owned report_memo: last report */
   pend_reports reports;    /* reports waiting for the cycle's writes to answer */
+  size_t reports_next;     /* the first of them not sent yet */
+  size_t reports_inflight; /* sent and not ended */
+  bool sending;            /* in send_reports (a writer may answer at once) */
   ts_map problems;         /* queue problem (owned key) -> (void *)cycle it was last seen */
   bool dirty;              /* something changed since the last cycle */
   live_stats st;           /* counters */
@@ -156,7 +159,7 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
 void live_free(live *l) {
   if (!l) return;
   oclear(&l->assumed_pods, NULL);
-  for (size_t i = 0; i < l->reports.n; i++) ts_free(l->reports.v[i].ns);
+  for (size_t i = l->reports_next; i < l->reports.n; i++) ts_free(l->reports.v[i].ns);
   ts_vec_free(&l->reports);
   oclear(&l->reported, ts_free);
   oclear(&l->problems, NULL);
@@ -503,16 +506,27 @@ static void report_pending(live *l, const sched_decision *d, int64_t now_ns) {
  * and a pod that can start matters more than a message about one that cannot. A report whose
  * pod was deleted meanwhile is dropped. */
 static void send_reports(live *l) {
-  for (size_t i = 0; i < l->reports.n; i++) {
-    const report_memo *m = oget(&l->reported, l->reports.v[i].uid);
-    if (m && m->text == l->reports.v[i].reason) {
+  if (l->sending) return;
+  l->sending = true;
+  while (l->reports_next < l->reports.n && l->reports_inflight < LIVE_REPORTS_INFLIGHT) {
+    pend_report *p = &l->reports.v[l->reports_next++];
+    const report_memo *m = oget(&l->reported, p->uid);
+    if (m && m->text == p->reason) {
       l->st.unschedulable++;
-      l->w.unschedulable(l->w.ud, l->reports.v[i].ns, l->reports.v[i].name, l->reports.v[i].uid,
-                         l->reports.v[i].reason);
+      l->reports_inflight++;
+      l->w.unschedulable(l->w.ud, l, p->ns, p->name, p->uid, p->reason);
     }
-    ts_free(l->reports.v[i].ns);
+    ts_free(p->ns);
+    p->ns = NULL;
   }
-  l->reports.n = 0;
+  if (l->reports_next == l->reports.n) l->reports.n = l->reports_next = 0;
+  l->sending = false;
+}
+
+void live_report_done(void *token) {
+  live *l = token;
+  if (l->reports_inflight) l->reports_inflight--;
+  if (!l->st.inflight) send_reports(l);
 }
 
 /* An eviction whose token cannot be made is not issued; a later cycle decides it again. */

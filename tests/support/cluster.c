@@ -472,12 +472,13 @@ static void w_evict(void *ud, void *token, const char *ns, const char *name, con
   answer(c, token, TS_OK, from);
 }
 
-static void w_unschedulable(void *ud, const char *ns, const char *name, const char *uid,
-                            const char *message) {
+static void w_unschedulable(void *ud, void *token, const char *ns, const char *name,
+                            const char *uid, const char *message) {
   tc_cluster *c = ud;
   json_t *pod = get(c, "Pod", ns, name), *copy, *st;
   (void)uid;
   c->reports++;
+  live_report_done(token); /* the report's end: this cluster answers at once */
   if (!pod) return;
   copy = json_deep_copy(pod);
   if (!json_is_object(st = json_object_get(copy, "status")))

@@ -62,10 +62,11 @@ static void w_evict(void *ud, void *token, const char *ns, const char *name, con
   add(ud, token, NULL, "evict %s/%s", ns, name);
 }
 
-static void w_unsched(void *ud, const char *ns, const char *name, const char *uid,
+static void w_unsched(void *ud, void *token, const char *ns, const char *name, const char *uid,
                       const char *message) {
   (void)uid;
   add(ud, NULL, NULL, "unschedulable %s/%s: %s", ns, name, message);
+  live_report_done(token); /* answered at once */
 }
 
 static void rec_clear(rec *r) {
