@@ -124,8 +124,15 @@ static void drop_heap(sched_view *v, sched_class *c) {
   c->unindexed = true;
 }
 
+static void drop_reasons(sched_view *v, sched_class *c) {
+  if (c->rmask) v->class_bytes -= (size_t)v->n * (sizeof *c->rmask + 1);
+  free(c->rmask), free(c->rpass), free(c->rcounts);
+  c->rmask = NULL, c->rpass = NULL, c->rcounts = NULL;
+  c->nrcounts = 0, c->rvalid = false;
+}
+
 void sched__classes_free(sched_view *v) {
-  for (sched_class *c = v->class_list; c; c = c->all_next) drop_heap(v, c);
+  for (sched_class *c = v->class_list; c; c = c->all_next) drop_heap(v, c), drop_reasons(v, c);
   v->class_list = NULL;
   ts_map_free(&v->classes);
   free(v->changed);
@@ -208,5 +215,69 @@ uint32_t sched__class_pick(sched_view *v, sched_class *c) {
 
 void sched__class_done(sched_view *v, sched_class *c) {
   if (c->remaining) c->remaining--;
-  if (!c->remaining && c->heap) drop_heap(v, c); /* its memory goes to the classes still to come */
+  if (c->remaining) return;
+  if (c->heap) drop_heap(v, c); /* its memory goes to the classes still to come */
+  drop_reasons(v, c);
+}
+
+/* ---- reasons kept up to date -------------------------------------------------------------- */
+
+/* One more (d = 1) or one fewer (d = -1) node lacking `mask`; false when the table is full. */
+static bool count_mask(sched_class *c, uint64_t mask, int d) {
+  size_t m;
+  if (!mask) return true; /* a node that takes the pod gives no reason */
+  for (m = 0; m < c->nrcounts && c->rcounts[m].mask != mask; m++) {
+  }
+  if (m == c->nrcounts) {
+    if (m == SCHED_MAX_MASKS) return false;
+    c->rcounts[c->nrcounts++] = (sched_mask_count){mask, 0};
+  }
+  c->rcounts[m].count += d;
+  return true;
+}
+
+/* Counts every statically passing node once; false when it cannot (memory, budget, too many
+ * kinds of shortage, no change log): the caller then counts from scratch each time. */
+static bool count_all(sched_view *v, sched_class *c) {
+  const sched_sig *sig = sched__static_reasons(v, &c->rep);
+  size_t bytes = (size_t)v->n * (sizeof *c->rmask + 1);
+  if (!sig || v->log_lost || v->class_bytes + bytes > CLASS_BUDGET) return false;
+  c->rmask = calloc((size_t)v->n + 1, sizeof *c->rmask);
+  c->rpass = malloc((size_t)v->n + 1);
+  c->rcounts = malloc(SCHED_MAX_MASKS * sizeof *c->rcounts);
+  if (!c->rmask || !c->rpass || !c->rcounts) {
+    free(c->rmask), free(c->rpass), free(c->rcounts);
+    c->rmask = NULL, c->rpass = NULL, c->rcounts = NULL;
+    return false;
+  }
+  v->class_bytes += bytes;
+  memcpy(c->rpass, sig->pass, v->n);
+  c->rstatic = sig->reasons, c->nrstatic = sig->nreasons, c->nrcounts = 0;
+  for (uint32_t j = 0; j < sig->n; j++) {
+    uint32_t k = sig->nodes[j];
+    c->rmask[k] = sched__short_mask(v, c->rep.pod, k);
+    if (!count_mask(c, c->rmask[k], 1)) return false;
+  }
+  v->log_changes = true; /* from here every change is logged */
+  c->rseen = v->nchanged;
+  return c->rvalid = true;
+}
+
+const char *sched__class_why(sched_view *v, sched_class *c) {
+  if (!c->rvalid && !c->rmask && !count_all(v, c)) {
+    drop_reasons(v, c);
+    return sched__why_pending(v, &c->rep);
+  }
+  if (!c->rvalid || v->log_lost) return sched__why_pending(v, &c->rep);
+  for (; c->rseen < v->nchanged; c->rseen++) {
+    uint32_t k = v->changed[c->rseen];
+    uint64_t mask;
+    if (!c->rpass[k] || (mask = sched__short_mask(v, c->rep.pod, k)) == c->rmask[k]) continue;
+    if (!count_mask(c, c->rmask[k], -1) || !count_mask(c, mask, 1)) {
+      c->rvalid = false; /* too many kinds: from scratch from now on */
+      return sched__why_pending(v, &c->rep);
+    }
+    c->rmask[k] = mask;
+  }
+  return sched__format_why(v, c->rep.pod, c->rstatic, c->nrstatic, c->rcounts, c->nrcounts);
 }

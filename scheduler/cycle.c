@@ -159,7 +159,7 @@ static ts_rc decide_in_class(sched_view *v, const sched_gang *g, sched_result *r
     rc = add_decision(v, r, bind(v, p, k, NULL));
   } else {
     if (!c->reason || c->reason_at != v->changes) { /* a node changed: the counts may have */
-      if (!(c->reason = sched__why_pending(v, p))) return TS_ENOMEM;
+      if (!(c->reason = sched__class_why(v, c))) return TS_ENOMEM;
       c->reason_at = v->changes;
     }
     rc = add_decision(v, r, pend(p, c->reason, NULL));

@@ -18,6 +18,14 @@ typedef struct sched_reason {
   int count;      /* nodes that gave it */
 } sched_reason;
 
+#define SCHED_MAX_MASKS 256 /* distinct sets of short resources counted apart */
+
+/* Nodes that lack one set of a pod's requests (bit i: request i does not fit). */
+typedef struct sched_mask_count {
+  uint64_t mask; /* the short requests */
+  int count;     /* nodes */
+} sched_mask_count;
+
 /* Nodes passing the static filters for pods with one static signature (node selector,
  * affinity, tolerations). */
 typedef struct sched_sig {
@@ -153,6 +161,15 @@ struct sched_class {
   bool unindexed;               /* picks scan the nodes (one pod, or over the budget) */
   const char *reason;           /* why no node fits (result arena), or NULL */
   uint64_t reason_at;           /* the view's change count when reason was computed */
+  /* the counts behind the reason, kept up to date from the change log (classes.c) */
+  uint64_t *rmask;             /* v->n: requests each statically passing node lacks (malloc) */
+  uint8_t *rpass;              /* v->n: the node passes the static filters (malloc) */
+  sched_mask_count *rcounts;   /* nodes per mask (malloc, SCHED_MAX_MASKS) */
+  size_t nrcounts;             /* entries */
+  const sched_reason *rstatic; /* why the other nodes fail the static filters (scratch) */
+  size_t nrstatic;             /* entries */
+  size_t rseen;                /* change log entries applied to the counts */
+  bool rvalid;                 /* the counts hold */
 };
 
 typedef enum sched_gang_kind {
@@ -301,6 +318,17 @@ uint64_t sched__static_hash(const model_pod *p);
 /* Charges the pod's requests to the node in the view, or gives them back. */
 void sched__place(sched_view *v, const model_pod *p, uint32_t node);
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node);
+/* The requests of p that node k lacks (bit i: request i). */
+uint64_t sched__short_mask(const sched_view *v, const model_pod *p, uint32_t k);
+/* The static filter signature of p with its reasons computed, or NULL when out of memory. */
+const sched_sig *sched__static_reasons(sched_view *v, const sched_pending *p);
+/* The message of sched__why_pending from its parts (no DRA detail). */
+const char *sched__format_why(sched_view *v, const model_pod *p, const sched_reason *stat,
+                              size_t nstat, const sched_mask_count *masks, size_t nmasks);
+/* Why no node fits a pod of the class, from counts kept up to date with the change log: the
+ * same message as sched__why_pending, without a pass over every node each time. */
+const char *sched__class_why(sched_view *v, sched_class *c);
+
 /* Why the pod fits no node now, as kube-scheduler says it ("0/3 nodes are available: ...").
  * Returns a string in the result arena, NULL when out of memory. */
 const char *sched__why_pending(sched_view *v, const sched_pending *p);

@@ -311,12 +311,26 @@ static void short_text(const model_pod *p, uint32_t i, char *text, size_t cap) {
                  : model_resource_name(p->requests.v[i].id));
 }
 
-#define MAX_MASKS 256 /* distinct sets of short resources counted apart */
+typedef sched_mask_count mask_count;
 
-typedef struct mask_count {
-  uint64_t mask; /* bit i: request i does not fit */
-  int count;     /* nodes */
-} mask_count;
+uint64_t sched__short_mask(const sched_view *v, const model_pod *p, uint32_t k) {
+  const int64_t *free = v->free + (size_t)k * (size_t)v->stride;
+  uint64_t mask = 0;
+  for (uint32_t i = 0; i < p->requests.n && i < 64; i++)
+    if (p->requests.v[i].v > free[p->requests.v[i].id]) mask |= (uint64_t)1 << i;
+  return mask;
+}
+
+/* Adds each short resource of the masks, counted per mask. */
+static void add_masks(histogram *h, const model_pod *p, const mask_count *masks, size_t n) {
+  char text[300];
+  for (size_t m = 0; m < n; m++)
+    for (uint32_t i = 0; i < 64; i++)
+      if (masks[m].count && masks[m].mask >> i & 1) {
+        short_text(p, i, text, sizeof text);
+        hist_add_n(h, text, masks[m].count);
+      }
+}
 
 /* Adds the reasons of the nodes passing the static filters: each short resource, counted per
  * set of short resources (few distinct) rather than formatted per node; claims for the nodes
@@ -324,17 +338,14 @@ typedef struct mask_count {
 static ts_rc resource_reasons(sched_view *v, const sched_sig *sig, const sched_pending *pp,
                               histogram *h) {
   const model_pod *p = pp->pod;
-  mask_count *masks = ts_arena_alloc(v->arena, MAX_MASKS * sizeof *masks);
+  mask_count *masks = ts_arena_alloc(v->arena, SCHED_MAX_MASKS * sizeof *masks);
   size_t nmasks = 0;
   char text[300];
   if (!masks) return TS_ENOMEM;
   for (uint32_t j = 0; j < sig->n; j++) {
     uint32_t k = sig->nodes[j];
-    const int64_t *free = v->free + (size_t)k * (size_t)v->stride;
-    uint64_t mask = 0;
+    uint64_t mask = sched__short_mask(v, p, k);
     size_t m;
-    for (uint32_t i = 0; i < p->requests.n && i < 64; i++)
-      if (p->requests.v[i].v > free[p->requests.v[i].id]) mask |= (uint64_t)1 << i;
     if (!mask) {
       const char *why = pp->nclaims ? sched__dra_node_reason(v, pp, k) : NULL;
       if (why) hist_add_n(h, why, 1);
@@ -342,7 +353,7 @@ static ts_rc resource_reasons(sched_view *v, const sched_sig *sig, const sched_p
     }
     for (m = 0; m < nmasks && masks[m].mask != mask; m++) {
     }
-    if (m == nmasks && nmasks == MAX_MASKS) { /* too many kinds: count this node on its own */
+    if (m == nmasks && nmasks == SCHED_MAX_MASKS) { /* too many kinds: this node on its own */
       for (uint32_t i = 0; i < 64; i++)
         if (mask >> i & 1) short_text(p, i, text, sizeof text), hist_add_n(h, text, 1);
       continue;
@@ -350,12 +361,7 @@ static ts_rc resource_reasons(sched_view *v, const sched_sig *sig, const sched_p
     if (m == nmasks) masks[nmasks++] = (mask_count){mask, 0};
     masks[m].count++;
   }
-  for (size_t m = 0; m < nmasks; m++)
-    for (uint32_t i = 0; i < 64; i++)
-      if (masks[m].mask >> i & 1) {
-        short_text(p, i, text, sizeof text);
-        hist_add_n(h, text, masks[m].count);
-      }
+  add_masks(h, p, masks, nmasks);
   return TS_OK;
 }
 
@@ -363,41 +369,65 @@ static int str_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* "0/N nodes are available: COUNT REASON, ..." from a histogram, then detail (result arena). */
+static const char *format_reasons(sched_view *v, const histogram *h, const char *detail) {
+  ts_buf b;
+  char **lines = ts_arena_alloc(v->arena, (h->n + 1) * sizeof *lines);
+  const char *msg = NULL;
+  if (!lines) return NULL;
+  /* kube-scheduler sorts the "COUNT REASON" strings as strings. */
+  for (size_t i = 0; i < h->n; i++) {
+    lines[i] = ts_arena_alloc(v->arena, sizeof h->v[i].text + 16);
+    if (!lines[i]) return NULL;
+    snprintf(lines[i], sizeof h->v[i].text + 16, "%d %s", h->v[i].count, h->v[i].text);
+  }
+  qsort(lines, h->n, sizeof *lines, str_cmp);
+  ts_buf_init(&b, 0);
+  ts_buf_printf(&b, "0/%u nodes are available: ", v->n);
+  for (size_t i = 0; i < h->n; i++) ts_buf_printf(&b, "%s%s", i ? ", " : "", lines[i]);
+  ts_buf_putc(&b, '.');
+  if (detail) ts_buf_printf(&b, " %s", detail);
+  if (b.data) msg = ts_arena_strndup(v->out, b.data, b.len);
+  ts_buf_free(&b);
+  return msg;
+}
+
+static bool hist_init(sched_view *v, histogram *h) {
+  memset(h, 0, sizeof *h);
+  h->cap = 64;
+  return (h->v = ts_arena_alloc(v->arena, h->cap * sizeof *h->v)) != NULL;
+}
+
 const char *sched__why_pending(sched_view *v, const sched_pending *p) {
-  histogram h = {0};
+  histogram h;
   sched_sig *sig;
   const char *detail = NULL;
-  ts_buf b;
-  char **lines;
-  const char *msg = NULL;
   if (!v->n) return ts_arena_strndup(v->out, "no nodes available to schedule pods", 35);
-  h.cap = 64;
-  h.v = ts_arena_alloc(v->arena, h.cap * sizeof *h.v);
-  lines = ts_arena_alloc(v->arena, h.cap * sizeof *lines);
-  if (!h.v || !lines || !(sig = (sched_sig *)sched__static_nodes(v, p)) ||
+  if (!hist_init(v, &h) || !(sig = (sched_sig *)sched__static_nodes(v, p)) ||
       static_reasons(v, sig, p) != TS_OK)
     return NULL;
   for (size_t i = 0; i < sig->nreasons; i++)
     hist_add_n(&h, sig->reasons[i].text, sig->reasons[i].count);
   if (resource_reasons(v, sig, p, &h) != TS_OK) return NULL;
-  /* kube-scheduler sorts the "COUNT REASON" strings as strings. */
-  for (size_t i = 0; i < h.n; i++) {
-    lines[i] = ts_arena_alloc(v->arena, sizeof h.v[i].text + 16);
-    if (!lines[i]) return NULL;
-    snprintf(lines[i], sizeof h.v[i].text + 16, "%d %s", h.v[i].count, h.v[i].text);
-  }
-  qsort(lines, h.n, sizeof *lines, str_cmp);
-  ts_buf_init(&b, 0);
-  ts_buf_printf(&b, "0/%u nodes are available: ", v->n);
-  for (size_t i = 0; i < h.n; i++) ts_buf_printf(&b, "%s%s", i ? ", " : "", lines[i]);
-  ts_buf_putc(&b, '.');
   if (p->dra) {
     for (size_t i = 0; i < h.n && !detail; i++)
       if (!strcmp(h.v[i].text, "cannot allocate all claims")) detail = sched__dra_why(v, p);
     if (v->dra_error && v->dra_error_pod == p->pod) detail = v->dra_error; /* aborted: say why */
   }
-  if (detail) ts_buf_printf(&b, " %s", detail);
-  if (b.data) msg = ts_arena_strndup(v->out, b.data, b.len);
-  ts_buf_free(&b);
-  return msg;
+  return format_reasons(v, &h, detail);
+}
+
+const sched_sig *sched__static_reasons(sched_view *v, const sched_pending *p) {
+  sched_sig *sig = (sched_sig *)sched__static_nodes(v, p);
+  return sig && static_reasons(v, sig, p) == TS_OK ? sig : NULL;
+}
+
+const char *sched__format_why(sched_view *v, const model_pod *p, const sched_reason *stat,
+                              size_t nstat, const sched_mask_count *masks, size_t nmasks) {
+  histogram h;
+  if (!v->n) return ts_arena_strndup(v->out, "no nodes available to schedule pods", 35);
+  if (!hist_init(v, &h)) return NULL;
+  for (size_t i = 0; i < nstat; i++) hist_add_n(&h, stat[i].text, stat[i].count);
+  add_masks(&h, p, masks, nmasks);
+  return format_reasons(v, &h, NULL);
 }
