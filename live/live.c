@@ -81,6 +81,9 @@ struct live {
   ts_map reported;         /* pod uid (owned key) -> owned report_memo: last report */
   pend_reports reports;    /* reports waiting for the cycle's writes to answer */
   size_t reports_next;     /* the first of them not sent yet */
+  gang_op **queue;         /* gangs of the last cycle not started yet (owned), or NULL */
+  size_t qhead, qn;        /* the next to start, entries */
+  bool pumping;            /* in pump (a writer may answer at once) */
   size_t reports_inflight; /* sent and not ended */
   bool sending;            /* in send_reports (a writer may answer at once) */
   ts_map problems;         /* queue problem (owned key) -> (void *)cycle it was last seen */
@@ -156,9 +159,13 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
   return l;
 }
 
+static void free_gang(gang_op *g);
+
 void live_free(live *l) {
   if (!l) return;
   oclear(&l->assumed_pods, NULL);
+  for (size_t i = l->qhead; i < l->qn; i++) free_gang(l->queue[i]); /* never started */
+  ts_free(l->queue);
   for (size_t i = l->reports_next; i < l->reports.n; i++) ts_free(l->reports.v[i].ns);
   ts_vec_free(&l->reports);
   oclear(&l->reported, ts_free);
@@ -186,7 +193,7 @@ bool live_dirty(const live *l) {
 }
 
 bool live_busy(const live *l) {
-  return l->st.inflight > 0;
+  return l->st.inflight > 0 || l->qhead < l->qn;
 }
 
 /* ---- events ----------------------------------------------------------------------------- */
@@ -344,15 +351,36 @@ static void evict_done(live *l, evict_op *e, ts_rc r) {
 
 static void send_reports(live *l);
 
+/* Starts the cycle's queued gangs while fewer than LIVE_WRITES_INFLIGHT writes are in flight
+ * (a gang starts whole, whatever its size): a cycle binding 59,000 pods held 59,000 writes at
+ * once (150 MB at 100,000 pods). No cycle runs until every gang has started and answered. */
+static void pump(live *l) {
+  if (l->pumping) return;
+  l->pumping = true;
+  while (l->qhead < l->qn && l->st.inflight < LIVE_WRITES_INFLIGHT)
+    start_gang(l, l->queue[l->qhead++]);
+  if (l->qhead == l->qn) {
+    ts_free(l->queue);
+    l->queue = NULL, l->qhead = l->qn = 0;
+  }
+  l->pumping = false;
+}
+
+/* After a write ended: more gangs, or the reports once everything has answered. */
+static void after_write(live *l) {
+  pump(l);
+  if (!live_busy(l) && l->reports.n) send_reports(l);
+}
+
 void live_write_done(void *token, ts_rc r) {
   wr *w = token;
   live *l = w->l;
   gang_op *g = w->g;
   l->st.inflight--;
   l->dirty = true;
-  if (!l->st.inflight && l->reports.n) send_reports(l);
   if (w->kind == W_EVICT) {
     evict_done(l, (evict_op *)w, r);
+    after_write(l);
     return;
   }
   g->outstanding--;
@@ -370,6 +398,7 @@ void live_write_done(void *token, ts_rc r) {
     }
   }
   if (!g->outstanding) free_gang(g);
+  after_write(l);
 }
 
 /* ---- cycles ----------------------------------------------------------------------------- */
@@ -526,7 +555,7 @@ static void send_reports(live *l) {
 void live_report_done(void *token) {
   live *l = token;
   if (l->reports_inflight) l->reports_inflight--;
-  if (!l->st.inflight) send_reports(l);
+  if (!live_busy(l)) send_reports(l);
 }
 
 /* An eviction whose token cannot be made is not issued; a later cycle decides it again. */
@@ -579,7 +608,7 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   double t0;
   ts_rc rc;
   *ran = false;
-  if (l->st.inflight) return TS_OK;
+  if (live_busy(l)) return TS_OK;
   t0 = clock_s();
   if ((rc = sched_cycle(l->m, l->cfg, l->state, now_ns, &res, err)) != TS_OK) return rc;
   *ran = true;
@@ -603,9 +632,9 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
     if (res.decisions[i].kind == SCHED_EVICT) issue_evict(l, &res.decisions[i]);
   }
   sched_result_free(&res);
-  for (size_t i = 0; i < n; i++) start_gang(l, gangs[i]);
-  ts_free(gangs);
-  if (!l->st.inflight) send_reports(l); /* else when the last write answers */
+  l->queue = gangs, l->qhead = 0, l->qn = n;
+  pump(l);
+  if (!live_busy(l)) send_reports(l); /* else when the last write answers */
   return TS_OK;
 }
 

@@ -105,6 +105,8 @@ void live_write_done(void *token, ts_rc r);
  * 40,000 writes (150 MB at 10,000 nodes and 100,000 pods). */
 void live_report_done(void *token);
 #define LIVE_REPORTS_INFLIGHT 256
+/* Gangs of a cycle start while fewer writes than this are in flight. */
+#define LIVE_WRITES_INFLIGHT 512
 
 const model *live_model(const live *l); /* borrowed */
 void live_get_stats(const live *l, live_stats *out);

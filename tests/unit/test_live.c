@@ -26,6 +26,9 @@ typedef struct rec {
   int n;                 /* entries */
   bool hold_reports;     /* reports are not answered (counted in held) */
   int held;              /* reports issued and not answered */
+  void **binds;          /* with count_binds: tokens of the binds issued (malloc) */
+  int nbinds;            /* entries */
+  bool count_binds;      /* binds are kept here, not recorded as calls */
 } rec;
 
 static void add(rec *r, void *token, const model_allocation *alloc, const char *fmt, ...) {
@@ -53,7 +56,14 @@ static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
 
 static void w_bind(void *ud, void *token, const char *ns, const char *name, const char *uid,
                    const char *node) {
+  rec *r = ud;
   (void)uid;
+  if (r->count_binds) {
+    r->binds = realloc(r->binds, (size_t)(r->nbinds + 1) * sizeof *r->binds);
+    assert_non_null(r->binds);
+    r->binds[r->nbinds++] = token;
+    return;
+  }
   add(ud, token, NULL, "bind %s/%s -> %s", ns, name, node);
 }
 
@@ -516,11 +526,44 @@ static void test_live_reports_bounded(void **state) {
   assert_int_equal(st.unschedulable, LIVE_REPORTS_INFLIGHT + 40);
 }
 
+/* A cycle that binds many pods starts its gangs while fewer than LIVE_WRITES_INFLIGHT writes
+ * are in flight, the next as writes answer; no cycle runs until all have started and answered.
+ * 59,000 bindings at once held 150 MB of writes at 100,000 pods. */
+static void test_live_writes_bounded(void **state) {
+  fixture *f = *state;
+  enum { N = LIVE_WRITES_INFLIGHT + 100 };
+  live_stats st;
+  feed(f, MODEL_ADDED,
+       "apiVersion: v1\nkind: Node\nmetadata: {name: n1, uid: n1-uid}\n"
+       "status: {allocatable: {pods: \"1000\", cpu: \"8\", memory: 64Gi, nvidia.com/gpu: "
+       "\"1000\"}}\n");
+  for (int i = 0; i < N; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "p%d", i);
+    add_pod(f, MODEL_ADDED, name, 1, "", "");
+  }
+  f->r.count_binds = true;
+  assert_true(cycle(f));
+  assert_int_equal(f->r.nbinds, LIVE_WRITES_INFLIGHT);
+  assert_true(live_busy(f->l));
+  assert_false(cycle(f)); /* no cycle while gangs wait */
+  for (int i = 0; i < 100; i++) live_write_done(f->r.binds[i], TS_OK);
+  assert_int_equal(f->r.nbinds, N); /* one more for each answer */
+  assert_true(live_busy(f->l));
+  for (int i = 100; i < N; i++) live_write_done(f->r.binds[i], TS_OK);
+  assert_false(live_busy(f->l));
+  live_get_stats(f->l, &st);
+  assert_int_equal(st.bound, N);
+  free(f->r.binds);
+  f->r.binds = NULL;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_live_binds_and_assumes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_report_counts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_reports_bounded, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_writes_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_gang_claims_first_and_rollback, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_remove_tombstones, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_abandoned_writes, setup, teardown),
