@@ -413,6 +413,7 @@ static void launch_queued(kc_client *c) {
   while (c->queue && c->inflight < KC_MAX_INFLIGHT && !c->closing) {
     kc_req *r = c->queue;
     if (!(c->queue = r->next)) c->queue_tail = NULL;
+    c->nqueued--;
     r->next = NULL;
     if (r->cancelled)
       free_req(r);
@@ -453,6 +454,7 @@ static kc_req *start(kc_client *c, const char *method, const char *path, const c
     else
       c->queue = r;
     c->queue_tail = r;
+    c->nqueued++;
     return r;
   }
   if (!launch(c, r)) {
@@ -486,9 +488,7 @@ uint64_t kc_client_requests(const kc_client *c) {
 }
 
 size_t kc_client_inflight(const kc_client *c, size_t *queued) {
-  size_t n = 0;
-  for (const kc_req *r = c->queue; r; r = r->next) n++;
-  if (queued) *queued = n;
+  if (queued) *queued = c->nqueued;
   return c->inflight;
 }
 
@@ -565,7 +565,7 @@ void kc_client_free(kc_client *c) {
     c->queue = r->next;
     end_unsent(r, "the client was closed");
   }
-  c->queue_tail = NULL;
+  c->queue_tail = NULL, c->nqueued = 0;
   c->timers_open = 2;
   for (int k = 0; k < 2; k++) {
     uv_timer_stop(&c->mx[k].timer);

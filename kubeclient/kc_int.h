@@ -70,6 +70,7 @@ struct kc_client {
   kc_req *reqs;                       /* in flight */
   kc_req *queue, *queue_tail;         /* waiting for a slot, oldest first (linked by next) */
   size_t inflight;                    /* launched requests that take a slot */
+  size_t nqueued;                     /* entries of queue */
   uint64_t nreq;                      /* started */
   char token[KC_TOKEN_MAX + 1];       /* bearer token in use */
   uint64_t token_read_ms;             /* when the token file was read */
