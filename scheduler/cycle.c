@@ -149,7 +149,7 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
 /* A single pod decided through its class (classes.c): the node a full scan would pick. */
 static ts_rc decide_in_class(sched_view *v, const sched_gang *g, sched_result *r) {
   const sched_pending *p = &g->pods[0];
-  sched_class *c = sched__class_of(v, p);
+  sched_class *c = g->cls ? g->cls : sched__class_of(v, p); /* found by count_classes */
   uint32_t k;
   ts_rc rc;
   if (!c) return TS_ENOMEM;
@@ -169,7 +169,7 @@ static ts_rc decide_in_class(sched_view *v, const sched_gang *g, sched_result *r
 }
 
 /* Counts the pods each class will decide, so that a class of one pod is not indexed. */
-static ts_rc count_classes(sched_view *v, const sched_gang *gangs, size_t n, const bool *handled) {
+static ts_rc count_classes(sched_view *v, sched_gang *gangs, size_t n, const bool *handled) {
   for (size_t i = 0; i < n; i++) {
     sched_class *c;
     if (handled[i] || gangs[i].kind != SCHED_GANG_SINGLE ||
@@ -177,6 +177,7 @@ static ts_rc count_classes(sched_view *v, const sched_gang *gangs, size_t n, con
       continue;
     if (!(c = sched__class_of(v, &gangs[i].pods[0]))) return TS_ENOMEM;
     c->remaining++;
+    gangs[i].cls = c;
   }
   return TS_OK;
 }

@@ -197,6 +197,7 @@ typedef struct sched_gang {
   const char *required_level;  /* interned topology key the gang must fit in, or NULL */
   const char *preferred_level; /* interned topology key to try first, or NULL */
   const char *blocked;         /* why the gang cannot be scheduled at all (arena), or NULL */
+  sched_class *cls;            /* a single pod decided through its class: the class, or NULL */
 } sched_gang;
 
 /* Pods of the gang that must be placed in this cycle for it to start: its minimum less the
