@@ -66,7 +66,7 @@ static void check_cel(check *c, const char *where, const model_obj *o) {
 
 static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int index) {
   check *c = ud;
-  model_decode_opts opts = {.admission = true};
+  model_decode_opts opts = {.admission = true, .resources = model_resources_of(c->m)};
   model_obj *o = NULL;
   char at[4200];
   ts_err err;

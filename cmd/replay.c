@@ -140,19 +140,30 @@ static const char *pool_of(const model_node *n) {
   return "(no pool label)";
 }
 
+#define REPLAY_GPU_RESOURCES 16 /* GPU resource names summed per pool */
+
 typedef struct pool_sum {
-  const char *name;                   /* pool name (interned label value) */
-  int nodes;                          /* nodes in the pool */
-  int64_t used[MODEL_MAX_RESOURCES];  /* requested by counted pods */
-  int64_t alloc[MODEL_MAX_RESOURCES]; /* allocatable */
+  const char *name;                    /* pool name (interned label value) */
+  int nodes;                           /* nodes in the pool */
+  int64_t used[REPLAY_GPU_RESOURCES];  /* requested by counted pods, per GPU resource */
+  int64_t alloc[REPLAY_GPU_RESOURCES]; /* allocatable */
 } pool_sum;
+
+/* The GPU resources (sched_is_gpu_resource) of m, at most REPLAY_GPU_RESOURCES. */
+static int gpu_resources(const model *m, int *gpu) {
+  const model_resources *t = model_resources_of(m);
+  int n = 0;
+  for (int r = MODEL_RES_FIRST_OTHER; r < model_resource_count(t) && n < REPLAY_GPU_RESOURCES; r++)
+    if (sched_is_gpu_resource(t, r)) gpu[n++] = r;
+  return n;
+}
 
 static int pool_cmp(const void *a, const void *b) {
   return strcmp(((const pool_sum *)a)->name, ((const pool_sum *)b)->name);
 }
 
 /* Sums GPU resources per pool (after the decisions were applied to the model). */
-static size_t pool_sums(const model *m, pool_sum *pools, size_t cap) {
+static size_t pool_sums(const model *m, const int *gpu, int ngpu, pool_sum *pools, size_t cap) {
   size_t n = 0, nn;
   model_node *const *all = model_nodes(m, &nn);
   for (size_t i = 0; i < nn; i++) {
@@ -166,9 +177,9 @@ static size_t pool_sums(const model *m, pool_sum *pools, size_t cap) {
       pools[n++].name = name;
     }
     pools[k].nodes++;
-    for (int r = 0; r < model_resource_count(); r++) {
-      pools[k].used[r] = ts_add_sat(pools[k].used[r], node->used[r]);
-      pools[k].alloc[r] = ts_add_sat(pools[k].alloc[r], node->alloc[r]);
+    for (int g = 0; g < ngpu; g++) {
+      pools[k].used[g] = ts_add_sat(pools[k].used[g], model_node_used(node, gpu[g]));
+      pools[k].alloc[g] = ts_add_sat(pools[k].alloc[g], model_node_alloc(node, gpu[g]));
     }
   }
   qsort(pools, n, sizeof *pools, pool_cmp);
@@ -177,7 +188,9 @@ static size_t pool_sums(const model *m, pool_sum *pools, size_t cap) {
 
 static void print_summary(const replay *r, const sched_result *res) {
   static pool_sum pools[256];
-  size_t n = pool_sums(r->m, pools, 256);
+  int gpu[REPLAY_GPU_RESOURCES], ngpu = gpu_resources(r->m, gpu);
+  size_t n = pool_sums(r->m, gpu, ngpu, pools, 256);
+  const model_resources *t = model_resources_of(r->m);
   json_t *js = NULL, *jp = NULL;
   if (r->json) {
     js = json_pack("{s:i, s:i, s:i, s:i}", "objects", r->objects, "bound", (int)res->nbound,
@@ -192,18 +205,18 @@ static void print_summary(const replay *r, const sched_result *res) {
   }
   int lines = 0;
   for (size_t i = 0; i < n; i++) {
-    for (int g = MODEL_RES_FIRST_OTHER; g < model_resource_count(); g++) {
-      if (!sched_is_gpu_resource(g) || !pools[i].alloc[g]) continue;
+    for (int g = 0; g < ngpu; g++) {
+      if (!pools[i].alloc[g]) continue;
       lines++;
       if (r->json)
         json_array_append_new(jp,
                               json_pack("{s:s, s:i, s:s, s:I, s:I}", "pool", pools[i].name, "nodes",
-                                        pools[i].nodes, "resource", model_resource_name(g),
+                                        pools[i].nodes, "resource", model_resource_name(t, gpu[g]),
                                         "allocated", (json_int_t)pools[i].used[g], "allocatable",
                                         (json_int_t)pools[i].alloc[g]));
       else
         fprintf(r->out, "  %-28s %3d nodes  %-18s %4lld / %-4lld (%.0f%%)\n", pools[i].name,
-                pools[i].nodes, model_resource_name(g), (long long)pools[i].used[g],
+                pools[i].nodes, model_resource_name(t, gpu[g]), (long long)pools[i].used[g],
                 (long long)pools[i].alloc[g],
                 100.0 * (double)pools[i].used[g] / (double)pools[i].alloc[g]);
     }

@@ -54,13 +54,14 @@ static void print_cq(FILE *out, json_t *arr, const model *m, q_tree *t,
     for (uint32_t f = 0; f < cq->groups[g].nflavors; f++)
       for (uint32_t r = 0; r < cq->groups[g].flavors[f].nresources; r++) {
         const model_quota *q = &cq->groups[g].flavors[f].resources[r];
-        int id = model_resource_id(q->resource);
+        const model_resources *rt = model_resources_of(m);
+        int id = model_resource_find(rt, q->resource);
         char u[TS_QUANTITY_STR_MAX], nom[TS_QUANTITY_STR_MAX], b[TS_QUANTITY_STR_MAX];
         q_usage x;
         if (q_tree_usage(t, name, cq->groups[g].flavors[f].flavor, id, &x) != TS_OK) continue;
-        model_resource_format(id, x.usage, u);
-        model_resource_format(id, x.nominal, nom);
-        model_resource_format(id, x.borrowed, b);
+        model_resource_format(rt, id, x.usage, u);
+        model_resource_format(rt, id, x.nominal, nom);
+        model_resource_format(rt, id, x.borrowed, b);
         if (arr)
           json_array_append_new(usage,
                                 json_pack("{s:s, s:s, s:s, s:s, s:s}", "flavor",

@@ -63,7 +63,8 @@ static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *
            name);
     return;
   }
-  if (model_decode(obj, NULL, &o, &err) == TS_OK && o) {
+  model_decode_opts opts = {.resources = model_resources_of(live_model(r->l))};
+  if (model_decode(obj, &opts, &o, &err) == TS_OK && o) {
     if (o->kind == MODEL_RESOURCE_CLAIM && r->writer)
       kc_writer_observe_claim(r->writer, obj, ev == MODEL_DELETED);
     if (live_event(r->l, ev, o, &err) == TS_OK) return;

@@ -312,14 +312,62 @@ static int rq_cmp(const void *a, const void *b) {
   return (int)((const model_rq *)a)->id - (int)((const model_rq *)b)->id;
 }
 
-/* The id of a name a tenant wrote: assigned only below MODEL_TENANT_RESOURCES. */
+/* The id of a name a tenant wrote: the table's, else one of the decode's own. */
 static int tenant_resource_id(mdec *d, const char *name) {
-  int id;
-  for (id = 0; id < model_resource_count(); id++)
-    if (!strcmp(model_resource_name(id), name)) return id;
-  if (model_resource_count() < MODEL_TENANT_RESOURCES) return model_resource_id(name);
-  if (!d->unoffered) d->unoffered = ts_intern_cstr(name);
-  return MODEL_RES_UNOFFERED;
+  int id = model_resource_find(d->res, name);
+  if (id >= 0) return id;
+  for (uint32_t i = 0; i < d->nlocal; i++)
+    if (!strcmp(d->local[i], name)) return d->base + (int)i;
+  if (d->nlocal == MODEL_MAX_OBJECT_NAMES) return -1;
+  d->local[d->nlocal] = name;
+  return d->base + (int)d->nlocal++;
+}
+
+const char *model__no_id(const mdec *d) {
+  return d->res ? "no id for this resource name: more than 32768 names, or out of memory"
+                : "no id for this resource name: decoded without the model's resource table";
+}
+
+const char *model__resource_name(const mdec *d, int id) {
+  if (id >= d->base && (uint32_t)(id - d->base) < d->nlocal) return d->local[id - d->base];
+  return model_resource_name(d->res, id);
+}
+
+ts_rc model__resolve_local(mdec *d, model_rlist *l, model_named_rq **named, uint32_t *nnamed) {
+  uint32_t n = 0, k = 0, nlocal = 0;
+  size_t bytes = 0;
+  int64_t sum = 0;
+  char *names;
+  for (uint32_t i = 0; i < l->n; i++)
+    if (l->v[i].id >= d->base) {
+      nlocal++, sum = ts_add_sat(sum, l->v[i].v);
+      bytes += strlen(model__resource_name(d, l->v[i].id)) + 1;
+    }
+  if (!nlocal) return TS_OK;
+  if (named) {
+    model_named_rq *v = ts_malloc(nlocal * sizeof *v + bytes);
+    if (!v) return model__fail(d, TS_ENOMEM, "out of memory");
+    names = (char *)(v + nlocal);
+    for (uint32_t i = 0; i < l->n; i++) {
+      const char *nm;
+      size_t len;
+      if (l->v[i].id < d->base) continue;
+      nm = model__resource_name(d, l->v[i].id), len = strlen(nm) + 1;
+      memcpy(names, nm, len);
+      v[k++] = (model_named_rq){names, l->v[i].v};
+      names += len;
+    }
+    *named = v, *nnamed = nlocal;
+  }
+  for (uint32_t i = 0; i < l->n; i++) /* keep the table's ids, then one UNOFFERED entry */
+    if (l->v[i].id < d->base && l->v[i].id != MODEL_RES_UNOFFERED)
+      l->v[n++] = l->v[i];
+    else if (l->v[i].id == MODEL_RES_UNOFFERED)
+      sum = ts_add_sat(sum, l->v[i].v);
+  l->v[n++] = (model_rq){MODEL_RES_UNOFFERED, sum};
+  l->n = n;
+  qsort(l->v, l->n, sizeof *l->v, rq_cmp);
+  return TS_OK;
 }
 
 ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist *out, bool tenant) {
@@ -334,10 +382,12 @@ ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist 
   json_object_foreach(obj, k, v) {
     model_rq *r = &out->v[out->n];
     ts_quantity q;
-    int id = tenant ? tenant_resource_id(d, k) : model_resource_id(k);
+    int id = tenant ? tenant_resource_id(d, k) : model_resource_id(d->res, k);
     size_t m2 = model__push_key(d, k);
-    if (id < 0)
-      return model__fail(d, TS_ELIMIT, "more than %d distinct resource names", MODEL_MAX_RESOURCES);
+    if (id < 0 && tenant)
+      return model__fail(d, TS_ELIMIT, "more than %d resource names that no node offers",
+                         MODEL_MAX_OBJECT_NAMES);
+    if (id < 0) return model__fail(d, TS_ELIMIT, "%s", model__no_id(d));
     if ((rc = model__quantity_value(d, v, &q)) != TS_OK) return rc;
     if (ts_quantity_sign(&q) < 0)
       return model__fail(d, TS_EINVAL, "must be greater than or equal to 0");
@@ -347,15 +397,6 @@ ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist 
     if (id >= MODEL_RES_UNOFFERED && !ts_quantity_is_integer(&q) && strchr(k, '/') &&
         strncmp(k, "hugepages-", 10) != 0)
       return model__fail(d, TS_EINVAL, "must be an integer");
-    if (id == MODEL_RES_UNOFFERED) { /* one entry for all of them */
-      uint32_t j = 0;
-      while (j < out->n && out->v[j].id != MODEL_RES_UNOFFERED) j++;
-      if (j < out->n) {
-        out->v[j].v = ts_add_sat(out->v[j].v, r->v);
-        model__pop(d, m2);
-        continue;
-      }
-    }
     out->n++;
     model__pop(d, m2);
   }

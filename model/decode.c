@@ -541,16 +541,18 @@ ts_rc model_decode(json_t *json, const model_decode_opts *opts, model_obj **out,
   k = &kinds[mk];
   d.err = err, d.opts = opts ? opts : &defaults, d.kind = kind, d.version = version;
   d.name = "(unnamed)", d.ns = "";
+  d.res = d.opts->resources;
+  d.base = model_resource_count(d.res);
   o = ts_calloc(1, k->size);
   if (!o) return ts_err_set(err, TS_ENOMEM, "out of memory");
   o->kind = mk;
   o->api_version = ts_intern_cstr(api_version);
-  mark = model_resource_count();
+  mark = model_resource_count(d.res);
   rc = decode_meta(&d, json, o, apis[mk].namespaced);
   if (rc == TS_OK) rc = k->decode(&d, json, o);
   if (rc != TS_OK) {
     model_obj_free(o);
-    model__resource_rollback(mark); /* a rejected object leaves no resource names behind */
+    model_resources_truncate(d.res, mark); /* a rejected object leaves no names behind */
     return rc;
   }
   *out = o;

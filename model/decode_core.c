@@ -6,15 +6,23 @@
 
 /* ---- Pod ------------------------------------------------------------------------------- */
 
-/* Dense accumulator of one pod's requests, indexed by resource id. */
+/* Dense accumulator of one pod's requests, indexed by resource id: the table's ids and the
+ * decode's own (d->base + MODEL_MAX_OBJECT_NAMES entries). */
 typedef struct racc {
-  int64_t v[MODEL_MAX_RESOURCES];
+  int64_t *v;
+  int n;
 } racc;
+
+static ts_rc racc_init(mdec *d, racc *a) {
+  a->n = d->base + MODEL_MAX_OBJECT_NAMES;
+  a->v = ts_calloc((size_t)a->n, sizeof *a->v);
+  return a->v ? TS_OK : model__fail(d, TS_ENOMEM, "out of memory");
+}
 
 /* a += b; false (a unchanged for that resource, *which set) when a sum overflows int64. */
 static bool racc_add(racc *a, const racc *b, int *which) {
   bool ok = true;
-  for (int i = 0; i < MODEL_MAX_RESOURCES; i++)
+  for (int i = 0; i < a->n; i++)
     if (!ts_add_ok(a->v[i], b->v[i], &a->v[i])) ok = false, *which = i;
   return ok;
 }
@@ -22,11 +30,11 @@ static bool racc_add(racc *a, const racc *b, int *which) {
 static ts_rc overflow(mdec *d, int res) {
   return model__fail(d, TS_EOVERFLOW,
                      "the requests of %s add up to more than 9223372036854775807 units",
-                     model_resource_name(res));
+                     model__resource_name(d, res));
 }
 
 static void racc_max(racc *a, const racc *b) {
-  for (int i = 0; i < MODEL_MAX_RESOURCES; i++)
+  for (int i = 0; i < a->n; i++)
     if (b->v[i] > a->v[i]) a->v[i] = b->v[i];
 }
 
@@ -37,7 +45,7 @@ static ts_rc container_requests(mdec *d, json_t *c, racc *out) {
   json_t *res = model__object(d, c, "resources", &rc);
   model_rlist req = {0}, lim = {0};
   size_t mark;
-  memset(out, 0, sizeof *out);
+  memset(out->v, 0, (size_t)out->n * sizeof *out->v);
   if (rc != TS_OK || !res) return rc;
   mark = model__push(d, "resources");
   if ((rc = model__resource_map(d, res, "requests", &req, true)) == TS_OK &&
@@ -50,9 +58,9 @@ static ts_rc container_requests(mdec *d, json_t *c, racc *out) {
       for (uint32_t j = 0; j < lim.n; j++) has_limit |= lim.v[j].id == req.v[i].id;
       if (has_limit && req.v[i].v > l) {
         model__push(d, "requests");
-        model__push_key(d, model_resource_name(req.v[i].id));
+        model__push_key(d, model__resource_name(d, req.v[i].id));
         rc = model__fail(d, TS_EINVAL, "must be less than or equal to %s limit",
-                         model_resource_name(req.v[i].id));
+                         model__resource_name(d, req.v[i].id));
         break;
       }
     }
@@ -65,15 +73,14 @@ static ts_rc container_requests(mdec *d, json_t *c, racc *out) {
 
 /* Sums the app containers; with init containers applies Kubernetes' rule (PodRequests):
  * sidecars (restartPolicy Always) run beside everything that starts after them. */
-static ts_rc pod_requests(mdec *d, json_t *spec, model_rlist *out) {
-  racc *sum = ts_calloc(3, sizeof *sum), c;
-  racc *side, *init;
+static ts_rc pod_requests(mdec *d, json_t *spec, model_pod *p) {
+  racc acc[4] = {{0}}, *sum = &acc[0], *side = &acc[1], *init = &acc[2], *c = &acc[3];
+  model_rlist *out = &p->requests;
   ts_rc rc = TS_OK;
   json_t *arr, *e;
   size_t i, mark;
   int n = 0, which = 0;
-  if (!sum) return model__fail(d, TS_ENOMEM, "out of memory");
-  side = sum + 1, init = sum + 2;
+  for (int k = 0; k < 4 && rc == TS_OK; k++) rc = racc_init(d, &acc[k]);
   for (int pass = 0; pass < 2 && rc == TS_OK; pass++) {
     const char *key = pass ? "containers" : "initContainers";
     arr = model__array(d, spec, key, &rc);
@@ -82,17 +89,17 @@ static ts_rc pod_requests(mdec *d, json_t *spec, model_rlist *out) {
     json_array_foreach(arr, i, e) {
       const char *policy = NULL;
       size_t m2 = model__push_index(d, i);
-      if ((rc = container_requests(d, e, &c)) != TS_OK) break;
+      if ((rc = container_requests(d, e, c)) != TS_OK) break;
       if (pass == 1) {
-        if (!racc_add(sum, &c, &which)) rc = overflow(d, which);
+        if (!racc_add(sum, c, &which)) rc = overflow(d, which);
       } else if ((rc = model__string(d, e, "restartPolicy", &policy, false)) != TS_OK) {
         break;
       } else if (policy && !strcmp(policy, "Always")) {
-        if (!racc_add(side, &c, &which)) rc = overflow(d, which);
+        if (!racc_add(side, c, &which)) rc = overflow(d, which);
         racc_max(init, side);
       } else {
-        if (!racc_add(&c, side, &which)) rc = overflow(d, which);
-        racc_max(init, &c);
+        if (!racc_add(c, side, &which)) rc = overflow(d, which);
+        racc_max(init, c);
       }
       if (rc != TS_OK) break;
       model__pop(d, m2);
@@ -110,12 +117,14 @@ static ts_rc pod_requests(mdec *d, json_t *spec, model_rlist *out) {
     ts_free(over.v);
     sum->v[MODEL_RES_PODS] = 1;
   }
-  for (int k = 0; k < MODEL_MAX_RESOURCES && rc == TS_OK; k++) n += sum->v[k] != 0;
+  for (int k = 0; k < sum->n && rc == TS_OK; k++) n += sum->v[k] != 0;
   if (rc == TS_OK &&
       (rc = model__alloc_array(d, (size_t)n, sizeof *out->v, (void **)&out->v)) == TS_OK)
-    for (int k = 0; k < MODEL_MAX_RESOURCES; k++)
+    for (int k = 0; k < sum->n; k++)
       if (sum->v[k]) out->v[out->n++] = (model_rq){(uint16_t)k, sum->v[k]};
-  ts_free(sum);
+  if (rc == TS_OK) rc = model__resolve_local(d, out, &p->unresolved, &p->nunresolved);
+  if (rc == TS_OK && p->nunresolved) p->unoffered = p->unresolved[0].name;
+  for (int k = 0; k < 4; k++) ts_free(acc[k].v);
   return rc;
 }
 
@@ -224,11 +233,10 @@ static ts_rc pod_spec(mdec *d, json_t *spec, model_pod *p) {
       (rc = model__labels(d, spec, "nodeSelector", false, &p->node_selector)) ||
       (rc = pod_affinity(d, spec, p)) ||
       (rc = model__tolerations(d, spec, "tolerations", &p->tolerations, &p->ntolerations)) ||
-      (rc = pod_requests(d, spec, &p->requests)) || (rc = pod_claims(d, spec, p)))
+      (rc = pod_requests(d, spec, p)) || (rc = pod_claims(d, spec, p)))
     return rc;
   p->has_priority = has;
   p->preempt_never = policy == 1;
-  p->unoffered = d->unoffered;
   if (p->node_name && !*p->node_name) p->node_name = NULL;
   return TS_OK;
 }
@@ -275,6 +283,7 @@ static void conditions_free(model_condition *c, uint32_t n) {
 void model__free_pod(model_obj *o) {
   model_pod *p = (model_pod *)o;
   ts_free(p->requests.v);
+  ts_free(p->unresolved);
   model__labels_free(&p->node_selector, false);
   model__node_selector_free(&p->affinity);
   ts_free(p->tolerations);
@@ -328,7 +337,14 @@ ts_rc model__decode_node(mdec *d, json_t *root, model_obj *o) {
   mark = model__push(d, "status");
   rc = model__resource_map(d, status, "allocatable", &alloc, false);
   if (rc == TS_OK && !alloc.n) rc = model__resource_map(d, status, "capacity", &alloc, false);
-  for (uint32_t i = 0; i < alloc.n; i++) n->alloc[alloc.v[i].id] = alloc.v[i].v;
+  if (rc == TS_OK) { /* wide enough for every id the table has now */
+    n->nres = (uint32_t)model_resource_count(d->res);
+    if (!(n->alloc = ts_calloc(2 * (size_t)n->nres, sizeof *n->alloc)))
+      rc = model__fail(d, TS_ENOMEM, "out of memory");
+    else
+      n->used = n->alloc + n->nres;
+  }
+  for (uint32_t i = 0; rc == TS_OK && i < alloc.n; i++) n->alloc[alloc.v[i].id] = alloc.v[i].v;
   ts_free(alloc.v);
   if (rc == TS_OK) rc = conditions(d, status, &conds, &nconds);
   for (uint32_t i = 0; rc == TS_OK && i < nconds; i++)
@@ -339,6 +355,7 @@ ts_rc model__decode_node(mdec *d, json_t *root, model_obj *o) {
 }
 
 void model__free_node(model_obj *o) {
+  ts_free(((model_node *)o)->alloc);
   ts_free(((model_node *)o)->taints);
 }
 

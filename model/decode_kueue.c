@@ -70,6 +70,12 @@ static ts_rc resource_group(mdec *d, json_t *e, model_resource_group *g) {
   if (!json_is_object(e)) return model__fail(d, TS_EINVAL, "must be an object");
   if ((rc = model__strings(d, e, "coveredResources", &g->covered, &g->ncovered)) != TS_OK)
     return rc;
+  for (uint32_t r = 0; r < g->ncovered; r++) /* an administrator's names get ids */
+    if (model_resource_id(d->res, g->covered[r]) < 0) {
+      model__push(d, "coveredResources");
+      model__push_index(d, r);
+      return model__fail(d, TS_ELIMIT, "%s", model__no_id(d));
+    }
   arr = model__array(d, e, "flavors", &rc);
   if (rc != TS_OK) return rc;
   if (!arr || !json_array_size(arr))
@@ -343,6 +349,7 @@ ts_rc model__decode_pod_group(mdec *d, json_t *root, model_obj *o) {
   mark = model__push(d, "spec");
   if ((rc = model__int32(d, spec, "minMember", &g->min_member, &has)) ||
       (rc = model__resource_map(d, spec, "minResources", &g->min_resources, true)) ||
+      (rc = model__resolve_local(d, &g->min_resources, NULL, NULL)) ||
       (rc = model__int32(d, spec, "scheduleTimeoutSeconds", &g->schedule_timeout_seconds, NULL)))
     return rc;
   if (!has || g->min_member < 1) return model__fail_at(d, "minMember", "must be at least 1");

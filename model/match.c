@@ -99,56 +99,99 @@ const model_taint *model_untolerated_taint(const model_taint *taints, uint32_t n
 
 /* ---- resource ids ---------------------------------------------------------------------- */
 
-static const char *res_names[MODEL_MAX_RESOURCES]; /* id -> interned name */
-static int res_count;                              /* ids in use */
+struct model_resources {
+  char **names;   /* id -> owned name */
+  int count;      /* ids in use */
+  int cap;        /* entries of names */
+  ts_map by_name; /* name -> id + 1 (as a pointer value); keys are names[id] */
+};
 
-static void res_init(void) {
-  if (res_count) return;
-  res_names[MODEL_RES_CPU] = ts_intern_cstr("cpu");
-  res_names[MODEL_RES_MEMORY] = ts_intern_cstr("memory");
-  res_names[MODEL_RES_EPHEMERAL] = ts_intern_cstr("ephemeral-storage");
-  res_names[MODEL_RES_PODS] = ts_intern_cstr("pods");
-  res_names[MODEL_RES_UNOFFERED] = ts_intern_cstr("a resource no node offers");
-  res_count = MODEL_RES_FIRST_OTHER;
+static const char *const builtin_names[MODEL_RES_FIRST_OTHER] = {
+    "cpu", "memory", "ephemeral-storage", "pods", "a resource no node offers"};
+
+model_resources *model_resources_new(void) {
+  model_resources *t = ts_calloc(1, sizeof *t);
+  if (!t) return NULL;
+  ts_map_init(&t->by_name);
+  for (int i = 0; i < MODEL_RES_FIRST_OTHER; i++)
+    if (model_resource_id(t, builtin_names[i]) != i) {
+      model_resources_free(t);
+      return NULL;
+    }
+  return t;
 }
 
-void model__resource_rollback(int count) {
-  if (count >= MODEL_RES_FIRST_OTHER && count < res_count) res_count = count;
+void model_resources_free(model_resources *t) {
+  if (!t) return;
+  for (int i = 0; i < t->count; i++) ts_free(t->names[i]);
+  ts_free(t->names);
+  ts_map_free(&t->by_name);
+  ts_free(t);
 }
 
-int model_resource_id(const char *name) {
-  const char *in;
-  res_init();
-  in = ts_intern_cstr(name);
-  if (!in) return -1;
-  for (int i = 0; i < res_count; i++)
-    if (res_names[i] == in) return i;
-  if (res_count == MODEL_MAX_RESOURCES) return -1;
-  res_names[res_count] = in;
-  return res_count++;
+void model_resources_truncate(model_resources *t, int count) {
+  if (!t || count < MODEL_RES_FIRST_OTHER) return;
+  while (t->count > count) {
+    char *n = t->names[--t->count];
+    ts_map_del(&t->by_name, n, strlen(n));
+    ts_free(n);
+  }
 }
 
-const char *model_resource_name(int id) {
-  res_init();
-  return id >= 0 && id < res_count ? res_names[id] : NULL;
+int model_resource_find(const model_resources *t, const char *name) {
+  void *v;
+  if (!t) {
+    for (int i = 0; i < MODEL_RES_UNOFFERED; i++)
+      if (!strcmp(builtin_names[i], name)) return i;
+    return -1;
+  }
+  v = ts_map_get(&t->by_name, name, strlen(name));
+  if (!v || (int)((uintptr_t)v - 1) == MODEL_RES_UNOFFERED) return -1; /* not a name to use */
+  return (int)((uintptr_t)v - 1);
 }
 
-int model_resource_count(void) {
-  res_init();
-  return res_count;
+int model_resource_id(model_resources *t, const char *name) {
+  int id = model_resource_find(t, name);
+  char *copy;
+  if (id >= 0 || !t) return id;
+  if (t->count >= MODEL_MAX_RESOURCE_IDS) return -1;
+  if (t->count == t->cap) {
+    int cap = t->cap ? 2 * t->cap : 16;
+    char **v = ts_realloc(t->names, (size_t)cap * sizeof *v);
+    if (!v) return -1;
+    t->names = v, t->cap = cap;
+  }
+  if (!(copy = ts_strdup(name))) return -1;
+  if (ts_map_put(&t->by_name, copy, strlen(copy), (void *)(uintptr_t)(t->count + 1), NULL) !=
+      TS_OK) {
+    ts_free(copy);
+    return -1;
+  }
+  t->names[t->count] = copy;
+  return t->count++;
+}
+
+const char *model_resource_name(const model_resources *t, int id) {
+  if (!t) return id >= 0 && id < MODEL_RES_FIRST_OTHER ? builtin_names[id] : NULL;
+  return id >= 0 && id < t->count ? t->names[id] : NULL;
+}
+
+int model_resource_count(const model_resources *t) {
+  return t ? t->count : MODEL_RES_FIRST_OTHER;
 }
 
 ts_rc model_resource_amount(int id, const ts_quantity *q, int64_t *out) {
   return id == MODEL_RES_CPU ? ts_quantity_milli(q, out) : ts_quantity_value(q, out);
 }
 
-void model_resource_format(int id, int64_t amount, char *out) {
+void model_resource_format(const model_resources *t, int id, int64_t amount, char *out) {
   ts_quantity q;
   if (id == MODEL_RES_CPU) {
     q = ts_quantity_from_milli(amount, TS_QFMT_DECIMAL_SI);
   } else {
-    bool bytes = id == MODEL_RES_MEMORY || id == MODEL_RES_EPHEMERAL ||
-                 !strncmp(model_resource_name(id), "hugepages-", 10);
+    bool bytes =
+        id == MODEL_RES_MEMORY || id == MODEL_RES_EPHEMERAL ||
+        (model_resource_name(t, id) && !strncmp(model_resource_name(t, id), "hugepages-", 10));
     q = ts_quantity_from_int(amount, bytes ? TS_QFMT_BINARY_SI : TS_QFMT_DECIMAL_SI);
   }
   ts_quantity_format(&q, out);

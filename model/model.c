@@ -28,7 +28,17 @@ model *model_new(void) {
   ts_map_init(&m->node_label_index);
   ts_map_init(&m->slices_by_node);
   ts_map_init(&m->slices_by_pool);
+  ts_list_init(&m->unresolved);
+  if (!(m->res = model_resources_new())) {
+    model_free(m);
+    return NULL;
+  }
+  m->res_resolved = model_resource_count(m->res);
   return m;
+}
+
+model_resources *model_resources_of(const model *m) {
+  return m->res;
 }
 
 static void ptr_index_free(ts_map *map) {
@@ -58,6 +68,7 @@ void model_free(model *m) {
   ts_map_free(&m->by_uid);
   ptr_index_free(&m->node_label_index);
   ptr_index_free(&m->slices_by_node);
+  model_resources_free(m->res);
   ptr_index_free(&m->slices_by_pool);
   ts_vec_free(&m->nodes);
   ts_free(m);
@@ -137,7 +148,9 @@ static void bucket_maybe_drop(model *m, model_pod_bucket *b) {
  * recounted from the node's pods once a pod leaves. */
 static void charge(model_node *n, const model_pod *p, int sign) {
   for (uint32_t i = 0; i < p->requests.n; i++) {
-    int64_t *u = &n->used[p->requests.v[i].id];
+    int64_t *u;
+    if (p->requests.v[i].id >= n->nres) continue; /* the node offers none: nothing to count */
+    u = &n->used[p->requests.v[i].id];
     if (sign > 0 && !ts_add_ok(*u, p->requests.v[i].v, u))
       *u = INT64_MAX, n->usage_overflow = true;
     else if (sign < 0 && !n->usage_overflow)
@@ -149,7 +162,7 @@ static void charge(model_node *n, const model_pod *p, int sign) {
 /* The usage of a node whose totals overflowed, from its counted pods. */
 static void recount(model_node *n) {
   ts_list *it;
-  memset(n->used, 0, sizeof n->used);
+  if (n->nres) memset(n->used, 0, n->nres * sizeof *n->used);
   n->usage_overflow = false;
   n->npods = 0;
   if (!n->bucket) return;
@@ -159,8 +172,61 @@ static void recount(model_node *n) {
   }
 }
 
+static int rq_id_cmp(const void *a, const void *b) {
+  return (int)((const model_rq *)a)->id - (int)((const model_rq *)b)->id;
+}
+
+/* Moves the pod's requests for names that now have an id into its requests. Out of memory
+ * leaves them unresolved (the pod fits nowhere until the next try). */
+static void resolve_requests(const model_resources *t, model_pod *p) {
+  uint32_t found = 0, keep = 0, n = 0;
+  int64_t unoffered = 0;
+  model_rq *v;
+  for (uint32_t i = 0; i < p->nunresolved; i++)
+    found += model_resource_find(t, p->unresolved[i].name) >= 0;
+  if (!found || !(v = ts_malloc((p->requests.n + found) * sizeof *v))) return;
+  for (uint32_t i = 0; i < p->requests.n; i++)
+    if (p->requests.v[i].id != MODEL_RES_UNOFFERED) v[n++] = p->requests.v[i];
+  for (uint32_t i = 0; i < p->nunresolved; i++) {
+    int id = model_resource_find(t, p->unresolved[i].name);
+    if (id >= 0) {
+      v[n++] = (model_rq){(uint16_t)id, p->unresolved[i].v};
+    } else {
+      unoffered = ts_add_sat(unoffered, p->unresolved[i].v);
+      p->unresolved[keep++] = p->unresolved[i];
+    }
+  }
+  if (keep) v[n++] = (model_rq){MODEL_RES_UNOFFERED, unoffered};
+  qsort(v, n, sizeof *v, rq_id_cmp);
+  ts_free(p->requests.v);
+  p->requests.v = v, p->requests.n = n;
+  p->nunresolved = keep;
+  p->unoffered = keep ? p->unresolved[0].name : NULL;
+}
+
+/* After the table gained ids: resolves what the model's pods could not, recounting the usage
+ * of the nodes they are bound to. */
+static void resolve_all(model *m) {
+  ts_list *it, *next;
+  m->res_resolved = model_resource_count(m->res);
+  for (it = m->unresolved.next; it != &m->unresolved; it = next) {
+    model_pod *p = ts_container_of(it, model_pod, unresolved_link);
+    model_node *n = p->node;
+    next = it->next;
+    if (n) charge(n, p, -1);
+    resolve_requests(m->res, p);
+    if (n) charge(n, p, 1);
+    if (n && n->usage_overflow) recount(n);
+    if (!p->nunresolved) ts_list_remove(&p->unresolved_link);
+  }
+}
+
 static ts_rc pod_index(model *m, model_pod *p) {
   model_pod_bucket *b;
+  if (p->nunresolved) { /* decoded before a name got its id, or still without one */
+    resolve_requests(m->res, p);
+    if (p->nunresolved) ts_list_insert_tail(&m->unresolved, &p->unresolved_link);
+  }
   if (!p->node_name) return TS_OK;
   b = bucket_get(m, p->node_name, true);
   if (!b) return TS_ENOMEM;
@@ -175,6 +241,7 @@ static ts_rc pod_index(model *m, model_pod *p) {
 static void pod_unindex(model *m, model_pod *p) {
   model_pod_bucket *b;
   model_node *was = p->node;
+  if (p->nunresolved) ts_list_remove(&p->unresolved_link);
   if (!p->node_name) return;
   b = bucket_get(m, p->node_name, false);
   if (p->node) charge(p->node, p, -1);
@@ -309,6 +376,7 @@ ts_rc model_upsert(model *m, model_obj *o) {
   rc = index_obj(m, o);
   m->generation++;
   if (rc != TS_OK) drop(m, o); /* out of memory part-way: leave no half-indexed object */
+  if (model_resource_count(m->res) != m->res_resolved) resolve_all(m);
   return rc;
 }
 
@@ -331,7 +399,10 @@ ts_rc model_remove(model *m, model_kind kind, const char *ns, const char *name) 
 ts_rc model_apply_json(model *m, json_t *json, model_event ev, const char *origin,
                        const model_decode_opts *opts, bool *skipped, ts_err *err) {
   model_obj *o = NULL;
-  ts_rc rc = model_decode(json, opts, &o, err);
+  model_decode_opts mine = opts ? *opts : (model_decode_opts){0};
+  ts_rc rc;
+  if (!mine.resources) mine.resources = m->res; /* the model's names */
+  rc = model_decode(json, &mine, &o, err);
   if (skipped) *skipped = rc == TS_OK && !o;
   if (rc != TS_OK || !o) return rc;
   o->origin = origin;

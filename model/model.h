@@ -175,18 +175,18 @@ const model_taint *model_untolerated_taint(const model_taint *taints, uint32_t n
 
 /* ---- resources ------------------------------------------------------------------------- */
 
-#define MODEL_MAX_RESOURCES 64
-/* Pods (and what tenants write: job templates, PodGroups) give new resource names ids only
- * while fewer than this many are in use; the rest stay for Nodes, ClusterQueues and the
- * configuration, so that a tenant naming dozens of made-up resources cannot stop Nodes from
- * loading. A name a tenant writes beyond it counts as MODEL_RES_UNOFFERED. */
-#define MODEL_TENANT_RESOURCES 40
-
-/* Resource names get small process-wide ids; these five always exist. Values are in the
- * units kube-scheduler compares: cpu in millicores, everything else in whole units
- * (Quantity.Value(), rounded up). MODEL_RES_UNOFFERED stands for resources pods request that
- * got no id of their own: no node offers it (a node's would have an id), so a pod requesting
- * some fits nowhere, and the pod's `unoffered` says which. */
+/* Resource names get small ids from a table that belongs to a model (model_resources_of) and
+ * grows as needed; the first five are the same in every table. Values are in the units
+ * kube-scheduler compares: cpu in millicores, everything else in whole units
+ * (Quantity.Value(), rounded up).
+ *
+ * Only what the cluster's administrators write gives a name an id: Nodes (allocatable),
+ * ClusterQueues and Cohorts (covered resources and quotas), the configuration's device
+ * mappings. A name a tenant writes (a pod's requests, a PodGroup's minResources) that has no
+ * id counts as MODEL_RES_UNOFFERED: no node offers it (a node's would have an id), so a pod
+ * requesting some fits nowhere, and the pod keeps the name and amount (model_pod.unresolved)
+ * until something gives the name an id; then the model moves it into the pod's requests. So
+ * tenants cannot grow the table, and a decode that fails gives back the ids it assigned. */
 enum {
   MODEL_RES_CPU,
   MODEL_RES_MEMORY,
@@ -196,21 +196,40 @@ enum {
   MODEL_RES_FIRST_OTHER
 };
 
-/* Returns the id of a resource name, assigning one on first use; -1 when more than
- * MODEL_MAX_RESOURCES distinct names have been seen. For names from Nodes, ClusterQueues and
- * the configuration; a decode that fails gives back the ids it assigned. */
-int model_resource_id(const char *name);
-const char *model_resource_name(int id); /* interned; NULL for an unused id */
-int model_resource_count(void);          /* ids in use */
+/* Ids are uint16_t in requests; a decode needs some room above the table for names it has
+ * not resolved yet (MODEL_MAX_OBJECT_NAMES). */
+#define MODEL_MAX_RESOURCE_IDS 32768
+/* Distinct resource names one object may name that the table does not know. */
+#define MODEL_MAX_OBJECT_NAMES 256
+
+typedef struct model_resources model_resources;
+
+model_resources *model_resources_new(void); /* returns new (with the five above), NULL on ENOMEM */
+void model_resources_free(model_resources *t);
+/* Returns the id of a resource name, assigning the next one on first use; -1 when out of
+ * memory or past MODEL_MAX_RESOURCE_IDS. With t NULL only the built-in names have ids. */
+int model_resource_id(model_resources *t, const char *name);
+/* The id of name, or -1 when it has none (never MODEL_RES_UNOFFERED). */
+int model_resource_find(const model_resources *t, const char *name);
+const char *model_resource_name(const model_resources *t, int id); /* NULL for an unused id */
+int model_resource_count(const model_resources *t);                /* ids in use */
+/* Gives back the ids assigned after the first count (a decode that failed). */
+void model_resources_truncate(model_resources *t, int count);
 /* Converts a quantity to the integer units of resource id (see above). */
 ts_rc model_resource_amount(int id, const ts_quantity *q, int64_t *out);
 /* Formats an amount of resource id as Kubernetes would print it ("1500m", "40Gi", "8"). */
-void model_resource_format(int id, int64_t amount, char *out);
+void model_resource_format(const model_resources *t, int id, int64_t amount, char *out);
 
 typedef struct model_rq {
   uint16_t id; /* resource id */
   int64_t v;   /* amount */
 } model_rq;
+
+/* A request for a resource name without an id (see above); name is owned by the holder. */
+typedef struct model_named_rq {
+  const char *name;
+  int64_t v;
+} model_named_rq;
 
 /* A sparse resource list, sorted by id (pod requests: usually 2 to 4 entries). */
 typedef struct model_rlist {
@@ -295,11 +314,14 @@ typedef struct model_pod {
   model_condition *conditions;            /* owned: status.conditions */
   uint32_t nconditions;                   /* entries */
   int64_t start_ns;                       /* status.startTime, 0 when absent */
-  const char *unoffered;                  /* interned: a resource requested under
-                                             MODEL_RES_UNOFFERED, or NULL */
+  const char *unoffered;                  /* unresolved[0].name, or NULL */
+  model_named_rq *unresolved;             /* owned: requests of names the model's table has
+                                             no id for, counted as MODEL_RES_UNOFFERED */
+  uint32_t nunresolved;                   /* entries */
   /* maintained by the model */
   struct model_node *node; /* read-only: the node it is bound to, when known and counted */
   ts_list node_link;       /* private: in the bucket of pods of node_name */
+  ts_list unresolved_link; /* private: in the model's pods with unresolved requests */
 } model_pod;
 
 /* True for pods that hold node resources: bound and not Succeeded / Failed (kube-scheduler
@@ -312,20 +334,31 @@ const model_condition *model_pod_condition(const model_pod *p, const char *type)
 int64_t model_pod_scheduled_ns(const model_pod *p);
 
 typedef struct model_node {
-  model_obj obj;                      /* header; kind MODEL_NODE */
-  int64_t alloc[MODEL_MAX_RESOURCES]; /* status.allocatable by resource id */
-  int64_t used[MODEL_MAX_RESOURCES];  /* model-maintained: requests of counted pods */
-  model_taint *taints;                /* owned: spec.taints */
-  uint32_t ntaints;                   /* entries */
-  bool unschedulable;                 /* spec.unschedulable */
-  bool ready;                         /* condition Ready is True */
-  uint32_t npods;                     /* model-maintained: counted pods on it */
-  bool usage_overflow;                /* model-maintained: the requests of its pods add up to
-                                         more than int64 for some resource: used is INT64_MAX
-                                         there (full) until recounted */
-  uint32_t index;                     /* model-maintained: position in model->nodes */
-  struct model_pod_bucket *bucket;    /* private: pods naming this node */
+  model_obj obj;                   /* header; kind MODEL_NODE */
+  int64_t *alloc;                  /* owned: [nres] status.allocatable by resource id */
+  int64_t *used;                   /* [nres] (same block) model-maintained: requests of
+                                      counted pods */
+  uint32_t nres;                   /* entries of alloc and used: ids past it are 0 (the
+                                      table had no such id when the node was decoded) */
+  model_taint *taints;             /* owned: spec.taints */
+  uint32_t ntaints;                /* entries */
+  bool unschedulable;              /* spec.unschedulable */
+  bool ready;                      /* condition Ready is True */
+  uint32_t npods;                  /* model-maintained: counted pods on it */
+  bool usage_overflow;             /* model-maintained: the requests of its pods add up to
+                                      more than int64 for some resource: used is INT64_MAX
+                                      there (full) until recounted */
+  uint32_t index;                  /* model-maintained: position in model->nodes */
+  struct model_pod_bucket *bucket; /* private: pods naming this node */
 } model_node;
+
+/* A node's allocatable and usage of resource id (0 past the node's table). */
+static inline int64_t model_node_alloc(const model_node *n, int id) {
+  return (uint32_t)id < n->nres ? n->alloc[id] : 0;
+}
+static inline int64_t model_node_used(const model_node *n, int id) {
+  return (uint32_t)id < n->nres ? n->used[id] : 0;
+}
 
 typedef struct model_namespace {
   model_obj obj; /* header; kind MODEL_NAMESPACE; labels are what selectors read */
@@ -696,11 +729,13 @@ typedef struct model_job {
 /* ---- decoding -------------------------------------------------------------------------- */
 
 typedef struct model_decode_opts {
-  bool lenient;   /* accept values the API server would reject but an allocator must handle
-                     (unknown allocation modes, selectors and constraints); for test vectors */
-  bool admission; /* also apply the rules admission webhooks enforce on create (Kueue's
-                     "borrowingLimit must be nil when cohort is empty"); for `tessera check`.
-                     Objects read from a server were admitted already and skip them. */
+  bool lenient; /* accept values the API server would reject but an allocator must handle
+                   (unknown allocation modes, selectors and constraints); for test vectors */
+  model_resources *resources; /* the resource-name table of the model the objects are for
+                                 (model_resources_of); NULL: only the built-in names */
+  bool admission;             /* also apply the rules admission webhooks enforce on create (Kueue's
+                                 "borrowingLimit must be nil when cohort is empty"); for `tessera check`.
+                                 Objects read from a server were admitted already and skip them. */
 } model_decode_opts;
 
 /* Decodes one Kubernetes object. On success *out is a new object (free with model_obj_free)
@@ -749,6 +784,10 @@ typedef struct model model;
 typedef enum model_event { MODEL_ADDED, MODEL_MODIFIED, MODEL_DELETED } model_event;
 
 model *model_new(void); /* returns new, NULL when out of memory */
+/* The model's resource-name table (see "resources" above): decode the model's objects with
+ * it (model_decode_opts.resources). It only grows; a new id makes the model resolve the
+ * requests its pods could not resolve before. */
+model_resources *model_resources_of(const model *m);
 void model_free(model *m);
 
 /* Adds or replaces (same kind and key) an object; steals o even on failure. An object that

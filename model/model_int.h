@@ -20,6 +20,9 @@ struct model {
   uint64_t seq;                    /* private: next insertion sequence */
   uint64_t revs;                   /* private: last stored-version number handed out */
   uint64_t generation;             /* read-only: bumped by every change */
+  model_resources *res;            /* owned: resource names and their ids */
+  int res_resolved;                /* private: ids in res when pods were last resolved */
+  ts_list unresolved;              /* private: pods with unresolved requests */
   bool unseen[MODEL_KIND_COUNT];   /* read-only: kinds whose objects this model cannot know
                                       (the API server refused to list them, or a snapshot
                                       holds none); see model_set_seen */
@@ -35,8 +38,21 @@ typedef struct mdec {
   const char *version;           /* API version part: "v1", "v1beta1", "v1beta2", ... */
   char path[MD_PATH_MAX];        /* current field path, "spec.devices.requests[0]" */
   size_t plen;                   /* strlen(path) */
-  const char *unoffered;         /* interned: the first resource counted as MODEL_RES_UNOFFERED */
+  model_resources *res;          /* opts->resources */
+  int base;                      /* ids from here on are the decode's own (local[id - base]):
+                                    names a tenant wrote that the table has no id for */
+  const char *local[MODEL_MAX_OBJECT_NAMES]; /* borrowed from the JSON being decoded */
+  uint32_t nlocal;                           /* entries */
 } mdec;
+
+/* Why an administrator's resource name got no id. */
+const char *model__no_id(const mdec *d);
+/* The name of id in this decode (a table id or one of the decode's own). */
+const char *model__resource_name(const mdec *d, int id);
+/* Moves the entries of l with the decode's own ids into one MODEL_RES_UNOFFERED entry (the
+ * sum); with named non-NULL also returns them as owned name/amount pairs (one allocation,
+ * names after the array) in *named / *nnamed. */
+ts_rc model__resolve_local(mdec *d, model_rlist *l, model_named_rq **named, uint32_t *nnamed);
 
 /* Field paths: each push returns a mark to pop back to. */
 size_t model__push(mdec *d, const char *field);   /* appends ".field" */
@@ -87,11 +103,9 @@ ts_rc model__node_selector(mdec *d, json_t *parent, const char *key, model_node_
 ts_rc model__taints(mdec *d, json_t *parent, const char *key, model_taint **out, uint32_t *n);
 ts_rc model__tolerations(mdec *d, json_t *parent, const char *key, model_toleration **out,
                          uint32_t *n);
-/* A map of resource quantities; tenant: the names come from what a tenant writes (see
- * MODEL_TENANT_RESOURCES). */
+/* A map of resource quantities; tenant: the names come from what a tenant writes and get no
+ * id from the table (the decode's own ids for unknown names: see model__resolve_local). */
 ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist *out, bool tenant);
-/* Gives back resource ids assigned after model_resource_count() was count (a failed decode). */
-void model__resource_rollback(int count);
 /* Allocates a zeroed array of n elements of size sz (n may be 0: returns NULL, TS_OK). */
 ts_rc model__alloc_array(mdec *d, size_t n, size_t sz, void **out);
 

@@ -15,7 +15,7 @@ static uint32_t sum_usage(const q_tree *t, const q_admission *a, int64_t *acc, b
       const q_rflavor *rf = &a->podsets[p].rf[r];
       int f = q__flavor_index(t, rf->flavor);
       uint32_t fr;
-      if (f < 0 || rf->resource >= MODEL_MAX_RESOURCES || t->res_slot[rf->resource] < 0) continue;
+      if (f < 0 || q__slot(t, rf->resource) < 0) continue;
       fr = q__fr(t, (uint32_t)f, rf->resource);
       if (!seen[fr]) seen[fr] = true, n++;
       acc[fr] = ts_add_sat(acc[fr], rf->total);

@@ -60,8 +60,8 @@ static void why(ast *s, const char *fmt, ...) {
   if (s->wlen >= WHY_MAX) s->wlen = WHY_MAX - 1;
 }
 
-static const char *amount_str(int res, int64_t v, char *buf) {
-  model_resource_format(res, v, buf);
+static const char *amount_str(const ast *s, int res, int64_t v, char *buf) {
+  model_resource_format(model_resources_of(s->c->t->m), res, v, buf);
   return buf;
 }
 
@@ -96,7 +96,8 @@ static bool can_preempt_while_borrowing(const ast *s) {
 static gmode fits_quota(ast *s, uint32_t fr, int64_t assumed, int64_t req) {
   const q__node *n = &s->cq->node;
   int res = q__fr_res(s->c->t, fr);
-  const char *fl = s->c->t->fname[q__fr_flavor(s->c->t, fr)], *rn = model_resource_name(res);
+  const char *fl = s->c->t->fname[q__fr_flavor(s->c->t, fr)],
+             *rn = model_resource_name(model_resources_of(s->c->t->m), res);
   int64_t avail = q__available(n, fr), cap = q__potential(n, fr), val = ts_add_sat(assumed, req);
   char b1[TS_QUANTITY_STR_MAX], b2[TS_QUANTITY_STR_MAX], b3[TS_QUANTITY_STR_MAX];
   bool partial;
@@ -105,13 +106,14 @@ static gmode fits_quota(ast *s, uint32_t fr, int64_t assumed, int64_t req) {
     why(s,
         "insufficient quota for %s in flavor %s, previously considered podsets requests (%s) + "
         "current podset request (%s) > maximum capacity (%s)",
-        rn, fl, amount_str(res, assumed, b1), amount_str(res, req, b2), amount_str(res, cap, b3));
+        rn, fl, amount_str(s, res, assumed, b1), amount_str(s, res, req, b2),
+        amount_str(s, res, cap, b3));
     return m;
   }
   m.borrow = q__find_height(n, fr, val, &partial);
   if (val <= avail) return (gmode){Q__P_FIT, m.borrow};
   why(s, "insufficient unused quota for %s in flavor %s, %s more needed", rn, fl,
-      amount_str(res, val - avail, b1));
+      amount_str(s, res, val - avail, b1));
   if (n->nominal[fr] >= val || partial || can_preempt_while_borrowing(s)) {
     ts_rc rc = q__simulate_preemption(s->c, s->cq, s->wl, fr, val, &m.p, &m.borrow);
     if (rc != TS_OK && s->rc == TS_OK) s->rc = rc;
@@ -174,15 +176,14 @@ static bool placeable(ast *s, uint32_t psi, int32_t count, uint32_t f, gmode m) 
 
 /* ---- groups ---------------------------------------------------------------------------- */
 
-/* The best flavor of group g for the pod set's requests; rmode[k] receives each request's
- * mode and *maxb the largest borrowing level among them. The search starts where the last
- * one stopped (*next in, Kueue's LastAssignment) and *next receives where the next one
- * starts: after the flavor it stopped at, or at the first once it reached the last. Returns
- * the flavor index, or -1 when no flavor works. */
+/* The best flavor of group g for the pod set's requests (tmp: room for nrq modes); rmode[k]
+ * receives each request's mode and *maxb the largest borrowing level among them. The search starts
+ * where the last one stopped (*next in, Kueue's LastAssignment) and *next receives where the next
+ * one starts: after the flavor it stopped at, or at the first once it reached the last. Returns the
+ * flavor index, or -1 when no flavor works. */
 static int find_flavor(ast *s, uint32_t psi, int32_t count, int g, const preq *rq, uint32_t nrq,
-                       q_mode *rmode, int *maxb, int16_t *next) {
+                       q_mode *rmode, q_mode *tmp, int *maxb, int16_t *next) {
   const q__group *grp = &s->cq->groups[g];
-  q_mode tmp[MODEL_MAX_RESOURCES + 1];
   gmode best = WORST;
   int best_f = -1;
   uint32_t fi = *next > 0 && (uint32_t)*next < grp->nflavors ? (uint32_t)*next : 0, tried = fi;
@@ -196,7 +197,7 @@ static int find_flavor(ast *s, uint32_t psi, int32_t count, int g, const preq *r
     for (uint32_t k = 0; k < nrq && rep.p != Q__P_NOFIT; k++) {
       uint32_t fr;
       gmode m;
-      if (s->cq->group_of[rq[k].id] != g) continue;
+      if (q__group_of(s->cq, rq[k].id) != g) continue;
       fr = q__fr(s->c->t, f, rq[k].id);
       m = fits_quota(s, fr, s->acc[fr], rq[k].total);
       if (preferred(rep, m)) rep = m;
@@ -214,11 +215,12 @@ static int find_flavor(ast *s, uint32_t psi, int32_t count, int g, const preq *r
   return best.p == Q__P_NOFIT ? -1 : best_f;
 }
 
-/* The pod set's requests x count, with "pods" = count when the queue covers pods. */
+/* The pod set's requests x count, with "pods" = count when the queue covers pods (rq: room
+ * for nrequests + 1). */
 static uint32_t podset_requests(const q__cq *cq, const q_podset *ps, int32_t count, preq *rq) {
   uint32_t n = 0;
-  bool pods = cq->group_of[MODEL_RES_PODS] >= 0, done = false;
-  for (uint32_t i = 0; i < ps->nrequests && n < MODEL_MAX_RESOURCES; i++) {
+  bool pods = q__group_of(cq, MODEL_RES_PODS) >= 0, done = false;
+  for (uint32_t i = 0; i < ps->nrequests; i++) {
     uint16_t id = ps->requests[i].id;
     if (pods && !done && id >= MODEL_RES_PODS) {
       rq[n++] = (preq){MODEL_RES_PODS, count};
@@ -236,7 +238,7 @@ static void take_group(ast *s, q_psa *psa, int g, uint32_t f, const preq *rq, ui
                        const q_mode *rmode) {
   for (uint32_t k = 0; k < nrq; k++) {
     uint32_t fr;
-    if (s->cq->group_of[rq[k].id] != g) continue;
+    if (q__group_of(s->cq, rq[k].id) != g) continue;
     fr = q__fr(s->c->t, f, rq[k].id);
     psa->rf[psa->nrf++] = (q_rflavor){rq[k].id, s->c->t->fname[f], rq[k].total, rmode[k]};
     s->acc[fr] = ts_add_sat(s->acc[fr], rq[k].total);
@@ -247,26 +249,30 @@ static void take_group(ast *s, q_psa *psa, int g, uint32_t f, const preq *rq, ui
 
 /* Assigns one pod set; false when some group has no workable flavor. */
 static bool assign_podset(ast *s, uint32_t psi, int32_t count, q_psa *psa, int *borrow) {
-  preq rq[MODEL_MAX_RESOURCES + 1];
-  q_mode rmode[MODEL_MAX_RESOURCES + 1];
-  uint32_t nrq = podset_requests(s->cq, &s->wl->podsets[psi], count, rq), done = 0;
+  size_t cap = (size_t)s->wl->podsets[psi].nrequests + 1;
+  preq *rq = ts_arena_alloc(s->c->arena, cap * sizeof *rq);
+  q_mode *rmode = ts_arena_alloc(s->c->arena, 2 * cap * sizeof *rmode);
+  uint32_t nrq = 0, done = 0;
   int16_t *next = s->next + (size_t)psi * s->cq->ngroups;
   const int16_t *start = s->start ? s->start + (size_t)psi * s->cq->ngroups : NULL;
   psa->name = s->wl->podsets[psi].name, psa->count = count, psa->mode = Q_FIT;
-  if (!(psa->rf = ts_arena_alloc(s->c->arena, (nrq + 1) * sizeof *psa->rf))) {
+  if (rq && rmode) nrq = podset_requests(s->cq, &s->wl->podsets[psi], count, rq);
+  if (!rq || !rmode || !(psa->rf = ts_arena_alloc(s->c->arena, (nrq + 1) * sizeof *psa->rf))) {
     s->rc = TS_ENOMEM;
     return false;
   }
   for (uint32_t k = 0; k < nrq; k++) {
-    int g = s->cq->group_of[rq[k].id], f, mb = 0;
+    int g = q__group_of(s->cq, rq[k].id), f, mb = 0;
     if (g < 0) {
       if (rq[k].total == 0) continue;
-      why(s, "resource %s unavailable in ClusterQueue", model_resource_name(rq[k].id));
+      why(s, "resource %s unavailable in ClusterQueue",
+          model_resource_name(model_resources_of(s->c->t->m), rq[k].id));
       return false;
     }
     if (done & (1u << g)) continue;
     next[g] = start ? start[g] : 0;
-    if ((f = find_flavor(s, psi, count, g, rq, nrq, rmode, &mb, &next[g])) < 0) return false;
+    if ((f = find_flavor(s, psi, count, g, rq, nrq, rmode, rmode + cap, &mb, &next[g])) < 0)
+      return false;
     take_group(s, psa, g, (uint32_t)f, rq, nrq, rmode);
     if (mb > *borrow) *borrow = mb;
     done |= 1u << g;

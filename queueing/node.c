@@ -113,18 +113,16 @@ int q__find_height(const q__node *cq, uint32_t fr, int64_t v, bool *partial) {
  * (per mille); the share is the largest of these ratios. A root has no share. */
 q__drs q__share(const q_tree *t, const q__node *n) {
   q__drs d = {0.0, n->weight, false};
-  int64_t borrowed[MODEL_MAX_RESOURCES] = {0};
   if (!n->parent || !t->nres) return d;
-  for (uint32_t fr = 0; fr < t->nfr; fr++) {
-    int64_t b = n->usage[fr] - n->subtree[fr];
-    if (b > 0) borrowed[fr % t->nres] += b, d.borrowing = true;
-  }
-  if (!d.borrowing) return d;
-  for (uint32_t r = 0; r < t->nres; r++) {
-    int64_t lend = n->parent->lendable[r];
+  for (uint32_t r = 0; r < t->nres; r++) { /* FRs of resource r: r, r + nres, ... */
+    int64_t borrowed = 0, lend = n->parent->lendable[r];
     double ratio;
-    if (borrowed[r] <= 0 || lend <= 0) continue;
-    ratio = (double)borrowed[r] * 1000.0 / (double)lend;
+    for (uint32_t fr = r; fr < t->nfr; fr += t->nres) {
+      int64_t b = n->usage[fr] - n->subtree[fr];
+      if (b > 0) borrowed += b, d.borrowing = true;
+    }
+    if (borrowed <= 0 || lend <= 0) continue;
+    ratio = (double)borrowed * 1000.0 / (double)lend;
     if (ratio > d.ratio) d.ratio = ratio;
   }
   return d;

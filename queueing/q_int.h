@@ -53,16 +53,18 @@ typedef struct q__group {
 typedef struct q__adm q__adm;
 
 typedef struct q__cq {
-  q__node node;                         /* first member: a q__cq is a q__node */
-  const model_cluster_queue *obj;       /* borrowed from the model */
-  q__group *groups;                     /* resource groups */
-  uint32_t ngroups;                     /* entries */
-  int8_t group_of[MODEL_MAX_RESOURCES]; /* resource id -> group index, -1 when not covered */
-  const char *inactive;                 /* why it is inactive (tree arena), or NULL */
-  const char *problem;                  /* the problem that made it so, without "ClusterQueue
-                                           NAME: " (in t->problems), or NULL */
-  TS_VEC(q__adm *) adm;                 /* admitted workloads charged here, unordered */
-  uint64_t removed;                     /* admitted workloads removed since the build */
+  q__node node;                   /* first member: a q__cq is a q__node */
+  const model_cluster_queue *obj; /* borrowed from the model */
+  q__group *groups;               /* resource groups */
+  uint32_t ngroups;               /* entries */
+  int8_t *group_of;               /* [tree's nids] resource id -> group index, -1 when
+                                     not covered */
+  uint32_t nids;                  /* entries of group_of */
+  const char *inactive;           /* why it is inactive (tree arena), or NULL */
+  const char *problem;            /* the problem that made it so, without "ClusterQueue
+                                     NAME: " (in t->problems), or NULL */
+  TS_VEC(q__adm *) adm;           /* admitted workloads charged here, unordered */
+  uint64_t removed;               /* admitted workloads removed since the build */
 } q__cq;
 
 /* An admitted workload as the tree keeps it: one allocation holding the record, its usage
@@ -84,29 +86,39 @@ typedef struct q__lq {
 } q__lq;
 
 struct q_tree {
-  const model *m;                       /* borrowed */
-  ts_arena arena;                       /* nodes, arrays, names: tree lifetime */
-  uint32_t nflavors;                    /* flavors known (referenced or defined) */
-  const char **fname;                   /* [nflavors] interned names */
-  const model_resource_flavor **fobj;   /* [nflavors] ResourceFlavor or NULL (missing) */
-  uint32_t nres;                        /* distinct covered resources */
-  uint16_t res_id[MODEL_MAX_RESOURCES]; /* slot -> resource id */
-  int8_t res_slot[MODEL_MAX_RESOURCES]; /* resource id -> slot, -1 when not covered */
-  uint32_t nfr;                         /* nflavors x nres */
-  q__cq **cqs;                          /* sorted by name */
-  uint32_t ncqs;                        /* entries */
-  q__node **cohorts;                    /* sorted by name */
-  uint32_t ncohorts;                    /* entries */
-  ts_map cq_by_name;                    /* name -> q__cq */
-  ts_map cohort_by_name;                /* name -> q__node */
-  ts_map flavor_by_name;                /* name -> flavor index + 1 (as a pointer value) */
-  ts_map lq_by_key;                     /* "ns/name" -> q__lq */
-  ts_map adm_by_key;                    /* workload key -> q__adm */
-  TS_VEC(char *) problems;              /* owned messages */
-  TS_VEC(q__adm *) sorted;              /* admitted records by key, rebuilt lazily */
-  bool sorted_ok;                       /* sorted is current */
-  uint64_t serial;                      /* unique per build (q_memo tells trees apart) */
+  const model *m;                     /* borrowed */
+  ts_arena arena;                     /* nodes, arrays, names: tree lifetime */
+  uint32_t nflavors;                  /* flavors known (referenced or defined) */
+  const char **fname;                 /* [nflavors] interned names */
+  const model_resource_flavor **fobj; /* [nflavors] ResourceFlavor or NULL (missing) */
+  uint32_t nres;                      /* distinct covered resources */
+  uint32_t nids;                      /* resource ids in the model's table at the build */
+  uint16_t *res_id;                   /* [nids] slot -> resource id */
+  int32_t *res_slot;                  /* [nids] resource id -> slot, -1 when not covered */
+  uint32_t nfr;                       /* nflavors x nres */
+  q__cq **cqs;                        /* sorted by name */
+  uint32_t ncqs;                      /* entries */
+  q__node **cohorts;                  /* sorted by name */
+  uint32_t ncohorts;                  /* entries */
+  ts_map cq_by_name;                  /* name -> q__cq */
+  ts_map cohort_by_name;              /* name -> q__node */
+  ts_map flavor_by_name;              /* name -> flavor index + 1 (as a pointer value) */
+  ts_map lq_by_key;                   /* "ns/name" -> q__lq */
+  ts_map adm_by_key;                  /* workload key -> q__adm */
+  TS_VEC(char *) problems;            /* owned messages */
+  TS_VEC(q__adm *) sorted;            /* admitted records by key, rebuilt lazily */
+  bool sorted_ok;                     /* sorted is current */
+  uint64_t serial;                    /* unique per build (q_memo tells trees apart) */
 };
+
+/* The slot of a resource id, -1 when no queue of the tree covers it. */
+static inline int q__slot(const q_tree *t, int res_id) {
+  return (uint32_t)res_id < t->nids ? t->res_slot[res_id] : -1;
+}
+/* The group of cq covering a resource id, -1 when none does. */
+static inline int q__group_of(const q__cq *cq, int res_id) {
+  return (uint32_t)res_id < cq->nids ? cq->group_of[res_id] : -1;
+}
 
 static inline uint32_t q__fr(const q_tree *t, uint32_t flavor, int res_id) {
   return flavor * t->nres + (uint32_t)t->res_slot[res_id];

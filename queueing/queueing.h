@@ -31,13 +31,18 @@
  * `weight` of the quota resource (1 for whole GPUs; e.g. 1/7 for a MIG 1g slice). */
 typedef struct q_devmap_entry {
   const char *device_class; /* interned DeviceClass name */
-  int resource;             /* quota resource id */
+  uint32_t slot;            /* its quota resource: index in q_devmap.res */
   ts_quantity weight;       /* per device, > 0 */
 } q_devmap_entry;
 
+/* Distinct quota resources the mappings may name. */
+#define Q_DEVMAP_MAX_RESOURCES 16
+
 typedef struct q_devmap {
-  q_devmap_entry *v; /* owned */
-  uint32_t n;        /* entries */
+  q_devmap_entry *v;                       /* owned */
+  uint32_t n;                              /* entries */
+  const char *res[Q_DEVMAP_MAX_RESOURCES]; /* interned quota resource names */
+  uint32_t nres;                           /* entries */
 } q_devmap;
 
 /* Adds a mapping; weight is a quantity string ("1", "0.125", "250m"). TS_EINVAL (naming the
@@ -51,15 +56,15 @@ typedef struct q_device_request {
   int64_t count;            /* devices */
 } q_device_request;
 
-/* Adds the quota needed by a pod's device requests to out[resource id]: per resource, the sum
- * of count x weight, rounded up to whole units once (cpu to millicores). TS_ENOTFOUND naming
- * the class when a class is not mapped; out is untouched on failure. */
-ts_rc q_devmap_quota(const q_devmap *m, const q_device_request *reqs, size_t n,
-                     int64_t out[MODEL_MAX_RESOURCES], ts_err *err);
+/* Adds the quota needed by a pod's device requests to out[slot] (slot: the index of the
+ * resource in m->res; out has m->nres entries): per resource, the sum of count x weight,
+ * rounded up to whole units once (cpu to millicores). TS_ENOTFOUND naming the class when a
+ * class is not mapped; out is untouched on failure. */
+ts_rc q_devmap_quota(const q_devmap *m, const q_device_request *reqs, size_t n, int64_t *out,
+                     ts_err *err);
 /* Same for the requests of a ResourceClaim spec: `exactly` requests count; a `firstAvailable`
  * request counts as its first alternative; allocationMode All is TS_EUNSUPPORTED (as Kueue). */
-ts_rc q_devmap_claim(const q_devmap *m, const model_claim_spec *spec,
-                     int64_t out[MODEL_MAX_RESOURCES], ts_err *err);
+ts_rc q_devmap_claim(const q_devmap *m, const model_claim_spec *spec, int64_t *out, ts_err *err);
 
 /* ---- configuration --------------------------------------------------------------------- */
 

@@ -120,11 +120,11 @@ q__node *q__root(q__node *n) {
 /* ---- resources and flavors ------------------------------------------------------------- */
 
 static ts_rc add_resource(q_tree *t, const char *name) {
-  int id = model_resource_id(name);
-  if (id < 0)
-    return problem(t, "resource \"%s\": more than %d resource names", name, MODEL_MAX_RESOURCES);
+  int id = model_resource_find(model_resources_of(t->m), name);
+  if (id < 0 || (uint32_t)id >= t->nids) /* decoding the queue gave it an id */
+    return problem(t, "resource \"%s\": has no resource id", name);
   if (t->res_slot[id] >= 0) return TS_OK;
-  t->res_slot[id] = (int8_t)t->nres;
+  t->res_slot[id] = (int32_t)t->nres;
   t->res_id[t->nres++] = (uint16_t)id;
   return TS_OK;
 }
@@ -206,12 +206,15 @@ static ts_rc set_quota(q_tree *t, q__node *n, const char *what, uint32_t fr, int
                        const model_quota *q) {
   int64_t v;
   if (model_resource_amount(res, &q->nominal, &v) != TS_OK)
-    return problem(t, "%s: nominalQuota of %s: out of range", what, model_resource_name(res));
+    return problem(t, "%s: nominalQuota of %s: out of range", what,
+                   model_resource_name(model_resources_of(t->m), res));
   n->nominal[fr] = v;
   if (q->has_borrowing && model_resource_amount(res, &q->borrowing, &n->blimit[fr]) != TS_OK)
-    return problem(t, "%s: borrowingLimit of %s: out of range", what, model_resource_name(res));
+    return problem(t, "%s: borrowingLimit of %s: out of range", what,
+                   model_resource_name(model_resources_of(t->m), res));
   if (q->has_lending && model_resource_amount(res, &q->lending, &n->llimit[fr]) != TS_OK)
-    return problem(t, "%s: lendingLimit of %s: out of range", what, model_resource_name(res));
+    return problem(t, "%s: lendingLimit of %s: out of range", what,
+                   model_resource_name(model_resources_of(t->m), res));
   return TS_OK;
 }
 
@@ -223,8 +226,8 @@ static ts_rc set_quotas(q_tree *t, q__node *n, const char *what, const model_res
       const model_flavor_quotas *fq = &g[i].flavors[f];
       int fi = q__flavor_index(t, fq->flavor);
       for (uint32_t r = 0; r < fq->nresources; r++) {
-        int res = model_resource_id(fq->resources[r].resource);
-        if (fi < 0 || res < 0 || t->res_slot[res] < 0) continue;
+        int res = model_resource_find(model_resources_of(t->m), fq->resources[r].resource);
+        if (fi < 0 || q__slot(t, res) < 0) continue;
         if ((rc = set_quota(t, n, what, q__fr(t, (uint32_t)fi, res), res, &fq->resources[r])))
           return rc;
       }
@@ -240,7 +243,9 @@ static const char *cohort_field(const model_cluster_queue *q) {
 
 static ts_rc cq_groups(q_tree *t, q__cq *cq) {
   const model_cluster_queue *o = cq->obj;
-  memset(cq->group_of, -1, sizeof cq->group_of);
+  cq->nids = t->nids;
+  if (!(cq->group_of = zalloc(t, t->nids))) return TS_ENOMEM;
+  memset(cq->group_of, -1, t->nids);
   cq->ngroups = o->ngroups < Q__MAX_GROUPS ? o->ngroups : Q__MAX_GROUPS;
   if (!(cq->groups = zalloc(t, cq->ngroups * sizeof *cq->groups))) return TS_ENOMEM;
   for (uint32_t i = 0; i < cq->ngroups; i++) {
@@ -250,8 +255,8 @@ static ts_rc cq_groups(q_tree *t, q__cq *cq) {
     q->flavors = zalloc(t, g->nflavors * sizeof *q->flavors);
     if (!q->res || !q->flavors) return TS_ENOMEM;
     for (uint32_t r = 0; r < g->ncovered; r++) {
-      int id = model_resource_id(g->covered[r]);
-      if (id < 0) continue;
+      int id = model_resource_find(model_resources_of(t->m), g->covered[r]);
+      if (id < 0 || (uint32_t)id >= t->nids) continue;
       q->res[q->nres++] = (uint16_t)id;
       cq->group_of[id] = (int8_t)i;
     }
@@ -520,7 +525,6 @@ static void tree_init(q_tree *t, const model *m) {
   memset(t, 0, sizeof *t);
   t->m = m;
   ts_arena_init(&t->arena, ARENA_CHUNK);
-  memset(t->res_slot, -1, sizeof t->res_slot);
   ts_map_init(&t->cq_by_name);
   ts_map_init(&t->cohort_by_name);
   ts_map_init(&t->flavor_by_name);
@@ -536,6 +540,11 @@ ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err) {
   *out = NULL;
   if (!t) goto out;
   tree_init(t, m);
+  t->nids = (uint32_t)model_resource_count(model_resources_of(m));
+  t->res_id = zalloc(t, t->nids * sizeof *t->res_id);
+  t->res_slot = zalloc(t, t->nids * sizeof *t->res_slot);
+  if (!t->res_id || !t->res_slot) goto out;
+  memset(t->res_slot, -1, t->nids * sizeof *t->res_slot);
   t->serial = __atomic_add_fetch(&tree_serial, 1, __ATOMIC_RELAXED);
   if ((rc = model_list(m, MODEL_CLUSTER_QUEUE, &cqs, &ncq)) ||
       (rc = model_list(m, MODEL_COHORT, &chs, &nch)) || (rc = scan(t, cqs, ncq, chs, nch)) ||
@@ -598,8 +607,7 @@ ts_rc q_tree_usage(const q_tree *t, const char *cq, const char *flavor, int reso
   q__cq *q = q__cq_get(t, cq);
   int f = q__flavor_index(t, flavor);
   uint32_t fr;
-  if (!q || f < 0 || resource < 0 || resource >= MODEL_MAX_RESOURCES || t->res_slot[resource] < 0)
-    return TS_ENOTFOUND;
+  if (!q || f < 0 || q__slot(t, resource) < 0) return TS_ENOTFOUND;
   fr = q__fr(t, (uint32_t)f, resource);
   out->usage = q->node.usage[fr];
   out->nominal = q->node.nominal[fr];

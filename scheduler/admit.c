@@ -49,36 +49,48 @@ const char *sched__queue_of(const model_pod *p) {
  * mapped quota resources (arena copy). Returns false with *why set when a device class is not
  * mapped. */
 static bool podset_requests(sched_view *v, const sched_pending *p, q_podset *ps, const char **why) {
-  int64_t extra[MODEL_MAX_RESOURCES] = {0};
-  uint32_t k = 0;
-  model_rq *copy;
+  int64_t extra[Q_DEVMAP_MAX_RESOURCES] = {0};
+  uint32_t k = 0, nextra = 0;
+  model_rq *copy, dev[Q_DEVMAP_MAX_RESOURCES];
   const q_devmap *dm = v->cfg ? &v->cfg->queueing.devmap : NULL;
   const model_rlist *req = &p->pod->requests;
+  char buf[TS_ERR_TEXT_MAX + 64];
   for (uint32_t i = 0; dm && dm->n && i < p->nclaims; i++) {
     ts_err err;
     ts_err_clear(&err);
     if (!p->claims[i].spec) continue;
     if (q_devmap_claim(dm, p->claims[i].spec, extra, &err) != TS_OK) {
-      char buf[TS_ERR_TEXT_MAX + 64];
       snprintf(buf, sizeof buf, "a claim of pod %s cannot be charged to quota: %s", p->pod->obj.key,
                err.text);
       *why = ts_arena_strndup(v->out, buf, strlen(buf));
       return false;
     }
   }
-  copy = ts_arena_alloc(v->arena, ((size_t)req->n + MODEL_MAX_RESOURCES + 1) * sizeof *copy);
+  for (uint32_t r = 0; dm && r < dm->nres; r++) { /* the mapped resources, by id */
+    int id = model_resource_find(model_resources_of(v->m), dm->res[r]);
+    if (!extra[r]) continue;
+    if (id < 0) { /* no ClusterQueue covers it: decoding one would have given it an id */
+      snprintf(buf, sizeof buf, "resource %s unavailable in ClusterQueue", dm->res[r]);
+      *why = ts_arena_strndup(v->out, buf, strlen(buf));
+      return false;
+    }
+    dev[nextra++] = (model_rq){(uint16_t)id, extra[r]};
+  }
+  copy = ts_arena_alloc(v->arena, ((size_t)req->n + nextra + 1) * sizeof *copy);
   if (!copy) return false;
   for (uint32_t i = 0; i < req->n; i++) {
     uint16_t id = req->v[i].id;
+    int64_t add = 0;
     if (id == MODEL_RES_PODS) continue;
-    copy[k++] = (model_rq){id, req->v[i].v + extra[id]};
-    extra[id] = 0;
+    for (uint32_t e = 0; e < nextra; e++)
+      if (dev[e].id == id) add = dev[e].v, dev[e].v = 0;
+    copy[k++] = (model_rq){id, ts_add_sat(req->v[i].v, add)};
   }
-  for (int id = 0; id < MODEL_MAX_RESOURCES; id++) /* device-only resources, keeping id order */
-    if (extra[id]) {
+  for (uint32_t e = 0; e < nextra; e++) /* device-only resources, keeping id order */
+    if (dev[e].v) {
       uint32_t at = k++;
-      while (at > 0 && copy[at - 1].id > id) copy[at] = copy[at - 1], at--;
-      copy[at] = (model_rq){(uint16_t)id, extra[id]};
+      while (at > 0 && copy[at - 1].id > dev[e].id) copy[at] = copy[at - 1], at--;
+      copy[at] = dev[e];
     }
   ps->requests = copy, ps->nrequests = k;
   return true;
@@ -163,9 +175,9 @@ static const char *flavor_for(const sched_view *v, const model_cluster_queue *cq
                               const model_node *node) {
   for (uint32_t g = 0; g < cq->ngroups; g++) {
     const model_resource_group *grp = &cq->groups[g];
+    const char *name = model_resource_name(model_resources_of(v->m), res);
     bool covers = false;
-    for (uint32_t c = 0; c < grp->ncovered; c++)
-      covers |= grp->covered[c] == model_resource_name(res);
+    for (uint32_t c = 0; name && c < grp->ncovered; c++) covers |= !strcmp(grp->covered[c], name);
     if (!covers || !grp->nflavors) continue;
     for (uint32_t f = 0; node && f < grp->nflavors; f++) {
       const model_resource_flavor *rf = (const model_resource_flavor *)model_get(

@@ -31,8 +31,8 @@ void sched_config_free(sched_config *cfg) {
   q_config_free(&cfg->queueing);
 }
 
-bool sched_is_gpu_resource(int id) {
-  const char *n = model_resource_name(id);
+bool sched_is_gpu_resource(const model_resources *t, int id) {
+  const char *n = model_resource_name(t, id);
   size_t len;
   if (!n) return false;
   len = strlen(n);

@@ -159,10 +159,11 @@ static bool is_pending(const model_pod *p, const sched_config *cfg) {
          p->phase == MODEL_PHASE_PENDING;
 }
 
-static int64_t gpus_of(const model_pod *p) {
+static int64_t gpus_of(const sched_view *v, const model_pod *p) {
   int64_t n = 0;
   for (uint32_t i = 0; i < p->requests.n; i++)
-    if (sched_is_gpu_resource(p->requests.v[i].id)) n = ts_add_sat(n, p->requests.v[i].v);
+    for (int g = 0; g < v->ngpu; g++)
+      if (p->requests.v[i].id == v->gpu[g]) n = ts_add_sat(n, p->requests.v[i].v);
   return n;
 }
 
@@ -171,7 +172,7 @@ static int64_t gpus_of(const model_pod *p) {
  * shape are adjacent. */
 static int member_cmp(const void *a, const void *b) {
   const model_pod *x = ((const sched_pending *)a)->pod, *y = ((const sched_pending *)b)->pod;
-  int64_t gx = gpus_of(x), gy = gpus_of(y);
+  int64_t gx = ((const sched_pending *)a)->gpus, gy = ((const sched_pending *)b)->gpus;
   int64_t cx = model_rlist_get(&x->requests, MODEL_RES_CPU),
           cy = model_rlist_get(&y->requests, MODEL_RES_CPU);
   int64_t mx = model_rlist_get(&x->requests, MODEL_RES_MEMORY),
@@ -229,7 +230,7 @@ static ts_rc gang_add_pod(sched_view *v, sched_gang *g, const model_pod *p, int3
     if (g->npods) memcpy(n, g->pods, g->npods * sizeof *n);
     g->pods = n, g->cap = ncap;
   }
-  g->pods[g->npods] = (sched_pending){p, prio, NULL, 0, false, NULL};
+  g->pods[g->npods] = (sched_pending){.pod = p, .priority = prio, .gpus = gpus_of(v, p)};
   if (sched__pod_claims(v, &g->pods[g->npods]) != TS_OK) return TS_ENOMEM;
   if (g->pods[g->npods].blocked && !g->blocked && g->kind != SCHED_GANG_SINGLE) {
     char why[1024];

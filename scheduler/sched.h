@@ -124,6 +124,6 @@ ts_rc sched_queue_tree(const model *m, const sched_config *cfg, ts_arena *arena,
 
 /* True for resources counted as GPUs when scoring: names ending in "/gpu" and NVIDIA MIG
  * resources ("nvidia.com/mig-..."). */
-bool sched_is_gpu_resource(int id);
+bool sched_is_gpu_resource(const model_resources *t, int id);
 
 #endif

@@ -142,6 +142,7 @@ typedef struct sched_pending {
   const char *blocked;          /* why the pod cannot be scheduled at all (a claim is missing),
                                    or NULL */
   const sched_flavors *flavors; /* while placed as an admitted workload: its flavors, else NULL */
+  int64_t gpus;                 /* GPUs it requests (extended resources, sched_is_gpu_resource) */
 } sched_pending;
 
 /* Pending single pods that filter and score alike, and their feasible nodes (classes.c). */

@@ -20,7 +20,7 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   memset(v, 0, sizeof *v);
   v->m = m, v->cfg = cfg, v->now_ns = now_ns, v->arena = scratch, v->out = out;
   v->n = (uint32_t)nn;
-  v->stride = model_resource_count();
+  v->stride = model_resource_count(model_resources_of(m));
   v->nodes = ts_arena_alloc(scratch, (v->n + 1) * sizeof *v->nodes);
   v->free = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->free);
   if (!v->nodes || !v->free) return TS_ENOMEM;
@@ -29,9 +29,9 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   for (uint32_t i = 0; i < v->n; i++)
     for (int r = 0; r < v->stride; r++)
       v->free[(size_t)i * (size_t)v->stride + (size_t)r] =
-          v->nodes[i]->alloc[r] - v->nodes[i]->used[r];
+          model_node_alloc(v->nodes[i], r) - model_node_used(v->nodes[i], r);
   for (int r = MODEL_RES_FIRST_OTHER; r < v->stride && v->ngpu < SCHED_MAX_GPU_RESOURCES; r++)
-    if (sched_is_gpu_resource(r)) v->gpu[v->ngpu++] = r;
+    if (sched_is_gpu_resource(model_resources_of(m), r)) v->gpu[v->ngpu++] = r;
   v->inv = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->inv);
   v->has_gpu = ts_arena_alloc(scratch, v->n + 1);
   v->heap = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->heap);
@@ -42,11 +42,11 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   for (uint32_t i = 0; i < v->n; i++) {
     v->has_gpu[i] = 0;
     for (int r = 0; r < v->stride; r++) {
-      int64_t a = v->nodes[i]->alloc[r];
+      int64_t a = model_node_alloc(v->nodes[i], r);
       v->inv[(size_t)i * (size_t)v->stride + (size_t)r] =
           a > 0 ? (double)SCORE_SCALE / (double)a : 0;
     }
-    for (int g = 0; g < v->ngpu; g++) v->has_gpu[i] |= v->nodes[i]->alloc[v->gpu[g]] > 0;
+    for (int g = 0; g < v->ngpu; g++) v->has_gpu[i] |= model_node_alloc(v->nodes[i], v->gpu[g]) > 0;
   }
   if (sched__dra_init(v) != TS_OK) return TS_ENOMEM;
   for (uint32_t i = 0; i < v->n; i++) { /* nodes with DRA devices count as GPU nodes */
@@ -192,7 +192,7 @@ bool sched__resources_fit(const sched_view *v, const model_pod *p, uint32_t node
 /* Utilisation of resource r on node after adding req, in millionths (0 when none exists). */
 static int64_t util_after(const sched_view *v, uint32_t node, int r, int64_t req) {
   size_t k = (size_t)node * (size_t)v->stride + (size_t)r;
-  int64_t used = v->nodes[node]->alloc[r] - v->free[k] + req;
+  int64_t used = model_node_alloc(v->nodes[node], r) - v->free[k] + req;
   double u = (double)used * v->inv[k];
   return u >= SCORE_SCALE ? SCORE_SCALE : (int64_t)u;
 }
@@ -255,7 +255,7 @@ typedef struct histogram {
   size_t n, cap;
 } histogram;
 
-static void hist_add_n(histogram *h, const char *text, int count) {
+static void hist_add_n(histogram *h, const char *text, size_t count) {
   for (size_t i = 0; i < h->n; i++)
     if (!strcmp(h->v[i].text, text)) {
       h->v[i].count += count;
@@ -300,15 +300,23 @@ static ts_rc static_reasons(sched_view *v, sched_sig *sig, const sched_pending *
   return TS_OK;
 }
 
-/* The text of request i's shortage. */
-static void short_text(const model_pod *p, uint32_t i, char *text, size_t cap) {
-  if (p->requests.v[i].id == MODEL_RES_PODS)
-    snprintf(text, cap, "Too many pods");
-  else
-    snprintf(text, cap, "Insufficient %s",
-             p->requests.v[i].id == MODEL_RES_UNOFFERED && p->unoffered
-                 ? p->unoffered
-                 : model_resource_name(p->requests.v[i].id));
+/* Adds request i's shortage, count times: "Too many pods", "Insufficient <name>" (for the
+ * resources no node offers, one per name, as kube-scheduler lists each). */
+static void add_short(const sched_view *v, histogram *h, const model_pod *p, uint32_t i,
+                      size_t count) {
+  char text[300];
+  if (p->requests.v[i].id == MODEL_RES_PODS) {
+    hist_add_n(h, "Too many pods", count);
+  } else if (p->requests.v[i].id == MODEL_RES_UNOFFERED && p->nunresolved) {
+    for (uint32_t k = 0; k < p->nunresolved; k++) {
+      snprintf(text, sizeof text, "Insufficient %s", p->unresolved[k].name);
+      hist_add_n(h, text, count);
+    }
+  } else {
+    snprintf(text, sizeof text, "Insufficient %s",
+             model_resource_name(model_resources_of(v->m), p->requests.v[i].id));
+    hist_add_n(h, text, count);
+  }
 }
 
 typedef sched_mask_count mask_count;
@@ -322,14 +330,11 @@ uint64_t sched__short_mask(const sched_view *v, const model_pod *p, uint32_t k) 
 }
 
 /* Adds each short resource of the masks, counted per mask. */
-static void add_masks(histogram *h, const model_pod *p, const mask_count *masks, size_t n) {
-  char text[300];
+static void add_masks(const sched_view *v, histogram *h, const model_pod *p,
+                      const mask_count *masks, size_t n) {
   for (size_t m = 0; m < n; m++)
     for (uint32_t i = 0; i < 64; i++)
-      if (masks[m].count && masks[m].mask >> i & 1) {
-        short_text(p, i, text, sizeof text);
-        hist_add_n(h, text, masks[m].count);
-      }
+      if (masks[m].count && masks[m].mask >> i & 1) add_short(v, h, p, i, masks[m].count);
 }
 
 /* Adds the reasons of the nodes passing the static filters: each short resource, counted per
@@ -340,7 +345,6 @@ static ts_rc resource_reasons(sched_view *v, const sched_sig *sig, const sched_p
   const model_pod *p = pp->pod;
   mask_count *masks = ts_arena_alloc(v->arena, SCHED_MAX_MASKS * sizeof *masks);
   size_t nmasks = 0;
-  char text[300];
   if (!masks) return TS_ENOMEM;
   for (uint32_t j = 0; j < sig->n; j++) {
     uint32_t k = sig->nodes[j];
@@ -355,13 +359,13 @@ static ts_rc resource_reasons(sched_view *v, const sched_sig *sig, const sched_p
     }
     if (m == nmasks && nmasks == SCHED_MAX_MASKS) { /* too many kinds: this node on its own */
       for (uint32_t i = 0; i < 64; i++)
-        if (mask >> i & 1) short_text(p, i, text, sizeof text), hist_add_n(h, text, 1);
+        if (mask >> i & 1) add_short(v, h, p, i, 1);
       continue;
     }
     if (m == nmasks) masks[nmasks++] = (mask_count){mask, 0};
     masks[m].count++;
   }
-  add_masks(h, p, masks, nmasks);
+  add_masks(v, h, p, masks, nmasks);
   return TS_OK;
 }
 
@@ -428,6 +432,6 @@ const char *sched__format_why(sched_view *v, const model_pod *p, const sched_rea
   if (!v->n) return ts_arena_strndup(v->out, "no nodes available to schedule pods", 35);
   if (!hist_init(v, &h)) return NULL;
   for (size_t i = 0; i < nstat; i++) hist_add_n(&h, stat[i].text, stat[i].count);
-  add_masks(&h, p, masks, nmasks);
+  add_masks(v, &h, p, masks, nmasks);
   return format_reasons(v, &h, NULL);
 }

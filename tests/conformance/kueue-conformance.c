@@ -120,8 +120,12 @@ static int load_list(model *m, json_t *c, const char *key, obj_fn fn, diff *d) {
   return 0;
 }
 
+/* The resource-name table of the case being run (its model's). */
+static model_resources *cur_table;
+
 static model *load_model(json_t *c, diff *d) {
   model *m = model_new();
+  if (m) cur_table = model_resources_of(m);
   if (!m) return NULL;
   if (load_list(m, c, "namespaces", ns_obj, d) ||
       load_list(m, c, "resourceFlavors", flavor_obj, d) ||
@@ -143,7 +147,7 @@ typedef struct wset {
 
 static int amount(const char *res, json_t *q, int64_t *out) {
   ts_quantity x;
-  int id = model_resource_id(res);
+  int id = model_resource_id(cur_table, res);
   const char *s = json_string_value(q);
   if (id < 0 || !s || ts_quantity_parse(s, &x, NULL) != TS_OK) return -1;
   return model_resource_amount(id, &x, out) == TS_OK ? 0 : -1;
@@ -160,8 +164,8 @@ static int requests(wset *w, json_t *reqs, q_podset *ps) {
     uint32_t at = n;
     int64_t x;
     if (amount(k, v, &x)) return -1;
-    while (at > 0 && rq[at - 1].id > model_resource_id(k)) rq[at] = rq[at - 1], at--;
-    rq[at] = (model_rq){(uint16_t)model_resource_id(k), x};
+    while (at > 0 && rq[at - 1].id > model_resource_id(cur_table, k)) rq[at] = rq[at - 1], at--;
+    rq[at] = (model_rq){(uint16_t)model_resource_id(cur_table, k), x};
     n++;
   }
   ps->requests = rq;
@@ -206,7 +210,7 @@ static int admission(wset *w, json_t *a, q_admission *out) {
       int64_t total = 0;
       json_t *u = json_object_get(use, k);
       if (u && amount(k, u, &total)) return -1;
-      p->rf[p->nrf++] = (q_rflavor){(uint16_t)model_resource_id(k),
+      p->rf[p->nrf++] = (q_rflavor){(uint16_t)model_resource_id(cur_table, k),
                                     ts_intern_cstr(json_string_value(v)), total, Q_FIT};
     }
   }
@@ -272,7 +276,7 @@ static void cmp_psa(diff *d, const char *key, json_t *want, const q_psa *got) {
     say(d, "assignments[%s] podSet %s: count %d, want %lld", key, ps, got->count,
         (long long)json_integer_value(json_object_get(want, "count")));
   json_object_foreach(fl, k, v) {
-    const q_rflavor *rf = find_rf(got, model_resource_id(k));
+    const q_rflavor *rf = find_rf(got, model_resource_id(cur_table, k));
     int64_t total = 0;
     if (!rf) {
       say(d, "assignments[%s] podSet %s: no flavor for %s, want %s", key, ps, k,
@@ -285,7 +289,7 @@ static void cmp_psa(diff *d, const char *key, json_t *want, const q_psa *got) {
     if (json_object_get(use, k) && !amount(k, json_object_get(use, k), &total) &&
         total != rf->total) {
       char b[TS_QUANTITY_STR_MAX];
-      model_resource_format(rf->resource, rf->total, b);
+      model_resource_format(cur_table, rf->resource, rf->total, b);
       say(d, "assignments[%s] podSet %s: %s usage %s, want %s", key, ps, k, b,
           json_string_value(json_object_get(use, k)));
     }

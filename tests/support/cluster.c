@@ -405,10 +405,11 @@ static void check_node(tc_cluster *c, const char *node, const char *pod) {
     tc_violation(c, "pod %s bound to node %s, which does not exist", pod, node);
     return;
   }
-  for (int r = 0; r < model_resource_count(); r++)
+  for (uint32_t r = 0; r < n->nres; r++)
     if (n->used[r] > n->alloc[r])
       tc_violation(c, "node %s over-committed after binding %s: %s %lld of %lld", node, pod,
-                   model_resource_name(r), (long long)n->used[r], (long long)n->alloc[r]);
+                   model_resource_name(model_resources_of(c->truth), (int)r), (long long)n->used[r],
+                   (long long)n->alloc[r]);
 }
 
 /* The kubelet starts a bound pod: Running and Ready. */
@@ -605,7 +606,8 @@ size_t tc_flush(tc_cluster *c) {
       ts_err err;
       ts_err_clear(&err);
       model_obj *o = NULL;
-      if (model_decode(d.obj, NULL, &o, &err) != TS_OK)
+      model_decode_opts opts = {.resources = model_resources_of(live_model(c->l))};
+      if (model_decode(d.obj, &opts, &o, &err) != TS_OK)
         tc_violation(c, "the model refused a watch event: %s", err.text);
       else if (o && live_event(c->l, d.ev, o, &err) != TS_OK)
         tc_violation(c, "the loop refused a watch event: %s", err.text);

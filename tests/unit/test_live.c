@@ -123,7 +123,8 @@ static void feed(fixture *f, model_event ev, const char *yaml) {
   if (in_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
   for (size_t i = 0; i < docs.n; i++) {
     model_obj *o = NULL;
-    if (model_decode(docs.v[i].value, NULL, &o, &e) != TS_OK || !o) fail_msg("decode: %s", e.text);
+    model_decode_opts opts = {.resources = model_resources_of(live_model(f->l))};
+    if (model_decode(docs.v[i].value, &opts, &o, &e) != TS_OK || !o) fail_msg("decode: %s", e.text);
     if (live_event(f->l, ev, o, &e) != TS_OK) fail_msg("event: %s", e.text);
   }
   in_docs_free(&docs);
@@ -229,6 +230,37 @@ static void test_live_binds_and_assumes(void **state) {
   assert_true(cycle(f));
   assert_int_equal(find_call(f, "bind t/p2 -> n1"), 0);
   answer(f, "bind t/p2 -> n1", TS_OK);
+}
+
+/* A pod asking for a resource that no node offers yet waits, saying so, and is bound once a
+ * Node offering it arrives: the name gets its id from the Node (pods never give names ids),
+ * and the pod decoded earlier picks it up. The GPU pod before it, on a node that arrived
+ * first, shows the two kinds of names side by side. */
+static void test_live_resource_offered_later(void **state) {
+  fixture *f = *state;
+  static const char *fpga_pod =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: f, namespace: t, uid: f-uid, "
+      "creationTimestamp: \"2026-01-01T00:00:00Z\"}\nspec: {schedulerName: tessera, "
+      "containers: [{name: c, resources: {limits: {vendor.example/fpga: \"2\"}}}]}\n";
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, fpga_pod);
+  assert_int_equal(pod(f, "f")->nunresolved, 1);
+  assert_true(cycle(f));
+  assert_int_equal(find_call(f, "unschedulable t/f: 0/1 nodes are available: 1 Insufficient "
+                                "vendor.example/fpga."),
+                   0);
+  rec_clear(&f->r);
+  feed(f, MODEL_ADDED,
+       "apiVersion: v1\nkind: Node\nmetadata: {name: n2, uid: n2-uid}\n"
+       "status: {allocatable: {pods: \"110\", cpu: \"8\", memory: 64Gi, "
+       "vendor.example/fpga: \"4\"}}\n");
+  assert_int_equal(pod(f, "f")->nunresolved, 0);
+  assert_true(cycle(f));
+  {
+    const char *want[] = {"bind t/f -> n2"};
+    expect_calls(f, want, 1);
+  }
+  answer(f, "bind t/f -> n2", TS_OK);
 }
 
 static const char *dra_yaml =
@@ -561,6 +593,7 @@ static void test_live_writes_bounded(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_live_binds_and_assumes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_resource_offered_later, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_report_counts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_reports_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_writes_bounded, setup, teardown),

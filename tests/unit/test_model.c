@@ -19,6 +19,14 @@
 
 static model_decode_opts decode_opts; /* options decode_yaml uses */
 
+/* The resource-name table of the objects decoded outside a model (made once, kept). */
+static model_resources *table(void) {
+  static model_resources *t;
+  if (!t) t = model_resources_new();
+  assert_non_null(t);
+  return t;
+}
+
 /* Decodes the single YAML document text; fails the test on a YAML error. */
 static ts_rc decode_yaml(const char *yaml, model_obj **out, ts_err *err) {
   in_docs docs = {0};
@@ -26,7 +34,11 @@ static ts_rc decode_yaml(const char *yaml, model_obj **out, ts_err *err) {
   ts_err_clear(err);
   if (in_yaml_parse(yaml, strlen(yaml), &docs, err) != TS_OK) fail_msg("yaml: %s", err->text);
   assert_int_equal(docs.n, 1);
-  rc = model_decode(docs.v[0].value, &decode_opts, out, err);
+  {
+    model_decode_opts o = decode_opts;
+    if (!o.resources) o.resources = table();
+    rc = model_decode(docs.v[0].value, &o, out, err);
+  }
   in_docs_free(&docs);
   return rc;
 }
@@ -61,7 +73,7 @@ static ts_rc count_obj(void *ud, json_t *obj, const char *file, int line, int in
   ts_err e;
   (void)index;
   ts_err_clear(&e);
-  if (model_decode(obj, NULL, &o, &e) != TS_OK) {
+  if (model_decode(obj, &(model_decode_opts){.resources = table()}, &o, &e) != TS_OK) {
     print_error("%s:%d: %s\n", file, line, e.text);
     c->errors++;
   } else if (!o) {
@@ -186,8 +198,8 @@ static const char *pod_yaml =
     "  resourceClaimStatuses:\n  - {name: gpu, resourceClaimName: p-gpu-abc}\n";
 
 static void test_pod(void **state) {
+  int gpu = model_resource_id(table(), "nvidia.com/gpu"); /* a Node would have named it */
   model_pod *p = (model_pod *)must_decode(pod_yaml);
-  int gpu = model_resource_id("nvidia.com/gpu");
   (void)state;
   assert_int_equal(p->obj.kind, MODEL_POD);
   assert_string_equal(p->obj.key, "team-a/p");
@@ -323,7 +335,7 @@ static void test_node(void **state) {
   assert_string_equal(n->obj.ns, "");
   assert_int_equal(n->alloc[MODEL_RES_CPU], 95500);
   assert_int_equal(n->alloc[MODEL_RES_MEMORY], 1000LL << 30);
-  assert_int_equal(n->alloc[model_resource_id("nvidia.com/gpu")], 8);
+  assert_int_equal(n->alloc[model_resource_id(table(), "nvidia.com/gpu")], 8);
   assert_int_equal(n->alloc[MODEL_RES_PODS], 110);
   assert_true(n->ready);
   assert_int_equal(n->ntaints, 1);
@@ -855,10 +867,11 @@ static void test_hostile_amounts(void **state) {
                            "{nvidia.com/gpu: \"6917529027641081856\"}}}]}\n";
   model *m = model_new();
   const model_node *n;
-  int gpu = model_resource_id("nvidia.com/gpu");
+  int gpu;
   char y[512];
   (void)state;
   assert_int_equal(apply(m, node, MODEL_ADDED), TS_OK);
+  gpu = model_resource_find(model_resources_of(m), "nvidia.com/gpu");
   for (int i = 0; i < 2; i++) {
     snprintf(y, sizeof y, pod, i);
     assert_int_equal(apply(m, y, MODEL_ADDED), TS_OK);
@@ -876,41 +889,80 @@ static void test_hostile_amounts(void **state) {
   model_free(m);
 }
 
-/* A rejected object leaves no resource names behind, and a tenant's pod naming dozens of
- * made-up resources cannot take the ids Nodes need (it once took all 64, and every later Node
- * naming a new resource was refused). */
+/* Resource ids belong to a model and grow as needed; only what administrators write gives a
+ * name an id. Once, ids were process-wide and capped at 64: a rejected pod naming 61 made-up
+ * resources kept its ids, and every later Node or GPU pod failed with "more than 64 distinct
+ * resource names", in replay and in `tessera run` alike. */
 static void test_resource_name_flood(void **state) {
-  model *m = model_new();
+  model *m = model_new(), *other = model_new();
+  model_resources *t = model_resources_of(m);
   ts_buf b;
-  int before = model_resource_count();
+  int before = model_resource_count(t), id;
   const model_pod *p;
   const model_node *n;
   (void)state;
   ts_buf_init(&b, 0);
+  /* A rejected pod and a rejected Node leave no names behind. */
   ts_buf_puts(&b, "apiVersion: v1\nkind: Pod\nmetadata: {name: bad, namespace: t}\nspec:\n"
                   "  containers:\n  - resources:\n      requests:\n");
   for (int i = 0; i < 20; i++) ts_buf_printf(&b, "        flood.example/rejected-%d: \"1\"\n", i);
   ts_buf_puts(&b, "        cpu: one\n");
   assert_int_equal(apply(m, b.data, MODEL_ADDED), TS_EINVAL);
-  assert_int_equal(model_resource_count(), before);
+  assert_int_equal(apply(m,
+                         "apiVersion: v1\nkind: Node\nmetadata: {name: bad}\nstatus: "
+                         "{allocatable: {vendor.example/a: \"1\", vendor.example/b: many}}\n",
+                         MODEL_ADDED),
+                   TS_EINVAL);
+  assert_int_equal(model_resource_count(t), before);
+  /* A pod's made-up names take no ids at all: the pod keeps them, fits nowhere, says why. */
   ts_buf_reset(&b);
   ts_buf_puts(&b, "apiVersion: v1\nkind: Pod\nmetadata: {name: flood, namespace: t}\nspec:\n"
-                  "  containers:\n  - resources:\n      requests:\n");
-  for (int i = 0; i < 61; i++) ts_buf_printf(&b, "        flood.example/r%d: \"1\"\n", i);
+                  "  nodeName: accel\n  containers:\n  - resources:\n      requests:\n"
+                  "        vendor.example/r99: \"3\"\n");
+  for (int i = 0; i < 200; i++) ts_buf_printf(&b, "        flood.example/r%d: \"1\"\n", i);
   assert_int_equal(apply(m, b.data, MODEL_ADDED), TS_OK);
-  assert_true(model_resource_count() <= MODEL_TENANT_RESOURCES);
+  assert_int_equal(model_resource_count(t), before);
   p = (const model_pod *)model_get(m, MODEL_POD, "t", "flood");
+  assert_int_equal(p->nunresolved, 201);
   assert_non_null(p->unoffered);
-  assert_true(model_rlist_get(&p->requests, MODEL_RES_UNOFFERED) > 0);
-  assert_int_equal(apply(m,
-                         "apiVersion: v1\nkind: Node\nmetadata: {name: accel}\nstatus: "
-                         "{allocatable: {vendor.example/new-accelerator: \"2\"}}\n",
-                         MODEL_ADDED),
-                   TS_OK);
+  assert_int_equal(model_rlist_get(&p->requests, MODEL_RES_UNOFFERED), 203);
+  /* Past MODEL_MAX_OBJECT_NAMES unknown names, the pod is refused with the field named. */
+  ts_buf_reset(&b);
+  ts_buf_puts(&b, "apiVersion: v1\nkind: Pod\nmetadata: {name: huge, namespace: t}\nspec:\n"
+                  "  containers:\n  - resources:\n      requests:\n");
+  for (int i = 0; i < 300; i++) ts_buf_printf(&b, "        flood.example/h%d: \"1\"\n", i);
+  assert_int_equal(apply(m, b.data, MODEL_ADDED), TS_ELIMIT);
+  /* Nodes grow the table past the old 64 ids; the pod's requests resolve as names get ids,
+   * and its node counts them. */
+  ts_buf_reset(&b);
+  ts_buf_puts(&b, "apiVersion: v1\nkind: Node\nmetadata: {name: accel}\nstatus:\n"
+                  "  allocatable:\n");
+  for (int i = 0; i < 100; i++) ts_buf_printf(&b, "    vendor.example/r%d: \"4\"\n", i);
+  assert_int_equal(apply(m, b.data, MODEL_ADDED), TS_OK);
+  assert_int_equal(model_resource_count(t), before + 100);
   n = (const model_node *)model_get(m, MODEL_NODE, NULL, "accel");
-  assert_int_equal(n->alloc[model_resource_id("vendor.example/new-accelerator")], 2);
-  assert_int_equal(n->alloc[MODEL_RES_UNOFFERED], 0);
+  id = model_resource_find(t, "vendor.example/r99");
+  assert_true(id >= 64);
+  assert_int_equal(model_node_alloc(n, id), 4);
+  assert_int_equal(model_rlist_get(&p->requests, id), 3);
+  assert_int_equal(model_node_used(n, id), 3);
+  assert_int_equal(p->nunresolved, 200);
+  assert_int_equal(model_rlist_get(&p->requests, MODEL_RES_UNOFFERED), 200);
+  /* Another model's table is its own. */
+  assert_int_equal(model_resource_count(model_resources_of(other)), before);
+  assert_int_equal(model_resource_find(model_resources_of(other), "vendor.example/r99"), -1);
+  /* When every name resolves, the pod no longer counts as unoffered. */
+  ts_buf_reset(&b);
+  ts_buf_puts(&b, "apiVersion: v1\nkind: Node\nmetadata: {name: flood}\nstatus:\n"
+                  "  allocatable:\n");
+  for (int i = 0; i < 200; i++) ts_buf_printf(&b, "    flood.example/r%d: \"1\"\n", i);
+  assert_int_equal(apply(m, b.data, MODEL_ADDED), TS_OK);
+  assert_int_equal(p->nunresolved, 0);
+  assert_null(p->unoffered);
+  assert_int_equal(model_rlist_get(&p->requests, MODEL_RES_UNOFFERED), 0);
+  assert_int_equal(model_node_used(n, model_resource_find(t, "flood.example/r7")), 0);
   ts_buf_free(&b);
+  model_free(other);
   model_free(m);
 }
 
@@ -918,7 +970,7 @@ static void test_store(void **state) {
   model *m = model_new();
   model_node *n;
   size_t count, nn;
-  int gpu = model_resource_id("nvidia.com/gpu");
+  int gpu;
   const char *bound = "apiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: t, uid: ua}\n"
                       "spec:\n  nodeName: gpu-1\n  containers:\n"
                       "  - resources: {limits: {nvidia.com/gpu: 2}}\n";
@@ -926,6 +978,8 @@ static void test_store(void **state) {
   /* A pod bound to a node not yet known: counted once the node arrives. */
   assert_int_equal(apply(m, bound, MODEL_ADDED), TS_OK);
   assert_int_equal(apply(m, node_yaml, MODEL_ADDED), TS_OK);
+  gpu = model_resource_find(model_resources_of(m), "nvidia.com/gpu"); /* named by the node */
+  assert_true(gpu >= MODEL_RES_FIRST_OTHER);
   n = (model_node *)model_get(m, MODEL_NODE, NULL, "gpu-1");
   assert_non_null(n);
   assert_int_equal(n->used[gpu], 2);

@@ -157,7 +157,7 @@ static void parse_requests(fx *f, const char *reqs, q_podset *ps) {
     if (!end) end = p + strlen(p);
     snprintf(name, sizeof name, "%.*s", (int)(eq - p), p);
     snprintf(val, sizeof val, "%.*s", (int)(end - eq - 1), eq + 1);
-    id = model_resource_id(name);
+    id = model_resource_id(model_resources_of(f->m), name);
     assert_int_equal(ts_quantity_parse(val, &q, NULL), TS_OK);
     assert_int_equal(model_resource_amount(id, &q, &v), TS_OK);
     for (at = n; at > 0 && rq[at - 1].id > id; at--) rq[at] = rq[at - 1];
@@ -844,8 +844,8 @@ static void test_last_assignment_outdated(void **state) {
 static void test_device_classes(void **state) {
   q_devmap m = {0};
   ts_err e;
-  int64_t out[MODEL_MAX_RESOURCES] = {0};
-  int gpu = model_resource_id("nvidia.com/gpu");
+  int64_t out[Q_DEVMAP_MAX_RESOURCES] = {0};
+  const int gpu = 0; /* the first quota resource mapped */
   q_device_request whole[] = {{ts_intern_cstr("gpu.nvidia.com"), 2}};
   q_device_request mig[] = {{ts_intern_cstr("mig-1g.nvidia.com"), 3},
                             {ts_intern_cstr("mig-1g.nvidia.com"), 4}};
@@ -873,7 +873,7 @@ static void test_device_claim(void **state) {
   fx *f = *state;
   q_devmap m = {0};
   ts_err e;
-  int64_t out[MODEL_MAX_RESOURCES] = {0};
+  int64_t out[Q_DEVMAP_MAX_RESOURCES] = {0};
   const model_claim *c;
   ts_err_clear(&e);
   assert_int_equal(q_devmap_add(&m, "gpu.nvidia.com", "nvidia.com/gpu", NULL, &e), TS_OK);
@@ -885,7 +885,9 @@ static void test_device_claim(void **state) {
   c = (const model_claim *)model_get(f->m, MODEL_RESOURCE_CLAIM, "t", "c");
   assert_non_null(c);
   assert_int_equal(q_devmap_claim(&m, &c->spec, out, &e), TS_OK);
-  assert_int_equal(out[model_resource_id("nvidia.com/gpu")], 6);
+  assert_int_equal(m.nres, 1);
+  assert_string_equal(m.res[0], "nvidia.com/gpu");
+  assert_int_equal(out[0], 6);
   q_devmap_free(&m);
 }
 

@@ -107,7 +107,8 @@ static void test_validation_parity(void **state) {
     model_validate(json_object_get(c, "object"), on_refusal, &g);
     if (!json_array_size(g.list)) {
       ts_err_clear(&e);
-      if (model_decode(json_object_get(c, "object"), NULL, &o, &e) != TS_OK)
+      model_decode_opts opts = {.resources = model_resources_of(m)};
+      if (model_decode(json_object_get(c, "object"), &opts, &o, &e) != TS_OK)
         decoded = false, decoder_refusal(&g, e.text);
       else if (o && o->kind == MODEL_POD)
         model_validate_priority(m, (const model_pod *)o, on_refusal, &g);
