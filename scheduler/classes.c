@@ -19,7 +19,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CLASS_BUDGET ((size_t)64 << 20) /* bytes of index held by all classes */
+/* Bytes of index all classes may hold at once: 2 KiB per node (a class costs about 5 bytes per
+ * node plus 16 per feasible node: room for over a hundred classes alive at once, as in a queue
+ * of interleaved jobs), and at least 64 MiB. A fixed 64 MiB was a cliff: at 50,000 nodes a
+ * quarter of the classes of a varied queue found no room and scanned every node per pod. */
+#define CLASS_BUDGET_PER_NODE ((size_t)2048)
+#define CLASS_BUDGET_MIN      ((size_t)64 << 20)
+
+static size_t budget(const sched_view *v) {
+  size_t b = (size_t)v->n * CLASS_BUDGET_PER_NODE;
+  return b > CLASS_BUDGET_MIN ? b : CLASS_BUDGET_MIN;
+}
 
 bool sched__classes_enabled = true;
 
@@ -33,12 +43,18 @@ static void set(sched_class *c, size_t i, sched_cand e) {
   c->pos[e.node] = (uint32_t)i;
 }
 
+/* A 4-ary heap: half the depth of a binary one, and a node's four children share a cache line
+ * (16-byte entries); the best node is the same whatever the arity (the order is total). */
+#define ARITY 4
+
 static void down(sched_class *c, size_t i) {
   sched_cand e = c->heap[i];
   for (;;) {
-    size_t l = 2 * i + 1, r = l + 1, best = l;
-    if (l >= c->nh) break;
-    if (r < c->nh && better(&c->heap[r], &c->heap[l])) best = r;
+    size_t first = ARITY * i + 1, last = first + ARITY, best = first;
+    if (first >= c->nh) break;
+    if (last > c->nh) last = c->nh;
+    for (size_t k = first + 1; k < last; k++)
+      if (better(&c->heap[k], &c->heap[best])) best = k;
     if (!better(&c->heap[best], &e)) break;
     set(c, i, c->heap[best]);
     i = best;
@@ -48,9 +64,9 @@ static void down(sched_class *c, size_t i) {
 
 static void up(sched_class *c, size_t i) {
   sched_cand e = c->heap[i];
-  while (i > 0 && better(&e, &c->heap[(i - 1) / 2])) {
-    set(c, i, c->heap[(i - 1) / 2]);
-    i = (i - 1) / 2;
+  while (i > 0 && better(&e, &c->heap[(i - 1) / ARITY])) {
+    set(c, i, c->heap[(i - 1) / ARITY]);
+    i = (i - 1) / ARITY;
   }
   set(c, i, e);
 }
@@ -158,7 +174,7 @@ void sched__node_changed(sched_view *v, uint32_t node) {
 static bool build(sched_view *v, sched_class *c) {
   const sched_sig *sig = sched__static_nodes(v, &c->rep);
   size_t bytes = (size_t)v->n * (sizeof *c->pos + 1) + (size_t)sig->n * sizeof *c->heap;
-  if (!sig || v->log_lost || v->class_bytes + bytes > CLASS_BUDGET) return false;
+  if (!sig || v->log_lost || v->class_bytes + bytes > budget(v)) return false;
   c->pass = malloc((size_t)v->n + 1);
   c->pos = malloc(((size_t)v->n + 1) * sizeof *c->pos);
   c->heap = malloc(((size_t)sig->n + 1) * sizeof *c->heap);
@@ -172,7 +188,7 @@ static bool build(sched_view *v, sched_class *c) {
       c->heap[c->nh++] = (sched_cand){sched__score(v, &c->shape, k), k};
     }
   }
-  for (size_t i = c->nh / 2; i-- > 0;) down(c, i);
+  for (size_t i = c->nh > 1 ? (c->nh - 2) / ARITY + 1 : 0; i-- > 0;) down(c, i); /* parents */
   v->class_bytes += c->bytes = bytes;
   v->log_changes = true;
   c->seen = v->nchanged;
@@ -241,7 +257,7 @@ static bool count_mask(sched_class *c, uint64_t mask, int d) {
 static bool count_all(sched_view *v, sched_class *c) {
   const sched_sig *sig = sched__static_reasons(v, &c->rep);
   size_t bytes = (size_t)v->n * (sizeof *c->rmask + 1);
-  if (!sig || v->log_lost || v->class_bytes + bytes > CLASS_BUDGET) return false;
+  if (!sig || v->log_lost || v->class_bytes + bytes > budget(v)) return false;
   c->rmask = calloc((size_t)v->n + 1, sizeof *c->rmask);
   c->rpass = malloc((size_t)v->n + 1);
   c->rcounts = malloc(SCHED_MAX_MASKS * sizeof *c->rcounts);

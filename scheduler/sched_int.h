@@ -83,6 +83,8 @@ typedef struct sched_view {
   int stride;                       /* resource ids per node row */
   int64_t *free;                    /* n x stride: allocatable - used - placed this cycle */
   double *inv;                      /* n x stride: 1e6 / allocatable (0 when none) */
+  int64_t *alloc;                   /* n x stride: allocatable (the scores' hot path reads it
+                                       beside free, not through the node) */
   uint8_t *has_gpu;                 /* n: the node has some GPU resource */
   int gpu[SCHED_MAX_GPU_RESOURCES]; /* resource ids counted as GPUs */
   int ngpu;                         /* entries in gpu */

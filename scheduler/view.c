@@ -33,16 +33,18 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   for (int r = MODEL_RES_FIRST_OTHER; r < v->stride && v->ngpu < SCHED_MAX_GPU_RESOURCES; r++)
     if (sched_is_gpu_resource(model_resources_of(m), r)) v->gpu[v->ngpu++] = r;
   v->inv = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->inv);
+  v->alloc = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->alloc);
   v->has_gpu = ts_arena_alloc(scratch, v->n + 1);
   v->heap = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->heap);
   v->mark = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->mark);
-  if (!v->inv || !v->has_gpu || !v->heap || !v->mark) return TS_ENOMEM;
+  if (!v->inv || !v->alloc || !v->has_gpu || !v->heap || !v->mark) return TS_ENOMEM;
   memset(v->mark, 0, ((size_t)v->n + 1) * sizeof *v->mark);
   ts_map_init(&v->classes);
   for (uint32_t i = 0; i < v->n; i++) {
     v->has_gpu[i] = 0;
     for (int r = 0; r < v->stride; r++) {
       int64_t a = model_node_alloc(v->nodes[i], r);
+      v->alloc[(size_t)i * (size_t)v->stride + (size_t)r] = a;
       v->inv[(size_t)i * (size_t)v->stride + (size_t)r] =
           a > 0 ? (double)SCORE_SCALE / (double)a : 0;
     }
@@ -192,7 +194,7 @@ bool sched__resources_fit(const sched_view *v, const model_pod *p, uint32_t node
 /* Utilisation of resource r on node after adding req, in millionths (0 when none exists). */
 static int64_t util_after(const sched_view *v, uint32_t node, int r, int64_t req) {
   size_t k = (size_t)node * (size_t)v->stride + (size_t)r;
-  int64_t used = model_node_alloc(v->nodes[node], r) - v->free[k] + req;
+  int64_t used = v->alloc[k] - v->free[k] + req;
   double u = (double)used * v->inv[k];
   return u >= SCORE_SCALE ? SCORE_SCALE : (int64_t)u;
 }
