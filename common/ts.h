@@ -36,7 +36,8 @@
   X(EUNSCHEDULABLE, "cannot be scheduled")                                                         \
   X(EELSEWHERE, "allocated by someone else meanwhile")                                             \
   X(EBUDGET, "refused by a disruption budget")                                                     \
-  X(ENOTLEADER, "not the leader")
+  X(ENOTLEADER, "not the leader")                                                                  \
+  X(EAGAIN, "more input needed")
 
 typedef enum ts_rc {
 #define TS__ENUM(name, msg) TS_##name,

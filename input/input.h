@@ -21,6 +21,17 @@ ts_rc in_json_parse(const char *text, size_t len, json_t **out, ts_err *err);
 /* The same for a piece of a larger text that starts at line, col of it: errors give
  * positions in the larger text. */
 ts_rc in_json_parse_at(const char *text, size_t len, int line, int col, json_t **out, ts_err *err);
+/* Where a value starts (line, col) and, after in_json_parse_prefix, where it ended and how many
+ * bytes it took (used). */
+typedef struct in_json_pos {
+  int line, col;
+  size_t used;
+} in_json_pos;
+/* Parses the value at the start of text (whitespace before it skipped) and leaves what follows
+ * it: pos->used, line, col say where it ended. With more (text goes on past len), a value cut
+ * at len is TS_EAGAIN (err untouched): read more and call again from the same start. */
+ts_rc in_json_parse_prefix(const char *text, size_t len, bool more, in_json_pos *pos, json_t **out,
+                           ts_err *err);
 
 #define IN_YAML_MAX_DEPTH   256        /* nesting of mappings and sequences */
 #define IN_YAML_MAX_ALIASES 10000      /* alias references per stream (no alias bombs) */

@@ -23,10 +23,18 @@ typedef struct reader {
   ts_buf scratch;             /* unescaped strings */
   ts_err *err;                /* caller's error */
   int line0, col0;            /* position of start in the whole text */
+  int nl;                     /* newlines passed (only whitespace holds them in valid JSON) */
+  const unsigned char *bol;   /* after the last of them, NULL before the first */
+  bool partial;               /* more text follows end: a failure close to it means "read more" */
+  bool truncated;             /* set by fail() in that case (err untouched) */
 } reader;
 
 static ts_rc fail(reader *r, const char *what) {
   int line = r->line0, col = r->col0;
+  if (r->partial && r->end - r->p <= 8) { /* cut inside a value (or a UTF-8 sequence, escape) */
+    r->truncated = true;
+    return TS_EPARSE;
+  }
   for (const unsigned char *q = r->start; q < r->p && q < r->end; q++)
     if (*q == '\n')
       line++, col = 1;
@@ -41,8 +49,23 @@ static ts_rc fail(reader *r, const char *what) {
   return TS_EPARSE;
 }
 
+/* Whitespace: kubectl indents by 4 per level, so a List's items sit behind runs of 8 to 20
+ * spaces; those are passed 8 bytes at a time. */
 static void skip_ws(reader *r) {
-  while (r->p < r->end && (*r->p == ' ' || *r->p == '\n' || *r->p == '\r' || *r->p == '\t')) r->p++;
+  const unsigned char *p = r->p, *end = r->end;
+  while (p < end) {
+    if (*p == ' ') {
+      p++;
+      while (end - p >= 8 && !memcmp(p, "        ", 8)) p += 8;
+    } else if (*p == '\n') {
+      r->nl++, r->bol = ++p;
+    } else if (*p == '\r' || *p == '\t') {
+      p++;
+    } else {
+      break;
+    }
+  }
+  r->p = p;
 }
 
 /* Length of the valid UTF-8 sequence at p (1..4), 0 when invalid. */
@@ -335,6 +358,30 @@ static ts_rc value(reader *r, json_t **out) {
 
 ts_rc in_json_parse(const char *text, size_t len, json_t **out, ts_err *err) {
   return in_json_parse_at(text, len, 1, 1, out, err);
+}
+
+ts_rc in_json_parse_prefix(const char *text, size_t len, bool more, in_json_pos *pos, json_t **out,
+                           ts_err *err) {
+  reader r = {0};
+  ts_rc rc;
+  *out = NULL;
+  r.p = r.start = (const unsigned char *)text, r.end = r.p + len, r.err = err;
+  r.line0 = pos->line, r.col0 = pos->col, r.partial = more;
+  ts_buf_init(&r.scratch, (size_t)1 << 30);
+  rc = value(&r, out);
+  ts_buf_free(&r.scratch);
+  if (rc == TS_OK && more && r.p == r.end && !json_is_object(*out) && !json_is_array(*out))
+    r.truncated = true; /* a number or literal may go on in the text still to come */
+  if (r.truncated) {
+    json_decref(*out);
+    *out = NULL;
+    return TS_EAGAIN;
+  }
+  if (rc != TS_OK) return rc;
+  pos->used = (size_t)(r.p - r.start);
+  pos->line = r.line0 + r.nl;
+  pos->col = r.bol ? (int)(r.p - r.bol) + 1 : r.col0 + (int)(r.p - r.start);
+  return TS_OK;
 }
 
 ts_rc in_json_parse_at(const char *text, size_t len, int line, int col, json_t **out, ts_err *err) {

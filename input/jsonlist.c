@@ -2,11 +2,13 @@
  *
  * `kubectl get -A -o json` writes one List of every object; a cluster's is hundreds of MB.
  * Parsed whole it becomes a tree several times the file, before anything is decoded. Here the
- * file is read through a buffer, the top-level object's members are scanned one by one, and
- * each element of "items" is cut out by a scan (strings, escapes, nesting), parsed by itself
- * (in_json_parse_at, so errors keep their position in the file) and passed on. kubectl puts
- * "items" before "kind": the items are then skipped once to learn the kind, and read again
- * from their offset. Memory: the buffer (grown to the largest item) and one item's tree. */
+ * file is read through a buffer, the top-level object's members are parsed one by one, and
+ * each element of "items" is parsed by itself where it lies in the buffer
+ * (in_json_parse_prefix finds its end; errors keep their position in the file) and passed on.
+ * kubectl puts "items" before "kind": items that carry their own kind (kubectl's always do)
+ * are passed at once; from the first that does not, the rest is skipped by a scan and read
+ * again from there once the kind is known. Memory: the buffer (grown to the largest item) and
+ * one item's tree. */
 #include "input/input.h"
 
 #include <errno.h>
@@ -138,19 +140,25 @@ static ts_rc syntax(src *s, const char *what) {
   return TS_EPARSE;
 }
 
-/* Parses the value at the current position and consumes it. */
+/* Parses the value at the current position and consumes it. The parse itself finds the end
+ * (no scan first): a value cut by the end of the buffer is parsed again once the buffer holds
+ * at least twice as much (so a value costs at most about three parses of itself). */
 static ts_rc take_value(src *s, json_t **out) {
-  size_t n;
-  ts_rc rc;
   *out = NULL;
-  skip_ws(s);
-  if (!(n = value_len(s))) {
+  for (;;) {
+    in_json_pos pos = {s->line, s->col, 0};
+    size_t avail = s->hi - s->lo, want;
+    ts_rc rc = in_json_parse_prefix(s->buf + s->lo, avail, !s->eof && !s->mem, &pos, out, s->err);
+    if (rc == TS_OK) {
+      s->lo += pos.used, s->line = pos.line, s->col = pos.col;
+      return TS_OK;
+    }
+    if (rc != TS_EAGAIN) return rc;
+    want = avail + (avail > s->chunk ? avail : s->chunk);
+    while (s->hi - s->lo < want && fill(s)) {
+    }
     if (s->err->code != TS_OK) return s->err->code;
-    return syntax(s, "a value was expected");
   }
-  rc = in_json_parse_at(s->buf + s->lo, n, s->line, s->col, out, s->err);
-  if (rc == TS_OK) advance(s, n);
-  return rc;
 }
 
 static ts_rc expect(src *s, char want, const char *what) {
@@ -164,22 +172,33 @@ static ts_rc expect(src *s, char want, const char *what) {
 }
 
 typedef struct list_ctx {
-  const char *kind; /* the List's kind ("PodList"), borrowed from top */
+  const char *kind; /* the List's kind ("PodList"), borrowed from top; NULL while unknown */
   json_t *api;      /* its apiVersion, or NULL */
   in_object_fn fn;  /* the caller's */
   void *ud;         /* for fn */
   bool pass;        /* false: only skip the items */
+  /* While the kind is unknown (kubectl writes "items" before "kind"), items that carry their
+   * own kind are passed at once; at the first that does not, the rest is skipped and read
+   * again from here once the kind is known. */
+  bool resume;   /* a resume point was set */
+  long long off; /* its file offset */
+  int line, col; /* its position */
+  int index;     /* its index */
+  int passed;    /* items passed so far */
 } list_ctx;
 
-/* The items array at the current position ('['): each element cut out, parsed and passed on
- * (or skipped). Stops at the first problem, with err set. */
-static ts_rc items(src *s, const list_ctx *l, ts_rc *stop) {
-  int index = 0, c;
+/* The items array at the current position ('[', or the item at l->index after a seek): each
+ * element cut out, parsed and passed on (or skipped). Stops at the first problem, with err
+ * set. */
+static ts_rc items(src *s, list_ctx *l, ts_rc *stop, bool from_item) {
+  int index = from_item ? l->index : 0, c;
   ts_rc rc;
-  if ((rc = expect(s, '[', "'[' expected")) != TS_OK) return rc; /* read again after a seek */
-  if ((c = skip_ws(s)) == ']') {
-    advance(s, 1);
-    return TS_OK;
+  if (!from_item) {
+    if ((rc = expect(s, '[', "'[' expected")) != TS_OK) return rc;
+    if ((c = skip_ws(s)) == ']') {
+      advance(s, 1);
+      return TS_OK;
+    }
   }
   for (;; index++) {
     json_t *item;
@@ -191,16 +210,28 @@ static ts_rc items(src *s, const list_ctx *l, ts_rc *stop) {
       if (!n) return s->err->code != TS_OK ? s->err->code : expect(s, '{', "an item was expected");
       advance(s, n);
     } else {
+      long long off = s->base + (long long)s->lo;
+      int col = s->col;
       if ((rc = take_value(s, &item)) != TS_OK) return rc;
       /* Items of built-in List kinds (PodList, ...) omit kind and apiVersion. */
-      if (json_is_object(item) && !json_object_get(item, "kind") && strcmp(l->kind, "List") != 0) {
+      if (!l->kind && (!json_is_object(item) || !json_object_get(item, "kind"))) {
+        json_decref(item); /* its kind comes after the items: skip the rest, come back here */
+        l->resume = true, l->off = off, l->line = line, l->col = col, l->index = index;
+        l->pass = false;
+        item = NULL;
+      }
+      if (item && json_is_object(item) && !json_object_get(item, "kind") &&
+          strcmp(l->kind, "List") != 0) {
         json_object_set_new(item, "kind", json_stringn(l->kind, strlen(l->kind) - 4));
         if (l->api && !json_object_get(item, "apiVersion"))
           json_object_set(item, "apiVersion", l->api);
       }
-      rc = l->fn(l->ud, item, s->path, line, index);
-      json_decref(item);
-      if (rc != TS_OK) return *stop = rc;
+      if (item) {
+        rc = l->fn(l->ud, item, s->path, line, index);
+        json_decref(item);
+        l->passed++;
+        if (rc != TS_OK) return *stop = rc;
+      }
     }
     if ((c = skip_ws(s)) == ']') {
       advance(s, 1);
@@ -235,7 +266,7 @@ static ts_rc top_object(src *s, in_object_fn fn, void *ud, ts_rc *stop, json_t *
                         int *top_line) {
   json_t *top = json_object();
   long long items_off = -1;
-  int items_line = 0, items_col = 0, c;
+  int c;
   bool items_done = false;
   list_ctx l = {NULL, NULL, fn, ud, true};
   ts_rc rc = TS_OK;
@@ -256,12 +287,15 @@ static ts_rc top_object(src *s, in_object_fn fn, void *ud, ts_rc *stop, json_t *
     if (!strcmp(json_string_value(key), "items") && skip_ws(s) == '[') {
       const char *k = json_string_value(json_object_get(top, "kind"));
       l.kind = k, l.api = json_object_get(top, "apiVersion");
-      items_off = s->base + (long long)s->lo, items_line = s->line, items_col = s->col;
+      items_off = s->base + (long long)s->lo;
       /* Pass the items at once when the kind (and apiVersion, for a typed List) is known, or
-       * when the caller knows what they are (a page of a list in memory). */
-      l.pass = items_done = s->mem || (has_list_suffix(k) && (l.api || !strcmp(k, "List")));
+       * when the caller knows what they are (a page of a list in memory); else those that
+       * carry their own kind (see list_ctx). */
+      items_done = s->mem || (has_list_suffix(k) && (l.api || !strcmp(k, "List")));
+      l.pass = true;
       if (s->mem) l.kind = "List"; /* the caller sets kinds */
-      rc = items(s, &l, stop);
+      if (!items_done) l.kind = NULL;
+      rc = items(s, &l, stop, false);
       json_object_del(top, "items");
     } else if ((rc = take_value(s, &v)) == TS_OK) {
       json_object_set_new(top, json_string_value(key), v);
@@ -279,13 +313,17 @@ static ts_rc top_object(src *s, in_object_fn fn, void *ud, ts_rc *stop, json_t *
   if (rc == TS_OK && s->err->code != TS_OK) rc = s->err->code;
   if (rc == TS_OK && items_off >= 0 && !items_done) {
     const char *k = json_string_value(json_object_get(top, "kind"));
-    if (!has_list_suffix(k)) { /* an object with a member "items": read it whole */
+    if (!has_list_suffix(k) && !l.passed) { /* an object with a member "items": read it whole */
       json_decref(top);
       return TS_EUNSUPPORTED;
     }
-    l.kind = k, l.api = json_object_get(top, "apiVersion"), l.pass = true;
-    if (!seek(s, items_off, items_line, items_col)) rc = s->err->code;
-    if (rc == TS_OK) rc = items(s, &l, stop);
+    if (!has_list_suffix(k)) {
+      rc = syntax(s, "a member \"items\" in an object that is not a List");
+    } else if (l.resume) { /* the items without a kind of their own, from the first of them */
+      l.kind = k, l.api = json_object_get(top, "apiVersion"), l.pass = true;
+      if (!seek(s, l.off, l.line, l.col)) rc = s->err->code;
+      if (rc == TS_OK) rc = items(s, &l, stop, true);
+    }
     items_done = true;
   }
   if (rc == TS_OK && items_off < 0 &&

@@ -353,6 +353,30 @@ static void test_json_stream(void **state) {
     }
     collected_free(&c);
   }
+  /* Items before the kind: those with a kind of their own are passed as they are read (one
+   * pass over a kubectl file); from the first without one, the rest waits for the List's kind
+   * and is read again, in order. Every piece size gives the same. */
+  write_file(p,
+             "{\"apiVersion\": \"v1\", \"items\": [\n{\"kind\": \"Node\", \"metadata\": {\"name\": "
+             "\"n\"}},\n{\"metadata\": {\"name\": \"p\"}},\n{\"kind\": \"Node\", \"metadata\": "
+             "{\"name\": \"m\"}}\n], \"kind\": \"PodList\"}\n");
+  for (size_t chunk = 1; chunk <= 64; chunk *= 2) {
+    assert_int_equal(in_json_stream(p, chunk, collect, collect_error, &c), TS_OK);
+    assert_int_equal(c.n, 3);
+    assert_string_equal(c.text[0], "{\"kind\":\"Node\",\"metadata\":{\"name\":\"n\"}}");
+    assert_string_equal(c.text[1],
+                        "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"p\"}}");
+    assert_string_equal(c.text[2], "{\"kind\":\"Node\",\"metadata\":{\"name\":\"m\"}}");
+    for (int i = 0; i < 3; i++) assert_int_equal(c.index[i], i), assert_int_equal(c.line[i], 2 + i);
+    collected_free(&c);
+  }
+  /* Objects passed before the kind said the file is not a List: an error, not a re-read. */
+  write_file(p, "{\"items\": [{\"kind\": \"Pod\", \"metadata\": {\"name\": \"x\"}}], \"kind\": "
+                "\"Thing\"}");
+  assert_int_equal(in_json_stream(p, 8, collect, collect_error, &c), TS_OK);
+  assert_int_equal(c.errors, 1);
+  assert_non_null(strstr(c.error, "not a List"));
+  collected_free(&c);
   /* The kind first (as the API server writes a List): items are passed as they are read. */
   write_file(p, "{\"kind\": \"List\", \"apiVersion\": \"v1\", \"items\": [{\"kind\": \"Pod\", "
                 "\"metadata\": {\"name\": \"x\"}}]}");
