@@ -258,7 +258,8 @@ typedef struct model_obj {
   uint32_t nowners;         /* entries */
   char *key;                /* owned: "ns/name", or "name" for cluster-scoped kinds */
   uint64_t seq;             /* model-assigned: order of first insertion, for ties */
-  uint64_t rev;             /* model-assigned: unique per stored version (changes on update) */
+  uint64_t rev;             /* model-assigned: unique per stored version in the process
+                               (changes on update) */
   const char *origin;       /* interned "file:line" or NULL: where it was loaded from */
 } model_obj;
 
