@@ -64,6 +64,10 @@ static void write_snapshot(const char *path, int nnodes, int npods) {
     exit(1);
   }
   json_decref(node_list);
+  /* The recorded node still carried the node.kubernetes.io/not-ready taint its kubelet takes
+   * off once ready (its Ready condition is True): left in, every pod of the benchmark was
+   * unschedulable and the cycle only explained why. Ready nodes carry none. */
+  json_object_del(json_object_get(node, "spec"), "taints");
   json_object_set_new(node, "kind", json_string("Node"));
   json_object_set_new(node, "apiVersion", json_string("v1"));
   /* The recorded pod asks for a DRA claim; these pods ask for extended resources. */

@@ -1,8 +1,11 @@
 /* cmd/bench.c - `tessera bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] [--seed S]
  * [--output text|json]`: builds each scenario's cluster in memory (gen/) at the size asked for
  * and times the scheduling cycle on it, as `tessera replay` and `tessera run` run it (DRA
- * selectors through CEL, claims made from templates). A platform team sizes Tessera for its
- * own cluster shape with it; make bench calls it for the figures in bench/results/. */
+ * selectors through CEL, claims made from templates). `tessera bench --snapshot PATH
+ * [--config FILE]` does the same on a recorded cluster (what `tessera replay` reads), its load
+ * timed apart. A platform team sizes Tessera for its own cluster shape with it; make bench
+ * calls it for the figures in bench/results/. */
+#include <sys/stat.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,7 +28,9 @@ static int usage(void) {
   size_t n;
   const gen_scenario *s = gen_scenarios(&n);
   fprintf(stderr, "usage: tessera bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] "
-                  "[--seed S] [--output text|json]\n\nscenarios (default size):\n");
+                  "[--seed S] [--output text|json]\n"
+                  "       tessera bench --snapshot PATH [--config FILE] [--repeat R] "
+                  "[--output text|json]\n\nscenarios (default size):\n");
   for (size_t i = 0; i < n; i++)
     fprintf(stderr, "  %-10s %s (%d nodes, %d pods)\n", s[i].name, s[i].what, s[i].nodes,
             s[i].pods);
@@ -44,6 +49,8 @@ typedef struct bench_args {
   int repeat;            /* cycles timed */
   unsigned seed;         /* generator seed (0: default) */
   bool json;             /* --output json */
+  const char *snapshot;  /* --snapshot PATH: a recorded cluster instead of scenarios */
+  const char *config;    /* --config FILE (with --snapshot) */
 } bench_args;
 
 static bool parse(int argc, char **argv, bench_args *a) {
@@ -56,6 +63,10 @@ static bool parse(int argc, char **argv, bench_args *a) {
     if (!strcmp(argv[i], "--output") && v) {
       if (strcmp(v, "json") && strcmp(v, "text")) return false;
       a->json = !strcmp(v, "json"), i++;
+      continue;
+    }
+    if ((!strcmp(argv[i], "--snapshot") || !strcmp(argv[i], "--config")) && v) {
+      *(!strcmp(argv[i], "--snapshot") ? &a->snapshot : &a->config) = v, i++;
       continue;
     }
     if ((!strcmp(argv[i], "--nodes") || !strcmp(argv[i], "--pods") ||
@@ -81,46 +92,46 @@ static bool parse(int argc, char **argv, bench_args *a) {
     }
     a->names[a->nnames++] = argv[i];
   }
+  if (a->snapshot && (a->nnames || a->nodes || a->pods || a->seed)) {
+    fprintf(stderr, "tessera bench: --snapshot measures a recorded cluster: no scenario, "
+                    "--nodes, --pods or --seed with it\n");
+    return false;
+  }
+  if (a->config && !a->snapshot) {
+    fprintf(stderr, "tessera bench: --config goes with --snapshot (scenarios use the defaults)\n");
+    return false;
+  }
   return true;
 }
 
-/* Builds one scenario and times its cycle; prints one line (or JSON object). */
-static int bench_one(const gen_scenario *s, const bench_args *a, dra_cel *cel) {
-  int nodes = a->nodes ? a->nodes : s->nodes, pods = a->pods ? a->pods : s->pods;
-  model *m = model_new();
-  sched_config cfg;
-  double t0, build_s, *t = calloc((size_t)a->repeat, sizeof *t);
+/* What was measured, for the report. */
+typedef struct measured {
+  const char *name; /* scenario, or "snapshot" */
+  const char *path; /* the snapshot's path, or NULL */
+  int nodes, pods;  /* size asked for (scenarios); nodes in the model (snapshot) */
+  double setup_s;   /* building the cluster, or loading the snapshot */
+  long long bytes;  /* the snapshot file's size, -1 for a directory or a scenario */
+} measured;
+
+/* Times a->repeat cycles on m and prints one line (or JSON object). */
+static int measure(const measured *w, model *m, sched_config *cfg, const bench_args *a) {
+  double t0, *t = calloc((size_t)a->repeat, sizeof *t);
   size_t bound = 0, pending = 0, decisions = 0;
+  int64_t now = w->path ? cmd_snapshot_time(m) : 0;
   bool tty = isatty(2);
   struct rusage ru;
   ts_err err;
   ts_err_clear(&err);
-  if (!m || !t) {
+  if (!t) {
     fprintf(stderr, "tessera bench: out of memory\n");
-    model_free(m);
-    free(t);
     return 1;
   }
-  if (tty) fprintf(stderr, "\r%s: building %d nodes, %d pods...\033[K", s->name, nodes, pods);
-  t0 = mono();
-  if (gen_build(s, m, nodes, pods, a->seed, &err) != TS_OK) {
-    fprintf(stderr, "%stessera bench: %s: %s\n", tty ? "\r\033[K" : "", s->name, err.text);
-    model_free(m);
-    free(t);
-    return 1;
-  }
-  build_s = mono() - t0;
-  sched_config_default(&cfg);
-  cfg.instantiate_templates = true; /* no claim controller: claims from templates */
-  cfg.dra_eval = dra_cel_eval, cfg.dra_eval_ctx = cel;
   for (int r = 0; r < a->repeat; r++) {
     sched_result res;
-    if (tty) fprintf(stderr, "\r%s: cycle %d of %d...\033[K", s->name, r + 1, a->repeat);
+    if (tty) fprintf(stderr, "\r%s: cycle %d of %d...\033[K", w->name, r + 1, a->repeat);
     t0 = mono();
-    if (sched_cycle(m, &cfg, NULL, 0, &res, &err) != TS_OK) {
-      fprintf(stderr, "%stessera bench: %s: %s\n", tty ? "\r\033[K" : "", s->name, err.text);
-      sched_config_free(&cfg);
-      model_free(m);
+    if (sched_cycle(m, cfg, NULL, now, &res, &err) != TS_OK) {
+      fprintf(stderr, "%stessera bench: %s: %s\n", tty ? "\r\033[K" : "", w->name, err.text);
       free(t);
       return 1;
     }
@@ -132,28 +143,110 @@ static int bench_one(const gen_scenario *s, const bench_args *a, dra_cel *cel) {
   qsort(t, (size_t)a->repeat, sizeof *t, dcmp);
   getrusage(RUSAGE_SELF, &ru);
   if (a->json) {
-    json_t *o = json_pack("{s:s, s:i, s:i, s:f, s:f, s:f, s:i, s:I, s:I, s:I, s:f, s:f, s:I}",
-                          "scenario", s->name, "nodes", nodes, "pods", pods, "build_seconds",
-                          build_s, "cycle_seconds_best", t[0], "cycle_seconds_median",
-                          t[a->repeat / 2], "repeat", a->repeat, "decisions", (json_int_t)decisions,
-                          "bound", (json_int_t)bound, "pending", (json_int_t)pending,
-                          "decisions_per_second", (double)decisions / t[0], "placed_per_second",
-                          (double)bound / t[0], "peak_rss_bytes", (json_int_t)ru.ru_maxrss * 1024);
+    json_t *o = json_pack(
+        "{s:s, s:i, s:i, s:f, s:f, s:f, s:i, s:I, s:I, s:I, s:f, s:f, s:I}", "scenario", w->name,
+        "nodes", w->nodes, "pods", w->pods, w->path ? "load_seconds" : "build_seconds", w->setup_s,
+        "cycle_seconds_best", t[0], "cycle_seconds_median", t[a->repeat / 2], "repeat", a->repeat,
+        "decisions", (json_int_t)decisions, "bound", (json_int_t)bound, "pending",
+        (json_int_t)pending, "decisions_per_second", (double)decisions / t[0], "placed_per_second",
+        (double)bound / t[0], "peak_rss_bytes", (json_int_t)ru.ru_maxrss * 1024);
+    if (o && w->path) json_object_set_new(o, "snapshot", json_string(w->path));
+    if (o && w->bytes >= 0) json_object_set_new(o, "bytes", json_integer(w->bytes));
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     if (text) puts(text);
     free(text);
     json_decref(o);
   } else {
     printf("%-9s %6d nodes %7zu pods: cycle %9.1f ms (best of %d; median %.1f), %8.0f "
-           "decided/s, %8.0f placed/s (%zu bound, %zu pending); built in %.2f s\n",
-           s->name, nodes, decisions, t[0] * 1e3, a->repeat, t[a->repeat / 2] * 1e3,
-           (double)decisions / t[0], (double)bound / t[0], bound, pending, build_s);
+           "decided/s, %8.0f placed/s (%zu bound, %zu pending); ",
+           w->name, w->nodes, w->path ? (size_t)w->pods : decisions, t[0] * 1e3, a->repeat,
+           t[a->repeat / 2] * 1e3, (double)decisions / t[0], (double)bound / t[0], bound, pending);
+    if (!w->path)
+      printf("built in %.2f s\n", w->setup_s);
+    else if (w->bytes >= 0)
+      printf("loaded in %.2f s (%.1f MB, %.0f MB/s)\n", w->setup_s, (double)w->bytes / 1e6,
+             (double)w->bytes / 1e6 / w->setup_s);
+    else
+      printf("loaded in %.2f s\n", w->setup_s);
   }
   fflush(stdout);
-  sched_config_free(&cfg);
-  model_free(m);
   free(t);
   return 0;
+}
+
+/* Builds one scenario and times its cycle. */
+static int bench_one(const gen_scenario *s, const bench_args *a, dra_cel *cel) {
+  measured w = {s->name, NULL, a->nodes ? a->nodes : s->nodes, a->pods ? a->pods : s->pods, 0, -1};
+  model *m = model_new();
+  sched_config cfg;
+  double t0;
+  bool tty = isatty(2);
+  int status;
+  ts_err err;
+  ts_err_clear(&err);
+  if (!m) {
+    fprintf(stderr, "tessera bench: out of memory\n");
+    return 1;
+  }
+  if (tty) fprintf(stderr, "\r%s: building %d nodes, %d pods...\033[K", s->name, w.nodes, w.pods);
+  t0 = mono();
+  if (gen_build(s, m, w.nodes, w.pods, a->seed, &err) != TS_OK) {
+    fprintf(stderr, "%stessera bench: %s: %s\n", tty ? "\r\033[K" : "", s->name, err.text);
+    model_free(m);
+    return 1;
+  }
+  w.setup_s = mono() - t0;
+  sched_config_default(&cfg);
+  cfg.instantiate_templates = true; /* no claim controller: claims from templates */
+  cfg.dra_eval = dra_cel_eval, cfg.dra_eval_ctx = cel;
+  status = measure(&w, m, &cfg, a);
+  sched_config_free(&cfg);
+  model_free(m);
+  return status;
+}
+
+/* Loads a recorded cluster as `tessera replay` does and times its cycle. */
+static int bench_snapshot(const bench_args *a, dra_cel *cel) {
+  measured w = {"snapshot", a->snapshot, 0, 0, 0, -1};
+  cmd_load_counts counts = {0, 0};
+  struct stat st;
+  cfg_tessera t;
+  model *m = NULL;
+  size_t n;
+  double t0;
+  int status = 1;
+  ts_rc rc;
+  ts_err err;
+  ts_err_clear(&err);
+  if (cfg_tessera_setup(a->config, &t, &err) != TS_OK) {
+    fprintf(stderr, "%s\n", err.text);
+    return 2;
+  }
+  t.sched.instantiate_templates = true; /* as in a replay: no claim controller */
+  t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
+  if (isatty(2)) fprintf(stderr, "\rsnapshot: loading %s...\033[K", a->snapshot);
+  t0 = mono();
+  if (!(m = model_new())) {
+    fprintf(stderr, "tessera bench: out of memory\n");
+    goto out;
+  }
+  rc = cmd_load(a->snapshot, m, &counts); /* problems are printed as they are met */
+  w.setup_s = mono() - t0;
+  if (isatty(2)) fprintf(stderr, "\r\033[K");
+  if (rc == TS_ENOMEM) fprintf(stderr, "tessera bench: out of memory\n");
+  if (rc != TS_OK) goto out;
+  if (!counts.objects) {
+    fprintf(stderr, "tessera bench: %s: no objects loaded\n", a->snapshot);
+    goto out;
+  }
+  w.bytes = stat(a->snapshot, &st) == 0 && S_ISREG(st.st_mode) ? (long long)st.st_size : -1;
+  model_nodes(m, &n);
+  w.nodes = (int)n, w.pods = (int)model_count(m, MODEL_POD);
+  status = measure(&w, m, &t.sched, a);
+out:
+  model_free(m);
+  cfg_tessera_free(&t);
+  return status;
 }
 
 int cmd_bench(int argc, char **argv) {
@@ -168,9 +261,11 @@ int cmd_bench(int argc, char **argv) {
     return 1;
   }
   if (!a.json)
-    printf("one scheduling cycle per scenario on one core; cluster built in memory, not timed "
-           "in the cycle\n");
-  for (size_t i = 0; i < (a.nnames ? (size_t)a.nnames : n); i++)
+    printf("one scheduling cycle per %s on one core; %s, not timed in the cycle\n",
+           a.snapshot ? "snapshot" : "scenario",
+           a.snapshot ? "loaded as tessera replay loads it" : "cluster built in memory");
+  if (a.snapshot) status = bench_snapshot(&a, cel);
+  for (size_t i = 0; !a.snapshot && i < (a.nnames ? (size_t)a.nnames : n); i++)
     status |= bench_one(a.nnames ? gen_find(a.names[i]) : &all[i], &a, cel);
   dra_cel_free(cel);
   return status;

@@ -52,6 +52,19 @@ size_t cmd_validate(json_t *obj, const char *at, int *errors);
 size_t cmd_queue_problems(const model *m, int *errors);
 void cmd_validate_priorities(model *m, int *errors, bool remove);
 
+/* load.c: loads the objects of path (a file or a directory) into m as replay does: each
+ * checked as the API server would, decoded and applied, problems printed as load errors
+ * ("file:line: ...") and counted; then the Priority admission and the queues' problems, and
+ * every kind with no object marked unseen (the snapshot is all there is). TS_OK, or the
+ * reader's error for a path that cannot be read (printed already) or TS_ENOMEM. */
+typedef struct cmd_load_counts {
+  int objects; /* loaded */
+  int errors;  /* objects or files that failed to load */
+} cmd_load_counts;
+ts_rc cmd_load(const char *path, model *m, cmd_load_counts *c);
+/* The clock of a snapshot: its newest creationTimestamp (0 when none). */
+int64_t cmd_snapshot_time(const model *m);
+
 /* expect.c: checks a replay's decisions against expectations (YAML); prints one line per
  * expectation; returns the number not met, or -1 when the file is unusable. */
 int replay_expect(const char *path, const model *m, const sched_result *res, FILE *out);

@@ -65,45 +65,6 @@ typedef struct replay {
   const sched_config *cfg; /* the cycle's settings */
 } replay;
 
-static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int index) {
-  replay *r = ud;
-  char origin[4200];
-  ts_err err;
-  bool skipped = false;
-  ts_err_clear(&err);
-  if (line)
-    snprintf(origin, sizeof origin, "%s:%d", file, line);
-  else if (index >= 0)
-    snprintf(origin, sizeof origin, "%s: items[%d]", file, index);
-  else
-    snprintf(origin, sizeof origin, "%s", file);
-  if (cmd_validate(obj, origin, &r->errors)) return TS_OK; /* refused: a load error, left out */
-  if (model_apply_json(r->m, obj, MODEL_ADDED, ts_intern_cstr(origin), NULL, &skipped, &err) !=
-      TS_OK) {
-    fprintf(stderr, "%s: %s\n", origin, err.text);
-    r->errors++;
-  } else if (!skipped) {
-    r->objects++;
-  }
-  return TS_OK;
-}
-
-static void on_error(void *ud, const ts_err *err) {
-  fprintf(stderr, "%s\n", err->text);
-  ((replay *)ud)->errors++;
-}
-
-/* The replay's clock: the newest creationTimestamp in the snapshot (0 when none). */
-static int64_t snapshot_time(const model *m) {
-  int64_t t = 0;
-  for (int k = 0; k < MODEL_KIND_COUNT; k++) {
-    model_obj *o;
-    for (size_t it = 0; model_next(m, (model_kind)k, &it, &o);)
-      if (o->created_ns > t) t = o->created_ns;
-  }
-  return t;
-}
-
 static void print_json(FILE *out, json_t *o) {
   char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
   if (s) fprintf(out, "%s\n", s);
@@ -321,6 +282,7 @@ int cmd_replay(int argc, char **argv) {
   cfg_tessera t;
   sched_result res;
   sched_state *state;
+  cmd_load_counts counts = {0, 0};
   dra_cel *cel;
   ts_err err;
   int status = 1;
@@ -339,18 +301,15 @@ int cmd_replay(int argc, char **argv) {
   if (!(cel = dra_cel_new())) goto fail_config;
   t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
   if (!(r.m = model_new())) goto fail_cel;
-  if (in_load_path(a.path, on_object, on_error, &r) != TS_OK) goto fail_model;
-  cmd_validate_priorities(r.m, &r.errors, true); /* pods the Priority admission refuses */
-  cmd_queue_problems(r.m, &r.errors);            /* queues that cannot admit anything */
-  for (int k = 0; k < MODEL_KIND_COUNT; k++)     /* the snapshot is all there is to know */
-    if (!model_count(r.m, (model_kind)k)) model_set_seen(r.m, (model_kind)k, false);
+  if (cmd_load(a.path, r.m, &counts) != TS_OK) goto fail_model;
+  r.objects = counts.objects, r.errors = counts.errors;
   if (!(state = sched_state_new())) {
     fprintf(stderr, "tessera: out of memory\n");
     goto fail_model;
   }
   stats.load_s = mono_s() - stats.start; /* config, files, decoding and checks */
   stats.loaded = rss_now();
-  if (sched_cycle(r.m, &t.sched, state, snapshot_time(r.m), &res, &err) != TS_OK) {
+  if (sched_cycle(r.m, &t.sched, state, cmd_snapshot_time(r.m), &res, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);
     goto fail_state;
   }

@@ -45,3 +45,5 @@ mv bench/results/dra.txt.tmp bench/results/dra.txt
 cat bench/results/dra.txt
 # The growth curve (table and SVG) from the cycle and replay results.
 scripts/growth.sh bench/results
+# Every headline figure beside its target and upstream's (bench/results/table.md).
+scripts/bench-table.sh bench/results

@@ -41,6 +41,9 @@ dra-allocator-conformance tests/data/corpora/dra/allocator_cases.json
 kueue-conformance tests/data/corpora/kueue/schedule_cases.json
 LIST
 
+# tessera bench --snapshot against tessera replay on the bundled clusters.
+run bench-snapshot scripts/bench-snapshot-test.sh "$TESSERA"
+
 # Golden files: tests/golden/NAME/{args,expected}; args are passed to tessera.
 for dir in tests/golden/*/; do
   [ -f "$dir/args" ] || continue
