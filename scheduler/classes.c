@@ -33,14 +33,35 @@ static size_t budget(const sched_view *v) {
 
 bool sched__classes_enabled = true;
 
-static bool better(const sched_cand *a, const sched_cand *b) {
-  return a->score != b->score ? a->score > b->score : a->node < b->node;
+/* A heap entry is one 64-bit key: the score (tier, GPU and cpu/memory utilisation, each at
+ * most SCORE_SCALE < 2^20) above the node's index inverted, so that a greater key is the
+ * better node and equal scores go to the lower index, as a full scan picks. Half the memory
+ * of a {score, node} pair, and one compare. Classes index clusters of up to 2^23 nodes. */
+#define NODE_BITS 23
+#define NODE_MASK (((uint64_t)1 << NODE_BITS) - 1)
+
+static sched_key key_of(int64_t score, uint32_t node) {
+  uint64_t tier = (uint64_t)score >> 61, gpu = ((uint64_t)score >> 30) & 0x7fffffff,
+           cpumem = (uint64_t)score & 0x3fffffff;
+  return ((tier << 40 | gpu << 20 | cpumem) << NODE_BITS) | (NODE_MASK - node);
 }
 
-/* The class's heap is indexed: pos[node] is the node's slot, or UINT32_MAX when absent. */
-static void set(sched_class *c, size_t i, sched_cand e) {
+static uint32_t node_of(sched_key k) {
+  return (uint32_t)(NODE_MASK - (k & NODE_MASK));
+}
+
+static bool better(const sched_key *a, const sched_key *b) {
+  return *a > *b;
+}
+
+/* The class's heap is indexed: pos[node] is the node's slot, ABSENT when the node passes the
+ * class's static filters but is not in the heap (the pod does not fit it now), FILTERED when
+ * it does not pass them (one array read per changed node tells both). */
+#define ABSENT   UINT32_MAX
+#define FILTERED (UINT32_MAX - 1)
+static void set(sched_class *c, size_t i, sched_key e) {
   c->heap[i] = e;
-  c->pos[e.node] = (uint32_t)i;
+  c->pos[node_of(e)] = (uint32_t)i;
 }
 
 /* A 4-ary heap: half the depth of a binary one, and a node's four children share a cache line
@@ -48,7 +69,7 @@ static void set(sched_class *c, size_t i, sched_cand e) {
 #define ARITY 4
 
 static void down(sched_class *c, size_t i) {
-  sched_cand e = c->heap[i];
+  sched_key e = c->heap[i];
   for (;;) {
     size_t first = ARITY * i + 1, last = first + ARITY, best = first;
     if (first >= c->nh) break;
@@ -63,7 +84,7 @@ static void down(sched_class *c, size_t i) {
 }
 
 static void up(sched_class *c, size_t i) {
-  sched_cand e = c->heap[i];
+  sched_key e = c->heap[i];
   while (i > 0 && better(&e, &c->heap[(i - 1) / ARITY])) {
     set(c, i, c->heap[(i - 1) / ARITY]);
     i = (i - 1) / ARITY;
@@ -72,28 +93,30 @@ static void up(sched_class *c, size_t i) {
 }
 
 static void remove_at(sched_class *c, size_t i) {
-  c->pos[c->heap[i].node] = UINT32_MAX;
+  sched_key moved;
+  c->pos[node_of(c->heap[i])] = ABSENT;
   if (i == --c->nh) return;
-  set(c, i, c->heap[c->nh]);
+  moved = c->heap[c->nh];
+  set(c, i, moved);
   down(c, i);
-  up(c, c->pos[c->heap[i].node] == i ? i : c->pos[c->heap[i].node]);
+  up(c, c->pos[node_of(moved)]);
 }
 
 /* Node k changed: re-score it, add it or drop it. */
 static void update(sched_view *v, sched_class *c, uint32_t k) {
   uint32_t at = c->pos[k];
   if (!sched__resources_fit(v, c->rep.pod, k)) {
-    if (at != UINT32_MAX) remove_at(c, at);
+    if (at != ABSENT) remove_at(c, at);
     return;
   }
-  if (at == UINT32_MAX) {
+  if (at == ABSENT) {
     at = (uint32_t)c->nh++;
-    set(c, at, (sched_cand){sched__score(v, &c->shape, k), k});
+    set(c, at, key_of(sched__score(v, &c->shape, k), k));
     up(c, at);
     return;
   }
   {
-    sched_cand e = {sched__score(v, &c->shape, k), k};
+    sched_key e = key_of(sched__score(v, &c->shape, k), k);
     bool rises = better(&e, &c->heap[at]);
     c->heap[at] = e;
     rises ? up(c, at) : down(c, at); /* bin-packing: a placement raises the node's score */
@@ -134,8 +157,8 @@ sched_class *sched__class_of(sched_view *v, const sched_pending *p) {
 
 static void drop_heap(sched_view *v, sched_class *c) {
   v->class_bytes -= c->bytes;
-  free(c->heap), free(c->pos), free(c->pass);
-  c->heap = NULL, c->pos = NULL, c->pass = NULL;
+  free(c->heap), free(c->pos);
+  c->heap = NULL, c->pos = NULL;
   c->nh = c->bytes = 0;
   c->unindexed = true;
 }
@@ -173,19 +196,18 @@ void sched__node_changed(sched_view *v, uint32_t node) {
 /* Builds the class's heap of feasible nodes; false when over the budget or out of memory. */
 static bool build(sched_view *v, sched_class *c) {
   const sched_sig *sig = sched__static_nodes(v, &c->rep);
-  size_t bytes = (size_t)v->n * (sizeof *c->pos + 1) + (size_t)sig->n * sizeof *c->heap;
-  if (!sig || v->log_lost || v->class_bytes + bytes > budget(v)) return false;
-  c->pass = malloc((size_t)v->n + 1);
+  size_t bytes = sig ? (size_t)v->n * sizeof *c->pos + (size_t)sig->n * sizeof *c->heap : 0;
+  if (!sig || v->log_lost || v->class_bytes + bytes > budget(v) || v->n > NODE_MASK + 1)
+    return false;
   c->pos = malloc(((size_t)v->n + 1) * sizeof *c->pos);
   c->heap = malloc(((size_t)sig->n + 1) * sizeof *c->heap);
-  if (!c->pass || !c->pos || !c->heap) return false;
-  memcpy(c->pass, sig->pass, v->n);
-  memset(c->pos, 0xff, (size_t)v->n * sizeof *c->pos);
+  if (!c->pos || !c->heap) return false;
+  for (uint32_t k = 0; k < v->n; k++) c->pos[k] = sig->pass[k] ? ABSENT : FILTERED;
   for (uint32_t j = 0; j < sig->n; j++) {
     uint32_t k = sig->nodes[j];
     if (sched__resources_fit(v, c->rep.pod, k)) {
       c->pos[k] = (uint32_t)c->nh;
-      c->heap[c->nh++] = (sched_cand){sched__score(v, &c->shape, k), k};
+      c->heap[c->nh++] = key_of(sched__score(v, &c->shape, k), k);
     }
   }
   for (size_t i = c->nh > 1 ? (c->nh - 2) / ARITY + 1 : 0; i-- > 0;) down(c, i); /* parents */
@@ -204,7 +226,9 @@ static uint32_t scan(sched_view *v, sched_class *c) {
     sched_cand cand;
     if (!sched__resources_fit(v, c->rep.pod, k)) continue;
     cand = (sched_cand){sched__score(v, &c->shape, k), k};
-    if (best.node == UINT32_MAX || better(&cand, &best)) best = cand;
+    if (best.node == UINT32_MAX || cand.score > best.score ||
+        (cand.score == best.score && cand.node < best.node))
+      best = cand; /* as the heap orders them */
   }
   return best.node;
 }
@@ -222,11 +246,11 @@ uint32_t sched__class_pick(sched_view *v, sched_class *c) {
   }
   for (; c->seen < v->nchanged; c->seen++) {
     uint32_t k = v->changed[c->seen];
-    if (!c->pass[k] || v->mark[k] == v->mark_stamp) continue; /* once per node and pick */
+    if (c->pos[k] == FILTERED || v->mark[k] == v->mark_stamp) continue; /* once per pick */
     v->mark[k] = v->mark_stamp;
     update(v, c, k);
   }
-  return c->nh ? c->heap[0].node : UINT32_MAX;
+  return c->nh ? node_of(c->heap[0]) : UINT32_MAX;
 }
 
 void sched__class_done(sched_view *v, sched_class *c) {
@@ -295,5 +319,6 @@ const char *sched__class_why(sched_view *v, sched_class *c) {
     }
     c->rmask[k] = mask;
   }
-  return sched__format_why(v, c->rep.pod, c->rstatic, c->nrstatic, c->rcounts, c->nrcounts);
+  return sched__format_why(v, c->rep.pod, c->rstatic, c->nrstatic, c->rcounts, c->nrcounts,
+                           c->reason);
 }

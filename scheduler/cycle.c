@@ -52,11 +52,10 @@ int32_t sched_pod_priority(const model *m, const model_pod *p) {
 /* ---- decisions ------------------------------------------------------------------------- */
 
 static ts_rc add_decision(sched_view *v, sched_result *r, sched_decision d) {
-  if (r->ndecisions == v->decisions_cap) {
+  if (r->ndecisions == v->decisions_cap) { /* reserved for every pending pod: rare */
     size_t ncap = v->decisions_cap ? v->decisions_cap * 2 : 256;
-    sched_decision *nd = ts_arena_alloc(&r->arena, ncap * sizeof *nd);
+    sched_decision *nd = ts_realloc(r->decisions, ncap * sizeof *nd);
     if (!nd) return TS_ENOMEM;
-    if (r->ndecisions) memcpy(nd, r->decisions, r->ndecisions * sizeof *nd);
     r->decisions = nd;
     v->decisions_cap = ncap;
   }
@@ -230,6 +229,7 @@ static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
 }
 
 void sched_result_free(sched_result *r) {
+  ts_free(r->decisions);
   ts_arena_free(&r->arena);
   memset(r, 0, sizeof *r);
 }
@@ -264,6 +264,12 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
   sched__evictions_seen(state, m);
   if (rc == TS_OK) rc = sched__ready_check(&v, state, out, add_decision);
   if (rc == TS_OK) rc = sched__gangs(&v, &gangs, &n);
+  if (rc == TS_OK) { /* room for a decision per pending pod, in one allocation */
+    size_t pods = 0;
+    for (size_t g = 0; g < n; g++) pods += gangs[g].npods;
+    if (pods && !(out->decisions = ts_malloc(pods * sizeof *out->decisions))) rc = TS_ENOMEM;
+    v.decisions_cap = pods;
+  }
   if (rc == TS_OK && !(handled = ts_arena_alloc(&scratch, n + 1))) rc = TS_ENOMEM;
   if (rc == TS_OK) memset(handled, 0, n + 1);
   if (rc == TS_OK) rc = sched__admit(&v, gangs, n, out, add_decision, handled);
@@ -295,6 +301,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
     i = j;
   }
   if (rc == TS_OK) rc = sched__evictions_issued(state, out);
+  ts_free(gangs);
   sched__view_free(&v);
   ts_arena_free(&scratch);
   if (rc != TS_OK) {

@@ -224,7 +224,7 @@ static int gang_cmp(const void *a, const void *b) {
 
 static ts_rc gang_add_pod(sched_view *v, sched_gang *g, const model_pod *p, int32_t prio) {
   if (g->npods == g->cap) {
-    uint32_t ncap = g->cap ? g->cap * 2 : 4;
+    uint32_t ncap = g->cap ? g->cap * 2 : 1; /* most gangs are single pods */
     sched_pending *n = ts_arena_alloc(v->arena, ncap * sizeof *n);
     if (!n) return TS_ENOMEM;
     if (g->npods) memcpy(n, g->pods, g->npods * sizeof *n);
@@ -298,12 +298,12 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
     g->nbound++, g->nmembers++;
   }
   ts_map_free(&index);
-  if (rc == TS_OK) {
-    *out = ts_arena_alloc(v->arena, (gangs.n + 1) * sizeof **out);
-    if (!*out) rc = TS_ENOMEM;
+  if (rc == TS_OK) { /* the vector itself, its slack given back (no copy beside it) */
+    *out = gangs.n ? ts_realloc(gangs.v, gangs.n * sizeof **out) : NULL;
+    if (gangs.n && !*out) rc = TS_ENOMEM;
   }
   if (rc == TS_OK) {
-    if (gangs.n) memcpy(*out, gangs.v, gangs.n * sizeof **out);
+    gangs.v = NULL;
     *n = gangs.n;
     for (size_t i = 0; i < gangs.n; i++) {
       sched_gang *g = &(*out)[i];

@@ -89,7 +89,7 @@ typedef struct sched_decision {
 } sched_decision;
 
 typedef struct sched_result {
-  sched_decision *decisions; /* in the order they were made (arena) */
+  sched_decision *decisions; /* in the order they were made (owned: sched_result_free) */
   size_t ndecisions;         /* entries */
   size_t nbound;             /* BIND decisions */
   size_t npending;           /* PENDING decisions */

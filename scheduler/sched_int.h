@@ -51,6 +51,9 @@ typedef struct sched_shape {
 } sched_shape;
 
 /* A feasible node in a run's heap. */
+/* A class's heap entry: score and node in one key (classes.c). */
+typedef uint64_t sched_key;
+
 typedef struct sched_cand {
   int64_t score; /* higher is better */
   uint32_t node; /* index in the name-sorted view; the lower wins ties */
@@ -104,19 +107,24 @@ typedef struct sched_view {
   int nlevels;                                /* entries */
   sched_state *state;                         /* what earlier cycles decided, or NULL */
   uint64_t changes;                           /* changes of any node's free capacity */
-  uint32_t *changed;       /* log of the nodes changed while some class has a heap (malloc) */
-  size_t nchanged;         /* entries */
-  size_t changed_cap;      /* capacity */
-  uint32_t *mark;          /* n: stamp of the pick that last applied the node's change (arena) */
-  uint32_t mark_stamp;     /* the current pick's stamp */
-  bool log_changes;        /* some class has a heap: log changes */
-  bool log_lost;           /* the log could not grow: classes scan from then on */
-  ts_map classes;          /* class hash -> first sched_class of that hash */
-  sched_class *class_list; /* every class (their heaps are freed with the view) */
-  size_t class_bytes;      /* memory of the classes' indexes */
-  ts_arena *arena;         /* scratch memory for the cycle */
-  ts_arena *out;           /* memory of the result (messages) */
-  size_t decisions_cap;    /* capacity of the result's decision array */
+  uint32_t *changed;          /* log of the nodes changed while some class has a heap (malloc) */
+  size_t nchanged;            /* entries */
+  size_t changed_cap;         /* capacity */
+  uint32_t *mark;             /* n: stamp of the pick that last applied the node's change (arena) */
+  uint32_t mark_stamp;        /* the current pick's stamp */
+  bool log_changes;           /* some class has a heap: log changes */
+  bool log_lost;              /* the log could not grow: classes scan from then on */
+  ts_map classes;             /* class hash -> first sched_class of that hash */
+  sched_reason *hist_buf;     /* the reasons histogram of one pending pod (arena, reused
+                                 by each: the message is copied out) */
+  sched_mask_count *mask_buf; /* the short-resource masks of one pending pod (same) */
+  char **lines;               /* the "COUNT REASON" lines of one message (same) */
+  char *line_text;            /* their text */
+  sched_class *class_list;    /* every class (their heaps are freed with the view) */
+  size_t class_bytes;         /* memory of the classes' indexes */
+  ts_arena *arena;            /* scratch memory for the cycle */
+  ts_arena *out;              /* memory of the result (messages) */
+  size_t decisions_cap;       /* capacity of the result's decision array */
 } sched_view;
 
 typedef enum sched_fit {
@@ -154,11 +162,11 @@ struct sched_class {
   uint64_t hash;                /* of the shape (the map's key for the first of a chain) */
   sched_pending rep;            /* representative: its pod, requests and flavors */
   sched_shape shape;            /* for scoring */
-  uint8_t *pass;                /* v->n flags: node passes the static filters (malloc) */
-  uint32_t *pos;                /* v->n: the node's slot in heap, UINT32_MAX if absent (malloc) */
-  sched_cand *heap;             /* feasible nodes, best first (malloc), or NULL */
+  uint32_t *pos;                /* v->n: the node's slot in heap, or absent / filtered out
+                                   (classes.c; malloc) */
+  sched_key *heap;              /* feasible nodes, best first (malloc), or NULL */
   size_t nh;                    /* entries */
-  size_t bytes;                 /* memory of pass, pos and heap */
+  size_t bytes;                 /* memory of pos and heap */
   size_t seen;                  /* entries of the view's change log applied to the heap */
   uint32_t remaining;           /* pods of the class not decided yet */
   bool unindexed;               /* picks scan the nodes (one pod, or over the budget) */
@@ -237,7 +245,8 @@ const char *sched__queue_of(const model_pod *p);
 
 /* Groups the pending pods of the cycle's scheduler into gangs (README, "Gangs": PodGroup,
  * Kueue pod group, JobSet, owning job, else a gang of one) and orders them: priority
- * (highest first), then earliest creation, then name. Arena memory. */
+ * (highest first), then earliest creation, then name. *out is heap memory (ts_free; NULL
+ * when there are none); what the gangs point to is in the arena. */
 ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n);
 
 ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, int64_t now_ns,
@@ -326,9 +335,11 @@ void sched__unplace(sched_view *v, const model_pod *p, uint32_t node);
 uint64_t sched__short_mask(const sched_view *v, const model_pod *p, uint32_t k);
 /* The static filter signature of p with its reasons computed, or NULL when out of memory. */
 const sched_sig *sched__static_reasons(sched_view *v, const sched_pending *p);
-/* The message of sched__why_pending from its parts (no DRA detail). */
+/* The message of sched__why_pending from its parts (no DRA detail); prev when the message
+ * is the same text (so pods that stay pending for one reason share one copy). */
 const char *sched__format_why(sched_view *v, const model_pod *p, const sched_reason *stat,
-                              size_t nstat, const sched_mask_count *masks, size_t nmasks);
+                              size_t nstat, const sched_mask_count *masks, size_t nmasks,
+                              const char *prev);
 /* Why no node fits a pod of the class, from counts kept up to date with the change log: the
  * same message as sched__why_pending, without a pass over every node each time. */
 const char *sched__class_why(sched_view *v, sched_class *c);

@@ -345,7 +345,10 @@ static void add_masks(const sched_view *v, histogram *h, const model_pod *p,
 static ts_rc resource_reasons(sched_view *v, const sched_sig *sig, const sched_pending *pp,
                               histogram *h) {
   const model_pod *p = pp->pod;
-  mask_count *masks = ts_arena_alloc(v->arena, SCHED_MAX_MASKS * sizeof *masks);
+  mask_count *masks =
+      v->mask_buf
+          ? v->mask_buf
+          : (v->mask_buf = ts_arena_alloc(v->arena, SCHED_MAX_MASKS * sizeof *masks)); /* reused */
   size_t nmasks = 0;
   if (!masks) return TS_ENOMEM;
   for (uint32_t j = 0; j < sig->n; j++) {
@@ -375,33 +378,44 @@ static int str_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* "0/N nodes are available: COUNT REASON, ..." from a histogram, then detail (result arena). */
-static const char *format_reasons(sched_view *v, const histogram *h, const char *detail) {
+/* "0/N nodes are available: COUNT REASON, ..." from a histogram, then detail (result arena);
+ * prev itself when the message is the same as prev (the pods of a class that stays pending
+ * share one copy). The lines are formatted in a buffer of the view, reused by each pod. */
+static const char *format_reasons(sched_view *v, const histogram *h, const char *detail,
+                                  const char *prev) {
+  enum { LINE = sizeof h->v[0].text + 16 };
   ts_buf b;
-  char **lines = ts_arena_alloc(v->arena, (h->n + 1) * sizeof *lines);
   const char *msg = NULL;
-  if (!lines) return NULL;
+  if (!v->lines) {
+    v->lines = ts_arena_alloc(v->arena, (h->cap + 1) * sizeof *v->lines);
+    v->line_text = ts_arena_alloc(v->arena, (h->cap + 1) * LINE);
+    if (!v->lines || !v->line_text) return NULL;
+  }
   /* kube-scheduler sorts the "COUNT REASON" strings as strings. */
   for (size_t i = 0; i < h->n; i++) {
-    lines[i] = ts_arena_alloc(v->arena, sizeof h->v[i].text + 16);
-    if (!lines[i]) return NULL;
-    snprintf(lines[i], sizeof h->v[i].text + 16, "%d %s", h->v[i].count, h->v[i].text);
+    v->lines[i] = v->line_text + i * LINE;
+    snprintf(v->lines[i], LINE, "%d %s", h->v[i].count, h->v[i].text);
   }
-  qsort(lines, h->n, sizeof *lines, str_cmp);
+  qsort(v->lines, h->n, sizeof *v->lines, str_cmp);
   ts_buf_init(&b, 0);
   ts_buf_printf(&b, "0/%u nodes are available: ", v->n);
-  for (size_t i = 0; i < h->n; i++) ts_buf_printf(&b, "%s%s", i ? ", " : "", lines[i]);
+  for (size_t i = 0; i < h->n; i++) ts_buf_printf(&b, "%s%s", i ? ", " : "", v->lines[i]);
   ts_buf_putc(&b, '.');
   if (detail) ts_buf_printf(&b, " %s", detail);
-  if (b.data) msg = ts_arena_strndup(v->out, b.data, b.len);
+  if (b.data) msg = prev && !strcmp(prev, b.data) ? prev : ts_arena_strndup(v->out, b.data, b.len);
   ts_buf_free(&b);
   return msg;
 }
 
+/* The histogram of one pending pod's reasons: one buffer for the cycle, reused by every pod
+ * (its message is formatted into the output arena before the next pod's). A buffer per pod
+ * from the cycle's arena once took 20 KB per pending pod: 221 MB for a replay of 2,000 nodes
+ * with 10,900 pods pending, most of a peak RSS of 3.9x the model at 10,000 nodes. */
 static bool hist_init(sched_view *v, histogram *h) {
   memset(h, 0, sizeof *h);
   h->cap = 64;
-  return (h->v = ts_arena_alloc(v->arena, h->cap * sizeof *h->v)) != NULL;
+  if (!v->hist_buf) v->hist_buf = ts_arena_alloc(v->arena, h->cap * sizeof *h->v);
+  return (h->v = v->hist_buf) != NULL;
 }
 
 const char *sched__why_pending(sched_view *v, const sched_pending *p) {
@@ -420,7 +434,7 @@ const char *sched__why_pending(sched_view *v, const sched_pending *p) {
       if (!strcmp(h.v[i].text, "cannot allocate all claims")) detail = sched__dra_why(v, p);
     if (v->dra_error && v->dra_error_pod == p->pod) detail = v->dra_error; /* aborted: say why */
   }
-  return format_reasons(v, &h, detail);
+  return format_reasons(v, &h, detail, NULL);
 }
 
 const sched_sig *sched__static_reasons(sched_view *v, const sched_pending *p) {
@@ -429,11 +443,12 @@ const sched_sig *sched__static_reasons(sched_view *v, const sched_pending *p) {
 }
 
 const char *sched__format_why(sched_view *v, const model_pod *p, const sched_reason *stat,
-                              size_t nstat, const sched_mask_count *masks, size_t nmasks) {
+                              size_t nstat, const sched_mask_count *masks, size_t nmasks,
+                              const char *prev) {
   histogram h;
   if (!v->n) return ts_arena_strndup(v->out, "no nodes available to schedule pods", 35);
   if (!hist_init(v, &h)) return NULL;
   for (size_t i = 0; i < nstat; i++) hist_add_n(&h, stat[i].text, stat[i].count);
   add_masks(v, &h, p, masks, nmasks);
-  return format_reasons(v, &h, NULL);
+  return format_reasons(v, &h, NULL, prev);
 }

@@ -26,7 +26,8 @@ static sched_result cycle(const char *name, int nodes, int pods, uint32_t seed, 
   cfg.instantiate_templates = true;
   cfg.dra_eval = dra_cel_eval, cfg.dra_eval_ctx = cel;
   if (sched_cycle(m, &cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("%s: %s", name, e.text);
-  r.decisions = NULL; /* the model goes: keep the counts only */
+  ts_free(r.decisions); /* the model goes: keep the counts only */
+  r.decisions = NULL;
   model_free(m);
   return r;
 }
