@@ -91,8 +91,11 @@ static void jobs_pods(gen *g, int npods, bool unique) {
   }
 }
 
-/* PyTorchJobs (the job objects and their pods) of 8 to 64 one-GPU pods on nodes of 8 GPUs in 4
- * zones and NVLink cliques of 8 nodes, until npods pods. */
+/* PyTorchJobs (the job objects and their pods) of 8 to 64 workers on nodes of 8 GPUs in 4 zones
+ * and NVLink cliques of 8 nodes, until npods pods. A job's workers are alike (as a
+ * PyTorchJob's replicas are) and jobs differ: 1, 2, 4 or 8 GPUs per worker (4 in 10 jobs take
+ * one), with 4 cpu and 32 GiB per GPU: 3.2 GPUs per pod on average, so 12,000 pods ask for
+ * about 4.8 times the GPUs of 1,000 nodes. */
 static void gangs(gen *g, int nodes, int npods) {
   size_t pods = 0;
   for (int i = 0; i < nodes; i++) {
@@ -110,8 +113,11 @@ static void gangs(gen *g, int nodes, int npods) {
                      "memory", "1100Gi", "pods", "110", "nvidia.com/gpu", "8"));
   }
   for (int j = 0; pods < (size_t)npods; j++) {
-    int size = 8 + (int)(rnd(&g->seed) % 57);
-    char job[32], uid[32];
+    static const int per_pod[] = {1, 1, 1, 1, 2, 2, 4, 4, 8, 8};
+    int size = 8 + (int)(rnd(&g->seed) % 57), gpus = per_pod[rnd(&g->seed) % 10];
+    char job[32], uid[32], cpu[16], mem[16];
+    snprintf(cpu, sizeof cpu, "%d", 4 * gpus);
+    snprintf(mem, sizeof mem, "%dGi", 32 * gpus);
     snprintf(job, sizeof job, "job-%05d", j);
     snprintf(uid, sizeof uid, "uid-%05d", j);
     /* the job object: its size is the gang's minimum (without it, the pods would wait) */
@@ -131,7 +137,7 @@ static void gangs(gen *g, int nodes, int npods) {
                     "team", "creationTimestamp", created, "ownerReferences", "apiVersion",
                     "kubeflow.org/v1", "kind", "PyTorchJob", "name", job, "uid", uid, "controller",
                     1, "spec", "schedulerName", "tessera", "containers", "name", "main",
-                    "resources", "limits", "cpu", "4", "memory", "32Gi", "nvidia.com/gpu", 1));
+                    "resources", "limits", "cpu", cpu, "memory", mem, "nvidia.com/gpu", gpus));
     }
   }
 }
@@ -433,7 +439,7 @@ static const gen_scenario scenarios[] = {
     {"mix", "realistic plain mix: varied shapes, interleaved jobs, 3 priorities", 5000, 10000,
      s_mix},
     {"backlog", "a full cluster and pending pods that fit nowhere", 10000, 9000, s_backlog},
-    {"gangs", "PyTorchJob gangs of 8-64 one-GPU pods, zones and NVLink cliques", 1000, 36000,
+    {"gangs", "PyTorchJob gangs of 8-64 workers of 1-8 GPUs, zones and NVLink cliques", 1000, 12000,
      gangs},
     {"dra", "DRA: 8 GPUs per node in a ResourceSlice, pods with claims from one template", 500,
      5000, build_basic},
