@@ -311,30 +311,42 @@ static void build_basic(gen *g, int nodes, int npods) {
 }
 
 /* Shape 1 with named claims, as `tessera run` sees a cluster: the claim controller has made a
- * ResourceClaim per pod (from the template), so no two pods share a claim object though every
- * claim asks for the same thing; pods in 4 namespaces. */
+ * ResourceClaim per pod (from its job's template), so no two pods share a claim object. Jobs of
+ * 1 to 16 pods in 4 namespaces, each job with one of four specs (one or two GPUs, at least 40
+ * or 80 GiB, by product or by memory alone), jobs one after another as they are created. */
 static void build_named(gen *g, int nodes, int npods) {
-  json_t *sel = json_pack("[{s:{s:s}}]", "cel", "expression",
-                          "device.attributes[\"gpu.nvidia.com\"].productName == "
-                          "\"NVIDIA A100-SXM4-80GB\" && device.capacity[\"gpu.nvidia.com\"]."
-                          "memory.compareTo(quantity(\"40Gi\")) >= 0");
+  static const struct {
+    int count;
+    const char *expr;
+  } specs[] = {
+      {1, "device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA A100-SXM4-80GB\" && "
+          "device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"40Gi\")) >= 0"},
+      {2, "device.attributes[\"gpu.nvidia.com\"].productName == \"NVIDIA A100-SXM4-80GB\" && "
+          "device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"40Gi\")) >= 0"},
+      {1, "device.capacity[\"gpu.nvidia.com\"].memory.compareTo(quantity(\"80Gi\")) >= 0"},
+      {1, "device.attributes[\"gpu.nvidia.com\"].productName.startsWith(\"NVIDIA A100\")"},
+  };
   build_basic_nodes(g, nodes);
-  for (int i = 0; i < npods; i++) {
-    char name[32], claim[40], ns[16];
-    snprintf(name, sizeof name, "pod-%06d", i);
-    snprintf(claim, sizeof claim, "pod-%06d-gpu-x7k2q", i);
-    snprintf(ns, sizeof ns, "team-%d", i % 4);
-    add(g, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:[{s:s, s:{s:s, s:O}}]}}}", "apiVersion",
-                     "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata", "name", claim,
-                     "namespace", ns, "spec", "devices", "requests", "name", "gpu", "exactly",
-                     "deviceClassName", "gpu.nvidia.com", "selectors", sel));
-    add(g, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s}], s:[{s:s, s:s}]}}",
-                     "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", ns,
-                     "creationTimestamp", "2026-01-01T00:00:00Z", "spec", "schedulerName",
-                     "tessera", "containers", "name", "c", "resourceClaims", "name", "gpu",
-                     "resourceClaimName", claim));
+  for (int i = 0; i < npods;) {
+    int job = 1 + (int)(rnd(&g->seed) % 16), k = (int)(rnd(&g->seed) % 4);
+    char ns[16];
+    snprintf(ns, sizeof ns, "team-%d", (int)(rnd(&g->seed) % 4));
+    for (int r = 0; r < job && i < npods; r++, i++) {
+      char name[32], claim[40];
+      snprintf(name, sizeof name, "pod-%06d", i);
+      snprintf(claim, sizeof claim, "pod-%06d-gpu-x7k2q", i);
+      add(g, json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:[{s:s, s:{s:s, s:i, s:[{s:{s:s}}]}}]}}}",
+                       "apiVersion", "resource.k8s.io/v1", "kind", "ResourceClaim", "metadata",
+                       "name", claim, "namespace", ns, "spec", "devices", "requests", "name", "gpu",
+                       "exactly", "deviceClassName", "gpu.nvidia.com", "count", specs[k].count,
+                       "selectors", "cel", "expression", specs[k].expr));
+      add(g, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:s, s:[{s:s}], s:[{s:s, s:s}]}}",
+                       "apiVersion", "v1", "kind", "Pod", "metadata", "name", name, "namespace", ns,
+                       "creationTimestamp", "2026-01-01T00:00:00Z", "spec", "schedulerName",
+                       "tessera", "containers", "name", "c", "resourceClaims", "name", "gpu",
+                       "resourceClaimName", claim));
+    }
   }
-  json_decref(sel);
 }
 
 static const struct {
@@ -443,8 +455,8 @@ static const gen_scenario scenarios[] = {
      gangs},
     {"dra", "DRA: 8 GPUs per node in a ResourceSlice, pods with claims from one template", 500,
      5000, build_basic},
-    {"dra-named", "DRA: as dra, but each pod with a ResourceClaim of its own (as in a cluster)",
-     500, 5000, build_named},
+    {"dra-named", "DRA: each pod with a ResourceClaim of its own, jobs of 4 different specs", 500,
+     5000, build_named},
     {"mig", "DRA: 8 A100 per node, partitionable into MIG slices by shared counters", 100, 2000,
      build_mig},
 };

@@ -386,12 +386,17 @@ ts_rc model_upsert(model *m, model_obj *o) {
 }
 
 model_obj *model_get(const model *m, model_kind kind, const char *ns, const char *name) {
-  char key[1024];
-  if (ns && *ns)
-    snprintf(key, sizeof key, "%s/%s", ns, name);
-  else
-    snprintf(key, sizeof key, "%s", name);
-  return ts_map_get(&m->by_key[kind], key, strlen(key));
+  char buf[512], *key = buf;
+  size_t nl, nn;
+  model_obj *o;
+  if (!ns || !*ns)
+    return ts_map_get(&m->by_key[kind], name, strlen(name)); /* the name is the key */
+  nl = strlen(ns), nn = strlen(name);
+  if (nl + nn + 2 > sizeof buf && !(key = ts_malloc(nl + nn + 2))) return NULL;
+  memcpy(key, ns, nl), key[nl] = '/', memcpy(key + nl + 1, name, nn + 1);
+  o = ts_map_get(&m->by_key[kind], key, nl + 1 + nn);
+  if (key != buf) ts_free(key);
+  return o;
 }
 
 ts_rc model_remove(model *m, model_kind kind, const char *ns, const char *name) {

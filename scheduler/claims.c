@@ -84,10 +84,10 @@ static const char *msg(sched_view *v, const char *fmt, const char *a, const char
  * several pending pods is allocated once: later pods reuse that allocation (and so must go
  * where it allows) and are added to reservedFor. */
 static const sched_claim *cycle_claim(const sched_view *v, const sched_pending *p, uint32_t i) {
-  char key[TS_KEY_MAX];
+  const char *key; /* "ns/name": the claim object's own key */
   const sched_claim *c;
   if (p->claims[i].allocated || !p->claims[i].claim) return NULL;
-  snprintf(key, sizeof key, "%s/%s", p->pod->obj.ns, p->claims[i].name);
+  key = p->claims[i].claim->obj.key;
   c = ts_map_get(&v->cycle_claims, key, strlen(key));
   return c != &p->claims[i] ? c : NULL;
 }
@@ -190,9 +190,13 @@ static uint32_t unallocated(sched_view *v, const sched_pending *p, const model_c
   for (uint32_t i = 0; i < p->nclaims; i++) {
     char full[700];
     if (taken(v, p, i)) continue;
-    snprintf(full, sizeof full, "%s/%s", p->pod->obj.ns, p->claims[i].name);
     (*specs)[n] = p->claims[i].spec;
-    (*names)[n++] = ts_arena_strndup(arena, full, strlen(full));
+    if (p->claims[i].claim) { /* "ns/name": the claim object's key (this runs per node) */
+      (*names)[n++] = p->claims[i].claim->obj.key;
+      continue;
+    }
+    snprintf(full, sizeof full, "%s/%s", p->pod->obj.ns, p->claims[i].name);
+    if (!((*names)[n++] = ts_arena_strndup(arena, full, strlen(full)))) return UINT32_MAX;
   }
   return n;
 }
@@ -269,11 +273,9 @@ static bool keep_result(sched_view *v, dra_result *r) {
 /* Records claim i of p as allocated in this cycle (a real claim only: one made from a
  * template belongs to its pod). */
 static bool remember(sched_view *v, sched_pending *p, uint32_t i) {
-  char key[TS_KEY_MAX];
-  char *k;
+  const char *k; /* the claim object's key: it outlives the cycle's map */
   if (!p->claims[i].claim) return true;
-  snprintf(key, sizeof key, "%s/%s", p->pod->obj.ns, p->claims[i].name);
-  if (!(k = ts_arena_strndup(v->out, key, strlen(key)))) return false;
+  k = p->claims[i].claim->obj.key;
   return ts_map_put(&v->cycle_claims, k, strlen(k), &p->claims[i], NULL) == TS_OK;
 }
 
@@ -311,15 +313,17 @@ bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared
 }
 
 void sched__dra_release(sched_view *v, sched_pending *p) {
+  v->changes++; /* devices come free: what did not fit may now */
   for (uint32_t i = 0; p->dra && i < p->nclaims; i++) {
-    char key[TS_KEY_MAX];
+    const char *key;
     if (p->claims[i].allocated) continue;
     if (p->claims[i].reused) {
       p->claims[i].reused = false;
       continue;
     }
     dra_mark_result(v->dra, &p->claims[i].result, false);
-    snprintf(key, sizeof key, "%s/%s", p->pod->obj.ns, p->claims[i].name);
+    if (!p->claims[i].claim) continue; /* made from a template: never remembered */
+    key = p->claims[i].claim->obj.key;
     if (ts_map_get(&v->cycle_claims, key, strlen(key)) == &p->claims[i])
       ts_map_del(&v->cycle_claims, key, strlen(key));
   }

@@ -116,6 +116,8 @@ static const char *reason_for(sched_view *v, const char *reason, const sched_pen
   return out;
 }
 
+bool sched__remember_pending = true;
+
 /* Singles gangs[0..n) of one shape: a run. */
 static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, sched_result *r) {
   sched_pending *pods = ts_arena_alloc(v->arena, n * sizeof *pods);
@@ -126,6 +128,19 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
   if (!pods || !placed) return TS_ENOMEM;
   for (uint32_t i = 0; i < n; i++) pods[i] = gangs[i].pods[0];
   v->dra_error = NULL, v->dra_error_pod = NULL;
+  for (uint32_t e = 0; sched__remember_pending && e < SCHED_PENDING_RUNS && !pods[0].blocked; e++) {
+    const sched_pending *was = v->pending_runs[e].pod;
+    const char *said = v->pending_runs[e].reason;
+    if (!was || v->pending_runs[e].at != v->changes || !sched__same_shape(was, &pods[0])) continue;
+    /* A run of the shape of a run that stayed pending, and no node changed since: nothing
+     * fits, for the same reasons (pods come in jobs of a few alike, so a shape recurs run
+     * after run once the nodes or devices are full, cycle after cycle in a backlog). */
+    for (uint32_t i = 0; i < n && rc == TS_OK; i++) {
+      why = pods[i].nclaims ? reason_for(v, said, was, &pods[i]) : said;
+      rc = why ? add_decision(v, r, pend(&pods[i], why, NULL)) : TS_ENOMEM;
+    }
+    return rc;
+  }
   got = sched__place_run(v, pods, n, NULL, 0, placed);
   for (uint32_t i = 0; i < n && rc == TS_OK; i++) {
     if (i < got) {
@@ -135,6 +150,11 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
     if (!reason) {
       reason = pods[i].blocked ? pods[i].blocked : sched__why_pending(v, &pods[i]);
       reason_of = i;
+      if (reason && !pods[i].blocked && !v->dra_error) { /* for later runs of this shape */
+        uint32_t e = v->next_pending_run++ % SCHED_PENDING_RUNS;
+        v->pending_runs[e].pod = &pods[i], v->pending_runs[e].reason = reason;
+        v->pending_runs[e].at = v->changes;
+      }
     }
     why = reason && i != reason_of && pods[i].nclaims
               ? reason_for(v, reason, &pods[reason_of], &pods[i])

@@ -311,7 +311,7 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
       qsort(g->pods, g->npods, sizeof *g->pods, member_cmp);
       group_podsets(g->pods, g->npods);
     }
-    qsort(*out, *n, sizeof **out, gang_cmp);
+    if (*n) qsort(*out, *n, sizeof **out, gang_cmp); /* *out is NULL when there are none */
   }
   ts_vec_free(&gangs);
   return rc;

@@ -8,7 +8,8 @@
 #include "queueing/queueing.h"
 #include "scheduler/sched.h"
 
-#define SCHED_MAX_GPU_RESOURCES 8 /* distinct GPU resource names scored */
+#define SCHED_MAX_GPU_RESOURCES 8  /* distinct GPU resource names scored */
+#define SCHED_PENDING_RUNS      16 /* shapes of runs that stayed pending, remembered */
 
 #define SCHED_MAX_SIGS 64 /* static-filter results cached per cycle */
 
@@ -107,6 +108,13 @@ typedef struct sched_view {
   int nlevels;                                /* entries */
   sched_state *state;                         /* what earlier cycles decided, or NULL */
   uint64_t changes;                           /* changes of any node's free capacity */
+  struct {
+    const struct sched_pending *pod;  /* the first pending pod of a run that stayed pending
+                                         (arena), NULL for an empty entry */
+    const char *reason;               /* its reason (result arena) */
+    uint64_t at;                      /* changes when it was found */
+  } pending_runs[SCHED_PENDING_RUNS]; /* the last few, round robin */
+  uint32_t next_pending_run;          /* the entry to fill next */
   uint32_t *changed;          /* log of the nodes changed while some class has a heap (malloc) */
   size_t nchanged;            /* entries */
   size_t changed_cap;         /* capacity */
@@ -314,6 +322,9 @@ const char *sched__dra_why(sched_view *v, const sched_pending *p);
 extern bool sched__classes_enabled;
 /* Existing claims compare by value in runs (place.c) unless a differential test turns it off. */
 extern bool sched__claims_by_value;
+/* Runs that stayed pending are remembered by shape (cycle.c) unless a differential test turns
+ * it off. */
+extern bool sched__remember_pending;
 /* True when p can be decided through its class: no claims, not blocked, classes enabled. */
 bool sched__class_eligible(const sched_pending *p);
 /* The class of p, created on first use (arena); NULL when out of memory. */

@@ -48,9 +48,9 @@ static void test_scenarios(void **state) {
     assert_int_equal(r.nbound, 0); /* nothing fits */
     assert_int_equal(r.npending, 100);
     sched_result_free(&r);
-    r = cycle("dra-named", 10, 100, 0, cel); /* 10 nodes x 8 GPUs: 80 devices */
-    assert_int_equal(r.nbound, 80);
-    assert_int_equal(r.npending, 20);
+    r = cycle("dra-named", 10, 100, 0, cel); /* 10 nodes x 8 GPUs: 80 devices, 1-2 per pod */
+    assert_true(r.nbound >= 40 && r.nbound <= 80);
+    assert_int_equal(r.nbound + r.npending, 100);
     sched_result_free(&r);
     r = cycle("dra", 10, 100, 0, cel);
     assert_int_equal(r.nbound, 80);

@@ -584,6 +584,53 @@ static const char *dra_setup =
     "spec: {spec: {devices: {requests: [{name: mig, exactly: {deviceClassName: gpu, count: 2, "
     "selectors: [{cel: {expression: 'type == \"mig\"'}}]}}]}}}\n";
 
+/* A run that stays pending is remembered by shape; a later run of that shape reuses its
+ * reason only while no node has changed. Here a CPU pod fills node a's cpu between two
+ * pending runs of one shape, and the second run must say so (it once could have reused the
+ * first run's words). */
+static void test_pending_runs_remembered(void **state) {
+  static const char *pod =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
+      "\"2026-01-01T00:00:%02dZ\"}\nspec: {schedulerName: tessera, containers: [{name: c, "
+      "resources: {requests: {cpu: \"%d\"}}}]%s}\n";
+  static const struct {
+    const char *name;
+    int cpu;
+    bool claim;
+  } pods[] = {{"g1", 1, true},    {"g2", 1, true}, {"g3", 1, true},
+              {"cpu", 63, false}, {"g4", 1, true}, {"g5", 1, true}};
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  apply(m, dra_setup);
+  dra_node(m, "a", 1, false);
+  dra_node(m, "b", 1, false);
+  for (int i = 0; i < 6; i++) {
+    char y[1024];
+    snprintf(y, sizeof y, pod, pods[i].name, i, pods[i].cpu,
+             pods[i].claim ? ", resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]"
+                           : "");
+    apply(m, y);
+  }
+  r = run_dra(m);
+  assert_int_equal(r.ndecisions, 6);
+  assert_int_equal(r.decisions[2].kind, SCHED_PENDING); /* g3: both GPUs taken */
+  assert_string_equal(r.decisions[2].reason,
+                      "0/2 nodes are available: 2 cannot allocate all claims. claim t/g3-gpu: "
+                      "request \"gpu\" matches no free device on any eligible node");
+  assert_int_equal(r.decisions[3].kind, SCHED_BIND); /* the CPU pod fills a node's cpu */
+  assert_int_equal(r.decisions[4].kind, SCHED_PENDING);
+  assert_string_equal(r.decisions[4].reason,
+                      "0/2 nodes are available: 1 Insufficient cpu, 1 cannot allocate all "
+                      "claims. claim t/g4-gpu: request \"gpu\" matches no free device on any "
+                      "eligible node");
+  assert_int_equal(r.decisions[5].kind, SCHED_PENDING);
+  assert_non_null(strstr(r.decisions[5].reason, "1 Insufficient cpu, 1 cannot allocate all "
+                                                "claims. claim t/g5-gpu:"));
+  sched_result_free(&r);
+  model_free(m);
+}
+
 static void test_dra_templates_binpack(void **state) {
   model *m = model_new();
   sched_result r;
@@ -1423,9 +1470,9 @@ static void test_classes_match_runs(void **state) {
       }
     }
     for (int scoring = 0; scoring < 2; scoring++) {
-      sched__classes_enabled = false;
+      sched__classes_enabled = false, sched__remember_pending = false;
       a = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
-      sched__classes_enabled = true;
+      sched__classes_enabled = true, sched__remember_pending = true;
       b = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
       assert_int_equal(a.ndecisions, b.ndecisions);
       for (size_t i = 0; i < a.ndecisions; i++) {
@@ -1498,9 +1545,9 @@ static void test_named_claims_match(void **state) {
                name, sec / 60, sec % 60, ref);
       apply(m, y);
     }
-    sched__claims_by_value = false;
+    sched__claims_by_value = false, sched__remember_pending = false; /* one pod at a time */
     a = run_dra(m);
-    sched__claims_by_value = true;
+    sched__claims_by_value = true, sched__remember_pending = true;
     b = run_dra(m);
     assert_int_equal(a.ndecisions, b.ndecisions);
     for (size_t i = 0; i < a.ndecisions; i++) {
@@ -1550,6 +1597,7 @@ int main(void) {
       cmocka_unit_test(test_dra_feature_gates),
       cmocka_unit_test(test_dra_shared_in_cycle),
       cmocka_unit_test(test_named_claims_match),
+      cmocka_unit_test(test_pending_runs_remembered),
       cmocka_unit_test(test_wait_for_pods_ready),
       cmocka_unit_test(test_admission_needs_placement),
       cmocka_unit_test(test_admission_quota_and_preemption),
