@@ -4,7 +4,7 @@
 set -u
 bin=$1
 fail=0
-for dir in examples/demo examples/kueue examples/dra tests/scenarios/kueue-fragmented; do
+for dir in examples/cluster examples/kueue examples/dra tests/scenarios/kueue-fragmented; do
   [ -e "$dir" ] || continue
   want=$("$bin" replay "$dir" --output json 2>/dev/null | tail -n 1 |
     sed -n 's/^{"summary":{"objects":[0-9]*,"bound":\([0-9]*\),"pending":\([0-9]*\).*/\1 \2/p')
