@@ -374,6 +374,16 @@ static void on_bind_check(void *ud, const kc_response *r) {
     ts_log(TS_LOG_DEBUG, "%s %s/%s: no answer, but the pod is bound to %s: it landed", o->what,
            o->ns, o->name, node);
     finish(o, TS_OK, r);
+  } else if (pod && (!node || !*node) && (!o->uid[0] || (uid && !strcmp(uid, o->uid))) &&
+             o->w->gate->open) {
+    /* Not bound yet. The binding may still land (a server still serving it when the
+     * connection broke, as after a GOAWAY): failing now would let a later cycle choose another
+     * node for a pod about to be bound here (the soak's hour found one). Send it once more, to
+     * the same node: it binds, or answers that the pod is bound to us already. */
+    ts_log(TS_LOG_DEBUG, "%s %s/%s: no answer and the pod is not bound: sending it once more",
+           o->what, o->ns, o->name);
+    o->lost = MAX_LOST - 1; /* this send alone; no answer to it is a failure */
+    send_kept(o);
   } else {
     finish(o, node && *node ? TS_ECONFLICT : classify(first.status), &first);
   }
