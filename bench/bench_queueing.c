@@ -116,19 +116,18 @@ static int by_arrival(const void *a, const void *b) {
 static void fill(job *j, int32_t priority, int64_t cpu) {
   size_t nslen = strchr(j->key, '/') - j->key;
   j->rq = (model_rq){MODEL_RES_CPU, cpu * 1000};
-  j->ps = (q_podset){ts_intern_cstr("main"), 1, 0, &j->rq, 1, NULL, 0, NULL};
-  j->wl = (q_workload){ts_intern(j->key, nslen),
-                       j->key + nslen + 1,
-                       j->key,
-                       ts_intern_cstr("main"),
-                       priority,
-                       j->arrive,
-                       0,
-                       &j->ps,
-                       1,
-                       NULL,
-                       false,
-                       j};
+  j->ps =
+      (q_podset){.name = ts_intern_cstr("main"), .count = 1, .requests = &j->rq, .nrequests = 1};
+  /* designated: a field added to q_workload (resume) once shifted the handle into it */
+  j->wl = (q_workload){.ns = ts_intern(j->key, nslen),
+                       .name = j->key + nslen + 1,
+                       .key = j->key,
+                       .local_queue = ts_intern_cstr("main"),
+                       .priority = priority,
+                       .queue_ns = j->arrive,
+                       .podsets = &j->ps,
+                       .npodsets = 1,
+                       .user = j};
 }
 
 static void make_jobs(sim *s) {
