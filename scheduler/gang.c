@@ -224,10 +224,9 @@ static int gang_cmp(const void *a, const void *b) {
 
 static ts_rc gang_add_pod(sched_view *v, sched_gang *g, const model_pod *p, int32_t prio) {
   if (g->npods == g->cap) {
-    uint32_t ncap = g->cap ? g->cap * 2 : 1; /* most gangs are single pods */
-    sched_pending *n = ts_arena_alloc(v->arena, ncap * sizeof *n);
+    uint32_t ncap = g->cap ? g->cap * 2 : 1;                  /* most gangs are single pods */
+    sched_pending *n = ts_realloc(g->pods, ncap * sizeof *n); /* heap until laid out */
     if (!n) return TS_ENOMEM;
-    if (g->npods) memcpy(n, g->pods, g->npods * sizeof *n);
     g->pods = n, g->cap = ncap;
   }
   g->pods[g->npods] = (sched_pending){.pod = p, .priority = prio, .gpus = gpus_of(v, p)};
@@ -271,6 +270,23 @@ static sched_gang *gang_get(sched_view *v, ts_map *index, gang_vec *gangs, const
   return g->name ? g : NULL;
 }
 
+/* The gangs' pods, side by side in queue order (one arena array: the cycle walks them in that
+ * order, and scattered they fall out of cache past a few thousand nodes); frees the arrays
+ * they were gathered in. With *rc not TS_OK (or no memory for it: *rc becomes TS_ENOMEM),
+ * only frees. */
+static void lay_out(sched_view *v, sched_gang *gangs, size_t n, ts_rc *rc) {
+  size_t total = 0, off = 0;
+  sched_pending *all = NULL;
+  for (size_t i = 0; gangs && i < n; i++) total += gangs[i].npods;
+  if (*rc == TS_OK && !(all = ts_arena_alloc(v->arena, (total + 1) * sizeof *all))) *rc = TS_ENOMEM;
+  for (size_t i = 0; gangs && i < n; i++) {
+    sched_gang *g = &gangs[i];
+    if (all && g->npods) memcpy(all + off, g->pods, g->npods * sizeof *all);
+    ts_free(g->pods);
+    g->pods = all ? all + off : NULL, g->cap = all ? g->npods : 0, off += g->npods;
+  }
+}
+
 ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
   gang_vec gangs = {0};
   ts_map index;
@@ -278,6 +294,7 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
   model_obj *o;
   gang_id id;
   ts_rc rc = TS_OK;
+  *out = NULL, *n = 0;
   ts_map_init(&index);
   while (rc == TS_OK && model_next(v->m, MODEL_POD, &it, &o)) { /* pending pods make gangs */
     const model_pod *p = (const model_pod *)o;
@@ -313,6 +330,8 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
     }
     if (*n) qsort(*out, *n, sizeof **out, gang_cmp); /* *out is NULL when there are none */
   }
+  lay_out(v, rc == TS_OK ? *out : gangs.v, gangs.n, &rc);
+  if (rc != TS_OK && *out) ts_free(*out), *out = NULL;
   ts_vec_free(&gangs);
   return rc;
 }
