@@ -360,14 +360,20 @@ ts_rc in_json_parse(const char *text, size_t len, json_t **out, ts_err *err) {
   return in_json_parse_at(text, len, 1, 1, out, err);
 }
 
+static void reader_init(reader *r, const char *text, size_t len, int line, int col, ts_err *err) {
+  memset(r, 0, sizeof *r);
+  r->p = r->start = (const unsigned char *)text, r->end = r->p + len, r->err = err;
+  r->line0 = line, r->col0 = col;
+  ts_buf_init(&r->scratch, (size_t)1 << 30);
+}
+
 ts_rc in_json_parse_prefix(const char *text, size_t len, bool more, in_json_pos *pos, json_t **out,
                            ts_err *err) {
-  reader r = {0};
+  reader r;
   ts_rc rc;
   *out = NULL;
-  r.p = r.start = (const unsigned char *)text, r.end = r.p + len, r.err = err;
-  r.line0 = pos->line, r.col0 = pos->col, r.partial = more;
-  ts_buf_init(&r.scratch, (size_t)1 << 30);
+  reader_init(&r, text, len, pos->line, pos->col, err);
+  r.partial = more;
   rc = value(&r, out);
   ts_buf_free(&r.scratch);
   if (rc == TS_OK && more && r.p == r.end && !json_is_object(*out) && !json_is_array(*out))
@@ -385,17 +391,10 @@ ts_rc in_json_parse_prefix(const char *text, size_t len, bool more, in_json_pos 
 }
 
 ts_rc in_json_parse_at(const char *text, size_t len, int line, int col, json_t **out, ts_err *err) {
-  reader r = {(const unsigned char *)text,
-              (const unsigned char *)text + len,
-              (const unsigned char *)text,
-              0,
-              {0},
-              err,
-              line,
-              col};
+  reader r;
   ts_rc rc;
   *out = NULL;
-  ts_buf_init(&r.scratch, (size_t)1 << 30);
+  reader_init(&r, text, len, line, col, err);
   if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) r.p += 3; /* a UTF-8 byte order mark */
   rc = value(&r, out);
   if (rc == TS_OK) {

@@ -308,7 +308,7 @@ ts_rc model__tolerations(mdec *d, json_t *parent, const char *key, model_tolerat
   return TS_OK;
 }
 
-static int rq_cmp(const void *a, const void *b) {
+int model__rq_cmp(const void *a, const void *b) {
   return (int)((const model_rq *)a)->id - (int)((const model_rq *)b)->id;
 }
 
@@ -366,7 +366,7 @@ ts_rc model__resolve_local(mdec *d, model_rlist *l, model_named_rq **named, uint
       sum = ts_add_sat(sum, l->v[i].v);
   l->v[n++] = (model_rq){MODEL_RES_UNOFFERED, sum};
   l->n = n;
-  qsort(l->v, l->n, sizeof *l->v, rq_cmp);
+  qsort(l->v, l->n, sizeof *l->v, model__rq_cmp);
   return TS_OK;
 }
 
@@ -401,6 +401,6 @@ ts_rc model__resource_map(mdec *d, json_t *parent, const char *key, model_rlist 
     model__pop(d, m2);
   }
   model__pop(d, mark);
-  qsort(out->v, out->n, sizeof *out->v, rq_cmp);
+  qsort(out->v, out->n, sizeof *out->v, model__rq_cmp);
   return TS_OK;
 }

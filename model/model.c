@@ -177,10 +177,6 @@ static void recount(model_node *n) {
   }
 }
 
-static int rq_id_cmp(const void *a, const void *b) {
-  return (int)((const model_rq *)a)->id - (int)((const model_rq *)b)->id;
-}
-
 /* Moves the pod's requests for names that now have an id into its requests. Out of memory
  * leaves them unresolved (the pod fits nowhere until the next try). */
 static void resolve_requests(const model_resources *t, model_pod *p) {
@@ -202,7 +198,7 @@ static void resolve_requests(const model_resources *t, model_pod *p) {
     }
   }
   if (keep) v[n++] = (model_rq){MODEL_RES_UNOFFERED, unoffered};
-  qsort(v, n, sizeof *v, rq_id_cmp);
+  qsort(v, n, sizeof *v, model__rq_cmp);
   ts_free(p->requests.v);
   p->requests.v = v, p->requests.n = n;
   p->nunresolved = keep;

@@ -44,6 +44,8 @@ typedef struct mdec {
   uint32_t nlocal;                           /* entries */
 } mdec;
 
+/* qsort order of model_rq by resource id. */
+int model__rq_cmp(const void *a, const void *b);
 /* Why an administrator's resource name got no id. */
 const char *model__no_id(const mdec *d);
 /* The name of id in this decode (a table id or one of the decode's own). */
