@@ -16,9 +16,11 @@ field() {
 or_none() { [ -n "$1" ] && printf '%s' "$1" || printf 'not measured'; }
 date_of() { [ -f "$1" ] && sed -n '1s/^# [a-z0-9-]* - \([0-9T:-]*\)Z.*/\1/p' "$1" | cut -c1-10; }
 
-# "placed/s" and "ms" of a tessera bench line: the words before "placed/s" and after "cycle".
-placed() { field "$1" "$2" 'for (i = 1; i <= NF; i++) if ($i == "placed/s") { printf "%d placed/s", $(i-1) }'; }
-cycle_ms() { field "$1" "$2" 'for (i = 1; i <= NF; i++) if ($i == "cycle") { printf "%s", $(i+1) }'; }
+# near FILE PATTERN MARK OFFSET FORMAT: on the first line matching PATTERN, the word OFFSET
+# words from the word MARK, printed with FORMAT ("" when absent).
+near() { field "$1" "$2" "for (i = 1; i <= NF; i++) if (\$i == \"$3\") { printf \"$5\", \$(i + $4); exit }"; }
+placed() { near "$1" "$2" placed/s -1 '%d placed/s'; }
+cycle_ms() { near "$1" "$2" cycle 1 '%s'; }
 
 S="$D/sched.txt"
 jobs=$(placed "$S" '^jobs ')
@@ -36,12 +38,12 @@ named=$(placed "$R" '^dra-named ')
 mig=$(placed "$R" '^mig ')
 C="$D/cel.txt"
 cel=$(field "$C" "issue 3's selector" 'for (i = 1; i <= NF; i++) if ($i == "evals/s") { printf "%s M evals/s (%s ns each)", $(i-2), $(i+1) }')
-celc=$(field "$C" "issue 3's selector" 'for (i = 1; i <= NF; i++) if ($i == "compile") { printf "%s us", $(i+1) }')
+celc=$(near "$C" "issue 3's selector" compile 1 '%s us')
 Q="$D/queueing.txt"
-kueue=$(field "$Q" '^classic +CPU time' 'for (i = 1; i <= NF; i++) if ($i == "q_cycle:") { printf "%s s of CPU for every decision", $(i+1) }')
+kueue=$(near "$Q" '^classic +CPU time' q_cycle: 1 '%s s of CPU for every decision')
 P="$D/replay.txt"
-load2=$(field "$P" '^ +2000 nodes' 'for (i = 1; i <= NF; i++) if ($i == "MB/s),") { printf "%s MB/s", $(i-1) }')
-load10=$(field "$P" '^ +10000 nodes' 'for (i = 1; i <= NF; i++) if ($i == "MB/s),") { printf "%s MB/s", $(i-1) }')
+load2=$(near "$P" '^ +2000 nodes' 'MB/s),' -1 '%s MB/s')
+load10=$(near "$P" '^ +10000 nodes' 'MB/s),' -1 '%s MB/s')
 rss10=$(field "$P" '^ +10000 nodes' 'for (i = 1; i <= NF; i++) { if ($i == "after") m = $(i+2); if ($i == "RSS") r = $(i+1) } printf "%s MB peak RSS, %.2fx the model once loaded (%s MB)", r, r / m, m')
 K="$D/kc.txt"
 kc=$(field "$K" '^HTTP/2' 'for (i = 1; i <= NF; i++) if ($i == "bindings/s") { printf "%s bindings/s", $(i-1) }')
