@@ -87,6 +87,7 @@ static const sched_claim *cycle_claim(const sched_view *v, const sched_pending *
   const char *key; /* "ns/name": the claim object's own key */
   const sched_claim *c;
   if (p->claims[i].allocated || !p->claims[i].claim) return NULL;
+  if (p->claims[i].refs && *p->claims[i].refs == 1) return NULL; /* no other pod names it */
   key = p->claims[i].claim->obj.key;
   c = ts_map_get(&v->cycle_claims, key, strlen(key));
   return c != &p->claims[i] ? c : NULL;
@@ -214,16 +215,76 @@ static bool allocated_reach(const sched_view *v, const sched_pending *p, uint32_
   return true;
 }
 
+/* True when whether p's claims can be allocated on a node depends only on what they ask for
+ * (compared as sched__same_claims compares) and on the node's devices: no claim of p is named
+ * by another pending pod (its allocation would change when that pod is placed). */
+static bool fit_cacheable(const sched_pending *p) {
+  if (p->blocked) return false;
+  for (uint32_t i = 0; i < p->nclaims; i++) {
+    const sched_claim *x = &p->claims[i];
+    if (!x->allocated && x->claim && (!x->refs || *x->refs != 1)) return false;
+  }
+  return true;
+}
+
+/* The remembered answers of sched__dra_fits for pods with p's claims, one per node (valid
+ * when it holds the node's node_rev), or NULL when p's answers are not remembered. Runs of
+ * pods, and jobs of one spec spread over the queue, ask the allocator once per node and
+ * claim shape, and again only for the nodes that changed since (a placement or a trial given
+ * back changes the node's node_rev; an allocation of devices other nodes reach too, the
+ * view's dra_epoch). */
+bool sched__dra_fit_cache = true;
+
+static uint32_t *fit_answers(sched_view *v, const sched_pending *p) {
+  int e = v->dra_fit_last;
+  if (e < 0 || v->dra_fit_pod != p) {
+    if (!sched__dra_fit_cache || !fit_cacheable(p)) return NULL;
+    for (e = 0; e < SCHED_DRA_FITS; e++)
+      if (v->dra_fits[e].rep &&
+          (v->dra_fits[e].rep == p || sched__same_claims(v->dra_fits[e].rep, p)))
+        break;
+    if (e == SCHED_DRA_FITS) { /* a new shape takes the next entry, round robin */
+      e = (int)v->next_dra_fit;
+      v->next_dra_fit = (v->next_dra_fit + 1) % SCHED_DRA_FITS;
+      if (!v->dra_fits[e].answer &&
+          !(v->dra_fits[e].answer =
+                ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *v->dra_fits[e].answer)))
+        return NULL;
+      v->dra_fits[e].rep = p;
+      v->dra_fits[e].epoch = v->dra_epoch + 1; /* cleared below */
+    }
+    v->dra_fit_last = e, v->dra_fit_pod = p;
+  }
+  if (v->dra_fits[e].epoch != v->dra_epoch) {
+    memset(v->dra_fits[e].answer, 0, (size_t)v->n * sizeof *v->dra_fits[e].answer);
+    v->dra_fits[e].epoch = v->dra_epoch;
+  }
+  return v->dra_fits[e].answer;
+}
+
+static bool allocate_on(sched_view *v, const sched_pending *p, uint32_t k);
+
 bool sched__dra_fits(sched_view *v, const sched_pending *p, uint32_t k) {
+  uint32_t *answer;
+  bool ok;
+  if (!allocated_reach(v, p, k)) return false;
+  if (!p->dra) return true;
+  if (p->pod == v->dra_error_pod) return false; /* its attempt was aborted by an error */
+  if (!(answer = fit_answers(v, p))) return allocate_on(v, p, k);
+  if (answer[k] >> 1 == v->node_rev[k]) return answer[k] & 1;
+  ok = allocate_on(v, p, k);
+  if (p->pod != v->dra_error_pod) answer[k] = v->node_rev[k] << 1 | ok; /* errors: not kept */
+  return ok;
+}
+
+/* A trial allocation of p's unallocated claims on node k. */
+static bool allocate_on(sched_view *v, const sched_pending *p, uint32_t k) {
   const model_claim_spec **specs;
   const char **names;
   dra_result *res;
   uint32_t n;
   bool ok = false;
   ts_err err;
-  if (!allocated_reach(v, p, k)) return false;
-  if (!p->dra) return true;
-  if (p->pod == v->dra_error_pod) return false; /* its attempt was aborted by an error */
   ts_arena_reset(&v->dra_scratch);
   n = unallocated(v, p, &specs, &names, &v->dra_scratch);
   res = ts_arena_alloc(&v->dra_scratch, (n + 1) * sizeof *res);
@@ -309,6 +370,7 @@ bool sched__dra_commit(sched_view *v, sched_pending *p, uint32_t k, bool *shared
     dra_mark_result(v->dra, &p->claims[i].result, true);
     *shared |= !dra_result_local(&p->claims[i].result);
   }
+  v->dra_epoch += *shared; /* devices other nodes reach are taken: every node changed */
   return true;
 }
 
@@ -322,6 +384,7 @@ void sched__dra_release(sched_view *v, sched_pending *p) {
       continue;
     }
     dra_mark_result(v->dra, &p->claims[i].result, false);
+    v->dra_epoch += !dra_result_local(&p->claims[i].result);
     if (!p->claims[i].claim) continue; /* made from a template: never remembered */
     key = p->claims[i].claim->obj.key;
     if (ts_map_get(&v->cycle_claims, key, strlen(key)) == &p->claims[i])

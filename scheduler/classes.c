@@ -180,6 +180,7 @@ void sched__classes_free(sched_view *v) {
 
 void sched__node_changed(sched_view *v, uint32_t node) {
   v->changes++;
+  if (++v->node_rev[node] > UINT32_MAX >> 1) v->node_rev[node] = 1, v->dra_epoch++; /* wrapped */
   if (!v->log_changes) return;
   if (v->nchanged == v->changed_cap) {
     size_t ncap = v->changed_cap ? v->changed_cap * 2 : 1024;

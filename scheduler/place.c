@@ -127,7 +127,7 @@ uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const 
  * its state changes when the first is placed). */
 bool sched__claims_by_value = true;
 
-static bool same_claims(const sched_pending *a, const sched_pending *b) {
+bool sched__same_claims(const sched_pending *a, const sched_pending *b) {
   if (a->nclaims != b->nclaims || a->blocked || b->blocked) return false;
   for (uint32_t i = 0; i < a->nclaims; i++) {
     const sched_claim *x = &a->claims[i], *y = &b->claims[i];
@@ -148,7 +148,7 @@ static bool same_claims(const sched_pending *a, const sched_pending *b) {
 /* True when two pods filter and score identically on every node. */
 bool sched__same_shape(const sched_pending *a, const sched_pending *b) {
   const model_pod *x = a->pod, *y = b->pod;
-  if (!same_claims(a, b)) return false;
+  if (!sched__same_claims(a, b)) return false;
   if ((a->flavors ? a->flavors->key : NULL) != (b->flavors ? b->flavors->key : NULL)) return false;
   if (x->unoffered != y->unoffered) return false; /* named in the reasons */
   if (x->requests.n != y->requests.n ||

@@ -10,6 +10,7 @@
 
 #define SCHED_MAX_GPU_RESOURCES 8  /* distinct GPU resource names scored */
 #define SCHED_PENDING_RUNS      16 /* shapes of runs that stayed pending, remembered */
+#define SCHED_DRA_FITS          16 /* claim shapes whose fit per node is remembered */
 
 #define SCHED_MAX_SIGS 64 /* static-filter results cached per cycle */
 
@@ -115,6 +116,17 @@ typedef struct sched_view {
     uint64_t at;                      /* changes when it was found */
   } pending_runs[SCHED_PENDING_RUNS]; /* the last few, round robin */
   uint32_t next_pending_run;          /* the entry to fill next */
+  uint32_t *node_rev; /* n: changes of each node's free capacity or devices, from 1 */
+  uint64_t dra_epoch; /* allocations of devices other nodes reach too (a change of
+                         every node's devices) */
+  struct {
+    const struct sched_pending *rep;       /* a pod with these claims (arena), NULL when unused */
+    uint64_t epoch;                        /* dra_epoch of its answers */
+    uint32_t *answer;                      /* n: node_rev << 1 | fits, 0 when not known (arena) */
+  } dra_fits[SCHED_DRA_FITS];              /* sched__dra_fits per claim shape and node (claims.c) */
+  uint32_t next_dra_fit;                   /* the entry to fill next */
+  int dra_fit_last;                        /* the entry of the last pod looked up, or -1 */
+  const struct sched_pending *dra_fit_pod; /* that pod */
   uint32_t *changed;          /* log of the nodes changed while some class has a heap (malloc) */
   size_t nchanged;            /* entries */
   size_t changed_cap;         /* capacity */
@@ -322,6 +334,10 @@ const char *sched__dra_why(sched_view *v, const sched_pending *p);
 extern bool sched__classes_enabled;
 /* Existing claims compare by value in runs (place.c) unless a differential test turns it off. */
 extern bool sched__claims_by_value;
+/* Whether sched__dra_fits remembers its answers per claim shape and node (tests compare). */
+extern bool sched__dra_fit_cache;
+/* True when the two pods' claims filter alike on every node (place.c). */
+bool sched__same_claims(const sched_pending *a, const sched_pending *b);
 /* Runs that stayed pending are remembered by shape (cycle.c) unless a differential test turns
  * it off. */
 extern bool sched__remember_pending;

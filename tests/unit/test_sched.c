@@ -854,6 +854,50 @@ static void test_dra_shared_in_cycle(void **state) {
   model_free(m);
 }
 
+/* The allocator's answers are remembered per claim shape and node until the node changes; a
+ * device every node reaches changes every node when taken or given back. Here a gang of four
+ * one-GPU pods tries n0's two GPUs and the shared one, finds no fourth and gives all back,
+ * having learnt on the way that n1 (no GPU of its own) cannot serve the shape; the later pod,
+ * which only n1 admits, must find the shared GPU free again. */
+static void test_dra_fit_remembered(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  apply(m, dra_setup);
+  dra_node(m, "n0", 2, false);
+  add_node(m, "n1", "only: here", "", "cpu: \"64\", memory: 512Gi", false);
+  apply(m, "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: net}\n"
+           "spec:\n  driver: gpu.nvidia.com\n  allNodes: true\n"
+           "  pool: {name: net, generation: 1, resourceSliceCount: 1}\n  devices:\n"
+           "  - {name: net-0, attributes: {type: {string: gpu}}}\n");
+  add_job(m, "Job", "g", 4);
+  for (int i = 0; i < 4; i++) {
+    char y[1024];
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: g-%d, namespace: t, creationTimestamp: "
+             "\"2026-01-01T00:00:00Z\", ownerReferences: [{apiVersion: batch/v1, kind: Job, "
+             "name: g, uid: u-g, controller: true}]}\nspec: {schedulerName: tessera, containers: "
+             "[{name: c}], resourceClaims: [{name: gpu, resourceClaimTemplateName: one-gpu}]}\n",
+             i);
+    apply(m, y);
+  }
+  apply(m, "apiVersion: v1\nkind: Pod\nmetadata: {name: late, namespace: t, creationTimestamp: "
+           "\"2026-01-01T00:00:10Z\"}\nspec: {schedulerName: tessera, nodeSelector: {only: here}, "
+           "containers: [{name: c}], resourceClaims: [{name: gpu, resourceClaimTemplateName: "
+           "one-gpu}]}\n");
+  for (int cache = 0; cache < 2; cache++) {
+    sched__dra_fit_cache = cache;
+    r = run_dra(m);
+    assert_int_equal(decision(&r, "g-0")->kind, SCHED_PENDING);
+    assert_int_equal(decision(&r, "late")->kind, SCHED_BIND);
+    assert_string_equal(node_of(&r, "late"), "n1");
+    assert_string_equal(decision(&r, "late")->claims[0].result.devices[0].device->name, "net-0");
+    sched_result_free(&r);
+  }
+  sched__dra_fit_cache = true;
+  model_free(m);
+}
+
 /* ---- waitForPodsReady ------------------------------------------------------------------ */
 
 #define MIN_NS (60LL * 1000000000LL)
@@ -1498,10 +1542,36 @@ static void test_classes_match_runs(void **state) {
   assert_true(pending > 2000);
 }
 
+/* Fails unless a and b made the same decisions, bound the same devices and gave the same
+ * reasons; counts the outcomes. */
+static void same_dra_decisions(int round, const sched_result *a, const sched_result *b, int *bound,
+                               int *pending) {
+  assert_int_equal(a->ndecisions, b->ndecisions);
+  for (size_t i = 0; i < a->ndecisions; i++) {
+    const sched_decision *x = &a->decisions[i], *y = &b->decisions[i];
+    if (x->pod != y->pod || x->kind != y->kind || x->node != y->node ||
+        strcmp(x->reason ? x->reason : "", y->reason ? y->reason : ""))
+      fail_msg("round %d, decision %zu: one at a time %s %s (%s), by value %s %s (%s)", round, i,
+               x->pod->obj.name, x->node ? x->node->obj.name : "-", x->reason ? x->reason : "",
+               y->pod->obj.name, y->node ? y->node->obj.name : "-", y->reason ? y->reason : "");
+    assert_int_equal(x->nclaims, y->nclaims);
+    for (uint32_t c = 0; x->kind == SCHED_BIND && c < x->nclaims; c++) {
+      assert_int_equal(x->claims[c].result.ndevices, y->claims[c].result.ndevices);
+      for (uint32_t d = 0; d < x->claims[c].result.ndevices; d++)
+        assert_ptr_equal(x->claims[c].result.devices[d].device,
+                         y->claims[c].result.devices[d].device);
+    }
+    x->kind == SCHED_BIND ? (*bound)++ : (*pending)++;
+  }
+}
+
 /* Pods with their own ResourceClaims (as the claim controller makes them in a cluster) that ask
- * for the same thing share a run, comparing claim specs by value; the decisions, the devices
- * and the reasons (each naming the pod's own claim) are those of one pod at a time. Generated
- * clusters mix named claims of three specs, claims two pods share, template claims and MIG. */
+ * for the same thing share a run, comparing claim specs by value, and the allocator's answer
+ * per node and claim shape is remembered until the node changes; the decisions, the devices
+ * and the reasons (each naming the pod's own claim) are those of one pod at a time asking the
+ * allocator on every node. Generated clusters mix named claims of three specs, claims two pods
+ * share, template claims, MIG, gangs of claims (trials given back) and, every other round,
+ * devices every node reaches (a placement changes every node). */
 static void test_named_claims_match(void **state) {
   static const char *specs[] = {
       "{requests: [{name: gpu, exactly: {deviceClassName: gpu, selectors: [{cel: {expression: "
@@ -1516,15 +1586,33 @@ static void test_named_claims_match(void **state) {
   for (int round = 0; round < 25; round++) {
     model *m = model_new();
     sched_result a, b;
+    bool gangs = round % 3 == 2;
     apply(m, dra_setup);
     for (int k = 0; k < 10; k++) {
       char name[16];
       snprintf(name, sizeof name, "n%02d", k);
       dra_node(m, name, 2 + 2 * (rand() % 3), rand() % 3 == 0);
     }
+    if (round % 2) /* devices every node reaches: taking one changes every node */
+      apply(m, "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: net}\n"
+               "spec:\n  driver: gpu.nvidia.com\n  allNodes: true\n"
+               "  pool: {name: net, generation: 1, resourceSliceCount: 1}\n  devices:\n"
+               "  - {name: net-0, attributes: {type: {string: gpu}}}\n"
+               "  - {name: net-1, attributes: {type: {string: gpu}}}\n"
+               "  - {name: net-2, attributes: {type: {string: gpu}}}\n");
+    for (int j = 0; gangs && j < 3; j++) { /* gangs of 4: a trial that does not fit is given back */
+      char job[16];
+      snprintf(job, sizeof job, "job-%d", j);
+      add_job(m, "Job", job, 4);
+    }
     for (int i = 0; i < 80; i++) {
-      char y[1024], name[16], claim[32], ref[64];
-      int kind = rand() % 6, sec = rand() % 600;
+      char y[1024], name[16], claim[32], ref[64], owner[160] = "";
+      int kind = rand() % 6, sec = rand() % 600, job = rand() % 12;
+      if (gangs && job < 3 && kind != 5)
+        snprintf(owner, sizeof owner,
+                 ", ownerReferences: [{apiVersion: batch/v1, kind: Job, name: job-%d, uid: "
+                 "u-job-%d, controller: true}]",
+                 job, job);
       snprintf(name, sizeof name, "p%02d", i);
       snprintf(claim, sizeof claim, "c%02d", kind == 5 && i ? i - 1 : i); /* 5: shares one */
       if (kind != 5 || !i) {
@@ -1540,33 +1628,19 @@ static void test_named_claims_match(void **state) {
         snprintf(ref, sizeof ref, "resourceClaimName: %s", claim);
       snprintf(y, sizeof y,
                "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
-               "\"2026-01-01T00:%02d:%02dZ\"}\nspec: {schedulerName: tessera, containers: "
+               "\"2026-01-01T00:%02d:%02dZ\"%s}\nspec: {schedulerName: tessera, containers: "
                "[{name: c}], resourceClaims: [{name: gpu, %s}]}\n",
-               name, sec / 60, sec % 60, ref);
+               name, sec / 60, sec % 60, owner, ref);
       apply(m, y);
     }
-    sched__claims_by_value = false, sched__remember_pending = false; /* one pod at a time */
+    /* one pod at a time, every node asked; with gangs, pod sets group by value too, so the
+     * reference is by value without the remembered answers */
+    sched__claims_by_value = gangs, sched__remember_pending = false, sched__dra_fit_cache = false;
     a = run_dra(m);
-    sched__claims_by_value = true, sched__remember_pending = true;
+    sched__claims_by_value = true, sched__remember_pending = true, sched__dra_fit_cache = true;
     b = run_dra(m);
-    assert_int_equal(a.ndecisions, b.ndecisions);
-    for (size_t i = 0; i < a.ndecisions; i++) {
-      const sched_decision *x = &a.decisions[i], *y = &b.decisions[i];
-      if (x->pod != y->pod || x->kind != y->kind || x->node != y->node ||
-          strcmp(x->reason ? x->reason : "", y->reason ? y->reason : ""))
-        fail_msg("round %d, decision %zu: one at a time %s %s (%s), by value %s %s (%s)", round, i,
-                 x->pod->obj.name, x->node ? x->node->obj.name : "-", x->reason ? x->reason : "",
-                 y->pod->obj.name, y->node ? y->node->obj.name : "-", y->reason ? y->reason : "");
-      assert_int_equal(x->nclaims, y->nclaims);
-      for (uint32_t c = 0; x->kind == SCHED_BIND && c < x->nclaims; c++) {
-        assert_int_equal(x->claims[c].result.ndevices, y->claims[c].result.ndevices);
-        for (uint32_t d = 0; d < x->claims[c].result.ndevices; d++)
-          assert_ptr_equal(x->claims[c].result.devices[d].device,
-                           y->claims[c].result.devices[d].device);
-      }
-      compared++;
-      x->kind == SCHED_BIND ? bound++ : pending++;
-    }
+    same_dra_decisions(round, &a, &b, &bound, &pending);
+    compared += (int)a.ndecisions;
     sched_result_free(&a);
     sched_result_free(&b);
     model_free(m);
@@ -1596,6 +1670,7 @@ int main(void) {
       cmocka_unit_test(test_dra_bounded_search),
       cmocka_unit_test(test_dra_feature_gates),
       cmocka_unit_test(test_dra_shared_in_cycle),
+      cmocka_unit_test(test_dra_fit_remembered),
       cmocka_unit_test(test_named_claims_match),
       cmocka_unit_test(test_pending_runs_remembered),
       cmocka_unit_test(test_wait_for_pods_ready),
