@@ -64,6 +64,9 @@ static void set(sched_class *c, size_t i, sched_key e) {
   c->pos[node_of(e)] = (uint32_t)i;
 }
 
+/* A log entry of a node that gained free capacity (a trial given back) has this bit set. */
+#define FREED ((uint32_t)1 << 31)
+
 /* A 4-ary heap: half the depth of a binary one, and a node's four children share a cache line
  * (16-byte entries); the best node is the same whatever the arity (the order is total). */
 #define ARITY 4
@@ -178,7 +181,7 @@ void sched__classes_free(sched_view *v) {
   v->changed = NULL, v->nchanged = v->changed_cap = 0;
 }
 
-void sched__node_changed(sched_view *v, uint32_t node) {
+void sched__node_changed(sched_view *v, uint32_t node, bool freed) {
   v->changes++;
   if (++v->node_rev[node] > UINT32_MAX >> 1) v->node_rev[node] = 1, v->dra_epoch++; /* wrapped */
   if (!v->log_changes) return;
@@ -191,7 +194,7 @@ void sched__node_changed(sched_view *v, uint32_t node) {
     }
     v->changed = nc, v->changed_cap = ncap;
   }
-  v->changed[v->nchanged++] = node;
+  v->changed[v->nchanged++] = node | (freed ? FREED : 0);
 }
 
 /* Builds the class's heap of feasible nodes; false when over the budget or out of memory. */
@@ -246,9 +249,10 @@ uint32_t sched__class_pick(sched_view *v, sched_class *c) {
     v->mark_stamp = 1;
   }
   for (; c->seen < v->nchanged; c->seen++) {
-    uint32_t k = v->changed[c->seen];
-    if (c->pos[k] == FILTERED || v->mark[k] == v->mark_stamp) continue; /* once per pick */
-    v->mark[k] = v->mark_stamp;
+    uint32_t e = v->changed[c->seen], k = e & ~FREED, at = c->pos[k];
+    /* a node the pod did not fit and that only lost capacity still does not fit */
+    if (at == FILTERED || (at == ABSENT && !(e & FREED)) || v->mark[k] == v->mark_stamp) continue;
+    v->mark[k] = v->mark_stamp; /* once per pick */
     update(v, c, k);
   }
   return c->nh ? node_of(c->heap[0]) : UINT32_MAX;
@@ -311,7 +315,7 @@ const char *sched__class_why(sched_view *v, sched_class *c) {
   }
   if (!c->rvalid || v->log_lost) return sched__why_pending(v, &c->rep);
   for (; c->rseen < v->nchanged; c->rseen++) {
-    uint32_t k = v->changed[c->rseen];
+    uint32_t k = v->changed[c->rseen] & ~FREED;
     uint64_t mask;
     if (!c->rpass[k] || (mask = sched__short_mask(v, c->rep.pod, k)) == c->rmask[k]) continue;
     if (!count_mask(c, c->rmask[k], -1) || !count_mask(c, mask, 1)) {

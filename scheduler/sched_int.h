@@ -349,8 +349,9 @@ sched_class *sched__class_of(sched_view *v, const sched_pending *p);
 uint32_t sched__class_pick(sched_view *v, sched_class *c);
 /* One pod of the class was decided; the last frees the class's heap. */
 void sched__class_done(sched_view *v, sched_class *c);
-/* Records that node's free capacity changed (sched__place and sched__unplace call it). */
-void sched__node_changed(sched_view *v, uint32_t node);
+/* Records that node's free capacity changed: lost (sched__place) or, when freed, gained
+ * (sched__unplace). */
+void sched__node_changed(sched_view *v, uint32_t node, bool freed);
 void sched__classes_free(sched_view *v);
 /* A hash of the pod's static signature (node selector, tolerations, affinity). */
 uint64_t sched__static_hash(const model_pod *p);

@@ -242,13 +242,13 @@ int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
 void sched__place(sched_view *v, const model_pod *p, uint32_t node) {
   int64_t *free = v->free + (size_t)node * (size_t)v->stride;
   for (uint32_t i = 0; i < p->requests.n; i++) free[p->requests.v[i].id] -= p->requests.v[i].v;
-  sched__node_changed(v, node);
+  sched__node_changed(v, node, false);
 }
 
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node) {
   int64_t *free = v->free + (size_t)node * (size_t)v->stride;
   for (uint32_t i = 0; i < p->requests.n; i++) free[p->requests.v[i].id] += p->requests.v[i].v;
-  sched__node_changed(v, node);
+  sched__node_changed(v, node, true);
 }
 
 /* ---- reasons --------------------------------------------------------------------------- */
