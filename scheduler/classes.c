@@ -2,16 +2,16 @@
  *
  * Pending single pods that filter and score alike (sched__same_shape: the same requests by
  * value, node selector, affinity, tolerations and flavors, and no ResourceClaims) form a class,
- * wherever they are in the queue. A class keeps its feasible nodes in a heap ordered by score
+ * wherever they are in the queue. A class keeps its feasible nodes in a tree ordered by score
  * for the whole cycle, with each node's slot. Every change to a node's free capacity (a
  * placement, a gang's trial given back) is logged; before a class picks a node it re-scores the
- * logged nodes it has not seen yet, moving, adding or dropping each in its heap. Each pick is
+ * logged nodes it has not seen yet, moving, adding or dropping each in its tree. Each pick is
  * the node a full scan would pick, and it costs the nodes that changed since the class's last
  * pick instead of every node. A class also remembers why it fits nowhere until a
  * node changes.
  *
- * Cost of a cycle: one static filter and one heap per class (nodes x classes), plus, per pick,
- * the changes since the class's last pick and a heap operation: linear in nodes + pods for a
+ * Cost of a cycle: one static filter and one tree per class (nodes x classes), plus, per pick,
+ * the changes since the class's last pick and a tree update each: linear in nodes + pods for a
  * given number of distinct shapes. A class of one pod is not indexed (one scan is cheaper), so
  * a queue where every pod has its own shape still costs a scan per pod. */
 #include "scheduler/sched_int.h"
@@ -19,9 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bytes of index all classes may hold at once: 2 KiB per node (a class costs about 5 bytes per
- * node plus 16 per feasible node: room for over a hundred classes alive at once, as in a queue
- * of interleaved jobs), and at least 64 MiB. A fixed 64 MiB was a cliff: at 50,000 nodes a
+/* Bytes of index all classes may hold at once: 2 KiB per node (a class costs 4 bytes per node
+ * plus 16 per node passing its static filters: room for over a hundred classes alive at once, as in
+ * a queue of interleaved jobs), and at least 64 MiB. A fixed 64 MiB was a cliff: at 50,000 nodes a
  * quarter of the classes of a varied queue found no room and scanned every node per pod. */
 #define CLASS_BUDGET_PER_NODE ((size_t)2048)
 #define CLASS_BUDGET_MIN      ((size_t)64 << 20)
@@ -33,10 +33,10 @@ static size_t budget(const sched_view *v) {
 
 bool sched__classes_enabled = true;
 
-/* A heap entry is one 64-bit key: the score (tier, GPU and cpu/memory utilisation, each at
+/* A node's key is one 64-bit word: the score (tier, GPU and cpu/memory utilisation, each at
  * most SCORE_SCALE < 2^20) above the node's index inverted, so that a greater key is the
- * better node and equal scores go to the lower index, as a full scan picks. Half the memory
- * of a {score, node} pair, and one compare. Classes index clusters of up to 2^23 nodes. */
+ * better node and equal scores go to the lower index, as a full scan picks; 0 is no node.
+ * Classes index clusters of fewer than 2^23 nodes. */
 #define NODE_BITS 23
 #define NODE_MASK (((uint64_t)1 << NODE_BITS) - 1)
 
@@ -50,80 +50,67 @@ static uint32_t node_of(sched_key k) {
   return (uint32_t)(NODE_MASK - (k & NODE_MASK));
 }
 
-static bool better(const sched_key *a, const sched_key *b) {
-  return *a > *b;
-}
-
-/* The class's heap is indexed: pos[node] is the node's slot, ABSENT when the node passes the
- * class's static filters but is not in the heap (the pod does not fit it now), FILTERED when
- * it does not pass them (one array read per changed node tells both). */
-#define ABSENT   UINT32_MAX
-#define FILTERED (UINT32_MAX - 1)
-static void set(sched_class *c, size_t i, sched_key e) {
-  c->heap[i] = e;
-  c->pos[node_of(e)] = (uint32_t)i;
-}
+/* The class's index is a tournament tree over the nodes that pass its static filters, eight
+ * children to a parent: level 0 holds the key of the j-th such node (leaf j) while the pod
+ * fits it, else 0; each entry of level L + 1 holds the greatest of eight entries of level L
+ * (one cache line), and the top level's first entry is the best node. Levels are padded with
+ * zeros to whole groups of eight. slot[node] is the node's leaf, or FILTERED. Keys are
+ * distinct (they hold the node), so an update climbs only while it changes a winner: a node
+ * that rises stops below the first better one, a node that falls or leaves stops where it was
+ * not the winner (a heap would sift each removed node's replacement down to a leaf, and the
+ * full nodes that leave are mostly near the top). About 9 bytes per node passing the filters,
+ * so that a hundred classes of a 20,000-node cluster stay in the last-level cache. */
+#define FILTERED UINT32_MAX
+#define FANOUT   8
 
 /* A log entry of a node that gained free capacity (a trial given back) has this bit set. */
 #define FREED ((uint32_t)1 << 31)
 
-/* A 4-ary heap: half the depth of a binary one, and a node's four children share a cache line
- * (16-byte entries); the best node is the same whatever the arity (the order is total). */
-#define ARITY 4
+static sched_key max8(const sched_key *g) {
+  sched_key a = g[0] > g[1] ? g[0] : g[1], b = g[2] > g[3] ? g[2] : g[3],
+            c = g[4] > g[5] ? g[4] : g[5], d = g[6] > g[7] ? g[6] : g[7];
+  a = a > b ? a : b, c = c > d ? c : d;
+  return a > c ? a : c;
+}
 
-static void down(sched_class *c, size_t i) {
-  sched_key e = c->heap[i];
+static sched_key best_key(const sched_class *c) {
+  return c->tree[c->level[c->nlevels - 1]];
+}
+
+static void set_leaf(sched_class *c, uint32_t j, sched_key e) {
+  sched_key *t = c->tree, old = t[j];
+  size_t i = j;
+  t[j] = e;
+  for (uint32_t l = 1; l < c->nlevels; l++) {
+    sched_key *up = t + c->level[l];
+    i /= FANOUT;
+    if (e > old) {
+      if (up[i] >= e) return;
+      up[i] = e;
+    } else {
+      if (up[i] != old) return;
+      up[i] = max8(t + c->level[l - 1] + i * FANOUT);
+    }
+  }
+}
+
+/* Lays out the levels of a tree of m leaves; returns the entries of all levels. */
+static size_t layout(sched_class *c, size_t m) {
+  size_t at = 0, count = m ? m : 1;
+  c->nlevels = 0;
   for (;;) {
-    size_t first = ARITY * i + 1, last = first + ARITY, best = first;
-    if (first >= c->nh) break;
-    if (last > c->nh) last = c->nh;
-    for (size_t k = first + 1; k < last; k++)
-      if (better(&c->heap[k], &c->heap[best])) best = k;
-    if (!better(&c->heap[best], &e)) break;
-    set(c, i, c->heap[best]);
-    i = best;
+    size_t padded = (count + FANOUT - 1) / FANOUT * FANOUT;
+    c->level[c->nlevels++] = (uint32_t)at;
+    at += padded;
+    if (count == 1) return at;
+    count = padded / FANOUT;
   }
-  set(c, i, e);
 }
 
-static void up(sched_class *c, size_t i) {
-  sched_key e = c->heap[i];
-  while (i > 0 && better(&e, &c->heap[(i - 1) / ARITY])) {
-    set(c, i, c->heap[(i - 1) / ARITY]);
-    i = (i - 1) / ARITY;
-  }
-  set(c, i, e);
-}
-
-static void remove_at(sched_class *c, size_t i) {
-  sched_key moved;
-  c->pos[node_of(c->heap[i])] = ABSENT;
-  if (i == --c->nh) return;
-  moved = c->heap[c->nh];
-  set(c, i, moved);
-  down(c, i);
-  up(c, c->pos[node_of(moved)]);
-}
-
-/* Node k changed: re-score it, add it or drop it. */
-static void update(sched_view *v, sched_class *c, uint32_t k) {
-  uint32_t at = c->pos[k];
-  if (!sched__resources_fit(v, c->rep.pod, k)) {
-    if (at != ABSENT) remove_at(c, at);
-    return;
-  }
-  if (at == ABSENT) {
-    at = (uint32_t)c->nh++;
-    set(c, at, key_of(sched__score(v, &c->shape, k), k));
-    up(c, at);
-    return;
-  }
-  {
-    sched_key e = key_of(sched__score(v, &c->shape, k), k);
-    bool rises = better(&e, &c->heap[at]);
-    c->heap[at] = e;
-    rises ? up(c, at) : down(c, at); /* bin-packing: a placement raises the node's score */
-  }
+/* Node k (leaf j) changed: re-score it, add it or drop it. */
+static void update(sched_view *v, sched_class *c, uint32_t k, uint32_t j) {
+  set_leaf(c, j,
+           sched__resources_fit(v, c->rep.pod, k) ? key_of(sched__score(v, &c->shape, k), k) : 0);
 }
 
 static uint64_t class_hash(const sched_pending *p) {
@@ -158,11 +145,11 @@ sched_class *sched__class_of(sched_view *v, const sched_pending *p) {
   return c;
 }
 
-static void drop_heap(sched_view *v, sched_class *c) {
+static void drop_index(sched_view *v, sched_class *c) {
   v->class_bytes -= c->bytes;
-  free(c->heap), free(c->pos);
-  c->heap = NULL, c->pos = NULL;
-  c->nh = c->bytes = 0;
+  free(c->tree), free(c->slot);
+  c->tree = NULL, c->slot = NULL;
+  c->nlevels = 0, c->bytes = 0;
   c->unindexed = true;
 }
 
@@ -174,7 +161,7 @@ static void drop_reasons(sched_view *v, sched_class *c) {
 }
 
 void sched__classes_free(sched_view *v) {
-  for (sched_class *c = v->class_list; c; c = c->all_next) drop_heap(v, c), drop_reasons(v, c);
+  for (sched_class *c = v->class_list; c; c = c->all_next) drop_index(v, c), drop_reasons(v, c);
   v->class_list = NULL;
   ts_map_free(&v->classes);
   free(v->changed);
@@ -188,7 +175,7 @@ void sched__node_changed(sched_view *v, uint32_t node, bool freed) {
   if (v->nchanged == v->changed_cap) {
     size_t ncap = v->changed_cap ? v->changed_cap * 2 : 1024;
     uint32_t *nc = realloc(v->changed, ncap * sizeof *nc);
-    if (!nc) { /* the classes can no longer trust their heaps: they scan from now on */
+    if (!nc) { /* the classes can no longer trust their trees: they scan from now on */
       v->log_changes = false, v->log_lost = true;
       return;
     }
@@ -197,24 +184,27 @@ void sched__node_changed(sched_view *v, uint32_t node, bool freed) {
   v->changed[v->nchanged++] = node | (freed ? FREED : 0);
 }
 
-/* Builds the class's heap of feasible nodes; false when over the budget or out of memory. */
+/* Builds the class's tree of feasible nodes; false when over the budget or out of memory. */
 static bool build(sched_view *v, sched_class *c) {
   const sched_sig *sig = sched__static_nodes(v, &c->rep);
-  size_t bytes = sig ? (size_t)v->n * sizeof *c->pos + (size_t)sig->n * sizeof *c->heap : 0;
-  if (!sig || v->log_lost || v->class_bytes + bytes > budget(v) || v->n > NODE_MASK + 1)
-    return false;
-  c->pos = malloc(((size_t)v->n + 1) * sizeof *c->pos);
-  c->heap = malloc(((size_t)sig->n + 1) * sizeof *c->heap);
-  if (!c->pos || !c->heap) return false;
-  for (uint32_t k = 0; k < v->n; k++) c->pos[k] = sig->pass[k] ? ABSENT : FILTERED;
-  for (uint32_t j = 0; j < sig->n; j++) {
+  size_t m = sig ? sig->n : 0, entries = layout(c, m),
+         bytes = (size_t)v->n * sizeof *c->slot + entries * sizeof *c->tree;
+  if (!sig || v->log_lost || v->class_bytes + bytes > budget(v) || v->n > NODE_MASK) return false;
+  c->slot = malloc(((size_t)v->n + 1) * sizeof *c->slot);
+  c->tree = calloc(entries, sizeof *c->tree);
+  if (!c->slot || !c->tree) return false;
+  for (uint32_t k = 0; k < v->n; k++) c->slot[k] = FILTERED;
+  for (uint32_t j = 0; j < m; j++) {
     uint32_t k = sig->nodes[j];
-    if (sched__resources_fit(v, c->rep.pod, k)) {
-      c->pos[k] = (uint32_t)c->nh;
-      c->heap[c->nh++] = key_of(sched__score(v, &c->shape, k), k);
-    }
+    c->slot[k] = j;
+    c->tree[j] =
+        sched__resources_fit(v, c->rep.pod, k) ? key_of(sched__score(v, &c->shape, k), k) : 0;
   }
-  for (size_t i = c->nh > 1 ? (c->nh - 2) / ARITY + 1 : 0; i-- > 0;) down(c, i); /* parents */
+  for (uint32_t l = 1; l < c->nlevels; l++) {
+    sched_key *up = c->tree + c->level[l], *down = c->tree + c->level[l - 1];
+    for (uint32_t i = 0; i < (c->level[l] - c->level[l - 1]) / FANOUT; i++)
+      up[i] = max8(down + (size_t)i * FANOUT);
+  }
   v->class_bytes += c->bytes = bytes;
   v->log_changes = true;
   c->seen = v->nchanged;
@@ -232,36 +222,36 @@ static uint32_t scan(sched_view *v, sched_class *c) {
     cand = (sched_cand){sched__score(v, &c->shape, k), k};
     if (best.node == UINT32_MAX || cand.score > best.score ||
         (cand.score == best.score && cand.node < best.node))
-      best = cand; /* as the heap orders them */
+      best = cand; /* as the tree orders them */
   }
   return best.node;
 }
 
 uint32_t sched__class_pick(sched_view *v, sched_class *c) {
-  if (!c->heap && !c->unindexed && (c->remaining < 2 || !build(v, c))) {
-    drop_heap(v, c); /* what a failed build allocated */
+  if (!c->tree && !c->unindexed && (c->remaining < 2 || !build(v, c))) {
+    drop_index(v, c); /* what a failed build allocated */
     c->unindexed = true;
   }
-  if (c->heap && v->log_lost) drop_heap(v, c);
-  if (!c->heap) return scan(v, c);
+  if (c->tree && v->log_lost) drop_index(v, c);
+  if (!c->tree) return scan(v, c);
   if (++v->mark_stamp == 0) { /* wrapped: forget every mark */
     memset(v->mark, 0, (size_t)v->n * sizeof *v->mark);
     v->mark_stamp = 1;
   }
   for (; c->seen < v->nchanged; c->seen++) {
-    uint32_t e = v->changed[c->seen], k = e & ~FREED, at = c->pos[k];
+    uint32_t e = v->changed[c->seen], k = e & ~FREED, j = c->slot[k];
     /* a node the pod did not fit and that only lost capacity still does not fit */
-    if (at == FILTERED || (at == ABSENT && !(e & FREED)) || v->mark[k] == v->mark_stamp) continue;
+    if (j == FILTERED || (!c->tree[j] && !(e & FREED)) || v->mark[k] == v->mark_stamp) continue;
     v->mark[k] = v->mark_stamp; /* once per pick */
-    update(v, c, k);
+    update(v, c, k, j);
   }
-  return c->nh ? node_of(c->heap[0]) : UINT32_MAX;
+  return best_key(c) ? node_of(best_key(c)) : UINT32_MAX;
 }
 
 void sched__class_done(sched_view *v, sched_class *c) {
   if (c->remaining) c->remaining--;
   if (c->remaining) return;
-  if (c->heap) drop_heap(v, c); /* its memory goes to the classes still to come */
+  if (c->tree) drop_index(v, c); /* its memory goes to the classes still to come */
   drop_reasons(v, c);
 }
 

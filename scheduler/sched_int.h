@@ -53,7 +53,7 @@ typedef struct sched_shape {
 } sched_shape;
 
 /* A feasible node in a run's heap. */
-/* A class's heap entry: score and node in one key (classes.c). */
+/* A class's index entry: score and node in one key (classes.c). */
 typedef uint64_t sched_key;
 
 typedef struct sched_cand {
@@ -182,12 +182,13 @@ struct sched_class {
   uint64_t hash;                /* of the shape (the map's key for the first of a chain) */
   sched_pending rep;            /* representative: its pod, requests and flavors */
   sched_shape shape;            /* for scoring */
-  uint32_t *pos;                /* v->n: the node's slot in heap, or absent / filtered out
-                                   (classes.c; malloc) */
-  sched_key *heap;              /* feasible nodes, best first (malloc), or NULL */
-  size_t nh;                    /* entries */
-  size_t bytes;                 /* memory of pos and heap */
-  size_t seen;                  /* entries of the view's change log applied to the heap */
+  uint32_t *slot;               /* v->n: the node's leaf in tree, or filtered out (malloc) */
+  sched_key *tree;              /* tournament tree of the feasible nodes' keys (classes.c;
+                                   malloc), or NULL */
+  uint32_t level[10];           /* where each level of tree starts (leaves first) */
+  uint32_t nlevels;             /* levels (the last holds the best node) */
+  size_t bytes;                 /* memory of slot and tree */
+  size_t seen;                  /* entries of the view's change log applied to the tree */
   uint32_t remaining;           /* pods of the class not decided yet */
   bool unindexed;               /* picks scan the nodes (one pod, or over the budget) */
   const char *reason;           /* why no node fits (result arena), or NULL */

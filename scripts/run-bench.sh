@@ -28,10 +28,16 @@ echo "== sched"
 {
   header sched
   "$T" bench jobs unique gangs --repeat 5
-  for n in 1000 2000 5000 10000 20000 50000; do
-    "$T" bench mix --nodes $n --pods $((2 * n)) --repeat $([ $n -le 5000 ] && echo 5 || echo 3) |
-      grep -v '^one scheduling cycle'
-  done
+  # Three rounds over the sizes, keeping each size's best: the speed of a shared machine drifts
+  # by tens of percent over minutes, and sizes measured one after the other would carry the
+  # drift into the growth ratio.
+  for round in 1 2 3; do
+    for n in 1000 2000 5000 10000 20000 50000; do
+      "$T" bench mix --nodes $n --pods $((2 * n)) --repeat $([ $n -le 5000 ] && echo 5 || echo 3) |
+        grep -v '^one scheduling cycle'
+    done
+  done | awk '{ if (!($2 in best) || $7 < best[$2]) { best[$2] = $7; line[$2] = $0 }; if (!($2 in at)) order[++n] = $2; at[$2] = 1 }
+    END { for (i = 1; i <= n; i++) { l = line[order[i]]; sub(/\(best of /, "(best of 3 rounds x ", l); print l } }'
   "$T" bench backlog --repeat 3 | grep -v '^one scheduling cycle'
 } >bench/results/sched.txt.tmp
 mv bench/results/sched.txt.tmp bench/results/sched.txt
