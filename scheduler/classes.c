@@ -19,10 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Bytes of index all classes may hold at once: 2 KiB per node (a class costs 4 bytes per node
- * plus 16 per node passing its static filters: room for over a hundred classes alive at once, as in
- * a queue of interleaved jobs), and at least 64 MiB. A fixed 64 MiB was a cliff: at 50,000 nodes a
- * quarter of the classes of a varied queue found no room and scanned every node per pod. */
+/* Bytes of index all classes may hold at once: 2 KiB per node (a class costs about 9 bytes per
+ * node passing its static filters, and each static signature 4 bytes per node: room for
+ * hundreds of classes alive at once, as in a queue of interleaved jobs), and at least 64 MiB. A
+ * fixed 64 MiB was a cliff: at 50,000 nodes a quarter of the classes of a varied queue found no
+ * room and scanned every node per pod. */
 #define CLASS_BUDGET_PER_NODE ((size_t)2048)
 #define CLASS_BUDGET_MIN      ((size_t)64 << 20)
 
@@ -54,7 +55,8 @@ static uint32_t node_of(sched_key k) {
  * children to a parent: level 0 holds the key of the j-th such node (leaf j) while the pod
  * fits it, else 0; each entry of level L + 1 holds the greatest of eight entries of level L
  * (one cache line), and the top level's first entry is the best node. Levels are padded with
- * zeros to whole groups of eight. slot[node] is the node's leaf, or FILTERED. Keys are
+ * zeros to whole groups of eight. The class's slots map a node to its leaf, or FILTERED
+ * (one map for all classes with the same static signature). Keys are
  * distinct (they hold the node), so an update climbs only while it changes a winner: a node
  * that rises stops below the first better one, a node that falls or leaves stops where it was
  * not the winner (a heap would sift each removed node's replacement down to a leaf, and the
@@ -146,11 +148,40 @@ sched_class *sched__class_of(sched_view *v, const sched_pending *p) {
 }
 
 static void drop_index(sched_view *v, sched_class *c) {
+  sched_slots *m = c->slots, **at;
   v->class_bytes -= c->bytes;
-  free(c->tree), free(c->slot);
-  c->tree = NULL, c->slot = NULL;
+  free(c->tree);
+  c->tree = NULL, c->slots = NULL;
   c->nlevels = 0, c->bytes = 0;
   c->unindexed = true;
+  if (!m || --m->refs) return;
+  for (at = &v->slots; *at != m; at = &(*at)->next) {
+  }
+  *at = m->next;
+  v->class_bytes -= (size_t)v->n * sizeof *m->slot;
+  free(m->slot), free(m);
+}
+
+/* The node -> leaf map of sig, shared with the classes of the same signature; NULL when over
+ * the budget or out of memory. */
+static sched_slots *slots_of(sched_view *v, const sched_class *c, const sched_sig *sig) {
+  size_t bytes = (size_t)v->n * sizeof(uint32_t);
+  sched_slots *m;
+  for (m = v->slots; m; m = m->next)
+    if (m->hash == sig->hash && m->flavors == sig->flavors &&
+        sched__same_static(m->pod, c->rep.pod))
+      return m;
+  if (v->class_bytes + bytes > budget(v) || !(m = calloc(1, sizeof *m))) return NULL;
+  if (!(m->slot = malloc(((size_t)v->n + 1) * sizeof *m->slot))) {
+    free(m);
+    return NULL;
+  }
+  for (uint32_t k = 0; k < v->n; k++) m->slot[k] = FILTERED;
+  for (uint32_t j = 0; j < sig->n; j++) m->slot[sig->nodes[j]] = j;
+  m->pod = c->rep.pod, m->hash = sig->hash, m->flavors = sig->flavors;
+  m->next = v->slots, v->slots = m;
+  v->class_bytes += bytes;
+  return m;
 }
 
 static void drop_reasons(sched_view *v, sched_class *c) {
@@ -187,16 +218,14 @@ void sched__node_changed(sched_view *v, uint32_t node, bool freed) {
 /* Builds the class's tree of feasible nodes; false when over the budget or out of memory. */
 static bool build(sched_view *v, sched_class *c) {
   const sched_sig *sig = sched__static_nodes(v, &c->rep);
-  size_t m = sig ? sig->n : 0, entries = layout(c, m),
-         bytes = (size_t)v->n * sizeof *c->slot + entries * sizeof *c->tree;
-  if (!sig || v->log_lost || v->class_bytes + bytes > budget(v) || v->n > NODE_MASK) return false;
-  c->slot = malloc(((size_t)v->n + 1) * sizeof *c->slot);
-  c->tree = calloc(entries, sizeof *c->tree);
-  if (!c->slot || !c->tree) return false;
-  for (uint32_t k = 0; k < v->n; k++) c->slot[k] = FILTERED;
+  size_t m = sig ? sig->n : 0, entries = layout(c, m), bytes = entries * sizeof *c->tree;
+  if (!sig || v->log_lost || v->class_bytes + bytes > budget(v) || v->n > NODE_MASK ||
+      !(c->slots = slots_of(v, c, sig)))
+    return false;
+  c->slots->refs++;
+  if (!(c->tree = calloc(entries, sizeof *c->tree))) return false;
   for (uint32_t j = 0; j < m; j++) {
     uint32_t k = sig->nodes[j];
-    c->slot[k] = j;
     c->tree[j] =
         sched__resources_fit(v, c->rep.pod, k) ? key_of(sched__score(v, &c->shape, k), k) : 0;
   }
@@ -239,7 +268,7 @@ uint32_t sched__class_pick(sched_view *v, sched_class *c) {
     v->mark_stamp = 1;
   }
   for (; c->seen < v->nchanged; c->seen++) {
-    uint32_t e = v->changed[c->seen], k = e & ~FREED, j = c->slot[k];
+    uint32_t e = v->changed[c->seen], k = e & ~FREED, j = c->slots->slot[k];
     /* a node the pod did not fit and that only lost capacity still does not fit */
     if (j == FILTERED || (!c->tree[j] && !(e & FREED)) || v->mark[k] == v->mark_stamp) continue;
     v->mark[k] = v->mark_stamp; /* once per pick */

@@ -42,6 +42,17 @@ typedef struct sched_sig {
   bool reasons_done;     /* reasons computed */
 } sched_sig;
 
+/* Where each node is among the nodes of one static signature, shared by the classes that
+ * have it (classes.c): slot[node] is its leaf in their trees, or UINT32_MAX. */
+typedef struct sched_slots {
+  struct sched_slots *next; /* the view's other maps */
+  const model_pod *pod;     /* whose signature (a class's representative) */
+  uint64_t hash;            /* sched__static_hash of it */
+  const char *flavors;      /* the flavor restriction (interned), or NULL */
+  uint32_t *slot;           /* v->n entries (malloc) */
+  uint32_t refs;            /* classes using it */
+} sched_slots;
+
 /* What scoring needs of a pod, prepared once per run of same-shape pods. */
 typedef struct sched_shape {
   const model_pod *pod;                     /* representative */
@@ -140,7 +151,8 @@ typedef struct sched_view {
   sched_mask_count *mask_buf; /* the short-resource masks of one pending pod (same) */
   char **lines;               /* the "COUNT REASON" lines of one message (same) */
   char *line_text;            /* their text */
-  sched_class *class_list;    /* every class (their heaps are freed with the view) */
+  sched_class *class_list;    /* every class (their indexes are freed with the view) */
+  struct sched_slots *slots;  /* the classes' node -> leaf maps, one per static signature */
   size_t class_bytes;         /* memory of the classes' indexes */
   ts_arena *arena;            /* scratch memory for the cycle */
   ts_arena *out;              /* memory of the result (messages) */
@@ -182,7 +194,7 @@ struct sched_class {
   uint64_t hash;                /* of the shape (the map's key for the first of a chain) */
   sched_pending rep;            /* representative: its pod, requests and flavors */
   sched_shape shape;            /* for scoring */
-  uint32_t *slot;               /* v->n: the node's leaf in tree, or filtered out (malloc) */
+  struct sched_slots *slots;    /* the node -> leaf map of its static signature (classes.c) */
   sched_key *tree;              /* tournament tree of the feasible nodes' keys (classes.c;
                                    malloc), or NULL */
   uint32_t level[10];           /* where each level of tree starts (leaves first) */
