@@ -242,7 +242,7 @@ static bool domain_may_fit(const sched_view *v, const domain *d, const int64_t *
     int64_t free = 0;
     if (!demand[r]) continue;
     for (uint32_t i = 0; i < d->n && free < demand[r]; i++)
-      free += v->free[(size_t)d->nodes[i] * (size_t)v->stride + (size_t)r];
+      free += v->cap[(size_t)d->nodes[i] * (size_t)v->stride + (size_t)r].free;
     if (free < demand[r]) return false;
   }
   return true;
@@ -266,7 +266,7 @@ static bool try_level(sched_view *v, const sched_gang *g, const level *l, const 
     if (!domain_may_fit(v, d, demand)) continue;
     d->free = 0;
     for (uint32_t k = 0; k < d->n; k++)
-      d->free += v->free[(size_t)d->nodes[k] * (size_t)v->stride + (size_t)main];
+      d->free += v->cap[(size_t)d->nodes[k] * (size_t)v->stride + (size_t)main].free;
     if (v->cfg->scoring == SCHED_SPREAD) d->free = -d->free;
     cands[nc++] = d;
   }

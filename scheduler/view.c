@@ -22,23 +22,21 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   v->n = (uint32_t)nn;
   v->stride = model_resource_count(model_resources_of(m));
   v->nodes = ts_arena_alloc(scratch, (v->n + 1) * sizeof *v->nodes);
-  v->free = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->free);
-  if (!v->nodes || !v->free) return TS_ENOMEM;
+  v->cap = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->cap);
+  if (!v->nodes || !v->cap) return TS_ENOMEM;
   if (v->n) memcpy(v->nodes, all, v->n * sizeof *v->nodes);
   qsort(v->nodes, v->n, sizeof *v->nodes, node_name_cmp);
   for (uint32_t i = 0; i < v->n; i++)
     for (int r = 0; r < v->stride; r++)
-      v->free[(size_t)i * (size_t)v->stride + (size_t)r] =
+      v->cap[(size_t)i * (size_t)v->stride + (size_t)r].free =
           model_node_alloc(v->nodes[i], r) - model_node_used(v->nodes[i], r);
   for (int r = MODEL_RES_FIRST_OTHER; r < v->stride && v->ngpu < SCHED_MAX_GPU_RESOURCES; r++)
     if (sched_is_gpu_resource(model_resources_of(m), r)) v->gpu[v->ngpu++] = r;
-  v->inv = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->inv);
-  v->alloc = ts_arena_alloc(scratch, ((size_t)v->n * (size_t)v->stride + 1) * sizeof *v->alloc);
   v->has_gpu = ts_arena_alloc(scratch, v->n + 1);
   v->heap = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->heap);
   v->mark = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->mark);
   v->node_rev = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->node_rev);
-  if (!v->inv || !v->alloc || !v->has_gpu || !v->heap || !v->mark || !v->node_rev) return TS_ENOMEM;
+  if (!v->has_gpu || !v->heap || !v->mark || !v->node_rev) return TS_ENOMEM;
   memset(v->mark, 0, ((size_t)v->n + 1) * sizeof *v->mark);
   for (uint32_t i = 0; i < v->n; i++) v->node_rev[i] = 1;
   v->dra_fit_last = -1;
@@ -47,9 +45,9 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
     v->has_gpu[i] = 0;
     for (int r = 0; r < v->stride; r++) {
       int64_t a = model_node_alloc(v->nodes[i], r);
-      v->alloc[(size_t)i * (size_t)v->stride + (size_t)r] = a;
-      v->inv[(size_t)i * (size_t)v->stride + (size_t)r] =
-          a > 0 ? (double)SCORE_SCALE / (double)a : 0;
+      sched_cap *c = &v->cap[(size_t)i * (size_t)v->stride + (size_t)r];
+      c->alloc = a;
+      c->inv = a > 0 ? (double)SCORE_SCALE / (double)a : 0;
     }
     for (int g = 0; g < v->ngpu; g++) v->has_gpu[i] |= model_node_alloc(v->nodes[i], v->gpu[g]) > 0;
   }
@@ -188,17 +186,17 @@ const sched_sig *sched__static_nodes(sched_view *v, const sched_pending *pp) {
 }
 
 bool sched__resources_fit(const sched_view *v, const model_pod *p, uint32_t node) {
-  const int64_t *free = v->free + (size_t)node * (size_t)v->stride;
+  const sched_cap *cap = v->cap + (size_t)node * (size_t)v->stride;
   for (uint32_t i = 0; i < p->requests.n; i++)
-    if (p->requests.v[i].v > free[p->requests.v[i].id]) return false;
+    if (p->requests.v[i].v > cap[p->requests.v[i].id].free) return false;
   return true;
 }
 
 /* Utilisation of resource r on node after adding req, in millionths (0 when none exists). */
 static int64_t util_after(const sched_view *v, uint32_t node, int r, int64_t req) {
-  size_t k = (size_t)node * (size_t)v->stride + (size_t)r;
-  int64_t used = v->alloc[k] - v->free[k] + req;
-  double u = (double)used * v->inv[k];
+  const sched_cap *c = &v->cap[(size_t)node * (size_t)v->stride + (size_t)r];
+  int64_t used = c->alloc - c->free + req;
+  double u = (double)used * c->inv;
   return u >= SCORE_SCALE ? SCORE_SCALE : (int64_t)u;
 }
 
@@ -240,14 +238,14 @@ int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
 }
 
 void sched__place(sched_view *v, const model_pod *p, uint32_t node) {
-  int64_t *free = v->free + (size_t)node * (size_t)v->stride;
-  for (uint32_t i = 0; i < p->requests.n; i++) free[p->requests.v[i].id] -= p->requests.v[i].v;
+  sched_cap *cap = v->cap + (size_t)node * (size_t)v->stride;
+  for (uint32_t i = 0; i < p->requests.n; i++) cap[p->requests.v[i].id].free -= p->requests.v[i].v;
   sched__node_changed(v, node, false);
 }
 
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node) {
-  int64_t *free = v->free + (size_t)node * (size_t)v->stride;
-  for (uint32_t i = 0; i < p->requests.n; i++) free[p->requests.v[i].id] += p->requests.v[i].v;
+  sched_cap *cap = v->cap + (size_t)node * (size_t)v->stride;
+  for (uint32_t i = 0; i < p->requests.n; i++) cap[p->requests.v[i].id].free += p->requests.v[i].v;
   sched__node_changed(v, node, true);
 }
 
@@ -327,10 +325,10 @@ static void add_short(const sched_view *v, histogram *h, const model_pod *p, uin
 typedef sched_mask_count mask_count;
 
 uint64_t sched__short_mask(const sched_view *v, const model_pod *p, uint32_t k) {
-  const int64_t *free = v->free + (size_t)k * (size_t)v->stride;
+  const sched_cap *cap = v->cap + (size_t)k * (size_t)v->stride;
   uint64_t mask = 0;
   for (uint32_t i = 0; i < p->requests.n && i < 64; i++)
-    if (p->requests.v[i].v > free[p->requests.v[i].id]) mask |= (uint64_t)1 << i;
+    if (p->requests.v[i].v > cap[p->requests.v[i].id].free) mask |= (uint64_t)1 << i;
   return mask;
 }
 
