@@ -1,6 +1,9 @@
 /* cmd/main.c - the tessera binary: dispatches to a subcommand. */
 #include <stdio.h>
 #include <string.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cmd/cmd.h"
 
@@ -20,7 +23,20 @@ static const char usage[] =
     "        build generated clusters in memory and time the scheduling cycle on them\n"
     "  help  show this text\n";
 
+/* Each scheduling cycle allocates and frees the same tens of MB (the view, the classes'
+ * indexes). glibc serves blocks over its adaptive threshold with fresh mmaps and trims the
+ * heap top on free, so every cycle paid a page fault per 4 KiB touched: half of a 5,000-node
+ * cycle on this machine kind. Blocks up to 32 MiB now come from the heap and up to 256 MiB
+ * of free heap is kept for the next cycle; peak RSS is unchanged (bench/results). */
+static void tune_malloc(void) {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
+}
+
 int main(int argc, char **argv) {
+  tune_malloc();
   if (argc < 2 || !strcmp(argv[1], "help") || !strcmp(argv[1], "--help") ||
       !strcmp(argv[1], "-h")) {
     fputs(usage, argc < 2 ? stderr : stdout);
