@@ -27,6 +27,10 @@ const char *ts_intern_cstr(const char *s) {
   return ts_intern(s, strlen(s));
 }
 
+const char *ts_intern_once(const char **once, const char *s) {
+  return *once ? *once : (*once = ts_intern_cstr(s));
+}
+
 size_t ts_intern_count(void) {
   return intern_ready ? intern_map.count : 0;
 }

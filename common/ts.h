@@ -135,6 +135,9 @@ void ts_arena_free(ts_arena *a); /* frees every chunk; the arena is then empty *
 const char *ts_intern(const char *s, size_t len);
 const char *ts_intern_cstr(const char *s); /* ts_intern of a C string; NULL gives NULL */
 size_t ts_intern_count(void); /* number of distinct interned strings (for tests, stats) */
+/* ts_intern_cstr of a constant string, looked up once: *once caches it (a static of the
+ * caller's; interned strings never move). For keys a hot path looks up per object. */
+const char *ts_intern_once(const char **once, const char *s);
 
 /* ---- growable buffers with a cap ------------------------------------------------------- */
 

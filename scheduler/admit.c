@@ -41,7 +41,8 @@ typedef struct admit {
 } admit;
 
 const char *sched__queue_of(const model_pod *p) {
-  return model_labels_get(&p->obj.labels, ts_intern_cstr(QUEUE_LABEL));
+  static const char *once; /* per pod per cycle */
+  return model_labels_get(&p->obj.labels, ts_intern_once(&once, QUEUE_LABEL));
 }
 
 /* Fills ps with the requests of p as Kueue counts them: without the pod slot, which is not a

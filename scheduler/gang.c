@@ -26,16 +26,19 @@ typedef struct gang_id {
   const char *blocked;     /* static reason the gang cannot run, or NULL */
 } gang_id;
 
-static const char *label(const model_obj *o, const char *key) {
-  return model_labels_get(&o->labels, ts_intern_cstr(key));
+/* A label or annotation of o; *once caches the interned key (a static of the call site's:
+ * these run for every pending pod of every cycle). */
+static const char *label(const model_obj *o, const char **once, const char *key) {
+  return model_labels_get(&o->labels, ts_intern_once(once, key));
 }
 
-static const char *annotation(const model_obj *o, const char *key) {
-  return model_labels_get(&o->annotations, ts_intern_cstr(key));
+static const char *annotation(const model_obj *o, const char **once, const char *key) {
+  return model_labels_get(&o->annotations, ts_intern_once(once, key));
 }
 
 static bool from_pod_group(const model *m, const model_pod *p, gang_id *g) {
-  const char *pg = label(&p->obj, "scheduling.x-k8s.io/pod-group");
+  static const char *once;
+  const char *pg = label(&p->obj, &once, "scheduling.x-k8s.io/pod-group");
   const model_pod_group *grp;
   if (!pg) return false;
   g->kind = SCHED_GANG_POD_GROUP, g->what = "PodGroup";
@@ -48,8 +51,9 @@ static bool from_pod_group(const model *m, const model_pod *p, gang_id *g) {
 }
 
 static bool from_kueue_group(const model_pod *p, gang_id *g) {
-  const char *name = label(&p->obj, "kueue.x-k8s.io/pod-group-name");
-  const char *count = annotation(&p->obj, "kueue.x-k8s.io/pod-group-total-count");
+  static const char *once[2];
+  const char *name = label(&p->obj, &once[0], "kueue.x-k8s.io/pod-group-name");
+  const char *count = annotation(&p->obj, &once[1], "kueue.x-k8s.io/pod-group-total-count");
   char *end = NULL;
   long n;
   if (!name) return false;
@@ -85,7 +89,8 @@ static void owner_min(const model *m, model_kind kind, const char *ns, const cha
 }
 
 static bool from_jobset(const model *m, const model_pod *p, gang_id *g) {
-  const char *js = label(&p->obj, "jobset.sigs.k8s.io/jobset-name");
+  static const char *once;
+  const char *js = label(&p->obj, &once, "jobset.sigs.k8s.io/jobset-name");
   if (!js) return false;
   g->kind = SCHED_GANG_JOBSET, g->what = "JobSet";
   snprintf(g->key, sizeof g->key, "js:%s/%s", p->obj.ns, js);
@@ -187,7 +192,8 @@ static int member_cmp(const void *a, const void *b) {
 /* Kueue's role of a pod in a pod group: the role-hash annotation its webhook sets (NULL
  * without Kueue); pods of one role make one pod set. */
 const char *sched__role_of(const model_pod *p) {
-  return annotation(&p->obj, "kueue.x-k8s.io/role-hash");
+  static const char *once;
+  return annotation(&p->obj, &once, "kueue.x-k8s.io/role-hash");
 }
 
 static bool same_podset(const sched_pending *a, const sched_pending *b) {
@@ -239,11 +245,12 @@ static ts_rc gang_add_pod(sched_view *v, sched_gang *g, const model_pod *p, int3
   g->npods++;
   if (prio > g->priority || g->npods == 1) g->priority = prio;
   if (p->obj.created_ns < g->created || g->npods == 1) g->created = p->obj.created_ns;
-  if (!g->required_level &&
-      (g->required_level = annotation(&p->obj, "kueue.x-k8s.io/podset-required-topology")))
+  static const char *once[2];
+  if (!g->required_level && (g->required_level = annotation(
+                                 &p->obj, &once[0], "kueue.x-k8s.io/podset-required-topology")))
     g->required_level = ts_intern_cstr(g->required_level);
-  if (!g->preferred_level &&
-      (g->preferred_level = annotation(&p->obj, "kueue.x-k8s.io/podset-preferred-topology")))
+  if (!g->preferred_level && (g->preferred_level = annotation(
+                                  &p->obj, &once[1], "kueue.x-k8s.io/podset-preferred-topology")))
     g->preferred_level = ts_intern_cstr(g->preferred_level);
   return TS_OK;
 }
@@ -253,14 +260,16 @@ typedef TS_VEC(sched_gang) gang_vec;
 /* Creates the gang for id, or returns the existing one (index in *gangs). */
 static sched_gang *gang_get(sched_view *v, ts_map *index, gang_vec *gangs, const gang_id *id,
                             bool create) {
-  uintptr_t k = (uintptr_t)ts_map_get(index, id->key, strlen(id->key));
+  bool single = id->kind == SCHED_GANG_SINGLE; /* its key is its pod's: no other member */
+  uintptr_t k = single ? 0 : (uintptr_t)ts_map_get(index, id->key, strlen(id->key));
   sched_gang *g;
   char *key;
   if (k) return &gangs->v[k - 1];
   if (!create) return NULL;
   if (ts_vec_push(gangs, (sched_gang){0}) != TS_OK) return NULL;
   key = ts_arena_strndup(v->arena, id->key, strlen(id->key));
-  if (!key || ts_map_put(index, key, strlen(key), (void *)(uintptr_t)gangs->n, NULL) != TS_OK)
+  if (!key ||
+      (!single && ts_map_put(index, key, strlen(key), (void *)(uintptr_t)gangs->n, NULL) != TS_OK))
     return NULL;
   g = &gangs->v[gangs->n - 1];
   g->kind = id->kind, g->what = id->what, g->min = id->min;
