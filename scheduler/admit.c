@@ -280,17 +280,16 @@ static ts_rc charge_running(admit *ad, qgang *q) {
 static ts_rc running_gangs(admit *ad) {
   sched_view *v = ad->v;
   ts_map index;
-  size_t it = 0;
-  model_obj *o;
-  ts_rc rc = TS_OK;
+  ts_rc rc;
   qgang **all = NULL;
   size_t n = 0, cap = 0;
+  if ((rc = sched__view_pods(v)) != TS_OK) return rc;
   ts_map_init(&index);
-  while (rc == TS_OK && model_next(v->m, MODEL_POD, &it, &o)) {
-    const model_pod *p = (const model_pod *)o;
+  for (size_t i = 0; rc == TS_OK && i < v->nrunning; i++) {
+    const model_pod *p = v->running[i];
     char key[TS_KEY_MAX];
     qgang *q;
-    if (!model_pod_counts(p) || !sched__queue_of(p)) continue;
+    if (!sched__queue_of(p)) continue;
     sched__gang_key(v->m, p, key, sizeof key);
     if (!(q = ts_map_get(&index, key, strlen(key)))) {
       if (!(q = ts_arena_alloc(v->arena, sizeof *q))) {

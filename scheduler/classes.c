@@ -197,12 +197,30 @@ void sched__classes_free(sched_view *v) {
   ts_map_free(&v->classes);
   free(v->changed);
   v->changed = NULL, v->nchanged = v->changed_cap = 0;
+  v->tail_reader = NULL, v->tail_shared = false;
+}
+
+/* Class c (NULL: a reasons count) has applied every entry of the log. */
+static void reached_tail(sched_view *v, sched_class *c) {
+  if (c && (!v->tail_reader || v->tail_reader == c))
+    v->tail_reader = c;
+  else
+    v->tail_shared = true;
 }
 
 void sched__node_changed(sched_view *v, uint32_t node, bool freed) {
   v->changes++;
   if (++v->node_rev[node] > UINT32_MAX >> 1) v->node_rev[node] = 1, v->dra_epoch++; /* wrapped */
   if (!v->log_changes) return;
+  /* The same node as the last entry (a packing score fills one node pod after pod: most
+   * entries of a cycle): no new entry. The entry becomes FREED if this change is, and the one
+   * class that already applied it (the last picker) is set to apply it again. */
+  if (v->nchanged && !v->tail_shared && (v->changed[v->nchanged - 1] & ~FREED) == node) {
+    v->changed[v->nchanged - 1] |= freed ? FREED : 0;
+    if (v->tail_reader) v->tail_reader->seen = v->nchanged - 1, v->tail_reader = NULL;
+    return;
+  }
+  v->tail_reader = NULL, v->tail_shared = false;
   if (v->nchanged == v->changed_cap) {
     size_t ncap = v->changed_cap ? v->changed_cap * 2 : 1024;
     uint32_t *nc = realloc(v->changed, ncap * sizeof *nc);
@@ -237,6 +255,7 @@ static bool build(sched_view *v, sched_class *c) {
   v->class_bytes += c->bytes = bytes;
   v->log_changes = true;
   c->seen = v->nchanged;
+  reached_tail(v, c);
   return true;
 }
 
@@ -274,6 +293,7 @@ uint32_t sched__class_pick(sched_view *v, sched_class *c) {
     v->mark[k] = v->mark_stamp; /* once per pick */
     update(v, c, k, j);
   }
+  reached_tail(v, c);
   return best_key(c) ? node_of(best_key(c)) : UINT32_MAX;
 }
 
@@ -324,6 +344,7 @@ static bool count_all(sched_view *v, sched_class *c) {
   }
   v->log_changes = true; /* from here every change is logged */
   c->rseen = v->nchanged;
+  reached_tail(v, NULL);
   return c->rvalid = true;
 }
 
@@ -343,6 +364,7 @@ const char *sched__class_why(sched_view *v, sched_class *c) {
     }
     c->rmask[k] = mask;
   }
+  reached_tail(v, NULL);
   return sched__format_why(v, c->rep.pod, c->rstatic, c->nrstatic, c->rcounts, c->nrcounts,
                            c->reason);
 }

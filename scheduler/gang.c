@@ -22,6 +22,7 @@ typedef struct gang_id {
   const char *what;        /* for messages */
   char key[GANG_KEY_MAX];  /* unique key of the gang */
   char name[GANG_KEY_MAX]; /* "ns/name" shown to people */
+  const char *pod;         /* a gang of one: its pod's key ("pod:" + it is the gang's key) */
   int32_t min;             /* explicit minimum, or -1 (every member that exists) */
   const char *blocked;     /* static reason the gang cannot run, or NULL */
 } gang_id;
@@ -122,21 +123,24 @@ static bool from_owner(const model *m, const model_pod *p, gang_id *g) {
 }
 
 /* Identifies the gang of a pod. */
+/* Identifies the gang of a pod. A gang of one (most pods) names its pod instead of spelling
+ * its key: this runs for every pod of every cycle. */
 static void gang_of(const model *m, const model_pod *p, gang_id *g) {
-  memset(g, 0, sizeof *g);
+  g->key[0] = g->name[0] = '\0', g->pod = NULL, g->min = 0, g->blocked = NULL;
   if (from_pod_group(m, p, g) || from_kueue_group(p, g) || from_jobset(m, p, g) ||
       from_owner(m, p, g))
     return;
-  g->kind = SCHED_GANG_SINGLE, g->what = "pod";
-  snprintf(g->key, sizeof g->key, "pod:%s", p->obj.key);
-  snprintf(g->name, sizeof g->name, "%s", p->obj.key);
+  g->kind = SCHED_GANG_SINGLE, g->what = "pod", g->pod = p->obj.key;
   g->min = 1;
 }
 
 void sched__gang_key(const model *m, const model_pod *p, char *key, size_t cap) {
   gang_id id;
   gang_of(m, p, &id);
-  ts_strlcpy(key, id.key, cap);
+  if (id.pod)
+    snprintf(key, cap, "pod:%s", id.pod);
+  else
+    ts_strlcpy(key, id.key, cap);
 }
 
 uint32_t sched__gang_needed(const sched_gang *g) {
@@ -157,11 +161,6 @@ const char *sched__gang_waits(sched_view *v, const sched_gang *g, const char *la
   out = ts_arena_strndup(v->out, buf, strlen(buf));
   *oom = !out;
   return out;
-}
-
-static bool is_pending(const model_pod *p, const sched_config *cfg) {
-  return p->scheduler_name == cfg->scheduler_name && !p->node_name && !p->obj.deleted_ns &&
-         p->phase == MODEL_PHASE_PENDING;
 }
 
 static int64_t gpus_of(const sched_view *v, const model_pod *p) {
@@ -225,7 +224,8 @@ static int gang_cmp(const void *a, const void *b) {
   const sched_gang *x = a, *y = b;
   if (x->priority != y->priority) return x->priority > y->priority ? -1 : 1;
   if (x->created != y->created) return x->created < y->created ? -1 : 1;
-  return strcmp(x->name, y->name) ? strcmp(x->name, y->name) : (int)x->kind - (int)y->kind;
+  int c = strcmp(x->name, y->name);
+  return c ? c : (int)x->kind - (int)y->kind;
 }
 
 static ts_rc gang_add_pod(sched_view *v, sched_gang *g, const model_pod *p, int32_t prio) {
@@ -260,20 +260,25 @@ typedef TS_VEC(sched_gang) gang_vec;
 /* Creates the gang for id, or returns the existing one (index in *gangs). */
 static sched_gang *gang_get(sched_view *v, ts_map *index, gang_vec *gangs, const gang_id *id,
                             bool create) {
-  bool single = id->kind == SCHED_GANG_SINGLE; /* its key is its pod's: no other member */
-  uintptr_t k = single ? 0 : (uintptr_t)ts_map_get(index, id->key, strlen(id->key));
+  uintptr_t k = id->pod ? 0 : (uintptr_t)ts_map_get(index, id->key, strlen(id->key));
   sched_gang *g;
   char *key;
   if (k) return &gangs->v[k - 1];
   if (!create) return NULL;
   if (ts_vec_push(gangs, (sched_gang){0}) != TS_OK) return NULL;
-  key = ts_arena_strndup(v->arena, id->key, strlen(id->key));
-  if (!key ||
-      (!single && ts_map_put(index, key, strlen(key), (void *)(uintptr_t)gangs->n, NULL) != TS_OK))
-    return NULL;
   g = &gangs->v[gangs->n - 1];
+  if (id->pod) { /* "pod:" + its key, whose tail is its name; no other member: no index */
+    size_t len = strlen(id->pod);
+    if (!(key = ts_arena_alloc(v->arena, len + 5))) return NULL;
+    memcpy(key, "pod:", 4), memcpy(key + 4, id->pod, len + 1);
+    g->name = key + 4;
+  } else {
+    key = ts_arena_strndup(v->arena, id->key, strlen(id->key));
+    if (!key || ts_map_put(index, key, strlen(key), (void *)(uintptr_t)gangs->n, NULL) != TS_OK)
+      return NULL;
+    g->name = ts_arena_strndup(v->arena, id->name, strlen(id->name));
+  }
   g->kind = id->kind, g->what = id->what, g->min = id->min;
-  g->name = ts_arena_strndup(v->arena, id->name, strlen(id->name));
   g->key = key;
   g->blocked = id->blocked;
   return g->name ? g : NULL;
@@ -299,26 +304,24 @@ static void lay_out(sched_view *v, sched_gang *gangs, size_t n, ts_rc *rc) {
 ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
   gang_vec gangs = {0};
   ts_map index;
-  size_t it = 0;
-  model_obj *o;
   gang_id id;
-  ts_rc rc = TS_OK;
+  ts_rc rc;
   *out = NULL, *n = 0;
+  if ((rc = sched__view_pods(v)) != TS_OK) return rc;
   ts_map_init(&index);
-  while (rc == TS_OK && model_next(v->m, MODEL_POD, &it, &o)) { /* pending pods make gangs */
-    const model_pod *p = (const model_pod *)o;
+  for (size_t i = 0; rc == TS_OK && i < v->npending; i++) { /* pending pods make gangs */
+    const model_pod *p = v->pending[i];
     sched_gang *g;
-    if (!is_pending(p, v->cfg)) continue;
     gang_of(v->m, p, &id);
     g = gang_get(v, &index, &gangs, &id, true);
     rc = g ? gang_add_pod(v, g, p, sched_pod_priority(v->m, p)) : TS_ENOMEM;
     if (g) g->nmembers++;
   }
-  it = 0;
-  while (rc == TS_OK && model_next(v->m, MODEL_POD, &it, &o)) { /* bound members count */
-    const model_pod *p = (const model_pod *)o;
+  /* bound members count (only gangs of more than one pod have them: none, no walk) */
+  for (size_t i = 0; rc == TS_OK && index.count && i < v->nrunning; i++) {
+    const model_pod *p = v->running[i];
     sched_gang *g;
-    if (!model_pod_counts(p) || p->obj.deleted_ns) continue;
+    if (p->obj.deleted_ns) continue;
     gang_of(v->m, p, &id);
     if (id.kind == SCHED_GANG_SINGLE || !(g = gang_get(v, &index, &gangs, &id, false))) continue;
     g->nbound++, g->nmembers++;

@@ -211,15 +211,15 @@ ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r,
                          ts_rc (*add)(sched_view *, sched_result *, sched_decision)) {
   ts_map index;
   size_t it = 0, nw = 0;
-  model_obj *o;
   const ts_map_slot *s;
   watched **all;
-  ts_rc rc = TS_OK;
+  ts_rc rc;
   if (!v->cfg->wait_for_pods_ready || !st) return TS_OK;
+  if ((rc = sched__view_pods(v)) != TS_OK) return rc;
   ts_map_init(&index);
-  while (rc == TS_OK && model_next(v->m, MODEL_POD, &it, &o)) {
-    const model_pod *p = (const model_pod *)o;
-    if (model_pod_counts(p) && !p->obj.deleted_ns && p->scheduler_name == v->cfg->scheduler_name)
+  for (size_t i = 0; rc == TS_OK && i < v->nrunning; i++) {
+    const model_pod *p = v->running[i];
+    if (!p->obj.deleted_ns && p->scheduler_name == v->cfg->scheduler_name)
       rc = watch_pod(v, &index, p);
   }
   all = ts_arena_alloc(v->arena, (index.count + 1) * sizeof *all);

@@ -144,25 +144,31 @@ typedef struct sched_view {
   uint32_t next_dra_fit;                   /* the entry to fill next */
   int dra_fit_last;                        /* the entry of the last pod looked up, or -1 */
   const struct sched_pending *dra_fit_pod; /* that pod */
-  uint32_t *changed;          /* log of the nodes changed while some class has a heap (malloc) */
-  size_t nchanged;            /* entries */
-  size_t changed_cap;         /* capacity */
-  uint32_t *mark;             /* n: stamp of the pick that last applied the node's change (arena) */
-  uint32_t mark_stamp;        /* the current pick's stamp */
-  bool log_changes;           /* some class has a heap: log changes */
-  bool log_lost;              /* the log could not grow: classes scan from then on */
-  ts_map classes;             /* class hash -> first sched_class of that hash */
-  sched_reason *hist_buf;     /* the reasons histogram of one pending pod (arena, reused
-                                 by each: the message is copied out) */
-  sched_mask_count *mask_buf; /* the short-resource masks of one pending pod (same) */
-  char **lines;               /* the "COUNT REASON" lines of one message (same) */
-  char *line_text;            /* their text */
-  sched_class *class_list;    /* every class (their indexes are freed with the view) */
-  struct sched_slots *slots;  /* the classes' node -> leaf maps, one per static signature */
-  size_t class_bytes;         /* memory of the classes' indexes */
-  ts_arena *arena;            /* scratch memory for the cycle */
-  ts_arena *out;              /* memory of the result (messages) */
-  size_t decisions_cap;       /* capacity of the result's decision array */
+  uint32_t *changed;   /* log of the nodes changed while some class has a heap (malloc) */
+  size_t nchanged;     /* entries */
+  size_t changed_cap;  /* capacity */
+  uint32_t *mark;      /* n: stamp of the pick that last applied the node's change (arena) */
+  uint32_t mark_stamp; /* the current pick's stamp */
+  bool log_changes;    /* some class has a heap: log changes */
+  bool log_lost;       /* the log could not grow: classes scan from then on */
+  struct sched_class *tail_reader; /* the one class that applied the log's last entry, or NULL */
+  bool tail_shared;                /* more than one reader applied it (or a reasons count did) */
+  ts_map classes;                  /* class hash -> first sched_class of that hash */
+  sched_reason *hist_buf;          /* the reasons histogram of one pending pod (arena, reused
+                                      by each: the message is copied out) */
+  sched_mask_count *mask_buf;      /* the short-resource masks of one pending pod (same) */
+  char **lines;                    /* the "COUNT REASON" lines of one message (same) */
+  char *line_text;                 /* their text */
+  sched_class *class_list;         /* every class (their indexes are freed with the view) */
+  const model_pod **pending;       /* pods this scheduler must place (sched__view_pods; arena) */
+  const model_pod **running;       /* pods that hold their node's resources (model_pod_counts) */
+  size_t npending, nrunning;       /* entries */
+  bool pods_listed;                /* the two lists are built */
+  struct sched_slots *slots;       /* the classes' node -> leaf maps, one per static signature */
+  size_t class_bytes;              /* memory of the classes' indexes */
+  ts_arena *arena;                 /* scratch memory for the cycle */
+  ts_arena *out;                   /* memory of the result (messages) */
+  size_t decisions_cap;            /* capacity of the result's decision array */
 } sched_view;
 
 typedef enum sched_fit {
@@ -291,6 +297,10 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n);
 ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, int64_t now_ns,
                        ts_arena *scratch, ts_arena *out);
 /* Frees what the view holds outside its arenas (the DRA world). */
+/* Lists the model's pending and running pods in the view, in the model's order (one walk over
+ * every pod, which are scattered in memory, instead of one per step of the cycle that needs
+ * them); nothing when already listed. */
+ts_rc sched__view_pods(sched_view *v);
 void sched__view_free(sched_view *v);
 /* The first NoSchedule / NoExecute taint of n that neither the pod nor its flavors tolerate. */
 const model_taint *sched__untolerated(const sched_pending *p, const model_node *n);

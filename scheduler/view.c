@@ -60,6 +60,30 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   return TS_OK;
 }
 
+static bool is_pending(const model_pod *p, const sched_config *cfg) {
+  return p->scheduler_name == cfg->scheduler_name && !p->node_name && !p->obj.deleted_ns &&
+         p->phase == MODEL_PHASE_PENDING;
+}
+
+ts_rc sched__view_pods(sched_view *v) {
+  size_t it = 0, n = model_count(v->m, MODEL_POD);
+  model_obj *o;
+  if (v->pods_listed) return TS_OK;
+  v->pending = ts_arena_alloc(v->arena, (n + 1) * sizeof *v->pending);
+  v->running = ts_arena_alloc(v->arena, (n + 1) * sizeof *v->running);
+  if (!v->pending || !v->running) return TS_ENOMEM;
+  v->npending = v->nrunning = 0;
+  while (model_next(v->m, MODEL_POD, &it, &o)) {
+    const model_pod *p = (const model_pod *)o;
+    if (is_pending(p, v->cfg))
+      v->pending[v->npending++] = p;
+    else if (model_pod_counts(p))
+      v->running[v->nrunning++] = p;
+  }
+  v->pods_listed = true;
+  return TS_OK;
+}
+
 void sched__view_free(sched_view *v) {
   sched__dra_free(v);
   sched__classes_free(v);
