@@ -479,7 +479,7 @@ static bool admitted_gang(sched_view *v, qgang *q, const q_admission *adm, sched
     out->pods[n] = q->g->pods[i];
     at[n++] = i, taken[ps]++;
   }
-  out->npods = out->nmembers = n, out->cap = n;
+  out->npods = out->nmembers = n;
   out->min = (int32_t)n, out->nbound = 0;
   return true;
 }

@@ -228,18 +228,14 @@ static int gang_cmp(const void *a, const void *b) {
   return c ? c : (int)x->kind - (int)y->kind;
 }
 
-static ts_rc gang_add_pod(sched_view *v, sched_gang *g, const model_pod *p, int32_t prio) {
-  if (g->npods == g->cap) {
-    uint32_t ncap = g->cap ? g->cap * 2 : 1;                  /* most gangs are single pods */
-    sched_pending *n = ts_realloc(g->pods, ncap * sizeof *n); /* heap until laid out */
-    if (!n) return TS_ENOMEM;
-    g->pods = n, g->cap = ncap;
-  }
-  g->pods[g->npods] = (sched_pending){.pod = p, .priority = prio, .gpus = gpus_of(v, p)};
-  if (sched__pod_claims(v, &g->pods[g->npods]) != TS_OK) return TS_ENOMEM;
-  if (g->pods[g->npods].blocked && !g->blocked && g->kind != SCHED_GANG_SINGLE) {
+/* Adds pending pod p to gang g: its entry is *e (laid out in the gang's pods later). */
+static ts_rc gang_add_pod(sched_view *v, sched_gang *g, sched_pending *e, const model_pod *p,
+                          int32_t prio) {
+  *e = (sched_pending){.pod = p, .priority = prio, .gpus = gpus_of(v, p)};
+  if (sched__pod_claims(v, e) != TS_OK) return TS_ENOMEM;
+  if (e->blocked && !g->blocked && g->kind != SCHED_GANG_SINGLE) {
     char why[1024];
-    snprintf(why, sizeof why, "pod %s: %s", p->obj.key, g->pods[g->npods].blocked);
+    snprintf(why, sizeof why, "pod %s: %s", p->obj.key, e->blocked);
     g->blocked = ts_arena_strndup(v->out, why, strlen(why));
   }
   g->npods++;
@@ -267,6 +263,7 @@ static sched_gang *gang_get(sched_view *v, ts_map *index, gang_vec *gangs, const
   if (!create) return NULL;
   if (ts_vec_push(gangs, (sched_gang){0}) != TS_OK) return NULL;
   g = &gangs->v[gangs->n - 1];
+  g->id = (uint32_t)(gangs->n - 1);
   if (id->pod) { /* "pod:" + its key, whose tail is its name; no other member: no index */
     size_t len = strlen(id->pod);
     if (!(key = ts_arena_alloc(v->arena, len + 5))) return NULL;
@@ -284,38 +281,58 @@ static sched_gang *gang_get(sched_view *v, ts_map *index, gang_vec *gangs, const
   return g->name ? g : NULL;
 }
 
-/* The gangs' pods, side by side in queue order (one arena array: the cycle walks them in that
- * order, and scattered they fall out of cache past a few thousand nodes); frees the arrays
- * they were gathered in. With *rc not TS_OK (or no memory for it: *rc becomes TS_ENOMEM),
- * only frees. */
-static void lay_out(sched_view *v, sched_gang *gangs, size_t n, ts_rc *rc) {
-  size_t total = 0, off = 0;
-  sched_pending *all = NULL;
-  for (size_t i = 0; gangs && i < n; i++) total += gangs[i].npods;
-  if (*rc == TS_OK && !(all = ts_arena_alloc(v->arena, (total + 1) * sizeof *all))) *rc = TS_ENOMEM;
-  for (size_t i = 0; gangs && i < n; i++) {
-    sched_gang *g = &gangs[i];
-    if (all && g->npods) memcpy(all + off, g->pods, g->npods * sizeof *all);
-    ts_free(g->pods);
-    g->pods = all ? all + off : NULL, g->cap = all ? g->npods : 0, off += g->npods;
+/* The gangs' pods, side by side in queue order in one arena array (the cycle walks them in
+ * that order, and scattered they fall out of cache past a few thousand nodes): pending pod i
+ * (entry flat[i]) belongs to the gang first numbered of[i], now at gangs[pos[of[i]]]. */
+static ts_rc lay_out(sched_view *v, sched_gang *gangs, size_t n, const sched_pending *flat,
+                     const uint32_t *of) {
+  size_t off = 0;
+  sched_pending *all = ts_arena_alloc(v->arena, (v->npending + 1) * sizeof *all);
+  uint32_t *pos = ts_arena_alloc(v->arena, (n + 1) * sizeof *pos);
+  if (!all || !pos) return TS_ENOMEM;
+  for (size_t i = 0; i < n; i++) {
+    pos[gangs[i].id] = (uint32_t)i;
+    gangs[i].pods = all + off, off += gangs[i].npods, gangs[i].npods = 0;
   }
+  for (size_t i = 0; i < v->npending; i++) {
+    sched_gang *g = &gangs[pos[of[i]]];
+    g->pods[g->npods++] = flat[i];
+  }
+  return TS_OK;
 }
 
 ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
   gang_vec gangs = {0};
   ts_map index;
   gang_id id;
+  sched_pending *flat;
+  uint32_t *of;
   ts_rc rc;
   *out = NULL, *n = 0;
   if ((rc = sched__view_pods(v)) != TS_OK) return rc;
+  flat = ts_arena_alloc(v->arena, (v->npending + 1) * sizeof *flat);
+  of = ts_arena_alloc(v->arena, (v->npending + 1) * sizeof *of);
+  if (!flat || !of) return TS_ENOMEM;
+  /* at most a gang per pending pod: no copy as it grows (the slack is given back below) */
+  if (v->npending && ts_vec_reserve(&gangs, v->npending) != TS_OK) return TS_ENOMEM;
   ts_map_init(&index);
   for (size_t i = 0; rc == TS_OK && i < v->npending; i++) { /* pending pods make gangs */
     const model_pod *p = v->pending[i];
     sched_gang *g;
+    if (i + 8 < v->npending) __builtin_prefetch(v->pending[i + 8]);
+    if (i + 4 < v->npending) { /* what gang_of and gang_add_pod read: out of cache here */
+      __builtin_prefetch(v->pending[i + 4]->obj.labels.v);
+      __builtin_prefetch(v->pending[i + 4]->obj.annotations.v);
+      __builtin_prefetch(v->pending[i + 4]->requests.v);
+    }
     gang_of(v->m, p, &id);
-    g = gang_get(v, &index, &gangs, &id, true);
-    rc = g ? gang_add_pod(v, g, p, sched_pod_priority(v->m, p)) : TS_ENOMEM;
-    if (g) g->nmembers++;
+    if (!(g = gang_get(v, &index, &gangs, &id, true))) {
+      rc = TS_ENOMEM;
+      break;
+    }
+    of[i] = g->id;
+    rc = gang_add_pod(v, g, &flat[i], p, sched_pod_priority(v->m, p));
+    g->nmembers++;
   }
   /* bound members count (only gangs of more than one pod have them: none, no walk) */
   for (size_t i = 0; rc == TS_OK && index.count && i < v->nrunning; i++) {
@@ -327,23 +344,23 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
     g->nbound++, g->nmembers++;
   }
   ts_map_free(&index);
-  if (rc == TS_OK) { /* the vector itself, its slack given back (no copy beside it) */
-    *out = gangs.n ? ts_realloc(gangs.v, gangs.n * sizeof **out) : NULL;
-    if (gangs.n && !*out) rc = TS_ENOMEM;
+  if (rc == TS_OK && gangs.n) { /* the vector itself, its slack given back (no copy beside it) */
+    qsort(gangs.v, gangs.n, sizeof *gangs.v, gang_cmp);
+    rc = lay_out(v, gangs.v, gangs.n, flat, of);
   }
-  if (rc == TS_OK) {
-    gangs.v = NULL;
-    *n = gangs.n;
-    for (size_t i = 0; i < gangs.n; i++) {
-      sched_gang *g = &(*out)[i];
-      if (g->min < 0 && !g->blocked) g->min = (int32_t)g->nmembers; /* every member that exists */
-      qsort(g->pods, g->npods, sizeof *g->pods, member_cmp);
-      group_podsets(g->pods, g->npods);
-    }
-    if (*n) qsort(*out, *n, sizeof **out, gang_cmp); /* *out is NULL when there are none */
+  for (size_t i = 0; rc == TS_OK && i < gangs.n; i++) {
+    sched_gang *g = &gangs.v[i];
+    if (g->min < 0 && !g->blocked) g->min = (int32_t)g->nmembers; /* every member that exists */
+    if (g->npods < 2) continue;
+    qsort(g->pods, g->npods, sizeof *g->pods, member_cmp);
+    group_podsets(g->pods, g->npods);
   }
-  lay_out(v, rc == TS_OK ? *out : gangs.v, gangs.n, &rc);
-  if (rc != TS_OK && *out) ts_free(*out), *out = NULL;
-  ts_vec_free(&gangs);
-  return rc;
+  if (rc == TS_OK && gangs.n && !(*out = ts_realloc(gangs.v, gangs.n * sizeof **out)))
+    rc = TS_ENOMEM;
+  if (rc != TS_OK) {
+    ts_vec_free(&gangs);
+    return rc;
+  }
+  *n = gangs.n;
+  return TS_OK;
 }

@@ -247,7 +247,7 @@ typedef struct sched_gang {
   uint32_t nmembers;           /* members that exist: bound + pending */
   sched_pending *pods;         /* pending members in placement order (arena) */
   uint32_t npods;              /* entries */
-  uint32_t cap;                /* capacity of pods */
+  uint32_t id;                 /* its number before the gangs were sorted (gang.c) */
   int32_t priority;            /* highest member priority */
   int64_t created;             /* earliest member creation time */
   const char *required_level;  /* interned topology key the gang must fit in, or NULL */
