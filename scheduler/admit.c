@@ -671,6 +671,7 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n) {
     ts_rc rc;
     const char *label, *waits;
     bool oom;
+    if (i + 4 < n && gangs[i + 4].npods) __builtin_prefetch(gangs[i + 4].pods[0].pod->obj.labels.v);
     if (!gangs[i].npods || !sched__queue_of(gangs[i].pods[0].pod) || gangs[i].blocked) continue;
     if (gangs[i].kind != SCHED_GANG_SINGLE) { /* fewer members than its minimum: not a workload */
       if (!(label = gang_label(ad, &gangs[i]))) return TS_ENOMEM;

@@ -191,6 +191,7 @@ static ts_rc decide_in_class(sched_view *v, const sched_gang *g, sched_result *r
 static ts_rc count_classes(sched_view *v, sched_gang *gangs, size_t n, const bool *handled) {
   for (size_t i = 0; i < n; i++) {
     sched_class *c;
+    if (i + 4 < n && gangs[i + 4].npods) sched__prefetch_pod(gangs[i + 4].pods[0].pod);
     if (handled[i] || gangs[i].kind != SCHED_GANG_SINGLE ||
         !sched__class_eligible(&gangs[i].pods[0]))
       continue;
@@ -297,6 +298,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
     rc = count_classes(&v, gangs, n, handled);
   while (rc == TS_OK && i < n) {
     size_t j = i + 1;
+    if (i + 4 < n && gangs[i + 4].npods) sched__prefetch_pod(gangs[i + 4].pods[0].pod);
     const char *held = handled[i] ? NULL : sched__ready_hold(&v, state, gangs[i].key);
     if (handled[i]) {
       /* decided by Kueue admission */

@@ -66,15 +66,18 @@ static bool is_pending(const model_pod *p, const sched_config *cfg) {
 }
 
 ts_rc sched__view_pods(sched_view *v) {
-  size_t it = 0, n = model_count(v->m, MODEL_POD);
-  model_obj *o;
+  size_t it = 0, n = model_count(v->m, MODEL_POD), all = 0;
+  model_obj *o, **pods;
   if (v->pods_listed) return TS_OK;
   v->pending = ts_arena_alloc(v->arena, (n + 1) * sizeof *v->pending);
   v->running = ts_arena_alloc(v->arena, (n + 1) * sizeof *v->running);
-  if (!v->pending || !v->running) return TS_ENOMEM;
+  pods = ts_arena_alloc(v->arena, (n + 1) * sizeof *pods);
+  if (!v->pending || !v->running || !pods) return TS_ENOMEM;
   v->npending = v->nrunning = 0;
-  while (model_next(v->m, MODEL_POD, &it, &o)) {
-    const model_pod *p = (const model_pod *)o;
+  while (all < n && model_next(v->m, MODEL_POD, &it, &o)) pods[all++] = o; /* no pod read yet */
+  for (size_t i = 0; i < all; i++) {
+    const model_pod *p = (const model_pod *)pods[i];
+    if (i + 8 < all) __builtin_prefetch(pods[i + 8]);
     if (is_pending(p, v->cfg))
       v->pending[v->npending++] = p;
     else if (model_pod_counts(p))

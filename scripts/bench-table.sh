@@ -29,7 +29,7 @@ ms5=$(cycle_ms "$S" '^mix +5000 ')
 ms20=$(cycle_ms "$S" '^mix +20000 ')
 ms50=$(cycle_ms "$S" '^mix +50000 ')
 ratio=""
-[ -n "$ms5" ] && [ -n "$ms20" ] && ratio=$(awk -v a="$ms20" -v b="$ms5" 'BEGIN { printf "%.1fx (%s ms / %s ms)", a / b, a, b }')
+[ -n "$ms5" ] && [ -n "$ms20" ] && ratio=$(awk -v a="$ms20" -v b="$ms5" 'BEGIN { printf "%.2fx (%s ms / %s ms)", a / b, a, b }')
 backlog=$(cycle_ms "$S" '^backlog ')
 gangs=$(placed "$S" '^gangs ')
 R="$D/dra.txt"
