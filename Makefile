@@ -39,6 +39,11 @@ endif
 CFLAGS  := -std=c11 -D_DEFAULT_SOURCE -D_POSIX_C_SOURCE=200809L $(OPT) $(WARN) -I. $(PKG_CFLAGS) \
            -MMD -MP $(EXTRA_CFLAGS)
 LDLIBS  := $(PKG_LIBS) -lm
+# What `tessera version` reports: the commit (-dirty with uncommitted changes; give
+# TESSERA_COMMIT=... where there is no .git) and the build date (SOURCE_DATE_EPOCH fixes it).
+TESSERA_COMMIT ?= $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && \
+  { git diff --quiet HEAD -- 2>/dev/null && echo $$c || echo $$c-dirty; } || echo unknown)
+BUILD_DATE := $(shell date -u $${SOURCE_DATE_EPOCH:+-d @$$SOURCE_DATE_EPOCH} +%Y-%m-%dT%H:%M:%SZ)
 
 MODULES   := common input cel model queueing dra scheduler kubeclient config live gen
 LIB_SRCS  := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
@@ -58,7 +63,7 @@ TESSERA   := $(BUILD)/tessera
 
 .SECONDARY:
 
-.PHONY: all deps test demo bench sanitize soak fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e e2e-scale
+.PHONY: all deps test demo bench sanitize soak fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e e2e-scale FORCE
 
 all: tessera
 
@@ -77,6 +82,19 @@ $(LIB): $(LIB_OBJS)
 	@mkdir -p $(dir $@)
 	rm -f $@
 	ar rcs $@ $^
+
+# version.o is compiled again when the commit changes (the stamp holds the last one).
+$(BUILD)/version.stamp: FORCE
+	@mkdir -p $(dir $@)
+	@echo '$(TESSERA_COMMIT)' | cmp -s - $@ || echo '$(TESSERA_COMMIT)' >$@
+
+$(BUILD)/obj/cmd/version.o: cmd/version.c $(BUILD)/version.stamp
+	@mkdir -p $(dir $@)
+	@echo "  CC  $<"
+	@$(CC) $(CFLAGS) -DTESSERA_COMMIT='"$(TESSERA_COMMIT)"' \
+	  -DTESSERA_BUILD_DATE='"$(BUILD_DATE)"' -c $< -o $@
+
+FORCE:
 
 $(TESSERA): $(CMD_OBJS) $(LIB)
 	$(CC) $(LDSAN) -o $@ $(CMD_OBJS) $(LIB) $(LDLIBS)

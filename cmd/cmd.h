@@ -19,6 +19,11 @@ int cmd_replay(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_version(int argc, char **argv);
+/* version.c: the git commit this binary was built from ("unknown" without git) and the build
+ * date (ISO 8601, UTC). */
+const char *tessera_commit(void);
+const char *tessera_build_date(void);
 
 /* health.c: /healthz (200 while the loop runs), /readyz (200 when ready(ud, why, cap), else
  * 503 "not ready: WHY") and /metrics (metrics(ud, buf)) on addr:port (IPv4 or IPv6), one

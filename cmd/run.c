@@ -211,6 +211,11 @@ static bool ready(void *ud, char *why, size_t cap) {
 
 static void metrics(void *ud, ts_buf *out) {
   runner *r = ud;
+  ts_buf_printf(out,
+                "# HELP tessera_build_info The build of this binary (always 1).\n"
+                "# TYPE tessera_build_info gauge\n"
+                "tessera_build_info{commit=\"%s\",build_date=\"%s\"} 1\n",
+                tessera_commit(), tessera_build_date());
   live_metrics(r->l, out);
   ts_buf_printf(
       out,
@@ -345,6 +350,7 @@ int cmd_run(int argc, char **argv) {
   ts_err err;
   if (!parse_args(argc, argv, &a)) return usage();
   ts_log_set_timestamps(true); /* an operator must see when anything happened */
+  ts_log(TS_LOG_INFO, "tessera commit %s, built %s", tessera_commit(), tessera_build_date());
   ts_err_clear(&err);
   if (cfg_tessera_setup(a.config, &t, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);

@@ -41,6 +41,9 @@ dra-allocator-conformance tests/data/corpora/dra/allocator_cases.json
 kueue-conformance tests/data/corpora/kueue/schedule_cases.json
 LIST
 
+# tessera version: the commit and build date it reports.
+run version scripts/version-test.sh "$TESSERA"
+
 # tessera bench --snapshot against tessera replay on the bundled clusters.
 run bench-snapshot scripts/bench-snapshot-test.sh "$TESSERA"
 

@@ -211,6 +211,9 @@ static void test_run_schedules(void **state) {
     }
     assert_non_null(strstr(body, "\ntessera_pods_bound_total 3\n"));
     assert_non_null(strstr(body, "\ntessera_leader 1\n"));
+    /* which build answers (issue 15): the commit and date `tessera version` reports */
+    assert_non_null(strstr(body, "# TYPE tessera_build_info gauge\ntessera_build_info{commit=\""));
+    assert_non_null(strstr(body, "\",build_date=\""));
     /* each resource's sync time, and the process's memory (issue 16) */
     assert_non_null(at = strstr(body, "\ntessera_informer_sync_seconds{resource=\"pods\"} "));
     assert_int_equal(sscanf(strchr(at, '}') + 1, "%lf", &secs), 1);
@@ -692,8 +695,13 @@ static void test_run_bad_kubeconfig(void **state) {
     _exit(127);
   }
   close(out[1]);
-  n = read(out[0], buf, sizeof buf - 1);
-  buf[n > 0 ? n : 0] = '\0';
+  for (size_t got = 0;; got += (size_t)n) { /* every line until it exits (the log comes first) */
+    n = read(out[0], buf + got, sizeof buf - 1 - got);
+    if (n <= 0) {
+      buf[got] = '\0';
+      break;
+    }
+  }
   close(out[0]);
   waitpid(pid, &status, 0);
   unlink(path);
