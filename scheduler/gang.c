@@ -122,7 +122,6 @@ static bool from_owner(const model *m, const model_pod *p, gang_id *g) {
   return false;
 }
 
-/* Identifies the gang of a pod. */
 /* Identifies the gang of a pod. A gang of one (most pods) names its pod instead of spelling
  * its key: this runs for every pod of every cycle. */
 static void gang_of(const model *m, const model_pod *p, gang_id *g) {
