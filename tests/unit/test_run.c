@@ -18,6 +18,7 @@
 
 #include "common/ts.h"
 #include "tests/support/fakeapi.h"
+#include "tests/support/promtext.h"
 
 static fa_server *srv; /* the test's server, stopped by teardown even when a test fails */
 static pid_t kids[4];  /* tessera processes still running */
@@ -211,6 +212,10 @@ static void test_run_schedules(void **state) {
     }
     assert_non_null(strstr(body, "\ntessera_pods_bound_total 3\n"));
     assert_non_null(strstr(body, "\ntessera_leader 1\n"));
+    { /* the whole body as a scraper reads it (issue 15) */
+      char why[512];
+      if (!prom_text_valid(body, why, sizeof why)) fail_msg("/metrics: %s\n%s", why, body);
+    }
     /* which build answers (issue 15): the commit and date `tessera version` reports */
     assert_non_null(strstr(body, "# TYPE tessera_build_info gauge\ntessera_build_info{commit=\""));
     assert_non_null(strstr(body, "\",build_date=\""));
