@@ -157,7 +157,8 @@ static int pod_member_cmp(const void *a, const void *b) {
 
 static void fill_workload(sched_view *v, q_workload *wl, const model_pod *p, const char *key,
                           const char *name, int64_t created, void *user) {
-  const char *wpc = model_labels_get(&p->obj.labels, ts_intern_cstr(WPC_LABEL));
+  static const char *once;
+  const char *wpc = model_labels_get(&p->obj.labels, ts_intern_once(&once, WPC_LABEL));
   wl->ns = p->obj.ns;
   wl->name = name;
   wl->key = key;

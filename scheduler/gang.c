@@ -343,7 +343,7 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
     g->nbound++, g->nmembers++;
   }
   ts_map_free(&index);
-  if (rc == TS_OK && gangs.n) { /* the vector itself, its slack given back (no copy beside it) */
+  if (rc == TS_OK && gangs.n) { /* queue order, then each gang's pods at its offset */
     qsort(gangs.v, gangs.n, sizeof *gangs.v, gang_cmp);
     rc = lay_out(v, gangs.v, gangs.n, flat, of);
   }
@@ -354,6 +354,7 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
     qsort(g->pods, g->npods, sizeof *g->pods, member_cmp);
     group_podsets(g->pods, g->npods);
   }
+  /* the vector itself, its slack given back (no copy beside it) */
   if (rc == TS_OK && gangs.n && !(*out = ts_realloc(gangs.v, gangs.n * sizeof **out)))
     rc = TS_ENOMEM;
   if (rc != TS_OK) {

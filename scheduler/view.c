@@ -93,8 +93,9 @@ void sched__view_free(sched_view *v) {
 }
 
 static bool tolerates_unschedulable(const model_pod *p) {
-  model_taint t = {ts_intern_cstr("node.kubernetes.io/unschedulable"), ts_intern_cstr(""),
-                   MODEL_EFFECT_NO_SCHEDULE};
+  static const char *once[2];
+  model_taint t = {ts_intern_once(&once[0], "node.kubernetes.io/unschedulable"),
+                   ts_intern_once(&once[1], ""), MODEL_EFFECT_NO_SCHEDULE};
   for (uint32_t i = 0; i < p->ntolerations; i++)
     if (model_tolerates(&p->tolerations[i], &t)) return true;
   return false;
