@@ -2,6 +2,8 @@
  * answers into the model. See live.h for the guarantees. */
 #include "live/live.h"
 
+#include "live/qmetrics.h"
+
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,6 +46,8 @@ typedef struct pod_op {
 typedef enum op_phase { PHASE_RESERVE, PHASE_BIND, PHASE_ROLLBACK } op_phase;
 
 struct gang_op {
+  const char *cq;       /* interned: the ClusterQueue of a Kueue admission, else NULL */
+  int64_t waited_ns;    /* a Kueue admission: how long the workload waited */
   pod_op *pods;         /* owned */
   uint32_t npods;       /* entries */
   uint32_t outstanding; /* writes in flight */
@@ -51,10 +55,18 @@ struct gang_op {
   bool failed;          /* a reserve failed: roll back instead of binding */
 };
 
+/* A Kueue workload's eviction: counted once, when the first of its pods' evictions lands. */
+typedef struct wl_evict {
+  sched_wl_event ev; /* its strings are interned or static */
+  uint32_t refs;     /* evictions in flight that point here */
+  bool counted;      /* one landed */
+} wl_evict;
+
 /* An eviction in flight. */
 typedef struct evict_op {
-  wr token;   /* first: the token is the eviction */
-  char key[]; /* the pod's "ns/name" */
+  wr token;     /* first: the token is the eviction */
+  wl_evict *wl; /* the Kueue workload it is part of, or NULL */
+  char key[];   /* the pod's "ns/name" */
 } evict_op;
 
 /* A PodScheduled=False report to write once the cycle's bindings are on their way. */
@@ -89,6 +101,7 @@ struct live {
   ts_map problems;         /* queue problem (owned key) -> (void *)cycle it was last seen */
   bool dirty;              /* something changed since the last cycle */
   live_stats st;           /* counters */
+  qmetrics *qm;            /* Kueue-named and cycle metrics */
 };
 
 /* ---- maps that own their keys: the entry holds the key, so no lookup is done twice -------- */
@@ -152,7 +165,7 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
   ts_map_init(&l->assumed_pods);
   ts_map_init(&l->reported);
   ts_map_init(&l->problems);
-  if (!(l->m = model_new()) || !(l->state = sched_state_new())) {
+  if (!(l->m = model_new()) || !(l->state = sched_state_new()) || !(l->qm = qmetrics_new())) {
     live_free(l);
     return NULL;
   }
@@ -171,6 +184,7 @@ void live_free(live *l) {
   oclear(&l->reported, ts_free);
   oclear(&l->problems, NULL);
   sched_state_free(l->state);
+  qmetrics_free(l->qm);
   model_free(l->m);
   ts_free(l);
 }
@@ -341,12 +355,30 @@ static void reserves_done(live *l, gang_op *g) {
   for (uint32_t i = 0; i < g->npods; i++) roll_back_pod(l, g, i, true);
 }
 
+/* Drops a reference to a workload's eviction record (NULL is a no-op). */
+static void wl_put(wl_evict *w) {
+  if (w && !--w->refs) ts_free(w);
+}
+
 static void evict_done(live *l, evict_op *e, ts_rc r) {
   if (r == TS_OK || r == TS_ENOTFOUND)
     l->st.evicted += r == TS_OK;
   else
     sched_state_forget_eviction(l->state, e->key); /* a later cycle tries again */
+  if (e->wl && r == TS_OK && !e->wl->counted) {
+    qmetrics_evicted(l->qm, &e->wl->ev);
+    e->wl->counted = true;
+  }
+  wl_put(e->wl);
   ts_free(e);
+}
+
+/* A gang's writes have all answered: a Kueue admission counts once a pod of it is bound. */
+static void gang_done(live *l, gang_op *g) {
+  bool bound = false;
+  for (uint32_t i = 0; i < g->npods && !bound; i++) bound = g->pods[i].bound;
+  if (g->cq && bound) qmetrics_admitted(l->qm, g->cq, g->waited_ns);
+  free_gang(g);
 }
 
 static void send_reports(live *l);
@@ -397,7 +429,7 @@ void live_write_done(void *token, ts_rc r) {
       roll_back_pod(l, g, w->pod, r != TS_ENOTLEADER);
     }
   }
-  if (!g->outstanding) free_gang(g);
+  if (!g->outstanding) gang_done(l, g);
   after_write(l);
 }
 
@@ -463,6 +495,14 @@ static ts_rc build_gangs(const sched_result *res, gang_op ***out, size_t *n) {
     if (res->decisions[i].kind != SCHED_BIND) continue;
     g = gangs[of[i]];
     rc = fill_pod(&g->pods[g->npods++], &res->decisions[i]);
+  }
+  for (size_t e = 0; rc == TS_OK && e < res->nevents; e++) { /* Kueue admissions */
+    const sched_wl_event *ev = &res->events[e];
+    if (ev->kind != SCHED_WL_ADMITTED || ev->decision >= res->ndecisions ||
+        res->decisions[ev->decision].kind != SCHED_BIND)
+      continue;
+    gangs[of[ev->decision]]->cq = ev->cluster_queue;
+    gangs[of[ev->decision]]->waited_ns = ev->waited_ns;
   }
   ts_free(of);
   ts_free(count);
@@ -558,14 +598,17 @@ void live_report_done(void *token) {
   if (!live_busy(l)) send_reports(l);
 }
 
-/* An eviction whose token cannot be made is not issued; a later cycle decides it again. */
-static void issue_evict(live *l, const sched_decision *d) {
+/* An eviction whose token cannot be made is not issued; a later cycle decides it again. wl is
+ * the Kueue workload the pod is part of, or NULL. */
+static void issue_evict(live *l, const sched_decision *d, wl_evict *wl) {
   size_t n = strlen(d->pod->obj.key);
   evict_op *e = ts_malloc(sizeof *e + n + 1);
   if (!e) {
     sched_state_forget_eviction(l->state, d->pod->obj.key);
     return;
   }
+  e->wl = wl;
+  if (wl) wl->refs++;
   memcpy(e->key, d->pod->obj.key, n + 1);
   new_wr(l, &e->token, W_EVICT, NULL, 0, 0);
   l->w.evict(l->w.ud, &e->token, d->pod->obj.ns, d->pod->obj.name, d->pod->obj.uid, d->reason);
@@ -601,7 +644,16 @@ static void report_problems(live *l, const sched_result *res) {
   ts_vec_free(&gone);
 }
 
+/* A Kueue workload's eviction record, referenced once by the caller (NULL when out of memory:
+ * it is then not counted). */
+static wl_evict *new_wl_evict(const sched_wl_event *ev) {
+  wl_evict *w = ts_calloc(1, sizeof *w);
+  if (w) w->ev = *ev, w->refs = 1;
+  return w;
+}
+
 ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
+  wl_evict *wl = NULL;
   sched_result res;
   gang_op **gangs = NULL;
   size_t n = 0;
@@ -617,6 +669,7 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   l->st.pending = res.npending;
   l->st.last_cycle_s = clock_s() - t0;
   l->st.cycle_s_total += l->st.last_cycle_s;
+  qmetrics_cycle(l->qm, l->m, &res, l->st.last_cycle_s);
   ts_log(TS_LOG_DEBUG, "cycle %llu: %zu bound, %zu pending, %zu evicted in %.1f ms",
          (unsigned long long)l->st.cycles, res.nbound, res.npending, res.nevicted,
          l->st.last_cycle_s * 1e3);
@@ -627,10 +680,18 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   report_problems(l, &res);
   /* Evictions first, and pending reports copied: binds change the model the decisions point
    * into. The reports go out once the bindings have answered. */
-  for (size_t i = 0; i < res.ndecisions; i++) {
+  for (size_t i = 0, e = 0, end = 0; i < res.ndecisions; i++) {
     if (res.decisions[i].kind == SCHED_PENDING) report_pending(l, &res.decisions[i], now_ns);
-    if (res.decisions[i].kind == SCHED_EVICT) issue_evict(l, &res.decisions[i]);
+    if (res.decisions[i].kind != SCHED_EVICT) continue;
+    for (; e < res.nevents && res.events[e].decision <= i; e++)
+      if (res.events[e].kind == SCHED_WL_EVICTED && res.events[e].decision == i) {
+        wl_put(wl);
+        wl = new_wl_evict(&res.events[e]); /* its evictions are the next count decisions */
+        end = i + res.events[e].count;
+      }
+    issue_evict(l, &res.decisions[i], i < end ? wl : NULL);
   }
+  wl_put(wl);
   sched_result_free(&res);
   l->queue = gangs, l->qhead = 0, l->qn = n;
   pump(l);
@@ -655,8 +716,6 @@ ts_rc live_metrics(const live *l, ts_buf *out) {
       {"tessera_writes_total", "counter", "Writes issued to the API server.",
        offsetof(live_stats, writes)},
       {"tessera_writes_inflight", "gauge", "Writes in flight.", offsetof(live_stats, inflight)},
-      {"tessera_pending_pods", "gauge", "Pods the last cycle left pending.",
-       offsetof(live_stats, pending)},
       {"tessera_queue_problems", "gauge",
        "Problems of the Kueue objects (cohort cycles, missing flavors) in the last cycle.",
        offsetof(live_stats, queue_problems)},
@@ -669,14 +728,10 @@ ts_rc live_metrics(const live *l, ts_buf *out) {
                        counters[i].help, counters[i].name, counters[i].type, counters[i].name,
                        (unsigned long long)v);
   }
+  if (rc == TS_OK) rc = qmetrics_write(l->qm, l->m, out);
   if (rc == TS_OK)
-    rc = ts_buf_printf(out,
-                       "# HELP tessera_cycle_seconds Time spent in scheduling cycles.\n"
-                       "# TYPE tessera_cycle_seconds summary\n"
-                       "tessera_cycle_seconds_sum %.6f\ntessera_cycle_seconds_count %llu\n"
-                       "# HELP tessera_model_objects Objects in the model, by kind.\n"
-                       "# TYPE tessera_model_objects gauge\n",
-                       l->st.cycle_s_total, (unsigned long long)l->st.cycles);
+    rc = ts_buf_printf(out, "# HELP tessera_model_objects Objects in the model, by kind.\n"
+                            "# TYPE tessera_model_objects gauge\n");
   for (int k = 0; rc == TS_OK && k < MODEL_KIND_COUNT; k++)
     rc = ts_buf_printf(out, "tessera_model_objects{kind=\"%s\"} %zu\n", model_kind_name(k),
                        model_count(l->m, k));

@@ -258,6 +258,57 @@ size_t q_queues_parked(q_queues *qs, const char *cq, q_workload *const **out);
 /* ClusterQueue names (interned) that have pending workloads, sorted. Borrowed as above. */
 size_t q_queues_cluster_queues(q_queues *qs, const char *const **out);
 
+/* ---- what the queues report: Kueue's ClusterQueue / LocalQueue status and metrics -------- */
+
+/* One flavor-resource of a queue, in the resource's units (model_resource_format prints it). */
+typedef struct q_fr_report {
+  const char *flavor;       /* interned */
+  int resource;             /* resource id */
+  int64_t usage;            /* charged by the workloads holding quota */
+  int64_t nominal;          /* ClusterQueues: nominalQuota (LocalQueues: 0) */
+  int64_t borrowed;         /* ClusterQueues: usage above nominal */
+  bool has_borrowing_limit; /* ClusterQueues: borrowingLimit set */
+  int64_t borrowing_limit;  /* the limit, when set */
+  bool has_lending_limit;   /* ClusterQueues: lendingLimit set */
+  int64_t lending_limit;    /* the limit, when set */
+} q_fr_report;
+
+typedef struct q_cq_report {
+  const char *name;              /* interned */
+  const char *cohort;            /* interned cohort name, NULL when none */
+  uint32_t pending_active;       /* pending workloads in the active queue */
+  uint32_t pending_inadmissible; /* pending workloads parked as inadmissible */
+  uint32_t admitted;             /* workloads holding quota */
+  double weighted_share;         /* q_tree_share: +inf when it borrows with weight 0 */
+  const char *inactive;          /* Kueue's Active=False reason, NULL when active */
+  const char *problem;           /* the problem behind it, or NULL */
+  q_fr_report *frs;              /* every flavor-resource of its resource groups, spec order */
+  uint32_t nfrs;                 /* entries */
+} q_cq_report;
+
+typedef struct q_lq_report {
+  const char *ns, *name;         /* interned */
+  const char *cluster_queue;     /* interned spec.clusterQueue */
+  uint32_t pending_active;       /* as in q_cq_report, for its workloads */
+  uint32_t pending_inadmissible; /* ditto */
+  uint32_t admitted;             /* its workloads holding quota */
+  const char *inactive;          /* Kueue's Active=False reason ("ClusterQueueDoesNotExist",
+                                    "ClusterQueueIsInactive", "Stopped"), NULL when active */
+  q_fr_report *frs;              /* flavor-resources its workloads use (usage only) */
+  uint32_t nfrs;                 /* entries */
+} q_lq_report;
+
+typedef struct q_report {
+  q_cq_report *cqs; /* every ClusterQueue of the tree, by name */
+  size_t ncqs;      /* entries */
+  q_lq_report *lqs; /* every LocalQueue of the model, by namespace/name */
+  size_t nlqs;      /* entries */
+} q_report;
+
+/* What t and qs hold now, per ClusterQueue and LocalQueue, in arena a (which must outlive
+ * *out; names are interned). Cost: O(queues x flavor-resources + workloads). */
+ts_rc q_report_build(const q_tree *t, q_queues *qs, ts_arena *a, q_report *out);
+
 /* Kueue's LastAssignment: where each pending workload's flavor search stopped, so that the
  * next attempt resumes with the following flavor instead of retrying the same one (flavor
  * fungibility), per ClusterQueue generation (advanced when an admitted workload leaves or

@@ -197,6 +197,23 @@ static const char *flavor_for(const sched_view *v, const model_cluster_queue *cq
 
 static const char *keep(admit *ad, const char *fmt, const char *a, const char *b);
 
+/* Evicts every running pod of a running gang, and records the workload's eviction (ev: its
+ * queue and Kueue's reasons) when a pod was left to evict. */
+static ts_rc evict_gang(admit *ad, qgang *q, const char *why, sched_wl_event ev) {
+  ev.kind = SCHED_WL_EVICTED;
+  ev.ns = q->wl.ns;
+  ev.local_queue = q->wl.local_queue;
+  ev.decision = ad->r->ndecisions;
+  for (uint32_t i = 0; i < q->nrun; i++) {
+    ts_rc rc;
+    if (q->run[i]->obj.deleted_ns) continue;
+    rc = ad->add(ad->v, ad->r, (sched_decision){SCHED_EVICT, q->run[i], NULL, why, NULL, NULL, 0});
+    if (rc != TS_OK) return rc;
+  }
+  ev.count = ad->r->ndecisions - ev.decision;
+  return ev.count && ev.cluster_queue ? sched__event(ad->v, ad->r, &ev) : TS_OK;
+}
+
 /* A running gang whose ClusterQueue or LocalQueue has stopPolicy HoldAndDrain is evicted, as
  * Kueue evicts admitted workloads of a draining queue (reasons ClusterQueueStopped,
  * LocalQueueStopped). It stays charged until its pods are gone. */
@@ -213,13 +230,11 @@ static ts_rc drain(admit *ad, qgang *q, const model_local_queue *lq,
     return TS_OK;
   if (!(kept = keep(ad, "%s%s", why, ""))) return TS_ENOMEM;
   q->wl.evicting = true;
-  for (uint32_t i = 0; i < q->nrun; i++) {
-    ts_rc rc;
-    if (q->run[i]->obj.deleted_ns) continue;
-    rc = ad->add(ad->v, ad->r, (sched_decision){SCHED_EVICT, q->run[i], NULL, kept, NULL, NULL, 0});
-    if (rc != TS_OK) return rc;
-  }
-  return TS_OK;
+  return evict_gang(ad, q, kept,
+                    (sched_wl_event){.cluster_queue = ts_intern_cstr(cq->obj.name),
+                                     .reason = cq->stop_policy == MODEL_STOP_HOLD_AND_DRAIN
+                                                   ? "ClusterQueueStopped"
+                                                   : "LocalQueueStopped"});
 }
 
 /* Charges a running queued gang to the tree. Gangs whose queue is unknown are not charged. */
@@ -518,21 +533,25 @@ static const char *gang_label(admit *ad, const sched_gang *g) {
   return ts_arena_strndup(ad->v->out, buf, strlen(buf));
 }
 
-static ts_rc pend_gang(admit *ad, const sched_gang *g, const char *reason) {
+static ts_rc pend_gang(admit *ad, const sched_gang *g, const char *reason, sched_pending_why why) {
   const char *label = gang_label(ad, g);
   if (!reason) return TS_ENOMEM;
   for (uint32_t i = 0; i < g->npods; i++) {
-    ts_rc rc =
-        ad->add(ad->v, ad->r,
-                (sched_decision){SCHED_PENDING, g->pods[i].pod, NULL, reason, label, NULL, 0});
+    ts_rc rc = ad->add(ad->v, ad->r,
+                       (sched_decision){.kind = SCHED_PENDING,
+                                        .pod = g->pods[i].pod,
+                                        .reason = reason,
+                                        .gang = label,
+                                        .why = why});
     if (rc != TS_OK) return rc;
   }
   return TS_OK;
 }
 
+/* Every pod of a queued gang waits: Kueue did not admit it. */
 static ts_rc pend_all(admit *ad, qgang *q, const char *reason) {
   q->decided = true;
-  return pend_gang(ad, q->g, reason);
+  return pend_gang(ad, q->g, reason, SCHED_WHY_QUEUED);
 }
 
 static const char *keep(admit *ad, const char *fmt, const char *a, const char *b) {
@@ -545,12 +564,22 @@ static const char *keep(admit *ad, const char *fmt, const char *a, const char *b
 static ts_rc decide_admitted(admit *ad, qgang *q, const q_admission *adm) {
   char buf[600];
   const char *label = NULL, *rest = NULL;
+  sched_wl_event ev = {.kind = SCHED_WL_ADMITTED,
+                       .cluster_queue = adm->cluster_queue,
+                       .ns = q->wl.ns,
+                       .local_queue = q->wl.local_queue,
+                       .waited_ns = ad->v->now_ns - q->wl.queue_ns,
+                       .decision = ad->r->ndecisions};
+  uint32_t first = 0;
+  ts_rc rc;
+  while (first < q->g->npods && q->placed[first] == UINT32_MAX) first++;
+  ev.decision += first; /* its first BIND */
+  if (first < q->g->npods && (rc = sched__event(ad->v, ad->r, &ev)) != TS_OK) return rc;
   snprintf(buf, sizeof buf, "%s %s", q->g->kind == SCHED_GANG_SINGLE ? "pod" : q->g->what,
            q->g->name);
   label = ts_arena_strndup(ad->v->out, buf, strlen(buf));
   for (uint32_t i = 0; i < q->g->npods; i++) {
     const sched_pending *p = &q->g->pods[i];
-    ts_rc rc;
     if (q->placed[i] != UINT32_MAX) {
       rc = ad->add(ad->v, ad->r,
                    (sched_decision){SCHED_BIND, p->pod, ad->v->nodes[q->placed[i]], NULL,
@@ -562,7 +591,11 @@ static ts_rc decide_admitted(admit *ad, qgang *q, const q_admission *adm) {
             ad, "admitted to ClusterQueue %s with fewer pods (partial admission); this one waits",
             adm->cluster_queue, NULL);
       rc = ad->add(ad->v, ad->r,
-                   (sched_decision){SCHED_PENDING, p->pod, NULL, rest, label, NULL, 0});
+                   (sched_decision){.kind = SCHED_PENDING,
+                                    .pod = p->pod,
+                                    .reason = rest,
+                                    .gang = label,
+                                    .why = SCHED_WHY_QUEUED});
     }
     if (rc != TS_OK) return rc;
   }
@@ -577,6 +610,7 @@ static ts_rc evict_victims(admit *ad, const q_result *res, const q_decision *d) 
     qgang *q = vic->wl->user, *by = vic->preemptor->user;
     char who[700];
     const char *why;
+    ts_rc rc;
     if (by && by->g)
       snprintf(who, sizeof who, "%s %s", by->g->kind == SCHED_GANG_SINGLE ? "pod" : by->g->what,
                by->g->name);
@@ -585,13 +619,14 @@ static ts_rc evict_victims(admit *ad, const q_result *res, const q_decision *d) 
     why = keep(ad, "preempted to make room for %s (%s)", who, q_preempt_reason_name(vic->reason));
     if (!q || !why || vic->wl->evicting) continue; /* its eviction was issued already */
     ((q_workload *)vic->wl)->evicting = true;      /* not issued again in a later round */
-    for (uint32_t i = 0; i < q->nrun; i++) {
-      ts_rc rc;
-      if (q->run[i]->obj.deleted_ns) continue;
-      rc =
-          ad->add(ad->v, ad->r, (sched_decision){SCHED_EVICT, q->run[i], NULL, why, NULL, NULL, 0});
-      if (rc != TS_OK) return rc;
-    }
+    rc = evict_gang(ad, q, why,
+                    (sched_wl_event){.cluster_queue = vic->wl->admission
+                                                          ? vic->wl->admission->cluster_queue
+                                                          : q_tree_cq_of(ad->tree, vic->wl),
+                                     .reason = "Preempted",
+                                     .preempting_cq = q_tree_cq_of(ad->tree, vic->preemptor),
+                                     .preempt_reason = q_preempt_reason_name(vic->reason)});
+    if (rc != TS_OK) return rc;
   }
   return TS_OK;
 }
@@ -679,7 +714,8 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n) {
       waits = sched__gang_waits(ad->v, &gangs[i], label, &oom);
       if (oom) return TS_ENOMEM;
       if (waits) {
-        if ((rc = pend_gang(ad, &gangs[i], waits)) != TS_OK) return rc;
+        rc = pend_gang(ad, &gangs[i], waits, SCHED_WHY_GANG); /* blocked gangs are not here */
+        if (rc != TS_OK) return rc;
         continue;
       }
     }
@@ -730,6 +766,7 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
     last = res;
   }
   if (rc == TS_OK) rc = decide_rest(&ad);
+  if (rc == TS_OK) rc = q_report_build(ad.tree, ad.queues, v->out, &r->queues);
   q_result_free(&last);
   for (size_t i = 0; i < n; i++)
     handled[i] = gangs[i].npods && sched__queue_of(gangs[i].pods[0].pod) && !gangs[i].blocked;

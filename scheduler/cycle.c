@@ -69,6 +69,30 @@ static ts_rc add_decision(sched_view *v, sched_result *r, sched_decision d) {
   return TS_OK;
 }
 
+ts_rc sched__event(sched_view *v, sched_result *r, const sched_wl_event *e) {
+  if (r->nevents == v->events_cap) {
+    size_t ncap = v->events_cap ? v->events_cap * 2 : 64;
+    sched_wl_event *ne = ts_realloc(r->events, ncap * sizeof *ne);
+    if (!ne) return TS_ENOMEM;
+    r->events = ne;
+    v->events_cap = ncap;
+  }
+  r->events[r->nevents++] = *e;
+  return TS_OK;
+}
+
+const char *sched_pending_why_name(sched_pending_why w) {
+  static const char *const names[SCHED_WHY_COUNT] = {
+      [SCHED_WHY_UNSCHEDULABLE] = "Unschedulable",
+      [SCHED_WHY_GANG] = "WaitingForGang",
+      [SCHED_WHY_BLOCKED] = "Blocked",
+      [SCHED_WHY_QUEUED] = "Queued",
+      [SCHED_WHY_BACKOFF] = "Backoff",
+      [SCHED_WHY_NO_QUEUE] = "NoQueueName",
+  };
+  return (unsigned)w < SCHED_WHY_COUNT ? names[w] : "Unschedulable";
+}
+
 /* A message in the result's arena. */
 static const char *message(sched_view *v, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
@@ -89,8 +113,10 @@ static sched_decision bind(const sched_view *v, const sched_pending *p, uint32_t
   return (sched_decision){SCHED_BIND, p->pod, v->nodes[node], NULL, gang, p->claims, p->nclaims};
 }
 
-static sched_decision pend(const sched_pending *p, const char *reason, const char *gang) {
-  return (sched_decision){SCHED_PENDING, p->pod, NULL, reason, gang, NULL, 0};
+static sched_decision pend(const sched_pending *p, const char *reason, const char *gang,
+                           sched_pending_why why) {
+  return (sched_decision){
+      .kind = SCHED_PENDING, .pod = p->pod, .reason = reason, .gang = gang, .why = why};
 }
 
 /* The reason of one pod of a run given to another: pods of a run fail alike, but a message
@@ -137,7 +163,7 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
      * after run once the nodes or devices are full, cycle after cycle in a backlog). */
     for (uint32_t i = 0; i < n && rc == TS_OK; i++) {
       why = pods[i].nclaims ? reason_for(v, said, was, &pods[i]) : said;
-      rc = why ? add_decision(v, r, pend(&pods[i], why, NULL)) : TS_ENOMEM;
+      rc = why ? add_decision(v, r, pend(&pods[i], why, NULL, SCHED_WHY_UNSCHEDULABLE)) : TS_ENOMEM;
     }
     return rc;
   }
@@ -160,7 +186,9 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
               ? reason_for(v, reason, &pods[reason_of], &pods[i])
               : reason;
     if (!why) return TS_ENOMEM;
-    rc = add_decision(v, r, pend(&pods[i], why, NULL));
+    rc = add_decision(
+        v, r,
+        pend(&pods[i], why, NULL, pods[i].blocked ? SCHED_WHY_BLOCKED : SCHED_WHY_UNSCHEDULABLE));
   }
   return rc;
 }
@@ -181,7 +209,7 @@ static ts_rc decide_in_class(sched_view *v, const sched_gang *g, sched_result *r
       if (!(c->reason = sched__class_why(v, c))) return TS_ENOMEM;
       c->reason_at = v->changes;
     }
-    rc = add_decision(v, r, pend(p, c->reason, NULL));
+    rc = add_decision(v, r, pend(p, c->reason, NULL, SCHED_WHY_UNSCHEDULABLE));
   }
   sched__class_done(v, c);
   return rc;
@@ -228,12 +256,14 @@ static const char *gang_reason(sched_view *v, const sched_gang *g, const char *l
 static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
   uint32_t *placed = ts_arena_alloc(v->arena, (g->npods + 1) * sizeof *placed), best = 0, got = 0;
   const char *label = message(v, "%s %s", g->what, g->name), *reason = NULL;
+  sched_pending_why kind = SCHED_WHY_UNSCHEDULABLE;
   bool oom = false;
   ts_rc rc = TS_OK;
   if (!placed || !label) return TS_ENOMEM;
   for (uint32_t i = 0; i < g->npods; i++) placed[i] = UINT32_MAX;
   reason = sched__gang_waits(v, g, label, &oom);
   if (oom) return TS_ENOMEM;
+  if (reason) kind = g->blocked ? SCHED_WHY_BLOCKED : SCHED_WHY_GANG;
   if (!reason) got = sched__place_gang(v, g, sched__gang_needed(g), placed, &best);
   if (!got && !reason && !(reason = gang_reason(v, g, label, best, placed))) return TS_ENOMEM;
   for (uint32_t i = 0; i < g->npods && rc == TS_OK; i++) {
@@ -243,7 +273,7 @@ static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
     } else {
       const char *why = got ? sched__why_pending(v, p) : reason; /* an extra pod that missed */
       if (!why) return TS_ENOMEM;
-      rc = add_decision(v, r, pend(p, why, label));
+      rc = add_decision(v, r, pend(p, why, label, got ? SCHED_WHY_UNSCHEDULABLE : kind));
     }
   }
   return rc;
@@ -251,6 +281,7 @@ static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
 
 void sched_result_free(sched_result *r) {
   ts_free(r->decisions);
+  ts_free(r->events);
   ts_arena_free(&r->arena);
   memset(r, 0, sizeof *r);
 }
@@ -260,10 +291,11 @@ static bool single(const sched_gang *g) {
 }
 
 /* Gangs still in their requeue backoff wait, whatever the cluster has room for. */
-static ts_rc decide_held(sched_view *v, const sched_gang *g, const char *why, sched_result *r) {
+static ts_rc decide_held(sched_view *v, const sched_gang *g, const char *why,
+                         sched_pending_why kind, sched_result *r) {
   const char *label = g->kind == SCHED_GANG_SINGLE ? NULL : message(v, "%s %s", g->what, g->name);
   for (uint32_t i = 0; i < g->npods; i++) {
-    ts_rc rc = add_decision(v, r, pend(&g->pods[i], why, label));
+    ts_rc rc = add_decision(v, r, pend(&g->pods[i], why, label, kind));
     if (rc != TS_OK) return rc;
   }
   return TS_OK;
@@ -306,9 +338,9 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
       rc = decide_held(&v, &gangs[i],
                        "has no kueue.x-k8s.io/queue-name label and pods without a "
                        "queue are held (manageJobsWithoutQueueName)",
-                       out);
+                       SCHED_WHY_NO_QUEUE, out);
     } else if (held) {
-      rc = decide_held(&v, &gangs[i], held, out);
+      rc = decide_held(&v, &gangs[i], held, SCHED_WHY_BACKOFF, out);
     } else if (!single(&gangs[i])) {
       rc = decide_gang(&v, &gangs[i], out);
     } else if (sched__class_eligible(&gangs[i].pods[0])) {

@@ -172,6 +172,23 @@ static int watched_cmp(const void *a, const void *b) {
   return strcmp((*(watched *const *)a)->key, (*(watched *const *)b)->key);
 }
 
+/* Kueue's eviction event of a queued gang whose first EVICT decision comes next. */
+static ts_rc ready_event(sched_view *v, const watched *w, sched_result *r) {
+  const model_pod *p = w->pods[0];
+  const char *lq = sched__queue_of(p);
+  const model_local_queue *q =
+      lq ? (const model_local_queue *)model_get(v->m, MODEL_LOCAL_QUEUE, p->obj.ns, lq) : NULL;
+  sched_wl_event ev = {.kind = SCHED_WL_EVICTED,
+                       .ns = ts_intern_cstr(p->obj.ns),
+                       .local_queue = lq,
+                       .reason = "PodsReadyTimeout",
+                       .decision = r->ndecisions,
+                       .count = w->n};
+  if (!q) return TS_OK; /* not a Kueue workload */
+  ev.cluster_queue = q->cluster_queue;
+  return sched__event(v, r, &ev);
+}
+
 /* Evicts a timed-out gang: one EVICT decision per pod, and the backoff recorded. */
 static ts_rc evict(sched_view *v, sched_state *st, watched *w, sched_result *r,
                    ts_rc (*add)(sched_view *, sched_result *, sched_decision)) {
@@ -179,6 +196,7 @@ static ts_rc evict(sched_view *v, sched_state *st, watched *w, sched_result *r,
   int64_t wait;
   char t1[32], t2[32], msg[512];
   const char *reason;
+  ts_rc rc;
   if (!b) {
     if (!(b = ts_calloc(1, sizeof *b)) || !(b->key = ts_strdup(w->key)) ||
         ts_map_put(&st->backoff, b->key, strlen(b->key), b, NULL) != TS_OK) {
@@ -200,8 +218,9 @@ static ts_rc evict(sched_view *v, sched_state *st, watched *w, sched_result *r,
            t1, t2);
   if (!(reason = ts_arena_strndup(v->out, msg, strlen(msg)))) return TS_ENOMEM;
   qsort(w->pods, w->n, sizeof *w->pods, pod_key_cmp);
+  if (w->n && (rc = ready_event(v, w, r)) != TS_OK) return rc;
   for (uint32_t i = 0; i < w->n; i++) {
-    ts_rc rc = add(v, r, (sched_decision){SCHED_EVICT, w->pods[i], NULL, reason, NULL, NULL, 0});
+    rc = add(v, r, (sched_decision){SCHED_EVICT, w->pods[i], NULL, reason, NULL, NULL, 0});
     if (rc != TS_OK) return rc;
   }
   return TS_OK;

@@ -77,6 +77,19 @@ typedef struct sched_claim {
                                        the cycle name it (scheduler internal), else NULL */
 } sched_claim;
 
+/* Which kind of reason keeps a pod pending (a metric's label; the message says the rest). */
+typedef enum sched_pending_why {
+  SCHED_WHY_UNSCHEDULABLE, /* no node has room for it (or no domain for its gang) */
+  SCHED_WHY_GANG,          /* its gang has fewer pods than its minimum: waits for the rest */
+  SCHED_WHY_BLOCKED,       /* an object it needs is missing (PodGroup, claim, owner) */
+  SCHED_WHY_QUEUED,        /* Kueue: waits for quota or its turn, or its queue cannot admit */
+  SCHED_WHY_BACKOFF,       /* in its requeue backoff after an eviction */
+  SCHED_WHY_NO_QUEUE,      /* no queue label, and manageJobsWithoutQueueName holds such pods */
+  SCHED_WHY_COUNT
+} sched_pending_why;
+/* "Unschedulable", "WaitingForGang", "Blocked", "Queued", "Backoff", "NoQueueName". */
+const char *sched_pending_why_name(sched_pending_why w);
+
 typedef struct sched_decision {
   sched_decision_kind kind;  /* what to do */
   const model_pod *pod;      /* borrowed from the model */
@@ -86,7 +99,27 @@ typedef struct sched_decision {
                                 (arena) */
   const sched_claim *claims; /* BIND: the pod's claims with their allocations (arena) */
   uint32_t nclaims;          /* entries */
+  sched_pending_why why;     /* PENDING: which kind of reason (0 otherwise) */
 } sched_decision;
+
+/* What happened to a Kueue workload in the cycle, once per workload (Kueue's counters). */
+typedef enum sched_wl_kind {
+  SCHED_WL_ADMITTED, /* admitted: its pods are bound by the BIND decisions */
+  SCHED_WL_EVICTED,  /* evicted: its pods go by the EVICT decisions */
+} sched_wl_kind;
+
+typedef struct sched_wl_event {
+  sched_wl_kind kind;         /* what happened */
+  const char *cluster_queue;  /* interned: the ClusterQueue it is (was) admitted to */
+  const char *ns;             /* interned: its namespace */
+  const char *local_queue;    /* interned: its LocalQueue */
+  const char *reason;         /* EVICTED: Kueue's reason, "Preempted" or "PodsReadyTimeout" */
+  const char *preempting_cq;  /* Preempted: the ClusterQueue of the workload it makes room for */
+  const char *preempt_reason; /* Preempted: "InClusterQueue", "InCohortReclamation", ... */
+  int64_t waited_ns;          /* ADMITTED: from its queue time (creation or requeue) to now */
+  size_t decision;            /* its first BIND (ADMITTED) or EVICT (EVICTED) decision */
+  size_t count;               /* EVICTED: its EVICT decisions, from decision on */
+} sched_wl_event;
 
 typedef struct sched_result {
   sched_decision *decisions; /* in the order they were made (owned: sched_result_free) */
@@ -97,8 +130,12 @@ typedef struct sched_result {
   /* Problems of the Kueue objects that make ClusterQueues inactive (q_tree_problems: "Cohort
    * a: spec.parentName: cycle a -> b -> a"), as of this cycle (arena). */
   const char **problems;
-  size_t nproblems; /* entries */
-  ts_arena arena;   /* private: owns decisions and messages */
+  size_t nproblems;       /* entries */
+  sched_wl_event *events; /* Kueue workloads admitted or evicted, in decision order (owned) */
+  size_t nevents;         /* entries */
+  q_report queues;        /* the ClusterQueues and LocalQueues after the cycle's decisions
+                             (arena), as Kueue reports them */
+  ts_arena arena;         /* private: owns decisions and messages */
 } sched_result;
 
 /* Runs one cycle over the pending pods of cfg->scheduler_name in the model: pods by

@@ -169,6 +169,7 @@ typedef struct sched_view {
   ts_arena *arena;                 /* scratch memory for the cycle */
   ts_arena *out;                   /* memory of the result (messages) */
   size_t decisions_cap;            /* capacity of the result's decision array */
+  size_t events_cap;               /* capacity of the result's workload events */
 } sched_view;
 
 typedef enum sched_fit {
@@ -287,6 +288,8 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
                    ts_rc (*add)(sched_view *, sched_result *, sched_decision), bool *handled);
 /* The LocalQueue a pod names (kueue.x-k8s.io/queue-name), or NULL. */
 const char *sched__queue_of(const model_pod *p);
+/* Records a Kueue workload event in the result. */
+ts_rc sched__event(sched_view *v, sched_result *r, const sched_wl_event *e);
 
 /* Groups the pending pods of the cycle's scheduler into gangs (README, "Gangs": PodGroup,
  * Kueue pod group, JobSet, owning job, else a gang of one) and orders them: priority

@@ -12,6 +12,7 @@
 #include "input/input.h"
 #include "config/config.h"
 #include "live/live.h"
+#include "tests/support/promtext.h"
 
 #define MAX_CALLS 64
 
@@ -135,6 +136,14 @@ static bool cycle(fixture *f) {
   ts_err e;
   ts_err_clear(&e);
   if (live_cycle(f->l, 0, &ran, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  return ran;
+}
+
+static bool cycle_at(fixture *f, int64_t now_s) {
+  bool ran;
+  ts_err e;
+  ts_err_clear(&e);
+  if (live_cycle(f->l, now_s * 1000000000LL, &ran, &e) != TS_OK) fail_msg("cycle: %s", e.text);
   return ran;
 }
 
@@ -440,12 +449,122 @@ static void test_live_metrics(void **state) {
   assert_int_equal(ts_buf_putc(&b, '\0'), TS_OK);
   assert_non_null(strstr(b.data, "\ntessera_cycles_total 1\n"));
   assert_non_null(strstr(b.data, "\ntessera_pods_bound_total 1\n"));
-  assert_non_null(strstr(b.data, "\ntessera_pending_pods 1\n"));
+  assert_non_null(strstr(b.data, "\ntessera_pending_pods{reason=\"Unschedulable\"} 1\n"));
   assert_non_null(strstr(b.data, "\ntessera_unschedulable_reports_total 1\n"));
   assert_non_null(strstr(b.data, "\ntessera_writes_inflight 0\n"));
   assert_non_null(strstr(b.data, "# TYPE tessera_writes_total counter\n"));
   assert_non_null(strstr(b.data, "tessera_model_objects{kind=\"Pod\"} 2\n"));
   ts_buf_free(&b);
+}
+
+/* The /metrics body, NUL-terminated and checked against the text format (free it). */
+static char *metrics_text(fixture *f) {
+  ts_buf b;
+  char why[256];
+  ts_buf_init(&b, 1 << 22);
+  assert_int_equal(live_metrics(f->l, &b), TS_OK);
+  assert_int_equal(ts_buf_putc(&b, '\0'), TS_OK);
+  if (!prom_text_valid(b.data, why, sizeof why)) fail_msg("/metrics: %s", why);
+  return b.data;
+}
+
+static void assert_has(const char *text, const char *line) {
+  if (!strstr(text, line)) fail_msg("no \"%s\" in:\n%s", line, text);
+}
+
+static const char *kueue_yaml =
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+    "spec:\n  cohort: all\n  namespaceSelector: {}\n"
+    "  preemption: {withinClusterQueue: LowerPriority}\n"
+    "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+    "    - {name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 2, borrowingLimit: 1}]}\n"
+    "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+    "metadata: {name: lq, namespace: t}\nspec: {clusterQueue: cq}\n";
+
+#define CREATED_S 1767225600 /* pod_fmt's creationTimestamp, 2026-01-01T00:00:00Z */
+
+/* Kueue's metrics follow the workloads: gauges from the cycle, counters when the writes land
+ * (an admission when a pod is bound, an eviction when it went; a refused one counts nothing). */
+static void test_live_kueue_metrics(void **state) {
+  fixture *f = *state;
+  char *m;
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, kueue_yaml);
+  add_pod(f, MODEL_ADDED, "low", 2, ", labels: {kueue.x-k8s.io/queue-name: lq}", "priority: 0, ");
+  assert_true(cycle_at(f, CREATED_S + 30));
+  m = metrics_text(f);
+  assert_has(m, "\nkueue_cluster_queue_resource_usage{cohort=\"all\",cluster_queue=\"cq\","
+                "flavor=\"gpu\",resource=\"nvidia.com/gpu\"} 2\n");
+  assert_has(m, "\nkueue_cluster_queue_nominal_quota{cohort=\"all\",cluster_queue=\"cq\","
+                "flavor=\"gpu\",resource=\"nvidia.com/gpu\"} 2\n");
+  assert_has(m, "\nkueue_cluster_queue_borrowing_limit{cohort=\"all\",cluster_queue=\"cq\","
+                "flavor=\"gpu\",resource=\"nvidia.com/gpu\"} 1\n");
+  assert_has(m, "\nkueue_admitted_active_workloads{cluster_queue=\"cq\"} 1\n");
+  assert_has(m, "\nkueue_cluster_queue_status{cluster_queue=\"cq\",status=\"active\"} 1\n");
+  assert_has(m, "\nkueue_local_queue_admitted_active_workloads{name=\"lq\",namespace=\"t\"} 1\n");
+  assert_has(m, "\nkueue_local_queue_resource_usage{name=\"lq\",namespace=\"t\",flavor=\"gpu\","
+                "resource=\"nvidia.com/gpu\"} 2\n");
+  assert_has(m, "\ntessera_gpu_allocated{node_pool=\"\"} 2\n"); /* assumed, being written */
+  assert_has(m, "\ntessera_gpu_allocatable{node_pool=\"\"} 2\n");
+  assert_null(strstr(m, "kueue_admitted_workloads_total{")); /* the bind has not landed */
+  free(m);
+  answer(f, "bind t/low -> n1", TS_OK);
+  m = metrics_text(f);
+  assert_has(m, "\nkueue_admitted_workloads_total{cluster_queue=\"cq\"} 1\n");
+  assert_has(m, "\nkueue_admission_wait_time_seconds_bucket{cluster_queue=\"cq\",le=\"20\"} 0\n");
+  assert_has(m, "\nkueue_admission_wait_time_seconds_bucket{cluster_queue=\"cq\",le=\"40\"} 1\n");
+  assert_has(m, "\nkueue_admission_wait_time_seconds_sum{cluster_queue=\"cq\"} 30.000000\n");
+  free(m);
+
+  /* A higher priority workload preempts it; the first eviction is refused (a budget). */
+  add_pod(f, MODEL_ADDED, "high", 2, ", labels: {kueue.x-k8s.io/queue-name: lq}",
+          "priority: 100, ");
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, CREATED_S + 40));
+  m = metrics_text(f);
+  assert_has(m, "\nkueue_pending_workloads{cluster_queue=\"cq\",status=\"active\"} 1\n");
+  assert_has(m, "\nkueue_local_queue_pending_workloads{name=\"lq\",namespace=\"t\","
+                "status=\"active\"} 1\n");
+  assert_has(m, "\ntessera_pending_pods{reason=\"Queued\"} 1\n");
+  free(m);
+  answer(f, "evict t/low", TS_EBUDGET);
+  m = metrics_text(f);
+  assert_null(strstr(m, "kueue_evicted_workloads_total{"));
+  free(m);
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, CREATED_S + 50)); /* decided again */
+  answer(f, "evict t/low", TS_OK);
+  m = metrics_text(f);
+  assert_has(m, "\nkueue_evicted_workloads_total{cluster_queue=\"cq\",reason=\"Preempted\"} 1\n");
+  assert_has(m, "\nkueue_preempted_workloads_total{preempting_cluster_queue=\"cq\","
+                "reason=\"InClusterQueue\"} 1\n");
+  assert_has(m, "\ntessera_scheduling_cycle_duration_seconds_count 3\n");
+  free(m);
+}
+
+/* The pending gauge names the kind of reason; a label value with quotes is escaped. */
+static void test_live_pending_reasons(void **state) {
+  fixture *f = *state;
+  char *m;
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED,
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+       "metadata: {name: lq, namespace: t}\nspec: {clusterQueue: \"no\\\"where\"}\n");
+  add_pod(f, MODEL_ADDED, "big", 4, "", "");
+  add_pod(f, MODEL_ADDED, "q", 1, ", labels: {kueue.x-k8s.io/queue-name: lq}", "");
+  add_pod(f, MODEL_ADDED, "g", 1,
+          ", labels: {kueue.x-k8s.io/pod-group-name: g}, annotations: "
+          "{kueue.x-k8s.io/pod-group-total-count: \"2\"}",
+          "");
+  assert_true(cycle(f));
+  m = metrics_text(f);
+  assert_has(m, "\ntessera_pending_pods{reason=\"Unschedulable\"} 1\n");
+  assert_has(m, "\ntessera_pending_pods{reason=\"Queued\"} 1\n");
+  assert_has(m, "\ntessera_pending_pods{reason=\"WaitingForGang\"} 1\n");
+  assert_has(m, "\ntessera_pending_pods{reason=\"Backoff\"} 0\n");
+  assert_has(m, "\nkueue_local_queue_status{name=\"lq\",namespace=\"t\",active=\"False\"} 1\n");
+  free(m);
 }
 
 static void test_allocation_json(void **state) {
@@ -490,14 +609,6 @@ static void test_allocation_json(void **state) {
   json_decref(got);
   json_decref(want);
   json_decref(opaque.parameters);
-}
-
-static bool cycle_at(fixture *f, int64_t now_s) {
-  bool ran;
-  ts_err e;
-  ts_err_clear(&e);
-  if (live_cycle(f->l, now_s * 1000000000LL, &ran, &e) != TS_OK) fail_msg("cycle: %s", e.text);
-  return ran;
 }
 
 /* One PodScheduled=False write per pod and distinct reason: a reason whose node counts alone
@@ -601,6 +712,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_remove_tombstones, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_abandoned_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_metrics, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_kueue_metrics, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_pending_reasons, setup, teardown),
       cmocka_unit_test_setup_teardown(test_allocation_json, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,165 @@
+/* queueing/report.c - what the queues hold, per ClusterQueue and LocalQueue: the numbers
+ * Kueue writes in their status and exports as metrics (pending active / inadmissible,
+ * workloads holding quota, usage against nominal quota and limits, the weighted share). */
+#include "queueing/q_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A LocalQueue's key in the index: its two interned names, side by side. */
+typedef struct lq_key {
+  const char *ns, *name;
+} lq_key;
+
+static q_lq_report *lq_find(const ts_map *index, q_lq_report *lqs, const char *ns,
+                            const char *name) {
+  lq_key k = {ns, name};
+  void *v = ts_map_get(index, (const char *)&k, sizeof k);
+  return v ? &lqs[(uintptr_t)v - 1] : NULL;
+}
+
+static int lq_cmp(const void *a, const void *b) {
+  const q_lq_report *x = a, *y = b;
+  int c = strcmp(x->ns, y->ns);
+  return c ? c : strcmp(x->name, y->name);
+}
+
+static int cq_cmp(const void *a, const void *b) {
+  return strcmp(((const q_cq_report *)a)->name, ((const q_cq_report *)b)->name);
+}
+
+static ts_rc cq_report(const q_tree *t, const q__cq *cq, ts_arena *a, q_cq_report *out) {
+  uint32_t n = 0;
+  out->name = cq->node.name;
+  out->cohort = cq->obj ? cq->obj->cohort : NULL;
+  out->admitted = (uint32_t)cq->adm.n;
+  out->weighted_share = q_tree_share(t, cq->node.name);
+  out->inactive = cq->node.active ? NULL : cq->inactive;
+  out->problem = cq->node.active ? NULL : cq->problem;
+  for (uint32_t g = 0; g < cq->ngroups; g++) n += cq->groups[g].nflavors * cq->groups[g].nres;
+  if (!(out->frs = ts_arena_alloc(a, (n + 1) * sizeof *out->frs))) return TS_ENOMEM;
+  for (uint32_t g = 0; g < cq->ngroups; g++)
+    for (uint32_t f = 0; f < cq->groups[g].nflavors; f++)
+      for (uint32_t r = 0; r < cq->groups[g].nres; r++) {
+        int res = cq->groups[g].res[r];
+        uint32_t fr = q__fr(t, cq->groups[g].flavors[f], res);
+        q_fr_report *x = &out->frs[out->nfrs++];
+        memset(x, 0, sizeof *x);
+        x->flavor = t->fname[cq->groups[g].flavors[f]];
+        x->resource = res;
+        x->usage = cq->node.usage[fr];
+        x->nominal = cq->node.nominal[fr];
+        x->borrowed = x->usage > x->nominal ? x->usage - x->nominal : 0;
+        x->has_borrowing_limit = cq->node.blimit[fr] != Q__NONE;
+        x->borrowing_limit = x->has_borrowing_limit ? cq->node.blimit[fr] : 0;
+        x->has_lending_limit = cq->node.llimit[fr] != Q__NONE;
+        x->lending_limit = x->has_lending_limit ? cq->node.llimit[fr] : 0;
+      }
+  return TS_OK;
+}
+
+/* Adds an admitted workload's usage to its LocalQueue's flavor-resources (sums[lq * nfr]). */
+static void lq_charge(const q__adm *r, int64_t *sums) {
+  for (uint32_t i = 0; i < r->nuse; i++) sums[r->fr[i]] += r->amount[i];
+}
+
+/* The LocalQueues' flavor-resources: those their workloads use, in FR order. */
+static ts_rc lq_frs(const q_tree *t, ts_arena *a, q_lq_report *lq, const int64_t *sums) {
+  uint32_t n = 0;
+  for (uint32_t fr = 0; fr < t->nfr; fr++) n += sums[fr] != 0;
+  if (!(lq->frs = ts_arena_alloc(a, (n + 1) * sizeof *lq->frs))) return TS_ENOMEM;
+  for (uint32_t fr = 0; fr < t->nfr; fr++) {
+    q_fr_report *x;
+    if (!sums[fr]) continue;
+    x = &lq->frs[lq->nfrs++];
+    memset(x, 0, sizeof *x);
+    x->flavor = t->fname[q__fr_flavor(t, fr)];
+    x->resource = q__fr_res(t, fr);
+    x->usage = sums[fr];
+  }
+  return TS_OK;
+}
+
+static const char *lq_inactive(const q_tree *t, const model_local_queue *lq) {
+  const q__cq *cq = q__cq_get(t, lq->cluster_queue);
+  if (!cq) return "ClusterQueueDoesNotExist";
+  if (!cq->node.active) return "ClusterQueueIsInactive";
+  if (lq->stop_policy != MODEL_STOP_NONE) return "Stopped";
+  return NULL;
+}
+
+/* Pending workloads of every ClusterQueue, into their queue's and LocalQueue's counts. */
+static void count_pending(q_queues *qs, q_cq_report *cqs, size_t ncqs, const ts_map *index,
+                          q_lq_report *lqs) {
+  for (size_t i = 0; i < ncqs; i++) {
+    q_workload *const *w;
+    size_t n = q_queues_active(qs, cqs[i].name, &w);
+    cqs[i].pending_active = (uint32_t)n;
+    for (size_t k = 0; k < n; k++) {
+      q_lq_report *lq = lq_find(index, lqs, w[k]->ns, w[k]->local_queue);
+      if (lq) lq->pending_active++;
+    }
+    n = q_queues_parked(qs, cqs[i].name, &w);
+    cqs[i].pending_inadmissible = (uint32_t)n;
+    for (size_t k = 0; k < n; k++) {
+      q_lq_report *lq = lq_find(index, lqs, w[k]->ns, w[k]->local_queue);
+      if (lq) lq->pending_inadmissible++;
+    }
+  }
+}
+
+ts_rc q_report_build(const q_tree *t, q_queues *qs, ts_arena *a, q_report *out) {
+  model_obj **v = NULL;
+  size_t n = 0;
+  ts_map index;
+  int64_t *sums = NULL;
+  ts_rc rc;
+  memset(out, 0, sizeof *out);
+  ts_map_init(&index);
+  if (!(out->cqs = ts_arena_alloc(a, (t->ncqs + 1) * sizeof *out->cqs))) return TS_ENOMEM;
+  for (uint32_t i = 0; i < t->ncqs; i++) {
+    memset(&out->cqs[i], 0, sizeof out->cqs[i]);
+    if ((rc = cq_report(t, t->cqs[i], a, &out->cqs[i])) != TS_OK) return rc;
+  }
+  out->ncqs = t->ncqs;
+  qsort(out->cqs, out->ncqs, sizeof *out->cqs, cq_cmp); /* t->cqs is sorted: a no-op */
+  if ((rc = model_list(t->m, MODEL_LOCAL_QUEUE, &v, &n)) != TS_OK) return rc;
+  if (!(out->lqs = ts_arena_alloc(a, (n + 1) * sizeof *out->lqs))) rc = TS_ENOMEM;
+  for (size_t i = 0; rc == TS_OK && i < n; i++) {
+    const model_local_queue *lq = (const model_local_queue *)v[i];
+    memset(&out->lqs[i], 0, sizeof out->lqs[i]);
+    out->lqs[i].ns = ts_intern_cstr(lq->obj.ns);
+    out->lqs[i].name = ts_intern_cstr(lq->obj.name);
+    out->lqs[i].cluster_queue = lq->cluster_queue;
+    out->lqs[i].inactive = lq_inactive(t, lq);
+    if (!out->lqs[i].ns || !out->lqs[i].name) rc = TS_ENOMEM;
+  }
+  ts_free(v);
+  if (rc != TS_OK) return rc;
+  out->nlqs = n;
+  qsort(out->lqs, n, sizeof *out->lqs, lq_cmp);
+  for (size_t i = 0; rc == TS_OK && i < n; i++) {
+    lq_key *k = ts_arena_alloc(a, sizeof *k);
+    if (!k)
+      rc = TS_ENOMEM;
+    else {
+      *k = (lq_key){out->lqs[i].ns, out->lqs[i].name};
+      rc = ts_map_put(&index, (const char *)k, sizeof *k, (void *)(uintptr_t)(i + 1), NULL);
+    }
+  }
+  if (rc == TS_OK && n && t->nfr && !(sums = ts_calloc(n * t->nfr, sizeof *sums))) rc = TS_ENOMEM;
+  for (uint32_t i = 0; rc == TS_OK && i < t->ncqs; i++) /* workloads holding quota */
+    for (size_t k = 0; k < t->cqs[i]->adm.n; k++) {
+      const q__adm *r = t->cqs[i]->adm.v[k];
+      q_lq_report *lq = lq_find(&index, out->lqs, r->wl->ns, r->wl->local_queue);
+      if (!lq) continue;
+      lq->admitted++;
+      lq_charge(r, sums + (size_t)(lq - out->lqs) * t->nfr);
+    }
+  for (size_t i = 0; rc == TS_OK && i < n && sums; i++)
+    rc = lq_frs(t, a, &out->lqs[i], sums + i * t->nfr);
+  if (rc == TS_OK) count_pending(qs, out->cqs, out->ncqs, &index, out->lqs);
+  ts_free(sums);
+  ts_map_free(&index);
+  return rc;
+}
