@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "config/config.h"
+#include "live/live.h"
 #include "input/input.h"
 #include "model/model.h"
 #include "queueing/queueing.h"
@@ -20,6 +21,12 @@ int cmd_check(int argc, char **argv);
 int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_version(int argc, char **argv);
+
+/* A queue's status as Kueue writes it, {"status": ...} for a merge patch of the status
+ * subresource in kueue.x-k8s.io version (v1beta2 or v1beta1); NULL when out of memory. */
+json_t *queue_status_json(const live_queue_status *st, const char *version);
+/* The path of that status subresource. */
+void queue_status_path(const live_queue_status *st, const char *version, char *out, size_t cap);
 /* version.c: the git commit this binary was built from ("unknown" without git) and the build
  * date (ISO 8601, UTC). */
 const char *tessera_commit(void);

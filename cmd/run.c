@@ -14,8 +14,11 @@
 #include "kubeclient/kc.h"
 #include "live/live.h"
 
-#define CYCLE_TICK_MS 50   /* how often the loop looks for work */
-#define IDLE_CYCLE_MS 1000 /* a cycle at least this often (timeouts, backoffs) */
+#define CYCLE_TICK_MS  50    /* how often the loop looks for work */
+#define IDLE_CYCLE_MS  1000  /* a cycle at least this often (timeouts, backoffs) */
+#define KUEUE_CHECK_MS 30000 /* queueStatus auto: how often Kueue's Lease is read */
+
+typedef enum kueue_seen { KUEUE_UNKNOWN, KUEUE_ABSENT, KUEUE_RUNS, KUEUE_UNREADABLE } kueue_seen;
 
 typedef struct runner {
   uv_loop_t *loop;        /* the loop */
@@ -34,6 +37,11 @@ typedef struct runner {
   bool stopping;          /* shutdown started */
   int status;             /* exit status */
   uint64_t rejected;      /* objects the model refused */
+  cfg_queue_status qs;    /* queueStatus */
+  char kueue_version[16]; /* kueue.x-k8s.io version watched (v1beta2 unless seen otherwise) */
+  uv_timer_t kueue_check; /* queueStatus auto: reads Kueue's Lease */
+  kc_req *kueue_req;      /* that read, in flight */
+  kueue_seen kueue;       /* what the last read said */
 } runner;
 
 static int64_t now_ns(void) {
@@ -63,6 +71,8 @@ static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *
            name);
     return;
   }
+  if (res && !strcmp(res->group, "kueue.x-k8s.io"))
+    ts_strlcpy(r->kueue_version, res->version, sizeof r->kueue_version);
   model_decode_opts opts = {.resources = model_resources_of(live_model(r->l))};
   if (model_decode(obj, &opts, &o, &err) == TS_OK && o) {
     if (o->kind == MODEL_RESOURCE_CLAIM && r->writer)
@@ -148,6 +158,91 @@ static void w_queue_problem(void *ud, const model_obj *about, const char *proble
   }
 }
 
+static void status_done(void *ud, ts_rc res, const kc_write_info *info) {
+  (void)info;
+  live_queue_status_done(ud, res);
+}
+
+/* A queue's status, as Kueue writes it, in the kueue.x-k8s.io version the queues are watched in. */
+static void w_queue_status(void *ud, void *token, const live_queue_status *st) {
+  runner *r = ud;
+  char path[1024];
+  json_t *body = queue_status_json(st, r->kueue_version);
+  if (!body) {
+    kc_write_fail(r->writer, status_done, token);
+    return;
+  }
+  queue_status_path(st, r->kueue_version, path, sizeof path);
+  kc_patch_status(r->writer, st->cq ? "patch clusterqueues/status" : "patch localqueues/status",
+                  path, st->cq ? "" : st->lq->ns, st->cq ? st->cq->name : st->lq->name, body,
+                  status_done, token);
+  json_decref(body);
+}
+
+/* ---- queueStatus auto: is Kueue's controller running? ------------------------------------ */
+
+static void kueue_decided(runner *r, kueue_seen now, const char *detail) {
+  static const char *const said[] = {
+      [KUEUE_ABSENT] = "Kueue's controller is not running (no current Lease %s/%s): Tessera "
+                       "writes ClusterQueue and LocalQueue status",
+      [KUEUE_RUNS] = "Kueue's controller holds its Lease %s/%s: ClusterQueue and LocalQueue "
+                     "status is left to it",
+      [KUEUE_UNREADABLE] = "cannot read Kueue's Lease %s/%s (%s): ClusterQueue and LocalQueue "
+                           "status is not written; set queueStatus.mode to write or off"};
+  if (now == r->kueue) return;
+  r->kueue = now;
+  ts_log(now == KUEUE_UNREADABLE ? TS_LOG_WARN : TS_LOG_INFO, said[now], r->qs.kueue_namespace,
+         CFG_KUEUE_LEASE, detail);
+  live_set_queue_status(r->l, now == KUEUE_ABSENT ? r->qs.interval_ms * 1000000LL : -1);
+}
+
+static void on_kueue_lease(void *ud, const kc_response *resp) {
+  runner *r = ud;
+  json_t *lease, *spec;
+  char detail[64];
+  r->kueue_req = NULL;
+  snprintf(detail, sizeof detail, "HTTP %ld", resp->status);
+  if (resp->status == 404) {
+    kueue_decided(r, KUEUE_ABSENT, detail);
+  } else if (resp->status == 401 || resp->status == 403) {
+    kueue_decided(r, KUEUE_UNREADABLE, detail);
+  } else if (resp->status == 200 && (lease = json_loads(resp->body, 0, NULL))) {
+    /* held, and renewed within twice its duration: Kueue runs */
+    spec = json_object_get(lease, "spec");
+    const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
+    const char *renew = json_string_value(json_object_get(spec, "renewTime"));
+    int64_t renewed = 0;
+    json_int_t dur = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
+    bool held = holder && *holder && renew && ts_time_parse(renew, &renewed) == TS_OK &&
+                now_ns() - renewed <= 2 * (dur > 0 ? dur : 15) * 1000000000LL;
+    kueue_decided(r, held ? KUEUE_RUNS : KUEUE_ABSENT, detail);
+    json_decref(lease);
+  } /* else no answer: what was decided stands until the next read */
+}
+
+static void on_kueue_check(uv_timer_t *t) {
+  runner *r = t->data;
+  char path[1024];
+  if (r->stopping || r->kueue_req) return;
+  snprintf(path, sizeof path, "/apis/coordination.k8s.io/v1/namespaces/%s/leases/%s",
+           r->qs.kueue_namespace, CFG_KUEUE_LEASE);
+  r->kueue_req = kc_request(r->client, "GET", path, NULL, NULL, on_kueue_lease, r);
+}
+
+/* queueStatus: write turns the writes on, off leaves them off, auto reads Kueue's Lease now
+ * and every KUEUE_CHECK_MS. */
+static void start_queue_status(runner *r, const cfg_queue_status *qs) {
+  r->qs = *qs;
+  if (qs->mode == CFG_STATUS_WRITE) {
+    ts_log(TS_LOG_INFO, "queueStatus: write: Tessera writes ClusterQueue and LocalQueue status");
+    live_set_queue_status(r->l, qs->interval_ms * 1000000LL);
+  } else if (qs->mode == CFG_STATUS_OFF) {
+    ts_log(TS_LOG_INFO, "queueStatus: off: ClusterQueue and LocalQueue status is not written");
+  } else {
+    uv_timer_start(&r->kueue_check, on_kueue_check, 0, KUEUE_CHECK_MS);
+  }
+}
+
 /* ---- the loop ----------------------------------------------------------------------------- */
 
 static void on_tick(uv_timer_t *t) {
@@ -172,6 +267,9 @@ static void shut_down_done(void *ud) {
   kc_writer_free(r->writer);
   r->writer = NULL;
   kc_leader_free(r->leader);
+  kc_cancel(r->kueue_req);
+  r->kueue_req = NULL;
+  uv_close((uv_handle_t *)&r->kueue_check, on_closed);
   health_server_stop(r->health);
   health_server_stop(r->metrics);
   kc_client_free(r->client);
@@ -316,6 +414,8 @@ static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const cha
   }
   uv_timer_init(r->loop, &r->tick);
   r->tick.data = r;
+  uv_timer_init(r->loop, &r->kueue_check);
+  r->kueue_check.data = r;
   uv_signal_init(r->loop, &r->sigterm);
   uv_signal_init(r->loop, &r->sigint);
   r->sigterm.data = r->sigint.data = r;
@@ -333,6 +433,7 @@ static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const cha
   if (t->metrics_address[0] && strcmp(t->metrics_address, t->health_address))
     r->metrics = endpoint(r, "metricsAddress", t->metrics_address);
   uv_timer_start(&r->tick, on_tick, CYCLE_TICK_MS, CYCLE_TICK_MS);
+  start_queue_status(r, &t->queue_status);
   uv_signal_start(&r->sigterm, on_signal, SIGTERM);
   uv_signal_start(&r->sigint, on_signal, SIGINT);
   return TS_OK;
@@ -366,7 +467,9 @@ int cmd_run(int argc, char **argv) {
     goto fail_cel;
   }
   identity = identity_of(&a, hostname, sizeof hostname);
-  w = (live_writer){w_reserve, w_unreserve, w_bind, w_evict, w_unschedulable, w_queue_problem, &r};
+  w = (live_writer){w_reserve,       w_unreserve,     w_bind,         w_evict,
+                    w_unschedulable, w_queue_problem, w_queue_status, &r};
+  ts_strlcpy(r.kueue_version, "v1beta2", sizeof r.kueue_version);
   if (!(r.l = live_new(&t.sched, &w))) goto fail_auth;
   r.loop = uv_default_loop();
   if (!(r.client = kc_client_new(r.loop, &auth, &err))) {

@@ -14,6 +14,22 @@
 #define CFG_API_VERSION "tessera.dev/v1alpha1"
 #define CFG_KIND        "SchedulerConfiguration"
 
+/* queueStatus: who writes ClusterQueue and LocalQueue status. */
+typedef enum cfg_status_mode {
+  CFG_STATUS_AUTO,  /* auto: unless Kueue's controller holds its leader Lease */
+  CFG_STATUS_WRITE, /* write: always (the leader) */
+  CFG_STATUS_OFF,   /* off: never */
+} cfg_status_mode;
+
+typedef struct cfg_queue_status {
+  cfg_status_mode mode;     /* mode (auto) */
+  char kueue_namespace[64]; /* kueueNamespace: where Kueue's Lease is looked for (kueue-system) */
+  int64_t interval_ms;      /* interval: at most one write per queue per interval (5 s) */
+} cfg_queue_status;
+
+/* Kueue's leader election Lease (its manager's default resourceName). */
+#define CFG_KUEUE_LEASE "c1f6bfd2.kueue.x-k8s.io"
+
 /* Everything tessera.yaml sets, with defaults filled in, straight into the configuration of the
  * module that uses it: this file is the one place where settings are mapped. */
 typedef struct cfg_tessera {
@@ -23,6 +39,7 @@ typedef struct cfg_tessera {
   kc_api_opts api;                       /* api */
   char health_address[CFG_ADDRESS_MAX];  /* healthAddress: /healthz and /readyz */
   char metrics_address[CFG_ADDRESS_MAX]; /* metricsAddress: /metrics */
+  cfg_queue_status queue_status;         /* queueStatus */
 } cfg_tessera;
 
 /* Fills c with the defaults documented in README.md (no file needed to run). */

@@ -313,6 +313,34 @@ static ts_rc parse_leader(cdec *d, json_t *root, cfg_tessera *c) {
   return TS_OK;
 }
 
+static ts_rc parse_queue_status(cdec *d, json_t *root, cfg_tessera *c) {
+  static const char *const keys[] = {"mode", "kueueNamespace", "interval", NULL};
+  static const char *const modes[] = {
+      [CFG_STATUS_AUTO] = "auto", [CFG_STATUS_WRITE] = "write", [CFG_STATUS_OFF] = "off"};
+  cfg_queue_status *o = &c->queue_status;
+  char mode[16] = "";
+  json_t *s;
+  size_t mark;
+  ts_rc rc = get_object(d, root, "queueStatus", &s);
+  if (rc != TS_OK || !s) return rc;
+  mark = enter(d, "queueStatus");
+  if ((rc = known_keys(d, s, keys)) || (rc = get_string(d, s, "mode", mode, sizeof mode)) ||
+      (rc = get_string(d, s, "kueueNamespace", o->kueue_namespace, sizeof o->kueue_namespace)) ||
+      (rc = get_duration(d, s, "interval", &o->interval_ms, 0)))
+    return rc;
+  if (*mode) {
+    size_t i = 0;
+    while (i < 3 && strcmp(mode, modes[i])) i++;
+    if (i == 3) return fail(d, "mode", "supported values: \"auto\", \"write\", \"off\"");
+    o->mode = (cfg_status_mode)i;
+  }
+  if (model_dns_label_error(o->kueue_namespace))
+    return fail(d, "kueueNamespace", "Invalid value: \"%s\": %s", o->kueue_namespace,
+                model_dns_label_error(o->kueue_namespace));
+  leave(d, mark);
+  return TS_OK;
+}
+
 static ts_rc parse_api(cdec *d, json_t *root, cfg_tessera *c) {
   static const char *const keys[] = {"requestTimeout", "eventInterval", NULL};
   json_t *a;
@@ -365,8 +393,8 @@ static ts_rc check_address(cdec *d, const char *field, const char *addr) {
 
 static ts_rc parse_root(cdec *d, json_t *root, cfg_tessera *c) {
   static const char *const keys[] = {
-      "apiVersion",     "kind",          "schedulerName",  "scoring", "topology", "queueing",
-      "leaderElection", "healthAddress", "metricsAddress", "api",     NULL};
+      "apiVersion",     "kind",          "schedulerName",  "scoring", "topology",    "queueing",
+      "leaderElection", "healthAddress", "metricsAddress", "api",     "queueStatus", NULL};
   char name[254] = "", scoring[32] = "", api_version[64] = "", kind[64] = "";
   ts_rc rc;
   if (!json_is_object(root)) return fail(d, NULL, "must be a mapping of settings");
@@ -382,6 +410,7 @@ static ts_rc parse_root(cdec *d, json_t *root, cfg_tessera *c) {
       (rc = get_string(d, root, "scoring", scoring, sizeof scoring)) ||
       (rc = parse_topology(d, root, c)) || (rc = parse_queueing(d, root, c)) ||
       (rc = parse_leader(d, root, c)) || (rc = parse_api(d, root, c)) ||
+      (rc = parse_queue_status(d, root, c)) ||
       (rc = get_string(d, root, "healthAddress", c->health_address, sizeof c->health_address)) ||
       (rc = get_string(d, root, "metricsAddress", c->metrics_address, sizeof c->metrics_address)) ||
       (rc = check_address(d, "healthAddress", c->health_address)) ||
@@ -401,6 +430,10 @@ void cfg_tessera_default(cfg_tessera *c) {
   kc_api_opts_default(&c->api);
   ts_strlcpy(c->health_address, "0.0.0.0:10259", sizeof c->health_address);
   ts_strlcpy(c->metrics_address, "0.0.0.0:10260", sizeof c->metrics_address);
+  c->queue_status.mode = CFG_STATUS_AUTO;
+  ts_strlcpy(c->queue_status.kueue_namespace, "kueue-system",
+             sizeof c->queue_status.kueue_namespace);
+  c->queue_status.interval_ms = 5000;
 }
 
 void cfg_tessera_free(cfg_tessera *c) {

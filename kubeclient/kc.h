@@ -281,6 +281,11 @@ void kc_event_about(kc_writer *w, const kc_object_ref *about, const char *type, 
  * once it is accepted, a "Preempted" Event about the pod says why (reason, may be NULL). */
 void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, const char *reason,
               kc_write_cb cb, void *ud);
+/* A JSON merge patch of an object's status subresource (path ends in "/status"), e.g. a
+ * ClusterQueue's; what (static) names the write in logs ("patch clusterqueues/status"), ns and
+ * name the object. body is borrowed. */
+void kc_patch_status(kc_writer *w, const char *what, const char *path, const char *ns,
+                     const char *name, const json_t *body, kc_write_cb cb, void *ud);
 /* Ends a write its caller could not even prepare (no memory): cb gets TS_ENOMEM on a later
  * loop turn, as for the writer's own writes. */
 void kc_write_fail(kc_writer *w, kc_write_cb cb, void *ud);

@@ -452,6 +452,13 @@ void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const 
   json_decref(b);
 }
 
+void kc_patch_status(kc_writer *w, const char *what, const char *path, const char *ns,
+                     const char *name, const json_t *body, kc_write_cb cb, void *ud) {
+  op *o = new_op(w, what, cb, ud);
+  if (!o || !set_names(o, ns, name, NULL, NULL, NULL, NULL)) return;
+  send_req(o, "PATCH", path, (json_t *)body, "application/merge-patch+json", on_simple);
+}
+
 static void ignore(void *ud, ts_rc r, const kc_write_info *info) {
   (void)ud, (void)r, (void)info;
 }

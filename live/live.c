@@ -4,6 +4,7 @@
 
 #include "live/qmetrics.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,7 +103,24 @@ struct live {
   bool dirty;              /* something changed since the last cycle */
   live_stats st;           /* counters */
   qmetrics *qm;            /* Kueue-named and cycle metrics */
+  ts_map qstatus;          /* "ClusterQueue NAME" / "LocalQueue NS/NAME" -> qstat (owned) */
+  int64_t qstatus_ns;      /* interval between status writes of a queue; < 0: off */
 };
+
+/* What a queue's status writes remember. */
+typedef struct qstat {
+  live *l;               /* the loop */
+  uint64_t written;      /* hash of the status that landed last (0: none) */
+  uint64_t sending;      /* hash of the status in flight */
+  int64_t sent_ns;       /* the cycle clock when it was last sent */
+  bool sent;             /* it was sent once */
+  int64_t transition_ns; /* when Active last changed */
+  bool active;           /* Active, as last seen */
+  bool inflight;         /* a write is in flight (its token is this) */
+  bool gone;             /* the queue went while a write was in flight: freed when it ends */
+  uint64_t seen;         /* the cycle that last reported it */
+  char key[];            /* the map's key */
+} qstat;
 
 /* ---- maps that own their keys: the entry holds the key, so no lookup is done twice -------- */
 
@@ -165,6 +183,8 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
   ts_map_init(&l->assumed_pods);
   ts_map_init(&l->reported);
   ts_map_init(&l->problems);
+  ts_map_init(&l->qstatus);
+  l->qstatus_ns = -1;
   if (!(l->m = model_new()) || !(l->state = sched_state_new()) || !(l->qm = qmetrics_new())) {
     live_free(l);
     return NULL;
@@ -173,6 +193,20 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
 }
 
 static void free_gang(gang_op *g);
+
+/* Frees the status memory; one with a write in flight is freed when the write ends. */
+static void free_qstatus(live *l) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  while (ts_map_next(&l->qstatus, &it, &s)) {
+    qstat *q = s->value;
+    if (q->inflight)
+      q->gone = true, q->l = NULL;
+    else
+      ts_free(q);
+  }
+  ts_map_free(&l->qstatus);
+}
 
 void live_free(live *l) {
   if (!l) return;
@@ -183,6 +217,7 @@ void live_free(live *l) {
   ts_vec_free(&l->reports);
   oclear(&l->reported, ts_free);
   oclear(&l->problems, NULL);
+  free_qstatus(l);
   sched_state_free(l->state);
   qmetrics_free(l->qm);
   model_free(l->m);
@@ -652,6 +687,115 @@ static wl_evict *new_wl_evict(const sched_wl_event *ev) {
   return w;
 }
 
+/* ---- queue status --------------------------------------------------------------------- */
+
+void live_set_queue_status(live *l, int64_t interval_ns) {
+  l->qstatus_ns = interval_ns;
+}
+
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+  return (h ^ ts_hash(p, n)) * 0x9e3779b97f4a7c15ULL + 1;
+}
+
+/* A hash of what a status write would say (interned names hash by address: stable). */
+static uint64_t hash_frs(uint64_t h, const q_fr_report *x, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    int64_t v[3] = {x[i].resource, x[i].usage, x[i].borrowed};
+    h = mix(h, &x[i].flavor, sizeof x[i].flavor);
+    h = mix(h, v, sizeof v);
+  }
+  return h;
+}
+
+static uint64_t hash_status(const live_queue_status *st, bool active) {
+  uint64_t h = mix(0, &active, sizeof active);
+  if (st->cq) {
+    const q_cq_report *c = st->cq;
+    uint32_t v[3] = {c->pending_active, c->pending_inadmissible, c->admitted};
+    int64_t share = isinf(c->weighted_share) ? INT64_MAX : (int64_t)llround(c->weighted_share);
+    h = mix(h, v, sizeof v);
+    h = mix(h, &c->inactive, sizeof c->inactive); /* static strings */
+    if (c->problem) h = mix(h, c->problem, strlen(c->problem));
+    if (st->fair_sharing) h = mix(h, &share, sizeof share);
+    h = hash_frs(h, c->frs, c->nfrs);
+  } else {
+    const q_lq_report *q = st->lq;
+    uint32_t v[3] = {q->pending_active, q->pending_inadmissible, q->admitted};
+    h = mix(h, v, sizeof v);
+    h = mix(h, &q->inactive, sizeof q->inactive);
+    h = hash_frs(h, q->frs, q->nfrs);
+  }
+  return h ? h : 1; /* 0 means "nothing written" */
+}
+
+/* A queue seen in this cycle's report: its status is written when it changed and its last
+ * write is at least the interval old. */
+static void queue_seen(live *l, const char *key, live_queue_status *st, bool active,
+                       int64_t now_ns) {
+  qstat *q = ts_map_get(&l->qstatus, key, strlen(key));
+  uint64_t h;
+  if (!q) {
+    size_t n = strlen(key);
+    if (!(q = ts_calloc(1, sizeof *q + n + 1))) return;
+    memcpy(q->key, key, n + 1);
+    q->l = l, q->active = active, q->transition_ns = now_ns;
+    if (ts_map_put(&l->qstatus, q->key, n, q, NULL) != TS_OK) {
+      ts_free(q);
+      return;
+    }
+  }
+  q->seen = l->st.cycles;
+  if (q->active != active) q->active = active, q->transition_ns = now_ns;
+  st->transition_ns = q->transition_ns;
+  h = hash_status(st, active);
+  if (q->inflight || h == q->written || (q->sent && now_ns - q->sent_ns < l->qstatus_ns)) return;
+  q->inflight = true, q->sending = h, q->sent_ns = now_ns, q->sent = true;
+  l->st.queue_status++;
+  l->w.queue_status(l->w.ud, q, st);
+}
+
+void live_queue_status_done(void *token, ts_rc r) {
+  qstat *q = token;
+  q->inflight = false;
+  if (q->gone) {
+    ts_free(q);
+    return;
+  }
+  if (r == TS_OK) q->written = q->sending; /* else tried again after the interval */
+}
+
+/* Writes the status of the queues that changed; forgets the queues that are gone. */
+static void write_queue_status(live *l, const sched_result *res, int64_t now_ns) {
+  const q_report *r = &res->queues;
+  char key[TS_KEY_MAX + 32];
+  TS_VEC(qstat *) gone = {0};
+  size_t it = 0;
+  const ts_map_slot *s;
+  if (l->qstatus_ns < 0 || !l->w.queue_status) return;
+  for (size_t i = 0; i < r->ncqs; i++) {
+    live_queue_status st = {.cq = &r->cqs[i],
+                            .resources = model_resources_of(l->m),
+                            .fair_sharing = l->cfg->queueing.fair_sharing};
+    snprintf(key, sizeof key, "ClusterQueue %s", r->cqs[i].name);
+    queue_seen(l, key, &st, !r->cqs[i].inactive, now_ns);
+  }
+  for (size_t i = 0; i < r->nlqs; i++) {
+    live_queue_status st = {.lq = &r->lqs[i], .resources = model_resources_of(l->m)};
+    snprintf(key, sizeof key, "LocalQueue %s/%s", r->lqs[i].ns, r->lqs[i].name);
+    queue_seen(l, key, &st, !r->lqs[i].inactive, now_ns);
+  }
+  while (ts_map_next(&l->qstatus, &it, &s))
+    if (((qstat *)s->value)->seen != l->st.cycles) (void)ts_vec_push(&gone, s->value);
+  for (size_t i = 0; i < gone.n; i++) {
+    ts_map_del(&l->qstatus, gone.v[i]->key, strlen(gone.v[i]->key));
+    if (gone.v[i]->inflight)
+      gone.v[i]->gone = true;
+    else
+      ts_free(gone.v[i]);
+  }
+  ts_vec_free(&gone);
+}
+
 ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   wl_evict *wl = NULL;
   sched_result res;
@@ -678,6 +822,7 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
     return ts_err_set(err, rc, "out of memory");
   }
   report_problems(l, &res);
+  write_queue_status(l, &res, now_ns);
   /* Evictions first, and pending reports copied: binds change the model the decisions point
    * into. The reports go out once the bindings have answered. */
   for (size_t i = 0, e = 0, end = 0; i < res.ndecisions; i++) {
@@ -716,6 +861,8 @@ ts_rc live_metrics(const live *l, ts_buf *out) {
       {"tessera_writes_total", "counter", "Writes issued to the API server.",
        offsetof(live_stats, writes)},
       {"tessera_writes_inflight", "gauge", "Writes in flight.", offsetof(live_stats, inflight)},
+      {"tessera_queue_status_writes_total", "counter",
+       "ClusterQueue and LocalQueue status writes issued.", offsetof(live_stats, queue_status)},
       {"tessera_queue_problems", "gauge",
        "Problems of the Kueue objects (cohort cycles, missing flavors) in the last cycle.",
        offsetof(live_stats, queue_problems)},

@@ -28,6 +28,8 @@ typedef struct live live;
  * allocation are borrowed for the duration of the call only. The loop never fails to issue a
  * write once it assumed its outcome: tokens are made with the cycle's decisions, before
  * anything is assumed. */
+struct live_queue_status;
+
 typedef struct live_writer {
   /* Reserve claim ns/name (uid) for the pod: when alloc is not NULL, add the finalizer and
    * write it (dra_allocation_json encodes it) with reservedFor; otherwise only add the pod to
@@ -52,8 +54,21 @@ typedef struct live_writer {
    * makes ClusterQueues inactive (sched_result.problems); about is the object it names (NULL
    * for an implicit cohort). */
   void (*queue_problem)(void *ud, const model_obj *about, const char *problem);
+  /* Optional: writes a ClusterQueue's or LocalQueue's status (Kueue's fields, through the
+   * status subresource); must lead to exactly one live_queue_status_done(token, result), never
+   * from inside the call. Called only after live_set_queue_status turned the writes on. */
+  void (*queue_status)(void *ud, void *token, const struct live_queue_status *st);
   void *ud; /* passed to every call */
 } live_writer;
+
+/* One queue's status to write (borrowed for the call). */
+typedef struct live_queue_status {
+  const q_cq_report *cq;            /* a ClusterQueue's, or NULL */
+  const q_lq_report *lq;            /* a LocalQueue's, or NULL */
+  const model_resources *resources; /* names and formats of the report's resource ids */
+  int64_t transition_ns;            /* when its Active condition last changed, as this loop saw */
+  bool fair_sharing;                /* fair sharing is on: write fairSharing.weightedShare */
+} live_queue_status;
 
 typedef struct live_stats {
   uint64_t cycles;         /* cycles run */
@@ -65,6 +80,7 @@ typedef struct live_stats {
   uint64_t inflight;       /* writes in flight now */
   uint64_t pending;        /* pods the last cycle left pending */
   uint64_t queue_problems; /* problems of the Kueue objects in the last cycle */
+  uint64_t queue_status;   /* ClusterQueue / LocalQueue status writes issued */
   double last_cycle_s;     /* how long the last cycle took */
   double cycle_s_total;    /* time spent in cycles */
 } live_stats;
@@ -110,6 +126,13 @@ void live_report_done(void *token);
 
 const model *live_model(const live *l); /* borrowed */
 void live_get_stats(const live *l, live_stats *out);
+
+/* ClusterQueue and LocalQueue status: interval_ns >= 0 turns the writes on (a queue's status
+ * is written after a cycle when it changed and at least interval_ns after its last write; a
+ * failed write is tried again the same way), < 0 turns them off (the default). */
+void live_set_queue_status(live *l, int64_t interval_ns);
+/* A status write ended (the token given to queue_status). */
+void live_queue_status_done(void *token, ts_rc r);
 
 /* Appends the loop's counters in Prometheus' text format (for /metrics). */
 ts_rc live_metrics(const live *l, ts_buf *out);

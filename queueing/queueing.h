@@ -281,7 +281,7 @@ typedef struct q_cq_report {
   uint32_t admitted;             /* workloads holding quota */
   double weighted_share;         /* q_tree_share: +inf when it borrows with weight 0 */
   const char *inactive;          /* Kueue's Active=False reason, NULL when active */
-  const char *problem;           /* the problem behind it, or NULL */
+  const char *problem;           /* the problem behind it (copied into the arena), or NULL */
   q_fr_report *frs;              /* every flavor-resource of its resource groups, spec order */
   uint32_t nfrs;                 /* entries */
 } q_cq_report;

@@ -35,7 +35,10 @@ static ts_rc cq_report(const q_tree *t, const q__cq *cq, ts_arena *a, q_cq_repor
   out->admitted = (uint32_t)cq->adm.n;
   out->weighted_share = q_tree_share(t, cq->node.name);
   out->inactive = cq->node.active ? NULL : cq->inactive;
-  out->problem = cq->node.active ? NULL : cq->problem;
+  out->problem = NULL; /* copied: the tree's problems go with the tree */
+  if (!cq->node.active && cq->problem &&
+      !(out->problem = ts_arena_strndup(a, cq->problem, strlen(cq->problem))))
+    return TS_ENOMEM;
   for (uint32_t g = 0; g < cq->ngroups; g++) n += cq->groups[g].nflavors * cq->groups[g].nres;
   if (!(out->frs = ts_arena_alloc(a, (n + 1) * sizeof *out->frs))) return TS_ENOMEM;
   for (uint32_t g = 0; g < cq->ngroups; g++)

@@ -40,6 +40,15 @@ YAML
   bound team-a second-0 && fail "second admitted over quota (6 + 6 > 8)"
   say "second waits: $(unschedulable_message team-a second-0)"
   unschedulable_message team-a second-0 | grep -qi "quota" || fail "the reason does not name the quota"
+  # kubectl get cq,lq shows it as Kueue would (no Kueue controller here: Tessera writes it,
+  # and the API server validated it against the CRDs' schemas).
+  cq_status() { k get clusterqueue cq -o jsonpath='{.status.admittedWorkloads}/{.status.pendingWorkloads}/{.status.flavorsUsage[0].resources[0].total}/{.status.conditions[0].reason}'; }
+  lq_status() { k get localqueue lq -n team-a -o jsonpath='{.status.admittedWorkloads}/{.status.pendingWorkloads}/{.status.flavorsUsage[0].resources[0].total}'; }
+  cq_is() { [ "$(cq_status)" = "$1" ]; }
+  lq_is() { [ "$(lq_status)" = "$1" ]; }
+  wait_until 20 cq_is 1/1/6/Ready || fail "ClusterQueue status: $(cq_status)"
+  wait_until 20 lq_is 1/1/6 || fail "LocalQueue status: $(lq_status)"
+  say "kubectl get cq: $(k get clusterqueue cq --no-headers 2>&1 | tr -s ' ')"
   # first finishes: its pods go; second is admitted.
   k delete pod first-0 first-1 -n team-a --grace-period=0 --force >/dev/null 2>&1
   wait_until 20 bound team-a second-0 || fail "second not admitted once quota was free"

@@ -526,7 +526,12 @@ void tc_free(tc_cluster *c) {
 }
 
 live_writer tc_writer(tc_cluster *c) {
-  return (live_writer){w_reserve, w_unreserve, w_bind, w_evict, w_unschedulable, NULL, c};
+  return (live_writer){.claim_reserve = w_reserve,
+                       .claim_unreserve = w_unreserve,
+                       .bind = w_bind,
+                       .evict = w_evict,
+                       .unschedulable = w_unschedulable,
+                       .ud = c};
 }
 
 void tc_attach(tc_cluster *c, live *l) {

@@ -479,6 +479,18 @@ static void test_tessera_defaults_and_example(void **state) {
   assert_int_equal(c.sched.pods_ready_timeout_ns, 300 * 1000000000LL);
   assert_int_equal(c.sched.requeue_max_ns, 3600 * 1000000000LL);
   assert_ptr_equal(c.sched.topology[1], ts_intern_cstr("nvidia.com/gpu.clique"));
+  assert_int_equal(c.queue_status.mode, CFG_STATUS_AUTO);
+  assert_string_equal(c.queue_status.kueue_namespace, "kueue-system");
+  assert_int_equal(c.queue_status.interval_ms, 5000);
+  cfg_tessera_free(&c);
+  cfg_tessera_default(&c);
+  {
+    const char *y = "queueStatus: {mode: write, kueueNamespace: kueue, interval: 250ms}\n";
+    assert_int_equal(cfg_tessera_parse(y, strlen(y), &c, &e), TS_OK);
+  }
+  assert_int_equal(c.queue_status.mode, CFG_STATUS_WRITE);
+  assert_string_equal(c.queue_status.kueue_namespace, "kueue");
+  assert_int_equal(c.queue_status.interval_ms, 250);
   cfg_tessera_free(&c);
   cfg_tessera_default(&c);
   {
@@ -595,6 +607,17 @@ static void test_tessera_errors(void **state) {
   bad_config("leaderElection: {leaseNamespace: kube.system}\n",
              "tessera.yaml: leaderElection.leaseNamespace: Invalid value: \"kube.system\": must "
              "not contain dots");
+  bad_config("queueStatus: {mode: sometimes}\n",
+             "tessera.yaml: queueStatus.mode: supported values: \"auto\", \"write\", \"off\"");
+  bad_config("queueStatus: {kueueNamespace: Kueue}\n",
+             "tessera.yaml: queueStatus.kueueNamespace: Invalid value: \"Kueue\": a lowercase "
+             "RFC 1123 label must consist of lower case alphanumeric characters or '-', and must "
+             "start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex "
+             "used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')");
+  bad_config("queueStatus: {interval: soon}\n",
+             "tessera.yaml: queueStatus.interval: must be a duration such as \"15s\", \"500ms\" "
+             "or \"1m30s\"");
+  bad_config("queueStatus: {every: 1s}\n", "tessera.yaml: queueStatus.every: unknown field");
   bad_config("[1, 2]\n", "tessera.yaml: : must be a mapping of settings");
   bad_config("a: [\n", "tessera.yaml: line 2 column 1: did not find expected node content");
   assert_int_equal(cfg_parse_duration("1h30m", &ms), TS_OK);

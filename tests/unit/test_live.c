@@ -87,6 +87,16 @@ static void w_unsched(void *ud, void *token, const char *ns, const char *name, c
   live_report_done(token); /* answered at once */
 }
 
+static void w_qstatus(void *ud, void *token, const live_queue_status *st) {
+  if (st->cq)
+    add(ud, token, NULL, "status ClusterQueue %s: pending %u, admitted %u, %s", st->cq->name,
+        st->cq->pending_active + st->cq->pending_inadmissible, st->cq->admitted,
+        st->cq->inactive ? st->cq->inactive : "active");
+  else
+    add(ud, token, NULL, "status LocalQueue %s/%s: pending %u, admitted %u", st->lq->ns,
+        st->lq->name, st->lq->pending_active + st->lq->pending_inadmissible, st->lq->admitted);
+}
+
 static void rec_clear(rec *r) {
   for (int i = 0; i < r->n; i++) json_decref(r->calls[i].alloc);
   r->n = 0;
@@ -100,7 +110,7 @@ typedef struct fixture {
 
 static int setup(void **state) {
   fixture *f = calloc(1, sizeof *f);
-  live_writer w = {w_reserve, w_unreserve, w_bind, w_evict, w_unsched, NULL};
+  live_writer w = {w_reserve, w_unreserve, w_bind, w_evict, w_unsched, NULL, w_qstatus, NULL};
   sched_config_default(&f->cfg);
   w.ud = &f->r;
   f->l = live_new(&f->cfg, &w);
@@ -543,6 +553,75 @@ static void test_live_kueue_metrics(void **state) {
   free(m);
 }
 
+static void answer_status(fixture *f, const char *text, ts_rc r) {
+  int i = find_call(f, text);
+  if (i < 0) fail_msg("no call \"%s\"", text);
+  live_queue_status_done(f->r.calls[i].token, r);
+}
+
+/* Queue status is written only when turned on, when it changed, at most once per interval per
+ * queue; a failed write is tried again after the interval; a queue that went is forgotten. */
+static void test_live_queue_status(void **state) {
+  fixture *f = *state;
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, kueue_yaml);
+  assert_true(cycle_at(f, 100));
+  expect_calls(f, NULL, 0); /* off by default */
+  live_set_queue_status(f->l, 10 * 1000000000LL);
+  assert_true(cycle_at(f, 100));
+  {
+    const char *want[] = {"status ClusterQueue cq: pending 0, admitted 0, active",
+                          "status LocalQueue t/lq: pending 0, admitted 0"};
+    expect_calls(f, want, 2);
+  }
+  answer_status(f, "status ClusterQueue cq: pending 0, admitted 0, active", TS_OK);
+  answer_status(f, "status LocalQueue t/lq: pending 0, admitted 0", TS_OK);
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, 101));
+  expect_calls(f, NULL, 0); /* unchanged */
+  add_pod(f, MODEL_ADDED, "p", 1, ", labels: {kueue.x-k8s.io/queue-name: lq}", "");
+  assert_true(cycle_at(f, 102));
+  {
+    const char *want[] = {"bind t/p -> n1"}; /* changed, but written 2 s ago */
+    expect_calls(f, want, 1);
+  }
+  answer(f, "bind t/p -> n1", TS_OK);
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, 110));
+  {
+    const char *want[] = {"status ClusterQueue cq: pending 0, admitted 1, active",
+                          "status LocalQueue t/lq: pending 0, admitted 1"};
+    expect_calls(f, want, 2);
+  }
+  answer_status(f, "status ClusterQueue cq: pending 0, admitted 1, active", TS_EHTTP);
+  answer_status(f, "status LocalQueue t/lq: pending 0, admitted 1", TS_OK);
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, 115));
+  expect_calls(f, NULL, 0); /* the failed one waits for its interval */
+  assert_true(cycle_at(f, 120));
+  {
+    const char *want[] = {"status ClusterQueue cq: pending 0, admitted 1, active"};
+    expect_calls(f, want, 1);
+  }
+  /* The ClusterQueue goes while its write is in flight (the write then ends): its LocalQueue
+   * says so. */
+  assert_int_equal(live_remove(f->l, MODEL_CLUSTER_QUEUE, NULL, "cq"), TS_OK);
+  {
+    void *token = f->r.calls[0].token;
+    const char *want[] = {"status LocalQueue t/lq: pending 0, admitted 0"};
+    rec_clear(&f->r);
+    assert_true(cycle_at(f, 121));
+    expect_calls(f, want, 1);
+    live_queue_status_done(token, TS_OK);
+    answer_status(f, want[0], TS_OK);
+  }
+  rec_clear(&f->r);
+  live_set_queue_status(f->l, -1);
+  feed(f, MODEL_MODIFIED, kueue_yaml); /* back: nothing written, it is off */
+  assert_true(cycle_at(f, 140));
+  expect_calls(f, NULL, 0);
+}
+
 /* The pending gauge names the kind of reason; a label value with quotes is escaped. */
 static void test_live_pending_reasons(void **state) {
   fixture *f = *state;
@@ -714,6 +793,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_kueue_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_pending_reasons, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_queue_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_allocation_json, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

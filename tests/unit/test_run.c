@@ -55,7 +55,8 @@ static void write_config(const fa_server *s, int port, char *path, size_t cap) {
   assert_non_null(f);
   fputs("leaderElection: {enable: true, leaseName: tessera, leaseNamespace: kube-system,\n"
         "  leaseDuration: 2s, renewDeadline: 1500ms, retryPeriod: 200ms}\n"
-        "api: {eventInterval: 1m}\n",
+        "api: {eventInterval: 1m}\n"
+        "queueStatus: {interval: 200ms}\n",
         f);
   fprintf(f, "healthAddress: 127.0.0.1:%d\nmetricsAddress: 127.0.0.1:%d\n", port, port);
   fclose(f);
@@ -143,6 +144,22 @@ static long http_get(int port, const char *path, char *out, size_t cap) {
   snprintf(out, cap, "%.*s", (int)b.len, b.data ? b.data : "");
   ts_buf_free(&b);
   return code;
+}
+
+/* Polls the object at path until its text holds both needles (10 s at most). */
+static bool wait_status(fa_server *s, const char *path, const char *a, const char *b) {
+  for (int i = 0; i < 200; i++) {
+    char *o = fa_get(s, path);
+    bool ok = o && strstr(o, a) && strstr(o, b);
+    if (ok || i == 199) {
+      if (!ok) print_message("%s: %s\n", path, o ? o : "(none)");
+      free(o);
+      return ok;
+    }
+    free(o);
+    usleep(50000);
+  }
+  return false;
 }
 
 static bool bound_to(fa_server *s, const char *name, const char *node) {
@@ -422,7 +439,95 @@ static void test_run_preemption_and_gang(void **state) {
   assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/low-0/eviction 201", 1, 10000));
   assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/high-0/binding 201", 1, 10000));
   assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/low-0/eviction"), 1);
+  /* Kueue's controller is not running (no Lease): the queues' status is written as Kueue
+   * writes it, and follows the preemption (issue 15). */
+  assert_true(wait_status(s, "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq",
+                          "\"admittedWorkloads\":1,", "\"total\":\"2\""));
+  {
+    char *o = fa_get(s, "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq");
+    assert_non_null(strstr(o, "\"pendingWorkloads\":0"));
+    /* (the fake server sorts keys) */
+    assert_non_null(strstr(o, "\"flavorsUsage\":[{\"name\":\"gpu\",\"resources\":[{\"borrowed\":"
+                              "\"0\",\"name\":\"nvidia.com/gpu\",\"total\":\"2\"}]}]"));
+    assert_non_null(strstr(o, "\"reason\":\"Ready\",\"status\":\"True\",\"type\":\"Active\""));
+    free(o);
+  }
+  assert_true(wait_status(s, "/apis/kueue.x-k8s.io/v1beta1/namespaces/t/localqueues/lq",
+                          "\"admittedWorkloads\":1,", "\"flavorUsage\":[{\"name\":\"gpu\""));
+  { /* the metrics saw the same: one admission (landed), one eviction by preemption */
+    char body[262144], why[512];
+    int port = 20000 + (int)(getpid() % 10000) * 2;
+    for (int i = 0; i < 50; i++) {
+      assert_int_equal(http_get(port, "/metrics", body, sizeof body), 200);
+      if (strstr(body, "\nkueue_admitted_workloads_total{cluster_queue=\"cq\"} 1\n")) break;
+      usleep(50000);
+    }
+    if (!prom_text_valid(body, why, sizeof why)) fail_msg("/metrics: %s\n%s", why, body);
+    assert_non_null(strstr(body, "\nkueue_admitted_workloads_total{cluster_queue=\"cq\"} 1\n"));
+    assert_non_null(strstr(
+        body, "\nkueue_evicted_workloads_total{cluster_queue=\"cq\",reason=\"Preempted\"} 1\n"));
+    assert_non_null(strstr(body, "\nkueue_preempted_workloads_total{preempting_cluster_queue="
+                                 "\"cq\",reason=\"InClusterQueue\"} 1\n"));
+    assert_non_null(strstr(body,
+                           "\nkueue_cluster_queue_resource_usage{cohort=\"\","
+                           "cluster_queue=\"cq\",flavor=\"gpu\",resource=\"nvidia.com/gpu\"} 2\n"));
+    assert_null(strstr(body, "\ntessera_queue_status_writes_total 0\n"));
+  }
   stop(pid, SIGTERM);
+}
+
+/* Kueue's own controller holds its Lease: Tessera leaves the queues' status to it, and says
+ * so in its log. */
+static void test_run_queue_status_left_to_kueue(void **state) {
+  fa_server *s = srv = fa_start();
+  char y[600], t[40], path[400];
+  time_t now = time(NULL);
+  struct tm tm;
+  pid_t pid;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  gmtime_r(&now, &tm);
+  strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
+  snprintf(y, sizeof y,
+           "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: "
+           "c1f6bfd2.kueue.x-k8s.io, namespace: kueue-system}\nspec: {holderIdentity: "
+           "kueue-controller-manager-1, leaseDurationSeconds: 15, renewTime: \"%s\"}\n",
+           t);
+  assert_true(fa_put(s, y));
+  assert_true(fa_put(
+      s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n"));
+  assert_true(fa_put(
+      s,
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+      "spec:\n  namespaceSelector: {}\n  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n"
+      "    flavors:\n    - {name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 4}]}\n"));
+  assert_true(fa_put(
+      s,
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: t}\n"
+      "spec: {clusterQueue: cq}\n"));
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: q0, namespace: t, labels: "
+                        "{kueue.x-k8s.io/queue-name: lq}}\nspec: {schedulerName: tessera, "
+                        "containers: [{name: c, resources: {limits: {nvidia.com/gpu: '1'}}}]}\n"));
+  pid = spawn(s, "a");
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/q0/binding 201", 1, 15000));
+  usleep(600000); /* three status intervals */
+  assert_int_equal(fa_count(s, "PATCH /apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq/status"), 0);
+  assert_int_equal(fa_count(s, "PATCH /apis/kueue.x-k8s.io/v1beta1/namespaces/t/localqueues"), 0);
+  stop(pid, SIGTERM);
+  snprintf(path, sizeof path, "%s/a.log", fa_dir(s));
+  {
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    bool told = false;
+    assert_non_null(f);
+    while (fgets(line, sizeof line, f))
+      told |= strstr(line, "Kueue's controller holds its Lease kueue-system/"
+                           "c1f6bfd2.kueue.x-k8s.io: ClusterQueue and LocalQueue status is "
+                           "left to it") != NULL;
+    fclose(f);
+    assert_true(told);
+  }
 }
 
 /* Pods of a queued gang arrive one by one, as a controller creates them: nothing is bound
@@ -726,6 +831,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_http2, teardown),
       cmocka_unit_test_teardown(test_run_goaway_with_watches, teardown),
       cmocka_unit_test_teardown(test_run_preemption_and_gang, teardown),
+      cmocka_unit_test_teardown(test_run_queue_status_left_to_kueue, teardown),
       cmocka_unit_test_teardown(test_run_gang_pod_by_pod, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
       cmocka_unit_test_teardown(test_run_queue_problems, teardown),
