@@ -63,7 +63,7 @@ TESSERA   := $(BUILD)/tessera
 
 .SECONDARY:
 
-.PHONY: all deps test demo bench sanitize soak fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e e2e-scale FORCE
+.PHONY: all deps test demo bench sanitize soak fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e e2e-scale rbac manifests FORCE
 
 all: tessera
 
@@ -184,6 +184,16 @@ check-style:
 
 format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
+
+# The chart's RBAC from the code's tables, and the plain manifests rendered from the chart
+# (make test fails when either is stale).
+rbac: $(BUILD)/tessera
+	@$(BUILD)/tessera rbac --helm >deploy/helm/tessera/templates/rbac.yaml
+	@echo "wrote deploy/helm/tessera/templates/rbac.yaml"
+
+manifests: $(BUILD)/tests/test_chart
+	@TESSERA_WRITE_MANIFESTS=1 $(BUILD)/tests/test_chart >/dev/null
+	@echo "wrote deploy/manifests/tessera.yaml"
 
 clean:
 	rm -rf build tessera

@@ -21,6 +21,8 @@ static const char usage[] =
     "        validate tessera.yaml and manifests as the API server and admission would\n"
     "  bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] [--seed S] [--output text|json]\n"
     "        build generated clusters in memory and time the scheduling cycle on them\n"
+    "  rbac [--helm] [--namespace NS] [--lease-namespace NS] [--lease-name NAME]\n"
+    "        the least RBAC Tessera needs, from what it requests (the chart's rbac.yaml)\n"
     "  version [--output text|json]\n"
     "        the git commit this binary was built from, and when\n"
     "  help  show this text\n";
@@ -49,6 +51,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "check")) return cmd_check(argc - 2, argv + 2);
   if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
   if (!strcmp(argv[1], "bench")) return cmd_bench(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "rbac")) return cmd_rbac(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
     return cmd_version(argc - 2, argv + 2);
   fprintf(stderr, "tessera: unknown command \"%s\"\n\n%s", argv[1], usage);

@@ -286,6 +286,31 @@ void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, c
  * name the object. body is borrowed. */
 void kc_patch_status(kc_writer *w, const char *what, const char *path, const char *ns,
                      const char *name, const json_t *body, kc_write_cb cb, void *ud);
+/* ---- access ---------------------------------------------------------------------------------- */
+
+typedef enum kc_rbac_scope {
+  KC_RBAC_CLUSTER,  /* a ClusterRole rule */
+  KC_RBAC_LEASE_NS, /* a Role in leaderElection.leaseNamespace */
+  KC_RBAC_LEASE,    /* the same, for leaderElection.leaseName only */
+} kc_rbac_scope;
+
+/* One RBAC rule Tessera needs beyond the informers' reads (get, list, watch of each kind the
+ * model reads). Strings are static; lists are space-separated. */
+typedef struct kc_rbac_rule {
+  kc_rbac_scope scope;   /* where it applies */
+  const char *group;     /* API group, "" for core */
+  const char *resources; /* "pods/binding pods/eviction" */
+  const char *verbs;     /* "create" */
+  const char *name;      /* resourceNames: this one object only, or NULL */
+  const char *why;       /* what needs it */
+} kc_rbac_rule;
+/* The rules, in the order `tessera rbac` prints them (borrowed, static). */
+size_t kc_rbac_rules(const kc_rbac_rule **out);
+/* True when a request of verb (as tessera_api_requests_total labels it: get, list, watch,
+ * create, put, patch, delete) on resource ("pods/binding", "" for discovery) is allowed by the
+ * informers' reads or the rules, whatever the group, namespace or name. */
+bool kc_rbac_allows(const char *verb, const char *resource);
+
 /* Ends a write its caller could not even prepare (no memory): cb gets TS_ENOMEM on a later
  * loop turn, as for the writer's own writes. */
 void kc_write_fail(kc_writer *w, kc_write_cb cb, void *ud);

@@ -44,6 +44,9 @@ LIST
 # tessera version: the commit and build date it reports.
 run version scripts/version-test.sh "$TESSERA"
 
+# The chart's RBAC is the code's: `tessera rbac --helm`.
+run rbac scripts/rbac-test.sh "$TESSERA"
+
 # tessera bench --snapshot against tessera replay on the bundled clusters.
 run bench-snapshot scripts/bench-snapshot-test.sh "$TESSERA"
 

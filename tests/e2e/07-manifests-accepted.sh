@@ -1,9 +1,10 @@
 #!/bin/bash
-# every manifest of examples/ and tests/scenarios/ is accepted by the API server (dry run)
+# every manifest of examples/, tests/scenarios/ and deploy/manifests/ (the chart, rendered) is
+# accepted by the API server (dry run)
 scenario() {
   fresh_cluster
   local dir f ns n=0 refused=0 out files
-  for dir in $(find "$REPO/examples" "$REPO/tests/scenarios" -name '*.yaml' -not -path '*/helm/*' \
+  for dir in $(find "$REPO/examples" "$REPO/tests/scenarios" "$REPO/deploy/manifests" -name '*.yaml' \
                  -exec dirname {} \; | sort -u); do
     files=()
     for f in "$dir"/*.yaml; do

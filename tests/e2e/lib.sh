@@ -47,7 +47,7 @@ fresh_cluster() {
   sed -e "s/{{ .Release.Namespace }}/$E2E_NS/g" \
       -e 's/{{ .Values.config.leaderElection.leaseNamespace }}/kube-system/g' \
       -e 's/{{ .Values.config.leaderElection.leaseName }}/tessera/g' \
-      "$REPO/examples/helm/tessera/templates/rbac.yaml" | k apply -f - >/dev/null || fail "RBAC"
+      "$REPO/deploy/helm/tessera/templates/rbac.yaml" | k apply -f - >/dev/null || fail "RBAC"
   local token
   token=$(k create token tessera -n "$E2E_NS" --duration=2h) || fail "no token for the ServiceAccount"
   sed -e '/^users:/,$d' "$APISERVER/kubeconfig" >"$E2E_OUT/kubeconfig-tessera"

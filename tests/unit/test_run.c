@@ -2,6 +2,7 @@
  * set by scripts/run-tests.sh; build/tessera otherwise) in child processes. They assert the
  * writes and their order (claims before bindings), the pending reports, the lease, a clean
  * SIGTERM, and two replicas failing over without a pod bound twice. */
+#include <ctype.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,6 +18,7 @@
 #include <curl/curl.h>
 
 #include "common/ts.h"
+#include "kubeclient/kc.h"
 #include "tests/support/fakeapi.h"
 #include "tests/support/promtext.h"
 
@@ -146,6 +148,65 @@ static long http_get(int port, const char *path, char *out, size_t cap) {
   return code;
 }
 
+/* Every request the scheduler made (tessera_api_requests_total in body) is one the chart's
+ * RBAC allows (`tessera rbac` prints the same rules); returns how many kinds were checked. */
+static int requests_allowed(const char *body) {
+  const char *p = body;
+  int n = 0;
+  while ((p = strstr(p, "\ntessera_api_requests_total{verb=\""))) {
+    char verb[16], resource[128];
+    p += strlen("\ntessera_api_requests_total{verb=\"");
+    if (sscanf(p, "%15[^\"]\",resource=\"%127[^\"]", verb, resource) != 2) continue;
+    if (!kc_rbac_allows(verb, resource))
+      fail_msg("%s %s: a request the chart's RBAC does not allow", verb, resource);
+    n++;
+  }
+  return n;
+}
+
+/* Every metric the queries in text name (kueue_*, tessera_*) is in the /metrics body, with the
+ * labels its selectors use: the dashboard and the KEDA example read what Tessera exports. */
+static int queries_match(const char *text, const char *body, const char *what) {
+  int n = 0;
+  for (const char *p = text; (p = strpbrk(p, "kt"));) {
+    char name[128], line[140];
+    size_t len;
+    if ((p > text && (isalnum((unsigned char)p[-1]) || p[-1] == '_')) ||
+        (strncmp(p, "kueue_", 6) && strncmp(p, "tessera_", 8))) {
+      p++;
+      continue;
+    }
+    len = strspn(p, "abcdefghijklmnopqrstuvwxyz0123456789_:");
+    snprintf(name, sizeof name, "%.*s", (int)len, p);
+    snprintf(line, sizeof line, "\n%s", name);
+    if (!strstr(body, line)) fail_msg("%s: %s is not exported", what, name);
+    p += len;
+    if (*p == '{') { /* name{a="x",b=~"y"}: each label is on some sample of name */
+      const char *end = strchr(p, '}');
+      for (const char *q = p + 1; end && q < end;) {
+        size_t k = strspn(q, "abcdefghijklmnopqrstuvwxyz_");
+        char sample[300];
+        const char *s = body;
+        bool found = false;
+        snprintf(sample, sizeof sample, "\n%s{", name);
+        while (!found && (s = strstr(s, sample))) {
+          const char *close = strchr(s + 1, '}');
+          char lab[64], seg[512];
+          snprintf(lab, sizeof lab, "%.*s=\"", (int)k, q);
+          snprintf(seg, sizeof seg, "%.*s", close ? (int)(close - s) : 0, s);
+          found = strstr(seg, lab) != NULL;
+          s++;
+        }
+        if (!found) fail_msg("%s: no sample of %s has label %.*s", what, name, (int)k, q);
+        q = strchr(q, ',');
+        q = q && q < end ? q + 1 : end;
+      }
+    }
+    n++;
+  }
+  return n;
+}
+
 /* Polls the object at path until its text holds both needles (10 s at most). */
 static bool wait_status(fa_server *s, const char *path, const char *a, const char *b) {
   for (int i = 0; i < 200; i++) {
@@ -233,6 +294,7 @@ static void test_run_schedules(void **state) {
       char why[512];
       if (!prom_text_valid(body, why, sizeof why)) fail_msg("/metrics: %s\n%s", why, body);
     }
+    assert_true(requests_allowed(body) >= 20); /* lists, watches, claims, binds, status */
     /* which build answers (issue 15): the commit and date `tessera version` reports */
     assert_non_null(strstr(body, "# TYPE tessera_build_info gauge\ntessera_build_info{commit=\""));
     assert_non_null(strstr(body, "\",build_date=\""));
@@ -472,6 +534,22 @@ static void test_run_preemption_and_gang(void **state) {
                            "\nkueue_cluster_queue_resource_usage{cohort=\"\","
                            "cluster_queue=\"cq\",flavor=\"gpu\",resource=\"nvidia.com/gpu\"} 2\n"));
     assert_null(strstr(body, "\ntessera_queue_status_writes_total 0\n"));
+    assert_true(requests_allowed(body) >= 20); /* evictions and queue status too */
+    { /* deploy/: the dashboard's and the KEDA example's queries read these metrics */
+      FILE *f;
+      char text[65536];
+      size_t n;
+      assert_non_null(f = fopen("deploy/grafana/tessera.json", "r"));
+      n = fread(text, 1, sizeof text - 1, f);
+      text[n] = '\0';
+      fclose(f);
+      assert_true(queries_match(text, body, "deploy/grafana/tessera.json") >= 20);
+      assert_non_null(f = fopen("deploy/keda/scaledobject.yaml", "r"));
+      n = fread(text, 1, sizeof text - 1, f);
+      text[n] = '\0';
+      fclose(f);
+      assert_int_equal(queries_match(text, body, "deploy/keda/scaledobject.yaml"), 1);
+    }
   }
   stop(pid, SIGTERM);
 }
