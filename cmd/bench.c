@@ -111,13 +111,14 @@ typedef struct measured {
   int nodes, pods;  /* size asked for (scenarios); nodes in the model (snapshot) */
   double setup_s;   /* building the cluster, or loading the snapshot */
   long long bytes;  /* the snapshot file's size, -1 for a directory or a scenario */
+  int64_t clock;    /* the cycle's clock: a snapshot's (cmd_load_clock), 0 for a scenario */
 } measured;
 
 /* Times a->repeat cycles on m and prints one line (or JSON object). */
 static int measure(const measured *w, model *m, sched_config *cfg, const bench_args *a) {
   double t0, *t = calloc((size_t)a->repeat, sizeof *t);
   size_t bound = 0, pending = 0, decisions = 0;
-  int64_t now = w->path ? cmd_snapshot_time(m) : 0;
+  int64_t now = w->clock;
   bool tty = isatty(2);
   struct rusage ru;
   ts_err err;
@@ -207,7 +208,7 @@ static int bench_one(const gen_scenario *s, const bench_args *a, dra_cel *cel) {
 
 /* Loads a recorded cluster as `tessera replay` does and times its cycle. */
 static int bench_snapshot(const bench_args *a, dra_cel *cel) {
-  measured w = {"snapshot", a->snapshot, 0, 0, 0, -1};
+  measured w = {"snapshot", a->snapshot, 0, 0, 0, -1, 0};
   cmd_load_counts counts = {0, 0};
   struct stat st;
   cfg_tessera t;
@@ -222,8 +223,6 @@ static int bench_snapshot(const bench_args *a, dra_cel *cel) {
     fprintf(stderr, "%s\n", err.text);
     return 2;
   }
-  t.sched.instantiate_templates = true; /* as in a replay: no claim controller */
-  t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
   if (isatty(2)) fprintf(stderr, "\rsnapshot: loading %s...\033[K", a->snapshot);
   t0 = mono();
   if (!(m = model_new())) {
@@ -231,9 +230,14 @@ static int bench_snapshot(const bench_args *a, dra_cel *cel) {
     goto out;
   }
   rc = cmd_load(a->snapshot, m, &counts); /* problems are printed as they are met */
+  if (rc == TS_OK && (rc = cmd_load_config(&counts, a->config != NULL, &t, &err)) != TS_OK)
+    fprintf(stderr, "%s: %s\n", a->snapshot, err.text);
+  t.sched.instantiate_templates = true; /* as in a replay: no claim controller */
+  t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
   w.setup_s = mono() - t0;
   if (isatty(2)) fprintf(stderr, "\r\033[K");
   if (rc == TS_ENOMEM) fprintf(stderr, "tessera bench: out of memory\n");
+  w.clock = cmd_load_clock(m, &counts);
   if (rc != TS_OK) goto out;
   if (!counts.objects) {
     fprintf(stderr, "tessera bench: %s: no objects loaded\n", a->snapshot);
@@ -244,6 +248,7 @@ static int bench_snapshot(const bench_args *a, dra_cel *cel) {
   w.nodes = (int)n, w.pods = (int)model_count(m, MODEL_POD);
   status = measure(&w, m, &t.sched, a);
 out:
+  json_decref(counts.config);
   model_free(m);
   cfg_tessera_free(&t);
   return status;

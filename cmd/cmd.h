@@ -8,6 +8,7 @@
 #include <uv.h>
 
 #include "config/config.h"
+#include "kubeclient/kc.h"
 #include "live/live.h"
 #include "input/input.h"
 #include "model/model.h"
@@ -22,6 +23,7 @@ int cmd_run(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_rbac(int argc, char **argv);
+int cmd_snapshot(int argc, char **argv);
 
 /* A queue's status as Kueue writes it, {"status": ...} for a merge patch of the status
  * subresource in kueue.x-k8s.io version (v1beta2 or v1beta1); NULL when out of memory. */
@@ -71,10 +73,22 @@ void cmd_validate_priorities(model *m, int *errors, bool remove);
  * every kind with no object marked unseen (the snapshot is all there is). TS_OK, or the
  * reader's error for a path that cannot be read (printed already) or TS_ENOMEM. */
 typedef struct cmd_load_counts {
-  int objects; /* loaded */
-  int errors;  /* objects or files that failed to load */
+  int objects;      /* loaded */
+  int errors;       /* objects or files that failed to load */
+  json_t *config;   /* a `tessera snapshot`'s tessera.yaml (SchedulerConfiguration; reference
+                       held, json_decref it), or NULL */
+  int64_t taken_ns; /* a `tessera snapshot`'s time (its Snapshot record), or 0 */
 } cmd_load_counts;
 ts_rc cmd_load(const char *path, model *m, cmd_load_counts *c);
+/* The configuration a replay of what cmd_load loaded uses: the --config file when one was
+ * given (flag_given; t holds it already), else the snapshot's own tessera.yaml when it has
+ * one (it replaces t), else t as it is (the defaults). Frees nothing of c. */
+ts_rc cmd_load_config(cmd_load_counts *c, bool flag_given, cfg_tessera *t, ts_err *err);
+/* The cycle's clock for what cmd_load loaded: when the snapshot was taken (tessera snapshot),
+ * else its newest creationTimestamp. */
+int64_t cmd_load_clock(const model *m, const cmd_load_counts *c);
+/* The informers' resources: every kind the model reads, in the model's table order. */
+void cmd_model_kinds(kc_resource_spec out[MODEL_KIND_COUNT]);
 /* The clock of a snapshot: its newest creationTimestamp (0 when none). */
 int64_t cmd_snapshot_time(const model *m);
 

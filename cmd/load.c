@@ -5,11 +5,17 @@
 #include "cmd/cmd.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 typedef struct loader {
   model *m;
   cmd_load_counts *c;
 } loader;
+
+static bool str_is(const json_t *v, const char *s) {
+  return json_is_string(v) && !strcmp(json_string_value(v), s);
+}
 
 static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int index) {
   loader *l = ud;
@@ -23,6 +29,15 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
     snprintf(origin, sizeof origin, "%s: items[%d]", file, index);
   else
     snprintf(origin, sizeof origin, "%s", file);
+  if (str_is(json_object_get(obj, "apiVersion"), CFG_API_VERSION)) {
+    const char *at =
+        json_string_value(json_object_get(json_object_get(obj, "metadata"), "creationTimestamp"));
+    if (str_is(json_object_get(obj, "kind"), CFG_KIND) && !l->c->config)
+      l->c->config = json_incref(obj); /* the snapshot's tessera.yaml */
+    else if (str_is(json_object_get(obj, "kind"), "Snapshot") && at)
+      (void)ts_time_parse(at, &l->c->taken_ns); /* when it was taken: the replay's clock */
+    return TS_OK;
+  }
   if (cmd_validate(obj, origin, &l->c->errors)) return TS_OK; /* refused: a load error */
   if (model_apply_json(l->m, obj, MODEL_ADDED, ts_intern_cstr(origin), NULL, &skipped, &err) !=
       TS_OK) {
@@ -48,6 +63,29 @@ ts_rc cmd_load(const char *path, model *m, cmd_load_counts *c) {
   for (int k = 0; k < MODEL_KIND_COUNT; k++)    /* the snapshot is all there is to know */
     if (!model_count(m, (model_kind)k)) model_set_seen(m, (model_kind)k, false);
   return TS_OK;
+}
+
+ts_rc cmd_load_config(cmd_load_counts *c, bool flag_given, cfg_tessera *t, ts_err *err) {
+  cfg_tessera mine;
+  char *text;
+  ts_rc rc;
+  if (flag_given || !c->config) return TS_OK;
+  if (!(text = json_dumps(c->config, JSON_COMPACT)))
+    return ts_err_set(err, TS_ENOMEM, "out of memory");
+  cfg_tessera_default(&mine);
+  rc = cfg_tessera_parse(text, strlen(text), &mine, err);
+  free(text);
+  if (rc != TS_OK) {
+    cfg_tessera_free(&mine);
+    return ts_err_prefix(err, "the snapshot's SchedulerConfiguration"), rc;
+  }
+  cfg_tessera_free(t);
+  *t = mine;
+  return TS_OK;
+}
+
+int64_t cmd_load_clock(const model *m, const cmd_load_counts *c) {
+  return c->taken_ns ? c->taken_ns : cmd_snapshot_time(m);
 }
 
 int64_t cmd_snapshot_time(const model *m) {

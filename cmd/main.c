@@ -17,6 +17,9 @@ static const char usage[] =
     "  run [--config FILE] [--kubeconfig FILE] [--context NAME] [--identity NAME]\n"
     "      [--no-leader-elect] [-v]\n"
     "        schedule the pods of schedulerName tessera in a cluster (secondary scheduler)\n"
+    "  snapshot -o FILE [--config FILE] [--kubeconfig FILE] [--context NAME] [-v]\n"
+    "        write every object tessera run reads (no Secrets, no env values), the\n"
+    "        effective tessera.yaml and the server version into one file for replay\n"
     "  check [--config FILE] [PATH...]\n"
     "        validate tessera.yaml and manifests as the API server and admission would\n"
     "  bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] [--seed S] [--output text|json]\n"
@@ -52,6 +55,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "run")) return cmd_run(argc - 2, argv + 2);
   if (!strcmp(argv[1], "bench")) return cmd_bench(argc - 2, argv + 2);
   if (!strcmp(argv[1], "rbac")) return cmd_rbac(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "snapshot")) return cmd_snapshot(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
     return cmd_version(argc - 2, argv + 2);
   fprintf(stderr, "tessera: unknown command \"%s\"\n\n%s", argv[1], usage);

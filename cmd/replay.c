@@ -15,13 +15,6 @@
 #include "queueing/queueing.h"
 #include "scheduler/sched.h"
 
-/* Labels that name a node pool, most specific first. */
-static const char *const pool_labels[] = {
-    "cloud.google.com/gke-nodepool",  "eks.amazonaws.com/nodegroup",
-    "kubernetes.azure.com/agentpool", "karpenter.sh/nodepool",
-    "nvidia.com/gpu.product",         "node.kubernetes.io/instance-type",
-};
-
 /* What --stats reports: where the command's time and memory went. */
 typedef struct replay_stats {
   double start;     /* monotonic seconds at the start */
@@ -93,64 +86,10 @@ static void print_decision(const replay *r, const sched_decision *d) {
                          "pod", d->pod->obj.key, "reason", d->reason));
 }
 
-static const char *pool_of(const model_node *n) {
-  for (size_t i = 0; i < sizeof pool_labels / sizeof pool_labels[0]; i++) {
-    const char *v = model_labels_get(&n->obj.labels, ts_intern_cstr(pool_labels[i]));
-    if (v) return v;
-  }
-  return "(no pool label)";
-}
-
-#define REPLAY_GPU_RESOURCES 16 /* GPU resource names summed per pool */
-
-typedef struct pool_sum {
-  const char *name;                    /* pool name (interned label value) */
-  int nodes;                           /* nodes in the pool */
-  int64_t used[REPLAY_GPU_RESOURCES];  /* requested by counted pods, per GPU resource */
-  int64_t alloc[REPLAY_GPU_RESOURCES]; /* allocatable */
-} pool_sum;
-
-/* The GPU resources (sched_is_gpu_resource) of m, at most REPLAY_GPU_RESOURCES. */
-static int gpu_resources(const model *m, int *gpu) {
-  const model_resources *t = model_resources_of(m);
-  int n = 0;
-  for (int r = MODEL_RES_FIRST_OTHER; r < model_resource_count(t) && n < REPLAY_GPU_RESOURCES; r++)
-    if (sched_is_gpu_resource(t, r)) gpu[n++] = r;
-  return n;
-}
-
-static int pool_cmp(const void *a, const void *b) {
-  return strcmp(((const pool_sum *)a)->name, ((const pool_sum *)b)->name);
-}
-
-/* Sums GPU resources per pool (after the decisions were applied to the model). */
-static size_t pool_sums(const model *m, const int *gpu, int ngpu, pool_sum *pools, size_t cap) {
-  size_t n = 0, nn;
-  model_node *const *all = model_nodes(m, &nn);
-  for (size_t i = 0; i < nn; i++) {
-    const model_node *node = all[i];
-    const char *name = pool_of(node);
-    size_t k = 0;
-    while (k < n && pools[k].name != name) k++;
-    if (k == n) {
-      if (n == cap) continue;
-      memset(&pools[n], 0, sizeof pools[n]);
-      pools[n++].name = name;
-    }
-    pools[k].nodes++;
-    for (int g = 0; g < ngpu; g++) {
-      pools[k].used[g] = ts_add_sat(pools[k].used[g], model_node_used(node, gpu[g]));
-      pools[k].alloc[g] = ts_add_sat(pools[k].alloc[g], model_node_alloc(node, gpu[g]));
-    }
-  }
-  qsort(pools, n, sizeof *pools, pool_cmp);
-  return n;
-}
-
 static void print_summary(const replay *r, const sched_result *res) {
-  static pool_sum pools[256];
-  int gpu[REPLAY_GPU_RESOURCES], ngpu = gpu_resources(r->m, gpu);
-  size_t n = pool_sums(r->m, gpu, ngpu, pools, 256);
+  static sched_pool pools[256];
+  int gpu[SCHED_POOL_GPUS], ngpu = sched_gpu_resources(r->m, gpu);
+  size_t n = sched_pools(r->m, gpu, ngpu, pools, 256);
   const model_resources *t = model_resources_of(r->m);
   json_t *js = NULL, *jp = NULL;
   if (r->json) {
@@ -295,13 +234,18 @@ int cmd_replay(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.text);
     return 2;
   }
-  if (a.spread) t.sched.scoring = SCHED_SPREAD;
-  t.sched.instantiate_templates = true; /* no claim controller runs in a replay */
   r.out = stdout, r.json = a.json, r.cfg = &t.sched;
   if (!(cel = dra_cel_new())) goto fail_config;
-  t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
   if (!(r.m = model_new())) goto fail_cel;
   if (cmd_load(a.path, r.m, &counts) != TS_OK) goto fail_model;
+  if (cmd_load_config(&counts, a.config != NULL, &t, &err) != TS_OK) { /* a snapshot's own */
+    fprintf(stderr, "%s: %s\n", a.path, err.text);
+    status = 2;
+    goto fail_model;
+  }
+  if (a.spread) t.sched.scoring = SCHED_SPREAD;
+  t.sched.instantiate_templates = true; /* no claim controller runs in a replay */
+  t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
   r.objects = counts.objects, r.errors = counts.errors;
   if (!(state = sched_state_new())) {
     fprintf(stderr, "tessera: out of memory\n");
@@ -309,7 +253,7 @@ int cmd_replay(int argc, char **argv) {
   }
   stats.load_s = mono_s() - stats.start; /* config, files, decoding and checks */
   stats.loaded = rss_now();
-  if (sched_cycle(r.m, &t.sched, state, cmd_snapshot_time(r.m), &res, &err) != TS_OK) {
+  if (sched_cycle(r.m, &t.sched, state, cmd_load_clock(r.m, &counts), &res, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);
     goto fail_state;
   }
@@ -322,6 +266,7 @@ int cmd_replay(int argc, char **argv) {
 fail_state:
   sched_state_free(state);
 fail_model:
+  json_decref(counts.config);
   model_free(r.m);
 fail_cel:
   dra_cel_free(cel);

@@ -408,10 +408,7 @@ static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const cha
                    ts_err *err) {
   static kc_resource_spec kinds[MODEL_KIND_COUNT];
   kc_informer_opts io = {kinds, MODEL_KIND_COUNT, on_event, on_synced, r, on_skipped};
-  for (int k = 0; k < MODEL_KIND_COUNT; k++) { /* every kind the model reads */
-    const model_kind_api *api = model_kind_api_of((model_kind)k);
-    kinds[k] = (kc_resource_spec){api->resource, api->group, api->kind, api->versions};
-  }
+  cmd_model_kinds(kinds); /* every kind the model reads */
   uv_timer_init(r->loop, &r->tick);
   r->tick.data = r;
   uv_timer_init(r->loop, &r->kueue_check);

@@ -55,6 +55,12 @@ ts_rc cfg_tessera_load(const char *path, cfg_tessera *c, ts_err *err);
 /* The defaults, then the file at path when path is not NULL (a `--config` flag). On failure c
  * holds nothing to free. */
 ts_rc cfg_tessera_setup(const char *path, cfg_tessera *c, ts_err *err);
+/* The effective configuration as a tessera.yaml document (every setting, defaults filled in;
+ * parsing it gives c back), e.g. for `tessera snapshot`. Returns new, NULL when out of memory. */
+json_t *cfg_tessera_json(const cfg_tessera *c);
+/* A duration in milliseconds as tessera.yaml writes it ("15s", "1500ms", "5m", "1h30m"). */
+void cfg_format_duration(int64_t ms, char *out, size_t cap);
+
 /* Parses a Go-style duration ("15s", "1m30s", "500ms", "2h") into milliseconds. */
 ts_rc cfg_parse_duration(const char *s, int64_t *ms);
 /* An endpoint address "IP:PORT", "[IPv6]:PORT" or ":PORT" (every interface): the IP into host

@@ -384,6 +384,68 @@ ts_rc cfg_address_split(const char *addr, char *host, size_t cap, int *port, ts_
   return TS_OK;
 }
 
+void cfg_format_duration(int64_t ms, char *out, size_t cap) {
+  int64_t h = ms / 3600000, m = ms / 60000 % 60, s = ms / 1000 % 60, r = ms % 1000;
+  size_t n = 0;
+  out[0] = '\0';
+  if (!ms) {
+    snprintf(out, cap, "0");
+    return;
+  }
+  if (r) { /* below a second: all in milliseconds */
+    snprintf(out, cap, "%lldms", (long long)ms);
+    return;
+  }
+  if (h) n += (size_t)snprintf(out + n, n < cap ? cap - n : 0, "%lldh", (long long)h);
+  if (m && n < cap) n += (size_t)snprintf(out + n, cap - n, "%lldm", (long long)m);
+  if (s && n < cap) snprintf(out + n, cap - n, "%llds", (long long)s);
+}
+
+static json_t *dur(int64_t ms) {
+  char b[48];
+  cfg_format_duration(ms, b, sizeof b);
+  return json_string(b);
+}
+
+json_t *cfg_tessera_json(const cfg_tessera *c) {
+  static const char *const modes[] = {"auto", "write", "off"};
+  const sched_config *s = &c->sched;
+  const q_config *q = &s->queueing;
+  json_t *levels = json_array(), *strategies = json_array(), *maps = json_array(), *o;
+  for (int i = 0; i < s->ntopology; i++) json_array_append_new(levels, json_string(s->topology[i]));
+  for (uint32_t i = 0; i < q->nfs_strategies; i++)
+    json_array_append_new(strategies,
+                          json_string(q->fs_strategies[i] == Q_FS_LESS_THAN_INITIAL_SHARE
+                                          ? "LessThanInitialShare"
+                                          : "LessThanOrEqualToFinalShare"));
+  for (uint32_t i = 0; i < q->devmap.n; i++) {
+    char w[TS_QUANTITY_STR_MAX];
+    ts_quantity_format(&q->devmap.v[i].weight, w);
+    json_array_append_new(maps, json_pack("{s:s, s:s, s:s}", "deviceClassName",
+                                          q->devmap.v[i].device_class, "resource",
+                                          q->devmap.res[q->devmap.v[i].slot], "weight", w));
+  }
+  o = json_pack("{s:s, s:s, s:s, s:s, s:{s:o}, "
+                "s:{s:b, s:{s:b, s:o}, s:{s:b, s:o, s:o, s:o}, s:o}, "
+                "s:{s:b, s:s, s:s, s:o, s:o, s:o}, s:s, s:s, s:{s:o, s:o}, s:{s:s, s:s, s:o}}",
+                "apiVersion", CFG_API_VERSION, "kind", CFG_KIND, "schedulerName", s->scheduler_name,
+                "scoring", s->scoring == SCHED_SPREAD ? "spread" : "binpack", "topology", "levels",
+                levels, "queueing", "manageJobsWithoutQueueName", q->manage_jobs_without_queue,
+                "fairSharing", "enable", q->fair_sharing, "preemptionStrategies", strategies,
+                "waitForPodsReady", "enable", s->wait_for_pods_ready, "timeout",
+                dur(s->pods_ready_timeout_ns / 1000000), "requeuingBackoffBase",
+                dur(s->requeue_base_ns / 1000000), "requeuingBackoffMax",
+                dur(s->requeue_max_ns / 1000000), "deviceClassMappings", maps, "leaderElection",
+                "enable", c->leader.enable, "leaseName", c->leader.name, "leaseNamespace",
+                c->leader.ns, "leaseDuration", dur(c->leader.lease_ms), "renewDeadline",
+                dur(c->leader.renew_ms), "retryPeriod", dur(c->leader.retry_ms), "healthAddress",
+                c->health_address, "metricsAddress", c->metrics_address, "api", "requestTimeout",
+                dur(c->api.request_timeout_ms), "eventInterval", dur(c->api.event_interval_ms),
+                "queueStatus", "mode", modes[c->queue_status.mode], "kueueNamespace",
+                c->queue_status.kueue_namespace, "interval", dur(c->queue_status.interval_ms));
+  return o;
+}
+
 static ts_rc check_address(cdec *d, const char *field, const char *addr) {
   ts_err e;
   ts_err_clear(&e);

@@ -1,11 +1,10 @@
 /* kubeclient/access.c - every request Tessera makes, as RBAC rules: the reads of the informers
- * (each kind the model reads: get, list, watch), the writer's writes, leader election's Lease
- * and the read of Kueue's Lease. `tessera rbac` prints them as the chart's RBAC, and the tests
- * check every request a running scheduler made against them. */
+ * (get, list, watch of the resources the caller watches), the writer's writes, leader election's
+ * Lease and the read of Kueue's Lease. `tessera rbac` prints them as the chart's RBAC, and the
+ * tests check every request a running scheduler made against them. */
 #include <string.h>
 
 #include "kubeclient/kc.h"
-#include "model/model.h"
 
 /* What the writer (writer.c), leader election (leader.c) and `tessera run` (Kueue's Lease)
  * send, beyond the informers' reads. Keep in step with the requests: test_run checks every
@@ -47,13 +46,12 @@ static bool in_list(const char *list, const char *word) {
   return false;
 }
 
-bool kc_rbac_allows(const char *verb, const char *resource) {
+bool kc_rbac_allows(const kc_resource_spec *reads, size_t nreads, const char *verb,
+                    const char *resource) {
   const char *v = !strcmp(verb, "put") ? "update" : verb; /* as tessera_api_requests_total says */
   if (!*resource) return !strcmp(v, "get");               /* discovery: /apis, a non-resource URL */
-  for (int k = 0; k < MODEL_KIND_COUNT; k++) {
-    const model_kind_api *api = model_kind_api_of((model_kind)k);
-    if (api && !strcmp(api->resource, resource) && in_list("get list watch", v)) return true;
-  }
+  for (size_t k = 0; k < nreads; k++)
+    if (!strcmp(reads[k].resource, resource) && in_list("get list watch", v)) return true;
   for (size_t i = 0; i < sizeof rules / sizeof *rules; i++)
     if (in_list(rules[i].resources, resource) && in_list(rules[i].verbs, v)) return true;
   return false;

@@ -294,8 +294,8 @@ typedef enum kc_rbac_scope {
   KC_RBAC_LEASE,    /* the same, for leaderElection.leaseName only */
 } kc_rbac_scope;
 
-/* One RBAC rule Tessera needs beyond the informers' reads (get, list, watch of each kind the
- * model reads). Strings are static; lists are space-separated. */
+/* One RBAC rule Tessera needs beyond the informers' reads (get, list, watch of each resource
+ * watched). Strings are static; lists are space-separated. */
 typedef struct kc_rbac_rule {
   kc_rbac_scope scope;   /* where it applies */
   const char *group;     /* API group, "" for core */
@@ -309,7 +309,8 @@ size_t kc_rbac_rules(const kc_rbac_rule **out);
 /* True when a request of verb (as tessera_api_requests_total labels it: get, list, watch,
  * create, put, patch, delete) on resource ("pods/binding", "" for discovery) is allowed by the
  * informers' reads or the rules, whatever the group, namespace or name. */
-bool kc_rbac_allows(const char *verb, const char *resource);
+bool kc_rbac_allows(const kc_resource_spec *reads, size_t nreads, const char *verb,
+                    const char *resource);
 
 /* Ends a write its caller could not even prepare (no memory): cb gets TS_ENOMEM on a later
  * loop turn, as for the writer's own writes. */

@@ -395,78 +395,39 @@ static void write_family(const qmetrics *q, fam f, pbuf *out) {
   ts_free(v);
 }
 
-/* The node pool a node belongs to: the first of the usual pool labels it carries, else "". */
-static const char *pool_of(const model_node *n) {
-  static const char *const keys[] = {"karpenter.sh/nodepool", "cloud.google.com/gke-nodepool",
-                                     "eks.amazonaws.com/nodegroup",
-                                     "kubernetes.azure.com/agentpool"};
-  static const char *once[sizeof keys / sizeof *keys];
-  for (size_t i = 0; i < sizeof keys / sizeof *keys; i++) {
-    const char *v = model_labels_get(&n->obj.labels, ts_intern_once(&once[i], keys[i]));
-    if (v) return v;
-  }
-  return "";
-}
-
-typedef struct pool {
-  const char *name;
-  int64_t alloc, used;
-} pool;
-
-static int pool_cmp(const void *a, const void *b) {
-  return strcmp(((const pool *)a)->name, ((const pool *)b)->name);
-}
+#define QMETRICS_POOLS 1024 /* node pools exported (the rest are left out) */
 
 /* GPUs (extended resources counted as GPUs, MIG slices included) per node pool. */
 static void write_gpus(const model *m, pbuf *out) {
-  const model_resources *rt = model_resources_of(m);
-  model_obj **nodes = NULL;
-  size_t n = 0, np = 0;
-  int ids[64], nids = 0;
-  pool *pools = NULL;
+  sched_pool *pools = ts_malloc(QMETRICS_POOLS * sizeof *pools);
+  int gpu[SCHED_POOL_GPUS], ngpu = sched_gpu_resources(m, gpu);
+  size_t n;
   ts_buf lab;
   pbuf l = {&lab, TS_OK};
-  for (int id = 0; id < model_resource_count(rt) && nids < 64; id++)
-    if (sched_is_gpu_resource(rt, id)) ids[nids++] = id;
-  if (model_list(m, MODEL_NODE, &nodes, &n) != TS_OK ||
-      !(pools = ts_calloc(n + 1, sizeof *pools))) {
-    ts_free(nodes);
+  if (!pools) {
     out->rc = TS_ENOMEM;
     return;
   }
-  for (size_t i = 0; i < n; i++) {
-    const model_node *nd = (const model_node *)nodes[i];
-    const char *name = pool_of(nd);
-    size_t k = 0;
-    while (k < np && strcmp(pools[k].name, name)) k++; /* pools are few */
-    if (k == np) pools[np++].name = name;
-    for (int g = 0; g < nids; g++) {
-      pools[k].alloc = ts_add_sat(pools[k].alloc, model_node_alloc(nd, ids[g]));
-      pools[k].used = ts_add_sat(pools[k].used, model_node_used(nd, ids[g]));
-    }
-  }
-  qsort(pools, np, sizeof *pools, pool_cmp);
+  n = sched_pools(m, gpu, ngpu, pools, QMETRICS_POOLS);
   ts_buf_init(&lab, 0);
-  head(out, "tessera_gpu_allocatable", "gauge",
-       "GPUs nodes offer (device-plugin resources counted as GPUs, MIG slices included), per "
-       "node_pool (karpenter.sh/nodepool, GKE, EKS or AKS pool label; \"\" without one).");
-  for (size_t i = 0; i < np; i++) {
-    ts_buf_reset(l.b);
-    label(&l, "node_pool", pools[i].name);
-    sample(out, "tessera_gpu_allocatable", &l, (double)pools[i].alloc);
-  }
-  head(out, "tessera_gpu_allocated", "gauge",
-       "GPUs requested by the pods bound to nodes (including placements being written), per "
-       "node_pool.");
-  for (size_t i = 0; i < np; i++) {
-    ts_buf_reset(l.b);
-    label(&l, "node_pool", pools[i].name);
-    sample(out, "tessera_gpu_allocated", &l, (double)pools[i].used);
+  for (int w = 0; w < 2; w++) {
+    const char *name = w ? "tessera_gpu_allocated" : "tessera_gpu_allocatable";
+    head(out, name, "gauge",
+         w ? "GPUs requested by the pods bound to nodes (placements being written included), "
+             "per node_pool."
+           : "GPUs nodes offer (device-plugin resources counted as GPUs, MIG slices included), "
+             "per node_pool (the node's pool label, as tessera replay reads it).");
+    for (size_t i = 0; i < n; i++) {
+      int64_t v = 0;
+      for (int g = 0; g < ngpu; g++) v = ts_add_sat(v, w ? pools[i].used[g] : pools[i].alloc[g]);
+      ts_buf_reset(l.b);
+      label(&l, "node_pool", pools[i].name);
+      sample(out, name, &l, (double)v);
+    }
   }
   if (l.rc != TS_OK && out->rc == TS_OK) out->rc = l.rc;
   ts_buf_free(&lab);
   ts_free(pools);
-  ts_free(nodes);
 }
 
 ts_rc qmetrics_write(const qmetrics *q, const model *m, ts_buf *buf) {

@@ -163,4 +163,25 @@ ts_rc sched_queue_tree(const model *m, const sched_config *cfg, ts_arena *arena,
  * resources ("nvidia.com/mig-..."). */
 bool sched_is_gpu_resource(const model_resources *t, int id);
 
+/* ---- GPUs per node pool (replay's summary, tessera run's metrics) ----------------------- */
+
+#define SCHED_POOL_GPUS 16 /* GPU resource names summed per pool */
+
+/* A node's pool: the first of its labels cloud.google.com/gke-nodepool,
+ * eks.amazonaws.com/nodegroup, kubernetes.azure.com/agentpool, karpenter.sh/nodepool,
+ * nvidia.com/gpu.product, node.kubernetes.io/instance-type; "(no pool label)" without any. */
+const char *sched_node_pool(const model_node *n);
+/* The GPU resources (sched_is_gpu_resource) of m into gpu, at most SCHED_POOL_GPUS. */
+int sched_gpu_resources(const model *m, int *gpu);
+
+typedef struct sched_pool {
+  const char *name;               /* the pool (interned label value) */
+  int nodes;                      /* nodes in it */
+  int64_t used[SCHED_POOL_GPUS];  /* requested by counted pods, per GPU resource of gpu[] */
+  int64_t alloc[SCHED_POOL_GPUS]; /* allocatable */
+} sched_pool;
+/* GPUs per pool (of the resources gpu[0..ngpu)), by pool name; at most cap pools (nodes of
+ * further pools are left out). */
+size_t sched_pools(const model *m, const int *gpu, int ngpu, sched_pool *pools, size_t cap);
+
 #endif

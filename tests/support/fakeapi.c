@@ -576,6 +576,10 @@ static int handle(conn *c, req *q, json_t **out) {
   char what[512], v[64];
   ts_err err;
   if (!strcmp(q->path, "/apis") && !strcmp(q->method, "GET")) return *out = discovery(), 200;
+  if (!strcmp(q->path, "/version") && !strcmp(q->method, "GET")) /* as kube-apiserver answers */
+    return *out = json_pack("{s:s, s:s, s:s, s:s, s:s}", "major", "1", "minor", "34", "gitVersion",
+                            "v1.34.0-fake", "goVersion", "go1.24", "platform", "linux/amd64"),
+           200;
   if (!parse_route(q->path, &r))
     return *out = status_body(404, "NotFound", "the server could not find the requested resource"),
            404;

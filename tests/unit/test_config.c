@@ -506,6 +506,50 @@ static void test_tessera_defaults_and_example(void **state) {
   cfg_tessera_free(&c);
 }
 
+/* The effective configuration written out (tessera snapshot) parses back to itself: every
+ * setting, the defaults and a file that sets everything. */
+static void test_config_json_round_trip(void **state) {
+  cfg_tessera a, b;
+  ts_err e;
+  (void)state;
+  for (int i = 0; i < 2; i++) {
+    json_t *ja, *jb;
+    char *text;
+    ts_err_clear(&e);
+    cfg_tessera_default(&a);
+    if (i && cfg_tessera_load("examples/tessera.yaml", &a, &e) != TS_OK) fail_msg("%s", e.text);
+    if (i) { /* and settings away from the defaults */
+      const char *y = "queueing: {fairSharing: {enable: true, preemptionStrategies: "
+                      "[LessThanInitialShare]}, waitForPodsReady: {enable: true, timeout: 90s}}\n"
+                      "leaderElection: {renewDeadline: 1500ms, retryPeriod: 200ms}\n"
+                      "queueStatus: {mode: off, interval: 1m30s}\nscoring: spread\n"
+                      "api: {eventInterval: \"0\"}\n";
+      assert_int_equal(cfg_tessera_parse(y, strlen(y), &a, &e), TS_OK);
+    }
+    assert_non_null(ja = cfg_tessera_json(&a));
+    text = json_dumps(ja, JSON_COMPACT);
+    cfg_tessera_default(&b);
+    if (cfg_tessera_parse(text, strlen(text), &b, &e) != TS_OK) fail_msg("%s\n%s", e.text, text);
+    jb = cfg_tessera_json(&b);
+    if (!json_equal(ja, jb)) fail_msg("not the same after a round trip:\n%s", text);
+    if (i) {
+      assert_non_null(strstr(text, "\"timeout\":\"1m30s\""));
+      assert_non_null(strstr(text, "\"renewDeadline\":\"1500ms\""));
+      assert_non_null(strstr(text, "\"interval\":\"1m30s\""));
+      assert_non_null(strstr(text, "\"weight\":\"500m\""));
+      assert_non_null(strstr(text, "\"preemptionStrategies\":[\"LessThanInitialShare\"]"));
+      assert_int_equal(b.sched.pods_ready_timeout_ns, 90 * 1000000000LL);
+      assert_int_equal(b.queue_status.mode, CFG_STATUS_OFF);
+      assert_int_equal(b.leader.renew_ms, 1500);
+    }
+    free(text);
+    json_decref(ja);
+    json_decref(jb);
+    cfg_tessera_free(&a);
+    cfg_tessera_free(&b);
+  }
+}
+
 static void bad_config(const char *yaml, const char *want) {
   cfg_tessera c;
   ts_err e;
@@ -644,6 +688,7 @@ int main(void) {
       cmocka_unit_test(test_tessera_defaults_and_example),
       cmocka_unit_test(test_tessera_errors),
       cmocka_unit_test(test_fair_sharing_strategies),
+      cmocka_unit_test(test_config_json_round_trip),
       cmocka_unit_test(test_addresses),
       cmocka_unit_test(test_alias_expansion_bounded),
       cmocka_unit_test(test_bad_bytes_and_long_strings),

@@ -515,8 +515,9 @@ static void test_live_kueue_metrics(void **state) {
   assert_has(m, "\nkueue_local_queue_admitted_active_workloads{name=\"lq\",namespace=\"t\"} 1\n");
   assert_has(m, "\nkueue_local_queue_resource_usage{name=\"lq\",namespace=\"t\",flavor=\"gpu\","
                 "resource=\"nvidia.com/gpu\"} 2\n");
-  assert_has(m, "\ntessera_gpu_allocated{node_pool=\"\"} 2\n"); /* assumed, being written */
-  assert_has(m, "\ntessera_gpu_allocatable{node_pool=\"\"} 2\n");
+  assert_has(
+      m, "\ntessera_gpu_allocated{node_pool=\"(no pool label)\"} 2\n"); /* assumed, being written */
+  assert_has(m, "\ntessera_gpu_allocatable{node_pool=\"(no pool label)\"} 2\n");
   assert_null(strstr(m, "kueue_admitted_workloads_total{")); /* the bind has not landed */
   free(m);
   answer(f, "bind t/low -> n1", TS_OK);

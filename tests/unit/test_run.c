@@ -19,6 +19,7 @@
 
 #include "common/ts.h"
 #include "kubeclient/kc.h"
+#include "model/model.h"
 #include "tests/support/fakeapi.h"
 #include "tests/support/promtext.h"
 
@@ -153,11 +154,16 @@ static long http_get(int port, const char *path, char *out, size_t cap) {
 static int requests_allowed(const char *body) {
   const char *p = body;
   int n = 0;
+  kc_resource_spec reads[MODEL_KIND_COUNT]; /* what tessera run watches */
+  for (int k = 0; k < MODEL_KIND_COUNT; k++) {
+    const model_kind_api *api = model_kind_api_of((model_kind)k);
+    reads[k] = (kc_resource_spec){api->resource, api->group, api->kind, api->versions};
+  }
   while ((p = strstr(p, "\ntessera_api_requests_total{verb=\""))) {
     char verb[16], resource[128];
     p += strlen("\ntessera_api_requests_total{verb=\"");
     if (sscanf(p, "%15[^\"]\",resource=\"%127[^\"]", verb, resource) != 2) continue;
-    if (!kc_rbac_allows(verb, resource))
+    if (!kc_rbac_allows(reads, MODEL_KIND_COUNT, verb, resource))
       fail_msg("%s %s: a request the chart's RBAC does not allow", verb, resource);
     n++;
   }
@@ -556,6 +562,108 @@ static void test_run_preemption_and_gang(void **state) {
 
 /* Kueue's own controller holds its Lease: Tessera leaves the queues' status to it, and says
  * so in its log. */
+/* Runs `tessera ARGS...` to its end; returns its exit status. */
+static int run_tessera(const char *const *args) {
+  pid_t pid = fork();
+  int status = -1;
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    const char *argv[16] = {tessera()};
+    int n = 1;
+    for (; args[n - 1] && n < 15; n++) argv[n] = args[n - 1];
+    argv[n] = NULL;
+    execv(tessera(), (char *const *)argv);
+    _exit(127);
+  }
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* `tessera snapshot` writes what `tessera run` reads (its config and the server's version
+ * too, no environment values), and `tessera replay` of it decides what `tessera run` does on
+ * the same cluster (issue 15). */
+static void test_run_snapshot_replay(void **state) {
+  fa_server *s = srv = fa_start();
+  char snapf[400], cfg[400], cmd[1200], line[256], *text;
+  char names[8][64], nodes[8][64];
+  int n = 0;
+  FILE *p;
+  pid_t pid;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\n"
+                        "status: {allocatable: {cpu: '32', memory: 256Gi, pods: '110', "
+                        "nvidia.com/gpu: '4'}}\n"));
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Secret\nmetadata: {name: creds, namespace: t}\n"
+                        "data: {token: aHVudGVyMg==}\n"));
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: env, namespace: t}\n"
+                        "spec: {schedulerName: tessera, containers: [{name: c, image: busybox, "
+                        "env: [{name: PASSWORD, value: hunter2}], resources: {limits: "
+                        "{nvidia.com/gpu: '2'}}}]}\n"));
+  for (int i = 0; i < 4; i++) { /* as the API server would hold them: with an image */
+    static const char *const pods[] = {"big", "mid", "small", "huge"};
+    static const int gpus[] = {4, 3, 1, 16}; /* huge fits nowhere */
+    char y[400];
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t}\nspec: "
+             "{schedulerName: tessera, containers: [{name: c, image: busybox, resources: "
+             "{limits: {nvidia.com/gpu: '%d'}}}]}\n",
+             pods[i], gpus[i]);
+    assert_true(fa_put(s, y));
+  }
+  write_config(s, 20000 + (int)(getpid() % 10000) * 2, cfg, sizeof cfg);
+  snprintf(snapf, sizeof snapf, "%s/snapshot.json", fa_dir(s));
+  {
+    const char *args[] = {
+        "snapshot", "--kubeconfig", fa_kubeconfig(s), "--config", cfg, "-o", snapf, NULL};
+    assert_int_equal(run_tessera(args), 0);
+  }
+  assert_non_null(p = fopen(snapf, "r"));
+  fclose(p);
+  {
+    FILE *f = fopen(snapf, "r");
+    long len;
+    fseek(f, 0, SEEK_END);
+    len = ftell(f);
+    rewind(f);
+    text = calloc(1, (size_t)len + 1);
+    assert_int_equal(fread(text, 1, (size_t)len, f), (size_t)len);
+    fclose(f);
+  }
+  assert_non_null(strstr(text, "\"kind\":\"SchedulerConfiguration\""));
+  assert_non_null(strstr(text, "\"retryPeriod\":\"200ms\""));       /* the effective config */
+  assert_non_null(strstr(text, "\"gitVersion\":\"v1.34.0-fake\"")); /* the server */
+  assert_non_null(strstr(text, "\"Pod\":5"));                       /* the counts */
+  assert_non_null(strstr(text, "\"name\":\"PASSWORD\""));
+  assert_null(strstr(text, "hunter2"));  /* no environment values */
+  assert_null(strstr(text, "aHVudGVy")); /* and no Secret */
+  assert_null(strstr(text, "\"kind\":\"Secret\""));
+  free(text);
+  /* replay the file: what would be bound where */
+  snprintf(cmd, sizeof cmd, "%s replay %s", tessera(), snapf);
+  assert_non_null(p = popen(cmd, "r"));
+  while (fgets(line, sizeof line, p) && n < 8)
+    if (sscanf(line, "bind t/%63s -> %63s", names[n], nodes[n]) == 2) n++;
+  assert_int_equal(pclose(p) >> 8, 0);
+  assert_int_equal(n, 4); /* env, big, mid, small; huge waits */
+  /* the scheduler on the same cluster does the same */
+  pid = spawn(s, "a");
+  for (int i = 0; i < n; i++) {
+    char want[600];
+    snprintf(want, sizeof want, "POST /api/v1/namespaces/t/pods/%s/binding 201", names[i]);
+    assert_true(fa_wait(s, want, 1, 15000));
+    if (!bound_to(s, names[i], nodes[i])) fail_msg("%s: replay says %s", names[i], nodes[i]);
+  }
+  assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/huge/binding"), 0);
+  stop(pid, SIGTERM);
+  /* a stray argument is a usage error */
+  {
+    const char *args[] = {"snapshot", "--bogus", NULL};
+    assert_int_equal(run_tessera(args), 2);
+  }
+}
+
 static void test_run_queue_status_left_to_kueue(void **state) {
   fa_server *s = srv = fa_start();
   char y[600], t[40], path[400];
@@ -910,6 +1018,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_goaway_with_watches, teardown),
       cmocka_unit_test_teardown(test_run_preemption_and_gang, teardown),
       cmocka_unit_test_teardown(test_run_queue_status_left_to_kueue, teardown),
+      cmocka_unit_test_teardown(test_run_snapshot_replay, teardown),
       cmocka_unit_test_teardown(test_run_gang_pod_by_pod, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
       cmocka_unit_test_teardown(test_run_queue_problems, teardown),
