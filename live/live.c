@@ -109,7 +109,6 @@ struct live {
 
 /* What a queue's status writes remember. */
 typedef struct qstat {
-  live *l;               /* the loop */
   uint64_t written;      /* hash of the status that landed last (0: none) */
   uint64_t sending;      /* hash of the status in flight */
   int64_t sent_ns;       /* the cycle clock when it was last sent */
@@ -201,7 +200,7 @@ static void free_qstatus(live *l) {
   while (ts_map_next(&l->qstatus, &it, &s)) {
     qstat *q = s->value;
     if (q->inflight)
-      q->gone = true, q->l = NULL;
+      q->gone = true;
     else
       ts_free(q);
   }
@@ -738,7 +737,7 @@ static void queue_seen(live *l, const char *key, live_queue_status *st, bool act
     size_t n = strlen(key);
     if (!(q = ts_calloc(1, sizeof *q + n + 1))) return;
     memcpy(q->key, key, n + 1);
-    q->l = l, q->active = active, q->transition_ns = now_ns;
+    q->active = active, q->transition_ns = now_ns;
     if (ts_map_put(&l->qstatus, q->key, n, q, NULL) != TS_OK) {
       ts_free(q);
       return;

@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,28 @@ static void cq_frs(pbuf *b, const model *m, const char *name, const q_cq_report 
   }
 }
 
+static void lq_labels(pbuf *l, const q_lq_report *q);
+
+/* One sample per ClusterQueue (lq false: labels cluster_queue) or LocalQueue (lq true: name,
+ * namespace), with status when not NULL, of the uint32_t count at offset in its report. */
+static void counts(pbuf *b, pbuf *l, const q_report *r, bool lq, const char *name,
+                   const char *status, size_t offset) {
+  size_t n = lq ? r->nlqs : r->ncqs;
+  for (size_t i = 0; i < n; i++) {
+    const char *rep = lq ? (const char *)&r->lqs[i] : (const char *)&r->cqs[i];
+    uint32_t v;
+    memcpy(&v, rep + offset, sizeof v);
+    if (lq) {
+      lq_labels(l, &r->lqs[i]);
+    } else {
+      ts_buf_reset(l->b);
+      label(l, "cluster_queue", r->cqs[i].name);
+    }
+    if (status) label(l, "status", status);
+    sample(b, name, l, v);
+  }
+}
+
 static void cq_gauges(pbuf *b, const model *m, const q_report *r, pbuf *l) {
   static const struct {
     const char *name, *help;
@@ -228,31 +251,17 @@ static void cq_gauges(pbuf *b, const model *m, const q_report *r, pbuf *l) {
   head(b, "kueue_pending_workloads", "gauge",
        "Pending workloads per cluster_queue and status (active: in the queue; inadmissible: "
        "parked until quota is released).");
-  for (size_t i = 0; i < r->ncqs; i++) {
-    ts_buf_reset(l->b);
-    label(l, "cluster_queue", r->cqs[i].name);
-    label(l, "status", "active");
-    sample(b, "kueue_pending_workloads", l, r->cqs[i].pending_active);
-    ts_buf_reset(l->b);
-    label(l, "cluster_queue", r->cqs[i].name);
-    label(l, "status", "inadmissible");
-    sample(b, "kueue_pending_workloads", l, r->cqs[i].pending_inadmissible);
-  }
+  counts(b, l, r, false, "kueue_pending_workloads", "active",
+         offsetof(q_cq_report, pending_active));
+  counts(b, l, r, false, "kueue_pending_workloads", "inadmissible",
+         offsetof(q_cq_report, pending_inadmissible));
   head(b, "kueue_reserving_active_workloads", "gauge",
        "Workloads holding quota per cluster_queue.");
-  for (size_t i = 0; i < r->ncqs; i++) {
-    ts_buf_reset(l->b);
-    label(l, "cluster_queue", r->cqs[i].name);
-    sample(b, "kueue_reserving_active_workloads", l, r->cqs[i].admitted);
-  }
+  counts(b, l, r, false, "kueue_reserving_active_workloads", NULL, offsetof(q_cq_report, admitted));
   head(b, "kueue_admitted_active_workloads", "gauge",
        "Admitted workloads per cluster_queue (there are no admission checks: the same as "
        "kueue_reserving_active_workloads).");
-  for (size_t i = 0; i < r->ncqs; i++) {
-    ts_buf_reset(l->b);
-    label(l, "cluster_queue", r->cqs[i].name);
-    sample(b, "kueue_admitted_active_workloads", l, r->cqs[i].admitted);
-  }
+  counts(b, l, r, false, "kueue_admitted_active_workloads", NULL, offsetof(q_cq_report, admitted));
   head(b, "kueue_cluster_queue_status", "gauge",
        "1 for the status of each cluster_queue (active, or pending when it cannot admit).");
   for (size_t i = 0; i < r->ncqs; i++)
@@ -289,20 +298,14 @@ static void lq_gauges(pbuf *b, const model *m, const q_report *r, pbuf *l) {
   const model_resources *rt = model_resources_of(m);
   head(b, "kueue_local_queue_pending_workloads", "gauge",
        "Pending workloads per local queue (name, namespace) and status.");
-  for (size_t i = 0; i < r->nlqs; i++) {
-    lq_labels(l, &r->lqs[i]);
-    label(l, "status", "active");
-    sample(b, "kueue_local_queue_pending_workloads", l, r->lqs[i].pending_active);
-    lq_labels(l, &r->lqs[i]);
-    label(l, "status", "inadmissible");
-    sample(b, "kueue_local_queue_pending_workloads", l, r->lqs[i].pending_inadmissible);
-  }
+  counts(b, l, r, true, "kueue_local_queue_pending_workloads", "active",
+         offsetof(q_lq_report, pending_active));
+  counts(b, l, r, true, "kueue_local_queue_pending_workloads", "inadmissible",
+         offsetof(q_lq_report, pending_inadmissible));
   head(b, "kueue_local_queue_admitted_active_workloads", "gauge",
        "Admitted workloads per local queue.");
-  for (size_t i = 0; i < r->nlqs; i++) {
-    lq_labels(l, &r->lqs[i]);
-    sample(b, "kueue_local_queue_admitted_active_workloads", l, r->lqs[i].admitted);
-  }
+  counts(b, l, r, true, "kueue_local_queue_admitted_active_workloads", NULL,
+         offsetof(q_lq_report, admitted));
   head(b, "kueue_local_queue_status", "gauge",
        "1 for the Active condition status of each local queue (True, False).");
   for (size_t i = 0; i < r->nlqs; i++)
