@@ -623,7 +623,8 @@ static void test_live_queue_status(void **state) {
   expect_calls(f, NULL, 0);
 }
 
-/* The pending gauge names the kind of reason; a label value with quotes is escaped. */
+/* The pending gauge names the kind of reason; a LocalQueue whose ClusterQueue does not exist
+ * is Active=False. */
 static void test_live_pending_reasons(void **state) {
   fixture *f = *state;
   char *m;
