@@ -16,10 +16,13 @@
 
 #define SNAPSHOT_TIMEOUT_MS 120000 /* every informer listed by then, or the snapshot fails */
 
-/* An object as last listed or watched; the map's key is its key. */
+/* An object as last listed or watched, kept as the compact JSON text it will be written as
+ * (a parsed object took ~8x the memory: 100,000 pods would have held gigabytes); the map's key
+ * is its key. */
 typedef struct entry {
-  json_t *obj; /* reference held */
-  char key[];  /* "NN/ns/name" */
+  char *text;        /* owned: the object without what could hold credentials */
+  uint32_t scrubbed; /* environment values left out of it */
+  char key[];        /* "NN/ns/name" */
 } entry;
 
 typedef struct snap {
@@ -73,13 +76,21 @@ static void strip_metadata(json_t *o) {
                   "kubectl.kubernetes.io/last-applied-configuration");
 }
 
-typedef struct item {
-  const char *key; /* "NN/ns/name": NN the kind's index */
-  json_t *obj;
-} item;
+static int entry_cmp(const void *a, const void *b) {
+  return strcmp((*(entry *const *)a)->key, (*(entry *const *)b)->key);
+}
 
-static int item_cmp(const void *a, const void *b) {
-  return strcmp(((const item *)a)->key, ((const item *)b)->key);
+/* The text to write for obj (borrowed): a copy without credentials, compact; NULL when out of
+ * memory. */
+static char *text_of(const json_t *obj, uint32_t *scrubbed) {
+  json_t *copy = json_deep_copy(obj);
+  char *text;
+  if (!copy) return NULL;
+  strip_metadata(copy);
+  *scrubbed = (uint32_t)scrub(copy);
+  text = json_dumps(copy, JSON_COMPACT);
+  json_decref(copy);
+  return text;
 }
 
 /* The Snapshot record: when, from which server, how many objects of each kind. */
@@ -103,7 +114,7 @@ static json_t *record(const snap *s, json_t *version, const size_t *counts) {
 static int write_file(snap *s, json_t *version) {
   size_t n = 0, counts[MODEL_KIND_COUNT] = {0}, scrubbed = 0, it = 0;
   const ts_map_slot *sl;
-  item *items = malloc((s->objs.count + 1) * sizeof *items);
+  entry **items = malloc((s->objs.count + 1) * sizeof *items);
   json_t *config = cfg_tessera_json(s->t), *rec;
   FILE *f;
   bool ok;
@@ -114,14 +125,12 @@ static int write_file(snap *s, json_t *version) {
     return 1;
   }
   while (ts_map_next(&s->objs, &it, &sl)) {
-    const entry *e = sl->value;
-    items[n] = (item){e->key, e->obj};
+    entry *e = sl->value;
+    items[n++] = e;
     counts[atoi(e->key)]++;
-    strip_metadata(items[n].obj);
-    scrubbed += scrub(items[n].obj);
-    n++;
+    scrubbed += e->scrubbed;
   }
-  qsort(items, n, sizeof *items, item_cmp);
+  qsort(items, n, sizeof *items, entry_cmp);
   rec = record(s, version, counts);
   if (!(f = fopen(s->out, "w"))) {
     fprintf(stderr, "tessera snapshot: %s: cannot write\n", s->out);
@@ -137,7 +146,7 @@ static int write_file(snap *s, json_t *version) {
   json_dumpf(rec, f, JSON_COMPACT | JSON_SORT_KEYS);
   for (size_t i = 0; i < n; i++) {
     fputs(",\n", f);
-    json_dumpf(items[i].obj, f, JSON_COMPACT);
+    fputs(items[i]->text, f);
   }
   fputs("\n]}\n", f);
   ok = !ferror(f);
@@ -177,28 +186,36 @@ static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *
   char key[TS_KEY_MAX + 16];
   entry *e;
   size_t len;
+  uint32_t scrubbed = 0;
+  char *text;
   (void)res;
   if (k == MODEL_KIND_COUNT || s->finished) return;
   len = (size_t)snprintf(key, sizeof key, "%02d/%s/%s", (int)k, ns ? ns : "", name ? name : "");
   if (len >= sizeof key) return;
   if (t == KC_DELETED) {
-    if ((e = ts_map_del(&s->objs, key, len))) json_decref(e->obj), ts_free(e);
+    if ((e = ts_map_del(&s->objs, key, len))) free(e->text), ts_free(e);
+    return;
+  }
+  if (!(text = text_of(obj, &scrubbed))) {
+    ts_log(TS_LOG_ERROR, "out of memory");
+    finish(s, 1);
     return;
   }
   if ((e = ts_map_get(&s->objs, key, len))) { /* a newer version */
-    json_decref(e->obj);
-    e->obj = json_incref(obj);
+    free(e->text);
+    e->text = text, e->scrubbed = scrubbed;
     return;
   }
   if (!(e = ts_malloc(sizeof *e + len + 1))) {
+    free(text);
     ts_log(TS_LOG_ERROR, "out of memory");
     finish(s, 1);
     return;
   }
   memcpy(e->key, key, len + 1);
-  e->obj = json_incref(obj);
+  e->text = text, e->scrubbed = scrubbed;
   if (ts_map_put(&s->objs, e->key, len, e, NULL) != TS_OK) {
-    json_decref(e->obj);
+    free(e->text);
     ts_free(e);
     ts_log(TS_LOG_ERROR, "out of memory");
     finish(s, 1);
@@ -294,7 +311,7 @@ int cmd_snapshot(int argc, char **argv) {
     size_t it = 0;
     const ts_map_slot *sl;
     while (ts_map_next(&s.objs, &it, &sl)) {
-      json_decref(((entry *)sl->value)->obj);
+      free(((entry *)sl->value)->text);
       ts_free(sl->value);
     }
     ts_map_free(&s.objs);
