@@ -64,6 +64,44 @@ static void check_cel(check *c, const char *where, const model_obj *o) {
   }
 }
 
+/* What Tessera reads of Volcano's and KAI Scheduler's objects is their gangs (a PodGroup's
+ * minMember); their queues are not mapped to quota yet. Says so for each object or field that
+ * would be expected to act, on standard output (not an error). */
+static void not_mapped(const json_t *obj, const char *at) {
+  const char *api = json_string_value(json_object_get(obj, "apiVersion"));
+  const char *kind = json_string_value(json_object_get(obj, "kind"));
+  const json_t *md = json_object_get(obj, "metadata"), *spec = json_object_get(obj, "spec");
+  const char *ns = json_string_value(json_object_get(md, "namespace"));
+  const char *name = json_string_value(json_object_get(md, "name"));
+  const char *who;
+  if (!api || !kind || !name) return;
+  if (!strncmp(api, "scheduling.volcano.sh/", 22))
+    who = "Volcano";
+  else if (!strncmp(api, "scheduling.run.ai/", 18))
+    who = "KAI";
+  else
+    return;
+  if (!strcmp(kind, "Queue")) {
+    printf("%s: %s Queue %s: not mapped: Tessera does not enforce %s queues' quotas yet; their "
+           "PodGroups are scheduled as gangs without quota\n",
+           at, who, name, who);
+    return;
+  }
+  if (strcmp(kind, "PodGroup")) return;
+  if (json_object_get(spec, "queue"))
+    printf("%s: %s PodGroup %s/%s: spec.queue: not mapped: the gang is scheduled without its "
+           "queue's quota\n",
+           at, who, ns ? ns : "", name);
+  if (json_object_get(spec, "priorityClassName"))
+    printf("%s: %s PodGroup %s/%s: spec.priorityClassName: not mapped: each pod's own priority "
+           "orders the gang\n",
+           at, who, ns ? ns : "", name);
+  if (json_object_get(spec, "topologyConstraint"))
+    printf("%s: %s PodGroup %s/%s: spec.topologyConstraint: not mapped: placement follows "
+           "tessera.yaml's topology.levels\n",
+           at, who, ns ? ns : "", name);
+}
+
 static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int index) {
   check *c = ud;
   model_decode_opts opts = {.admission = true, .resources = model_resources_of(c->m)};
@@ -75,6 +113,7 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
     snprintf(at, sizeof at, "%s:%d", file, line);
   else
     snprintf(at, sizeof at, "%s: items[%d]", file, index);
+  not_mapped(obj, at);
   if (cmd_validate(obj, at, &c->errors)) { /* every refusal the API server would give */
     c->objects++;
     return TS_OK;

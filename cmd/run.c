@@ -85,8 +85,8 @@ static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *
   ts_log(TS_LOG_WARN, "ignoring %s: %s", res ? res->id : "object", err.text);
 }
 
-static void on_skipped(void *ud, const char *kind) {
-  live_kind_unseen(((runner *)ud)->l, kind);
+static void on_skipped(void *ud, const char *group, const char *kind) {
+  live_kind_unseen(((runner *)ud)->l, group, kind);
 }
 
 static void on_synced(void *ud) {

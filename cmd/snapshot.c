@@ -101,10 +101,12 @@ static json_t *record(const snap *s, json_t *version, const size_t *counts) {
   json_t *kinds = json_object();
   gmtime_r(&t, &tm);
   strftime(now, sizeof now, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  for (int k = 0; k < MODEL_KIND_COUNT; k++)
-    if (counts[k])
-      json_object_set_new(kinds, model_kind_api_of((model_kind)k)->kind,
-                          json_integer((json_int_t)counts[k]));
+  for (int k = 0; k < MODEL_KIND_COUNT; k++) { /* "pods", "podgroups.scheduling.volcano.sh" */
+    const model_kind_api *api = model_kind_api_of((model_kind)k);
+    char name[160];
+    snprintf(name, sizeof name, "%s%s%s", api->resource, *api->group ? "." : "", api->group);
+    if (counts[k]) json_object_set_new(kinds, name, json_integer((json_int_t)counts[k]));
+  }
   (void)s;
   return json_pack("{s:s, s:s, s:{s:s, s:s}, s:O, s:o}", "apiVersion", CFG_API_VERSION, "kind",
                    "Snapshot", "metadata", "name", "snapshot", "creationTimestamp", now, "server",

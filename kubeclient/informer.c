@@ -172,7 +172,7 @@ static bool skip(informer *f, const kc_response *r) {
          r->status == 404 ? "not served by this API server" : "forbidden for this identity",
          f->res.id);
   f->ph = P_SKIPPED;
-  if (f->all->o.on_skipped) f->all->o.on_skipped(f->all->o.ud, f->res.kind);
+  if (f->all->o.on_skipped) f->all->o.on_skipped(f->all->o.ud, f->res.group, f->res.kind);
   check_synced(f->all);
   return true;
 }
@@ -466,7 +466,7 @@ static void on_discovery(void *ud, const kc_response *r) {
       ts_log(TS_LOG_WARN, "the API server does not serve %s%s%s; not watching it", sp->resource,
              sp->group[0] ? "." : "", sp->group);
       f->ph = P_SKIPPED;
-      if (a->o.on_skipped) a->o.on_skipped(a->o.ud, sp->kind);
+      if (a->o.on_skipped) a->o.on_skipped(a->o.ud, sp->group, sp->kind);
       continue;
     }
     if (sp->group[0]) {

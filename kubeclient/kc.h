@@ -157,7 +157,7 @@ typedef struct kc_informer_opts {
   void *ud;                    /* for every callback */
   /* Optional, at most once per resource: `kind` will not be watched (the server lacks or
    * forbids it). */
-  void (*on_skipped)(void *ud, const char *kind);
+  void (*on_skipped)(void *ud, const char *group, const char *kind);
   /* timeoutSeconds of each watch (0: KC_WATCH_TIMEOUT_S). The server ends a watch then; one it
    * has not ended some seconds later (a silent connection) is abandoned and opened again. */
   int watch_timeout_s;

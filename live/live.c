@@ -231,8 +231,8 @@ void live_get_stats(const live *l, live_stats *out) {
   *out = l->st;
 }
 
-void live_kind_unseen(live *l, const char *kind) {
-  model_set_seen(l->m, model_kind_of(kind), false);
+void live_kind_unseen(live *l, const char *group, const char *kind) {
+  model_set_seen(l->m, model_kind_in_group(group, kind), false);
   l->dirty = true;
 }
 
@@ -879,7 +879,7 @@ ts_rc live_metrics(const live *l, ts_buf *out) {
     rc = ts_buf_printf(out, "# HELP tessera_model_objects Objects in the model, by kind.\n"
                             "# TYPE tessera_model_objects gauge\n");
   for (int k = 0; rc == TS_OK && k < MODEL_KIND_COUNT; k++)
-    rc = ts_buf_printf(out, "tessera_model_objects{kind=\"%s\"} %zu\n", model_kind_name(k),
-                       model_count(l->m, k));
+    rc = ts_buf_printf(out, "tessera_model_objects{kind=\"%s\",group=\"%s\"} %zu\n",
+                       model_kind_name(k), model_kind_api_of(k)->group, model_count(l->m, k));
   return rc;
 }

@@ -101,7 +101,7 @@ ts_rc live_event(live *l, model_event ev, model_obj *o, ts_err *err);
 ts_rc live_remove(live *l, model_kind kind, const char *ns, const char *name);
 
 /* Objects of `kind` (a kind name) cannot be known: the server does not serve them to us. */
-void live_kind_unseen(live *l, const char *kind);
+void live_kind_unseen(live *l, const char *group, const char *kind);
 
 /* True when something changed since the last cycle (an event, a finished write). */
 bool live_dirty(const live *l);

@@ -31,6 +31,8 @@ static const kind_info kinds[MODEL_KIND_COUNT] = {
     K(COHORT, cohort, model_cohort),
     K(WORKLOAD_PRIORITY_CLASS, workload_priority_class, model_workload_priority_class),
     K(POD_GROUP, pod_group, model_pod_group),
+    K(VOLCANO_POD_GROUP, pod_group, model_pod_group),
+    K(KAI_POD_GROUP, pod_group, model_pod_group),
     K(JOB, job, model_job),
     K(JOBSET, jobset, model_job),
     K(PYTORCH_JOB, training_job, model_job),
@@ -60,6 +62,17 @@ const char *model_kind_name(model_kind k) {
 model_kind model_kind_of(const char *name) {
   for (int i = 0; i < MODEL_KIND_COUNT; i++)
     if (!strcmp(apis[i].kind, name)) return (model_kind)i;
+  return MODEL_KIND_COUNT;
+}
+
+model_kind model_kind_in_group(const char *group, const char *kind) {
+  const char *slash = strchr(group, '/');
+  size_t glen = slash ? (size_t)(slash - group) : strlen(group);
+  if (slash == NULL && !strcmp(group, "v1")) glen = 0; /* the core group's apiVersion */
+  for (int i = 0; i < MODEL_KIND_COUNT; i++)
+    if (!strcmp(apis[i].kind, kind) && strlen(apis[i].group) == glen &&
+        !memcmp(apis[i].group, group, glen))
+      return (model_kind)i;
   return MODEL_KIND_COUNT;
 }
 

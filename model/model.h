@@ -40,6 +40,8 @@
   X(WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass", "kueue.x-k8s.io", "workloadpriorityclasses", \
     "v1beta2 v1beta1", false)                                                                      \
   X(POD_GROUP, "PodGroup", "scheduling.x-k8s.io", "podgroups", "v1alpha1", true)                   \
+  X(VOLCANO_POD_GROUP, "PodGroup", "scheduling.volcano.sh", "podgroups", "v1beta1", true)          \
+  X(KAI_POD_GROUP, "PodGroup", "scheduling.run.ai", "podgroups", "v2alpha2", true)                 \
   X(JOB, "Job", "batch", "jobs", "v1", true)                                                       \
   X(JOBSET, "JobSet", "jobset.x-k8s.io", "jobsets", "v1alpha2", true)                              \
   X(PYTORCH_JOB, "PyTorchJob", "kubeflow.org", "pytorchjobs", "v1", true)                          \
@@ -57,8 +59,14 @@ typedef enum model_kind {
 } model_kind;
 
 const char *model_kind_name(model_kind k); /* "ResourceClaim"; borrowed, static */
-/* The kind of a kind name ("PyTorchJob"), or MODEL_KIND_COUNT when Tessera does not read it. */
+/* The kind of a kind name ("PyTorchJob"), or MODEL_KIND_COUNT when Tessera does not read it.
+ * Three kinds are named PodGroup (scheduler-plugins, Volcano, KAI): this gives the first; use
+ * model_kind_in_group where the group is known. */
 model_kind model_kind_of(const char *name);
+/* The kind of (API group, kind name), e.g. ("scheduling.volcano.sh", "PodGroup"); a group may
+ * also be given as an apiVersion ("scheduling.volcano.sh/v1beta1", "v1"). MODEL_KIND_COUNT when
+ * Tessera does not read it. */
+model_kind model_kind_in_group(const char *group, const char *kind);
 
 /* Where the API serves a kind (from MODEL_KINDS; static). */
 typedef struct model_kind_api {

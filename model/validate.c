@@ -350,7 +350,8 @@ static void cluster_queue(vctx *v, json_t *obj) {
 
 size_t model_validate(json_t *obj, model_refusal_fn fn, void *ud) {
   vctx v = {NULL, fn, ud, 0};
-  model_kind k = model_kind_of(str(obj, "kind") ? str(obj, "kind") : "");
+  model_kind k = model_kind_in_group(str(obj, "apiVersion") ? str(obj, "apiVersion") : "",
+                                     str(obj, "kind") ? str(obj, "kind") : "");
   if (k == MODEL_KIND_COUNT || !json_is_object(json_object_get(obj, "metadata"))) return 0;
   metadata(&v, k, obj);
   switch (k) {

@@ -1,7 +1,9 @@
 /* scheduler/gang.c - which pods must run together.
  *
  * A pod belongs to, in this order: the scheduler-plugins PodGroup named by its label
- * `scheduling.x-k8s.io/pod-group` (minMember); the Kueue pod group of its label
+ * `scheduling.x-k8s.io/pod-group` (minMember), the Volcano PodGroup named by its annotation
+ * `scheduling.k8s.io/group-name`, or the KAI Scheduler PodGroup named by its annotation
+ * `pod-group-name` (minMember); the Kueue pod group of its label
  * `kueue.x-k8s.io/pod-group-name` (annotation `kueue.x-k8s.io/pod-group-total-count`); the
  * JobSet of its label `jobset.sigs.k8s.io/jobset-name`; the job that controls it (Kubeflow
  * PyTorchJob / TFJob / MPIJob / XGBoostJob / PaddleJob / JAXJob, batch Job); else it is a gang
@@ -37,18 +39,37 @@ static const char *annotation(const model_obj *o, const char **once, const char 
   return model_labels_get(&o->annotations, ts_intern_once(once, key));
 }
 
+/* The PodGroups a pod may name, and how: scheduler-plugins' by a label, Volcano's by the
+ * annotation its controllers put on the pods of a PodGroup, KAI Scheduler's by the annotation
+ * its pod-grouper writes. */
+static const struct {
+  model_kind kind;    /* the PodGroup kind */
+  bool annotation;    /* named by an annotation (else a label) */
+  const char *key;    /* the label or annotation */
+  const char *what;   /* for messages */
+  const char *prefix; /* of the gang's key */
+} pod_groups[] = {
+    {MODEL_POD_GROUP, false, "scheduling.x-k8s.io/pod-group", "PodGroup", "pg:"},
+    {MODEL_VOLCANO_POD_GROUP, true, "scheduling.k8s.io/group-name", "Volcano PodGroup", "vpg:"},
+    {MODEL_KAI_POD_GROUP, true, "pod-group-name", "KAI PodGroup", "kpg:"},
+};
+
 static bool from_pod_group(const model *m, const model_pod *p, gang_id *g) {
-  static const char *once;
-  const char *pg = label(&p->obj, &once, "scheduling.x-k8s.io/pod-group");
-  const model_pod_group *grp;
-  if (!pg) return false;
-  g->kind = SCHED_GANG_POD_GROUP, g->what = "PodGroup";
-  snprintf(g->key, sizeof g->key, "pg:%s/%s", p->obj.ns, pg);
-  snprintf(g->name, sizeof g->name, "%s/%s", p->obj.ns, pg);
-  grp = (const model_pod_group *)model_get(m, MODEL_POD_GROUP, p->obj.ns, pg);
-  g->min = grp ? grp->min_member : -1;
-  if (!grp) g->blocked = "its PodGroup does not exist";
-  return true;
+  static const char *once[sizeof pod_groups / sizeof *pod_groups];
+  for (size_t i = 0; i < sizeof pod_groups / sizeof *pod_groups; i++) {
+    const char *pg = pod_groups[i].annotation ? annotation(&p->obj, &once[i], pod_groups[i].key)
+                                              : label(&p->obj, &once[i], pod_groups[i].key);
+    const model_pod_group *grp;
+    if (!pg) continue;
+    g->kind = SCHED_GANG_POD_GROUP, g->what = pod_groups[i].what;
+    snprintf(g->key, sizeof g->key, "%s%s/%s", pod_groups[i].prefix, p->obj.ns, pg);
+    snprintf(g->name, sizeof g->name, "%s/%s", p->obj.ns, pg);
+    grp = (const model_pod_group *)model_get(m, pod_groups[i].kind, p->obj.ns, pg);
+    g->min = grp ? grp->min_member : -1;
+    if (!grp) g->blocked = "its PodGroup does not exist";
+    return true;
+  }
+  return false;
 }
 
 static bool from_kueue_group(const model_pod *p, gang_id *g) {

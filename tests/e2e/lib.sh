@@ -42,6 +42,7 @@ wait_until() {
 fresh_cluster() {
   "$APISERVER/start.sh" --fresh >"$E2E_OUT/apiserver-start.log" 2>&1 || fail "the API server did not start"
   k apply --server-side -f "$REPO/tests/e2e/crds/" >/dev/null || fail "CRDs"
+  k apply --server-side -f "$REPO/tests/data/crds/" >/dev/null || fail "Volcano and KAI CRDs"
   k wait --for condition=established --timeout=60s crd --all >/dev/null || fail "CRDs not established"
   namespace "$E2E_NS"
   sed -e "s/{{ .Release.Namespace }}/$E2E_NS/g" \

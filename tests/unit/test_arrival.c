@@ -354,7 +354,9 @@ static void arrive(scenario *sc, const size_t *order, const char *label, uint64_
   tc_attach(r.c, r.l);
   tc_set_time(r.c, r.now_ns);
   for (int k = 0; k < MODEL_KIND_COUNT; k++) /* as informers of absent resources are skipped */
-    if (!sc->kinds[k]) live_kind_unseen(r.l, model_kind_name((model_kind)k));
+    if (!sc->kinds[k])
+      live_kind_unseen(r.l, model_kind_api_of((model_kind)k)->group,
+                       model_kind_name((model_kind)k));
   for (size_t i = 0; i < sc->o.n; i++) {
     json_t *obj = sc->o.v[order[i]];
     char after[600];

@@ -463,7 +463,7 @@ static void test_live_metrics(void **state) {
   assert_non_null(strstr(b.data, "\ntessera_unschedulable_reports_total 1\n"));
   assert_non_null(strstr(b.data, "\ntessera_writes_inflight 0\n"));
   assert_non_null(strstr(b.data, "# TYPE tessera_writes_total counter\n"));
-  assert_non_null(strstr(b.data, "tessera_model_objects{kind=\"Pod\"} 2\n"));
+  assert_non_null(strstr(b.data, "tessera_model_objects{kind=\"Pod\",group=\"\"} 2\n"));
   ts_buf_free(&b);
 }
 

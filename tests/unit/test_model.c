@@ -1084,8 +1084,39 @@ static void test_alloc_failures(void **state) {
   in_docs_free(&docs);
 }
 
+/* Three kinds are named PodGroup: the group tells them apart (validation, informers that are
+ * skipped), and each decodes into a PodGroup with its minMember. */
+static void test_kind_in_group(void **state) {
+  json_error_t je;
+  json_t *o;
+  model_obj *obj = NULL;
+  ts_err e;
+  model_decode_opts opts = {0};
+  (void)state;
+  assert_int_equal(model_kind_in_group("scheduling.volcano.sh/v1beta1", "PodGroup"),
+                   MODEL_VOLCANO_POD_GROUP);
+  assert_int_equal(model_kind_in_group("scheduling.run.ai", "PodGroup"), MODEL_KAI_POD_GROUP);
+  assert_int_equal(model_kind_in_group("scheduling.x-k8s.io", "PodGroup"), MODEL_POD_GROUP);
+  assert_int_equal(model_kind_in_group("v1", "Pod"), MODEL_POD);
+  assert_int_equal(model_kind_in_group("", "Node"), MODEL_NODE);
+  assert_int_equal(model_kind_in_group("apps/v1", "Deployment"), MODEL_KIND_COUNT);
+  assert_int_equal(model_kind_in_group("scheduling.k8s.io", "PodGroup"), MODEL_KIND_COUNT);
+  o = json_loads("{\"apiVersion\":\"scheduling.run.ai/v2alpha2\",\"kind\":\"PodGroup\","
+                 "\"metadata\":{\"name\":\"g\",\"namespace\":\"ml\"},"
+                 "\"spec\":{\"minMember\":3,\"queue\":\"team-a\"}}",
+                 0, &je);
+  ts_err_clear(&e);
+  assert_int_equal(model_decode(o, &opts, &obj, &e), TS_OK);
+  assert_non_null(obj);
+  assert_int_equal(obj->kind, MODEL_KAI_POD_GROUP);
+  assert_int_equal(((model_pod_group *)obj)->min_member, 3);
+  model_obj_free(obj);
+  json_decref(o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_kind_in_group),
       cmocka_unit_test(test_recorded_objects),
       cmocka_unit_test(test_recorded_exchanges),
       cmocka_unit_test(test_pod),

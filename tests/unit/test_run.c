@@ -634,7 +634,7 @@ static void test_run_snapshot_replay(void **state) {
   assert_non_null(strstr(text, "\"kind\":\"SchedulerConfiguration\""));
   assert_non_null(strstr(text, "\"retryPeriod\":\"200ms\""));       /* the effective config */
   assert_non_null(strstr(text, "\"gitVersion\":\"v1.34.0-fake\"")); /* the server */
-  assert_non_null(strstr(text, "\"Pod\":5"));                       /* the counts */
+  assert_non_null(strstr(text, "\"pods\":5"));                      /* the counts */
   assert_non_null(strstr(text, "\"name\":\"PASSWORD\""));
   assert_null(strstr(text, "hunter2"));  /* no environment values */
   assert_null(strstr(text, "aHVudGVy")); /* and no Secret */
