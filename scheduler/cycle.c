@@ -317,11 +317,16 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
   sched__evictions_seen(state, m);
   if (rc == TS_OK) rc = sched__ready_check(&v, state, out, add_decision);
   if (rc == TS_OK) rc = sched__gangs(&v, &gangs, &n);
-  if (rc == TS_OK) { /* room for a decision per pending pod, in one allocation */
-    size_t pods = 0;
-    for (size_t g = 0; g < n; g++) pods += gangs[g].npods;
-    if (pods && !(out->decisions = ts_malloc(pods * sizeof *out->decisions))) rc = TS_ENOMEM;
-    v.decisions_cap = pods;
+  if (rc == TS_OK) { /* room for a decision per pending pod, after the readiness evictions */
+    size_t want = out->ndecisions;
+    sched_decision *d;
+    for (size_t g = 0; g < n; g++) want += gangs[g].npods;
+    if (want > v.decisions_cap) {
+      if (!(d = ts_realloc(out->decisions, want * sizeof *d)))
+        rc = TS_ENOMEM;
+      else
+        out->decisions = d, v.decisions_cap = want;
+    }
   }
   if (rc == TS_OK && !(handled = ts_arena_alloc(&scratch, n + 1))) rc = TS_ENOMEM;
   if (rc == TS_OK) memset(handled, 0, n + 1);
