@@ -110,8 +110,10 @@ static void duration(int64_t ns, char *out, size_t cap) {
 }
 
 const char *sched__ready_hold(sched_view *v, sched_state *st, const char *key) {
-  backoff *b = st ? ts_map_get(&st->backoff, key, strlen(key)) : NULL;
+  backoff *b;
   char when[40], msg[256];
+  if (!st || !st->backoff.count) return NULL; /* asked per pending gang: most cycles hold none */
+  b = ts_map_get(&st->backoff, key, strlen(key));
   if (!b || b->requeue_at <= v->now_ns) return NULL;
   ts_time_format(b->requeue_at, when, sizeof when);
   snprintf(msg, sizeof msg,
