@@ -24,7 +24,9 @@
 #include "tests/support/promtext.h"
 
 static fa_server *srv; /* the test's server, stopped by teardown even when a test fails */
-static pid_t kids[4];  /* tessera processes still running */
+/* the queueStatus line of the tests' tessera.yaml (teardown puts the default back) */
+static const char *queue_status_settings = "queueStatus: {interval: 200ms}\n";
+static pid_t kids[4]; /* tessera processes still running */
 static int nkids;
 
 static int teardown(void **state) {
@@ -37,6 +39,7 @@ static int teardown(void **state) {
   nkids = 0;
   fa_stop(srv);
   srv = NULL;
+  queue_status_settings = "queueStatus: {interval: 200ms}\n";
   return 0;
 }
 
@@ -58,9 +61,9 @@ static void write_config(const fa_server *s, int port, char *path, size_t cap) {
   assert_non_null(f);
   fputs("leaderElection: {enable: true, leaseName: tessera, leaseNamespace: kube-system,\n"
         "  leaseDuration: 2s, renewDeadline: 1500ms, retryPeriod: 200ms}\n"
-        "api: {eventInterval: 1m}\n"
-        "queueStatus: {interval: 200ms}\n",
+        "api: {eventInterval: 1m}\n",
         f);
+  fputs(queue_status_settings, f);
   fprintf(f, "healthAddress: 127.0.0.1:%d\nmetricsAddress: 127.0.0.1:%d\n", port, port);
   fclose(f);
 }
@@ -560,8 +563,6 @@ static void test_run_preemption_and_gang(void **state) {
   stop(pid, SIGTERM);
 }
 
-/* Kueue's own controller holds its Lease: Tessera leaves the queues' status to it, and says
- * so in its log. */
 /* Runs `tessera ARGS...` to its end; returns its exit status. */
 static int run_tessera(const char *const *args) {
   pid_t pid = fork();
@@ -664,23 +665,38 @@ static void test_run_snapshot_replay(void **state) {
   }
 }
 
-static void test_run_queue_status_left_to_kueue(void **state) {
+/* True when tessera-ID's log has a line holding text. */
+static bool logged(const fa_server *s, const char *id, const char *text) {
+  char path[400], line[1024];
+  bool found = false;
+  FILE *f;
+  snprintf(path, sizeof path, "%s/%s.log", fa_dir(s), id);
+  if (!(f = fopen(path, "r"))) return false;
+  while (!found && fgets(line, sizeof line, f)) found = strstr(line, text) != NULL;
+  fclose(f);
+  return found;
+}
+
+/* Each queueStatus setting changes what is written (issue 15): a queue, a pod in it, and
+ * Kueue's leader Lease held (fresh) in kueue-system unless lease_ns is NULL. */
+static void queue_status_case(const char *settings, const char *lease_ns, int want_writes,
+                              const char *want_log) {
   fa_server *s = srv = fa_start();
-  char y[600], t[40], path[400];
+  char y[600], t[40];
   time_t now = time(NULL);
   struct tm tm;
   pid_t pid;
-  (void)state;
   assert_non_null(s);
   seed(s);
+  queue_status_settings = settings;
   gmtime_r(&now, &tm);
   strftime(t, sizeof t, "%Y-%m-%dT%H:%M:%S.000000Z", &tm);
   snprintf(y, sizeof y,
            "apiVersion: coordination.k8s.io/v1\nkind: Lease\nmetadata: {name: "
-           "c1f6bfd2.kueue.x-k8s.io, namespace: kueue-system}\nspec: {holderIdentity: "
+           "c1f6bfd2.kueue.x-k8s.io, namespace: %s}\nspec: {holderIdentity: "
            "kueue-controller-manager-1, leaseDurationSeconds: 15, renewTime: \"%s\"}\n",
-           t);
-  assert_true(fa_put(s, y));
+           lease_ns ? lease_ns : "", t);
+  if (lease_ns) assert_true(fa_put(s, y));
   assert_true(fa_put(
       s, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n"));
   assert_true(fa_put(
@@ -692,28 +708,57 @@ static void test_run_queue_status_left_to_kueue(void **state) {
       s,
       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: t}\n"
       "spec: {clusterQueue: cq}\n"));
-  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: q0, namespace: t, labels: "
-                        "{kueue.x-k8s.io/queue-name: lq}}\nspec: {schedulerName: tessera, "
-                        "containers: [{name: c, resources: {limits: {nvidia.com/gpu: '1'}}}]}\n"));
-  pid = spawn(s, "a");
-  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/q0/binding 201", 1, 15000));
-  usleep(600000); /* three status intervals */
-  assert_int_equal(fa_count(s, "PATCH /apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq/status"), 0);
-  assert_int_equal(fa_count(s, "PATCH /apis/kueue.x-k8s.io/v1beta1/namespaces/t/localqueues"), 0);
-  stop(pid, SIGTERM);
-  snprintf(path, sizeof path, "%s/a.log", fa_dir(s));
-  {
-    FILE *f = fopen(path, "r");
-    char line[1024];
-    bool told = false;
-    assert_non_null(f);
-    while (fgets(line, sizeof line, f))
-      told |= strstr(line, "Kueue's controller holds its Lease kueue-system/"
-                           "c1f6bfd2.kueue.x-k8s.io: ClusterQueue and LocalQueue status is "
-                           "left to it") != NULL;
-    fclose(f);
-    assert_true(told);
+  for (int i = 0; i < 2; i++) { /* the second pod changes the status after the first write */
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: q%d, namespace: t, labels: "
+             "{kueue.x-k8s.io/queue-name: lq}}\nspec: {schedulerName: tessera, containers: "
+             "[{name: c, resources: {limits: {nvidia.com/gpu: '1'}}}]}\n",
+             i);
+    if (i == 0) pid = spawn(s, "a");
+    assert_true(fa_put(s, y));
+    snprintf(y, sizeof y, "POST /api/v1/namespaces/t/pods/q%d/binding 201", i);
+    assert_true(fa_wait(s, y, 1, 15000));
+    if (i == 0 && want_writes)
+      assert_true(
+          fa_wait(s, "PATCH /apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq/status 200", 1, 5000));
   }
+  usleep(1500000); /* past the interval of 200ms and the next cycle (one a second at least) */
+  if (want_writes >= 0)
+    assert_int_equal(fa_count(s, "PATCH /apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq/status"),
+                     want_writes);
+  else /* several: every change written */
+    assert_true(fa_count(s, "PATCH /apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq/status") >= 2);
+  if (!want_writes)
+    assert_int_equal(fa_count(s, "PATCH /apis/kueue.x-k8s.io/v1beta1/namespaces/t/localqueues"), 0);
+  stop(pid, SIGTERM);
+  if (!logged(s, "a", want_log)) fail_msg("the log does not say: %s", want_log);
+}
+
+/* Kueue's own controller holds its Lease: Tessera leaves the queues' status to it, and says
+ * so in its log. */
+static void test_run_queue_status_left_to_kueue(void **state) {
+  (void)state;
+  queue_status_case("queueStatus: {interval: 200ms}\n", "kueue-system", 0,
+                    "Kueue's controller holds its Lease kueue-system/c1f6bfd2.kueue.x-k8s.io: "
+                    "ClusterQueue and LocalQueue status is left to it");
+}
+
+/* mode write: written although Kueue's Lease is held; mode off: never, with no Kueue at all;
+ * kueueNamespace: the Lease is looked for there (none there: written); interval: a change
+ * within it waits (one write in the run, not two). */
+static void test_run_queue_status_settings(void **state) {
+  (void)state;
+  queue_status_case("queueStatus: {mode: write, interval: 200ms}\n", "kueue-system", -1,
+                    "queueStatus: write: Tessera writes ClusterQueue and LocalQueue status");
+  teardown(NULL);
+  queue_status_case("queueStatus: {mode: off, interval: 200ms}\n", NULL, 0,
+                    "queueStatus: off: ClusterQueue and LocalQueue status is not written");
+  teardown(NULL);
+  queue_status_case("queueStatus: {kueueNamespace: kueue, interval: 200ms}\n", "kueue-system", -1,
+                    "no current Lease kueue/c1f6bfd2.kueue.x-k8s.io");
+  teardown(NULL);
+  queue_status_case("queueStatus: {mode: write, interval: 1h}\n", NULL, 1,
+                    "queueStatus: write: Tessera writes ClusterQueue and LocalQueue status");
 }
 
 /* Pods of a queued gang arrive one by one, as a controller creates them: nothing is bound
@@ -1018,6 +1063,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_goaway_with_watches, teardown),
       cmocka_unit_test_teardown(test_run_preemption_and_gang, teardown),
       cmocka_unit_test_teardown(test_run_queue_status_left_to_kueue, teardown),
+      cmocka_unit_test_teardown(test_run_queue_status_settings, teardown),
       cmocka_unit_test_teardown(test_run_snapshot_replay, teardown),
       cmocka_unit_test_teardown(test_run_gang_pod_by_pod, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
