@@ -78,6 +78,9 @@ static void print_cq(FILE *out, json_t *arr, const model *m, q_tree *t,
                                          isinf(share) ? -1.0 : share, "usage", usage));
 }
 
+/* The tree is built again from the model after replay applied the decisions, not taken from
+ * the cycle's report (sched_result.queues): there, evicted workloads are still charged until
+ * their pods are seen gone, as in a cluster; here the replay has removed them. */
 void replay_queues(FILE *out, json_t *summary, const model *m, const sched_config *cfg,
                    const sched_result *res) {
   model_obj **cqs = NULL;

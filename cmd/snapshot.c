@@ -94,7 +94,7 @@ static char *text_of(const json_t *obj, uint32_t *scrubbed) {
 }
 
 /* The Snapshot record: when, from which server, how many objects of each kind. */
-static json_t *record(const snap *s, json_t *version, const size_t *counts) {
+static json_t *record(json_t *version, const size_t *counts) {
   char now[40];
   time_t t = time(NULL);
   struct tm tm;
@@ -107,7 +107,6 @@ static json_t *record(const snap *s, json_t *version, const size_t *counts) {
     snprintf(name, sizeof name, "%s%s%s", api->resource, *api->group ? "." : "", api->group);
     if (counts[k]) json_object_set_new(kinds, name, json_integer((json_int_t)counts[k]));
   }
-  (void)s;
   return json_pack("{s:s, s:s, s:{s:s, s:s}, s:O, s:o}", "apiVersion", CFG_API_VERSION, "kind",
                    "Snapshot", "metadata", "name", "snapshot", "creationTimestamp", now, "server",
                    version ? version : json_null(), "objects", kinds);
@@ -133,7 +132,7 @@ static int write_file(snap *s, json_t *version) {
     scrubbed += e->scrubbed;
   }
   qsort(items, n, sizeof *items, entry_cmp);
-  rec = record(s, version, counts);
+  rec = record(version, counts);
   if (!(f = fopen(s->out, "w"))) {
     fprintf(stderr, "tessera snapshot: %s: cannot write\n", s->out);
     free(items);

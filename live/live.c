@@ -809,9 +809,7 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   *ran = true;
   l->dirty = false;
   l->st.cycles++;
-  l->st.pending = res.npending;
   l->st.last_cycle_s = clock_s() - t0;
-  l->st.cycle_s_total += l->st.last_cycle_s;
   qmetrics_cycle(l->qm, l->m, &res, l->st.last_cycle_s);
   ts_log(TS_LOG_DEBUG, "cycle %llu: %zu bound, %zu pending, %zu evicted in %.1f ms",
          (unsigned long long)l->st.cycles, res.nbound, res.npending, res.nevicted,

@@ -78,11 +78,9 @@ typedef struct live_stats {
   uint64_t unschedulable;  /* PodScheduled=False updates issued */
   uint64_t writes;         /* writes issued */
   uint64_t inflight;       /* writes in flight now */
-  uint64_t pending;        /* pods the last cycle left pending */
   uint64_t queue_problems; /* problems of the Kueue objects in the last cycle */
   uint64_t queue_status;   /* ClusterQueue / LocalQueue status writes issued */
   double last_cycle_s;     /* how long the last cycle took */
-  double cycle_s_total;    /* time spent in cycles */
 } live_stats;
 
 /* A new loop over an empty model. cfg (borrowed, must outlive the loop) is the scheduling
