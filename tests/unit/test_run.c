@@ -708,13 +708,13 @@ static void queue_status_case(const char *settings, const char *lease_ns, int wa
       s,
       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: t}\n"
       "spec: {clusterQueue: cq}\n"));
+  pid = spawn(s, "a");
   for (int i = 0; i < 2; i++) { /* the second pod changes the status after the first write */
     snprintf(y, sizeof y,
              "apiVersion: v1\nkind: Pod\nmetadata: {name: q%d, namespace: t, labels: "
              "{kueue.x-k8s.io/queue-name: lq}}\nspec: {schedulerName: tessera, containers: "
              "[{name: c, resources: {limits: {nvidia.com/gpu: '1'}}}]}\n",
              i);
-    if (i == 0) pid = spawn(s, "a");
     assert_true(fa_put(s, y));
     snprintf(y, sizeof y, "POST /api/v1/namespaces/t/pods/q%d/binding 201", i);
     assert_true(fa_wait(s, y, 1, 15000));
