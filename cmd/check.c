@@ -64,9 +64,43 @@ static void check_cel(check *c, const char *where, const model_obj *o) {
   }
 }
 
-/* What Tessera reads of Volcano's and KAI Scheduler's objects is their gangs (a PodGroup's
- * minMember); their queues are not mapped to quota yet. Says so for each object or field that
- * would be expected to act, on standard output (not an error). */
+/* Volcano's and KAI Scheduler's queues and PodGroups are mapped onto the quota tree and gangs
+ * (README, "Teams coming from Volcano or KAI Scheduler"). Says, on standard output (not an
+ * error), which of their fields that would be expected to act do not, and where KAI's reading
+ * of a queue is likely a surprise. */
+static void kai_queue_notes(const json_t *spec, const char *at, const char *name) {
+  static const char *const res[] = {"gpu", "cpu", "memory"};
+  const json_t *r = json_object_get(spec, "resources");
+  const json_t *gpu = json_object_get(r, "gpu");
+  double w = json_number_value(json_object_get(gpu, "overQuotaWeight"));
+  for (int i = 0; json_is_object(r) && i < 3; i++) {
+    const json_t *x = json_object_get(r, res[i]);
+    const json_t *ow = json_object_get(x, "overQuotaWeight");
+    if (!x) {
+      printf("%s: KAI Queue %s: spec.resources.%s: absent, so KAI reads quota 0 and limit 0: "
+             "pods of this queue that request %s never fit (limit: -1 allows them)\n",
+             at, name, res[i], res[i]);
+      continue;
+    }
+    if (i && ow && json_number_value(ow) != w)
+      printf("%s: KAI Queue %s: spec.resources.%s.overQuotaWeight: not mapped: the queue's "
+             "fair-sharing weight is gpu's overQuotaWeight (%g)\n",
+             at, name, res[i], w);
+    for (int k = 0; !i && k < 2; k++) {
+      const char *f = k ? "limit" : "quota";
+      double v = json_number_value(json_object_get(x, f));
+      if (v > 0 && v != (double)(long long)v)
+        printf("%s: KAI Queue %s: spec.resources.gpu.%s: not mapped: a fraction of a GPU; %lld "
+               "whole GPUs count\n",
+               at, name, f, (long long)v);
+    }
+  }
+  if (json_object_get(spec, "preemptMinRuntime") || json_object_get(spec, "reclaimMinRuntime"))
+    printf("%s: KAI Queue %s: spec.preemptMinRuntime, spec.reclaimMinRuntime: not mapped: running "
+           "gangs may be preempted at any time\n",
+           at, name);
+}
+
 static void not_mapped(const json_t *obj, const char *at) {
   const char *api = json_string_value(json_object_get(obj, "apiVersion"));
   const char *kind = json_string_value(json_object_get(obj, "kind"));
@@ -82,21 +116,20 @@ static void not_mapped(const json_t *obj, const char *at) {
   else
     return;
   if (!strcmp(kind, "Queue")) {
-    printf("%s: %s Queue %s: not mapped: Tessera does not enforce %s queues' quotas yet; their "
-           "PodGroups are scheduled as gangs without quota\n",
-           at, who, name, who);
+    if (json_object_get(spec, "priority"))
+      printf("%s: %s Queue %s: spec.priority: not mapped: queues take turns by fair share, not by "
+             "priority\n",
+             at, who, name);
+    if (*who == 'K') kai_queue_notes(spec, at, name);
+    if (*who == 'V' && json_object_get(spec, "affinity"))
+      printf("%s: Volcano Queue %s: spec.affinity: not mapped: the queue's pods may go to any "
+             "node\n",
+             at, name);
+    if (*who == 'V' && json_array_size(json_object_get(spec, "extendClusters")))
+      printf("%s: Volcano Queue %s: spec.extendClusters: not mapped: one cluster only\n", at, name);
     return;
   }
-  if (strcmp(kind, "PodGroup")) return;
-  if (json_object_get(spec, "queue"))
-    printf("%s: %s PodGroup %s/%s: spec.queue: not mapped: the gang is scheduled without its "
-           "queue's quota\n",
-           at, who, ns ? ns : "", name);
-  if (json_object_get(spec, "priorityClassName"))
-    printf("%s: %s PodGroup %s/%s: spec.priorityClassName: not mapped: each pod's own priority "
-           "orders the gang\n",
-           at, who, ns ? ns : "", name);
-  if (json_object_get(spec, "topologyConstraint"))
+  if (!strcmp(kind, "PodGroup") && json_object_get(spec, "topologyConstraint"))
     printf("%s: %s PodGroup %s/%s: spec.topologyConstraint: not mapped: placement follows "
            "tessera.yaml's topology.levels\n",
            at, who, ns ? ns : "", name);

@@ -8,14 +8,6 @@
 #include "cmd/cmd.h"
 #include "queueing/queueing.h"
 
-/* The ClusterQueue a pod's queue label leads to, or NULL. */
-static const char *cq_of(const model *m, const model_pod *p) {
-  const char *lq = model_labels_get(&p->obj.labels, ts_intern_cstr("kueue.x-k8s.io/queue-name"));
-  const model_local_queue *q =
-      lq ? (const model_local_queue *)model_get(m, MODEL_LOCAL_QUEUE, p->obj.ns, lq) : NULL;
-  return q ? q->cluster_queue : NULL;
-}
-
 /* Gangs (by their label, or the pod for a single pod) of one kind of decision in a queue. */
 static int count_gangs(const model *m, const sched_result *res, const char *cq,
                        sched_decision_kind kind) {
@@ -23,7 +15,7 @@ static int count_gangs(const model *m, const sched_result *res, const char *cq,
   for (size_t i = 0; i < res->ndecisions; i++) {
     const sched_decision *d = &res->decisions[i];
     bool first = true;
-    if (d->kind != kind || cq_of(m, d->pod) != cq) continue;
+    if (d->kind != kind || sched_pod_queue(m, d->pod) != cq) continue;
     for (size_t k = 0; k < i && first && d->gang; k++)
       first = !(res->decisions[k].gang && !strcmp(res->decisions[k].gang, d->gang) &&
                 res->decisions[k].kind == kind);
@@ -72,10 +64,15 @@ static void print_cq(FILE *out, json_t *arr, const model *m, q_tree *t,
                   cq->groups[g].flavors[f].flavor, q->resource, u, nom,
                   x.borrowed ? ", borrowed " : "", x.borrowed ? b : "");
       }
-  if (arr)
-    json_array_append_new(arr, json_pack("{s:s, s:i, s:i, s:f, s:o}", "clusterQueue", cq->obj.name,
-                                         "admitted", admitted, "pending", pending, "share",
-                                         isinf(share) ? -1.0 : share, "usage", usage));
+  if (arr) {
+    json_t *o =
+        json_pack("{s:s, s:i, s:i, s:f, s:o}", "clusterQueue", cq->obj.name, "admitted", admitted,
+                  "pending", pending, "share", isinf(share) ? -1.0 : share, "usage", usage);
+    if (o && cq->obj.kind != MODEL_CLUSTER_QUEUE) /* a Volcano or KAI Queue */
+      json_object_set_new(
+          o, "kind", json_string(cq->obj.kind == MODEL_KAI_QUEUE ? "KAI Queue" : "Volcano Queue"));
+    json_array_append_new(arr, o);
+  }
 }
 
 /* The tree is built again from the model after replay applied the decisions, not taken from
@@ -83,24 +80,32 @@ static void print_cq(FILE *out, json_t *arr, const model *m, q_tree *t,
  * their pods are seen gone, as in a cluster; here the replay has removed them. */
 void replay_queues(FILE *out, json_t *summary, const model *m, const sched_config *cfg,
                    const sched_result *res) {
-  model_obj **cqs = NULL;
-  size_t n = 0;
+  static const model_kind kinds[] = {MODEL_CLUSTER_QUEUE, MODEL_VOLCANO_QUEUE, MODEL_KAI_QUEUE};
+  static const char *const heads[] = {"ClusterQueues", "Volcano Queues", "KAI Queues"};
   q_tree *t = NULL;
   ts_arena a;
   ts_err err;
   json_t *arr = summary ? json_array() : NULL;
+  size_t any = 0;
   ts_arena_init(&a, 0);
-  if (model_list(m, MODEL_CLUSTER_QUEUE, &cqs, &n) != TS_OK || !n ||
-      sched_queue_tree(m, cfg, &a, &t, &err) != TS_OK) {
-    ts_free(cqs);
+  for (size_t k = 0; k < 3; k++) any += model_count(m, kinds[k]);
+  if (!any || sched_queue_tree(m, cfg, &a, &t, &err) != TS_OK) {
     ts_arena_free(&a);
     json_decref(arr);
     return;
   }
-  if (!summary) fprintf(out, "ClusterQueues:\n");
-  for (size_t i = 0; i < n; i++) print_cq(out, arr, m, t, (const model_cluster_queue *)cqs[i], res);
+  for (size_t k = 0; k < 3; k++) {
+    model_obj **cqs = NULL;
+    size_t n = 0, shown = 0;
+    if (model_list(m, kinds[k], &cqs, &n) != TS_OK) break;
+    for (size_t i = 0; i < n; i++) {
+      if (!q_tree_has_cq(t, cqs[i]->name)) continue; /* a parent queue: a cohort */
+      if (!summary && !shown++) fprintf(out, "%s:\n", heads[k]);
+      print_cq(out, arr, m, t, (const model_cluster_queue *)cqs[i], res);
+    }
+    ts_free(cqs);
+  }
   if (summary) json_object_set_new(summary, "clusterQueues", arr);
   q_tree_free(t);
-  ts_free(cqs);
   ts_arena_free(&a);
 }

@@ -772,6 +772,7 @@ static void write_queue_status(live *l, const sched_result *res, int64_t now_ns)
   const ts_map_slot *s;
   if (l->qstatus_ns < 0 || !l->w.queue_status) return;
   for (size_t i = 0; i < r->ncqs; i++) {
+    if (r->cqs[i].kind != MODEL_CLUSTER_QUEUE) continue; /* Volcano's and KAI's have their own */
     live_queue_status st = {.cq = &r->cqs[i],
                             .resources = model_resources_of(l->m),
                             .fair_sharing = l->cfg->queueing.fair_sharing};

@@ -33,6 +33,8 @@ static const kind_info kinds[MODEL_KIND_COUNT] = {
     K(POD_GROUP, pod_group, model_pod_group),
     K(VOLCANO_POD_GROUP, pod_group, model_pod_group),
     K(KAI_POD_GROUP, pod_group, model_pod_group),
+    K(VOLCANO_QUEUE, volcano_queue, model_cluster_queue),
+    K(KAI_QUEUE, kai_queue, model_cluster_queue),
     K(JOB, job, model_job),
     K(JOBSET, jobset, model_job),
     K(PYTORCH_JOB, training_job, model_job),

@@ -352,6 +352,12 @@ ts_rc model__decode_pod_group(mdec *d, json_t *root, model_obj *o) {
       (rc = model__resolve_local(d, &g->min_resources, NULL, NULL)) ||
       (rc = model__int32(d, spec, "scheduleTimeoutSeconds", &g->schedule_timeout_seconds, NULL)))
     return rc;
+  if (o->kind != MODEL_POD_GROUP && /* Volcano's and KAI's */
+      ((rc = model__intern(d, spec, "queue", &g->queue, false)) ||
+       (rc = model__intern(d, spec, "priorityClassName", &g->priority_class, false))))
+    return rc;
+  if (g->queue && !*g->queue) g->queue = NULL;
+  if (g->priority_class && !*g->priority_class) g->priority_class = NULL;
   if (!has || g->min_member < 1) return model__fail_at(d, "minMember", "must be at least 1");
   model__pop(d, mark);
   return TS_OK;

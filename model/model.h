@@ -42,6 +42,8 @@
   X(POD_GROUP, "PodGroup", "scheduling.x-k8s.io", "podgroups", "v1alpha1", true)                   \
   X(VOLCANO_POD_GROUP, "PodGroup", "scheduling.volcano.sh", "podgroups", "v1beta1", true)          \
   X(KAI_POD_GROUP, "PodGroup", "scheduling.run.ai", "podgroups", "v2alpha2", true)                 \
+  X(VOLCANO_QUEUE, "Queue", "scheduling.volcano.sh", "queues", "v1beta1", false)                   \
+  X(KAI_QUEUE, "Queue", "scheduling.run.ai", "queues", "v2", false)                                \
   X(JOB, "Job", "batch", "jobs", "v1", true)                                                       \
   X(JOBSET, "JobSet", "jobset.x-k8s.io", "jobsets", "v1alpha2", true)                              \
   X(PYTORCH_JOB, "PyTorchJob", "kubeflow.org", "pytorchjobs", "v1", true)                          \
@@ -687,7 +689,21 @@ typedef struct model_cluster_queue {
   bool has_fair_weight;                /* fairSharing.weight set */
   ts_quantity fair_weight;             /* fairSharing.weight (default 1) */
   model_stop_policy stop_policy;       /* stopPolicy */
+  bool not_reclaimable;                /* other queues never preempt its workloads (Volcano's
+                                          reclaimable: false) */
+  bool uncovered_free;                 /* resources no group covers are not limited (Volcano's and
+                                          KAI's queues limit only what they name) */
 } model_cluster_queue;
+
+/* Volcano's Queue (scheduling.volcano.sh/v1beta1) and KAI Scheduler's Queue
+ * (scheduling.run.ai/v2) decode to a model_cluster_queue (obj.kind tells which), as the quota
+ * tree reads them (model/decode_queues.c states the rules): one resource group whose only flavor
+ * is named by the API group (model_queue_flavor), covering cpu, memory, nvidia.com/gpu and what
+ * the queue names; cohort = the parent queue (spec.parent, spec.parentQueue), or NULL; every
+ * namespace selected; preemption LowerPriority within the queue, Any across queues. */
+const char *model_queue_flavor(model_kind k); /* "scheduling.volcano.sh", "scheduling.run.ai" */
+/* The queue a Volcano or KAI PodGroup without spec.queue goes to ("default", "default-queue"). */
+const char *model_queue_default(model_kind queue_kind);
 
 typedef struct model_local_queue {
   model_obj obj;                 /* header */
@@ -724,6 +740,8 @@ typedef struct model_pod_group {
   int32_t min_member;               /* spec.minMember */
   model_rlist min_resources;        /* spec.minResources */
   int32_t schedule_timeout_seconds; /* spec.scheduleTimeoutSeconds (0 = unset) */
+  const char *queue;                /* interned spec.queue (Volcano, KAI), or NULL */
+  const char *priority_class;       /* interned spec.priorityClassName (Volcano, KAI), or NULL */
 } model_pod_group;
 
 /* A job that owns pods (batch/v1 Job, JobSet, Kubeflow PyTorchJob / TFJob / MPIJob /

@@ -264,7 +264,7 @@ static bool assign_podset(ast *s, uint32_t psi, int32_t count, q_psa *psa, int *
   for (uint32_t k = 0; k < nrq; k++) {
     int g = q__group_of(s->cq, rq[k].id), f, mb = 0;
     if (g < 0) {
-      if (rq[k].total == 0) continue;
+      if (rq[k].total == 0 || s->cq->obj->uncovered_free) continue;
       why(s, "resource %s unavailable in ClusterQueue",
           model_resource_name(model_resources_of(s->c->t->m), rq[k].id));
       return false;

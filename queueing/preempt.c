@@ -153,7 +153,10 @@ static uint32_t fill_back(q__pctx *p, q__target *tg, uint32_t n, bool borrow) {
 
 /* ---- classical ------------------------------------------------------------------------- */
 
+/* Candidates of queue x; none when x is another queue that may not be reclaimed from
+ * (Volcano's reclaimable: false). */
 static void from_cq(const q__pctx *p, q__cq *x, q__node *lca, bool adv, clist *l) {
+  if (x != p->cq && x->obj->not_reclaimable) return;
   for (size_t i = 0; i < x->adm.n; i++) {
     variant v = classify(p, x->adm.v[i], adv);
     if (v != V_NEVER) l->v[l->n++] = (cand){x->adm.v[i], lca, v};
@@ -305,7 +308,9 @@ static void flat_candidates(const q__pctx *p, clist *l) {
   if (!p->cq->node.parent || o->reclaim_cohort == MODEL_PREEMPT_NEVER) return;
   for (uint32_t c = 0; c < t->ncqs; c++) {
     q__cq *x = t->cqs[c];
-    if (x == p->cq || q__root(&x->node) != root || !cq_borrowing(x, p->frs, p->nfrs)) continue;
+    if (x == p->cq || x->obj->not_reclaimable || q__root(&x->node) != root ||
+        !cq_borrowing(x, p->frs, p->nfrs))
+      continue;
     for (size_t i = 0; i < x->adm.n; i++) {
       q__adm *a = x->adm.v[i];
       if (satisfies(o->reclaim_cohort, p->wl, a->wl) && q__adm_uses(a, p->frs, p->nfrs))

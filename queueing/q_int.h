@@ -109,6 +109,7 @@ struct q_tree {
   TS_VEC(q__adm *) sorted;            /* admitted records by key, rebuilt lazily */
   bool sorted_ok;                     /* sorted is current */
   uint64_t serial;                    /* unique per build (q_memo tells trees apart) */
+  const char *froot[2];               /* root cohorts of Volcano's, KAI's queues, or NULL */
 };
 
 /* The slot of a resource id, -1 when no queue of the tree covers it. */
@@ -131,6 +132,22 @@ static inline int q__fr_res(const q_tree *t, uint32_t fr) {
 }
 
 q__cq *q__cq_get(const q_tree *t, const char *name);
+/* Records a problem message ("Kind name: field: what"); TS_ENOMEM when it cannot. */
+ts_rc q__problem(q_tree *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Adds a flavor by name (rf: its ResourceFlavor, NULL when only referenced). */
+ts_rc q__add_flavor(q_tree *t, const char *name, const model_resource_flavor *rf);
+/* "ClusterQueue", "Cohort", "Volcano Queue", "KAI Queue": what an object is, for messages. */
+const char *q__kind_label(model_kind k);
+
+/* Volcano's and KAI's queues as tree objects (foreign.c): arena copies to build with the Kueue
+ * objects. Sets t->froot for the kinds present and registers their flavors. */
+typedef struct q__foreign {
+  model_obj **cqs; /* model_cluster_queue copies, cohort set */
+  size_t ncqs;
+  model_obj **cohorts; /* model_cohort made of parent queues */
+  size_t ncohorts;
+} q__foreign;
+ts_rc q__foreign_build(q_tree *t, q__foreign *out);
 int q__flavor_index(const q_tree *t, const char *name); /* -1 when unknown */
 q__node *q__root(q__node *n);
 /* Saves / restores the usage of every node (a cycle's snapshot). buf holds

@@ -150,6 +150,8 @@ typedef struct q_workload {
   const char *name;             /* borrowed */
   const char *key;              /* borrowed "ns/name": identity and last tie-breaker */
   const char *local_queue;      /* interned LocalQueue name (kueue.x-k8s.io/queue-name) */
+  const char *cluster_queue;    /* interned queue named directly (a Volcano or KAI Queue, which
+                                   the tree holds as a ClusterQueue), when local_queue is NULL */
   int32_t priority;             /* effective priority */
   int64_t queue_ns;             /* queue order time: creation time, or last requeue time */
   int64_t admitted_ns;          /* admitted ones: when quota was reserved (0 = unknown) */
@@ -231,10 +233,14 @@ void q_queues_free(q_queues *qs);
 typedef enum q_queued {
   Q_QUEUED,           /* in its ClusterQueue's queue */
   Q_NO_LOCAL_QUEUE,   /* its LocalQueue does not exist (waits, queued nowhere) */
-  Q_NO_CLUSTER_QUEUE, /* its LocalQueue points to a missing ClusterQueue (waits) */
+  Q_NO_CLUSTER_QUEUE, /* its LocalQueue points to a missing ClusterQueue, or the queue it
+                         names directly is not a ClusterQueue of the tree (waits) */
   Q_HELD,             /* its LocalQueue is stopped (stopPolicy Hold or HoldAndDrain) */
 } q_queued;
-/* The ClusterQueue a workload's LocalQueue points to in t (interned), or NULL. */
+/* True when t holds a ClusterQueue of that name (a Volcano or KAI parent queue is a cohort). */
+bool q_tree_has_cq(const q_tree *t, const char *name);
+/* The ClusterQueue a workload's LocalQueue points to in t (interned), or the one it names
+ * directly when the tree holds it, or NULL. */
 const char *q_tree_cq_of(const q_tree *t, const q_workload *wl);
 
 /* Adds a pending workload (borrowed until removed) to the queue of the ClusterQueue its
@@ -275,6 +281,7 @@ typedef struct q_fr_report {
 
 typedef struct q_cq_report {
   const char *name;              /* interned */
+  model_kind kind;               /* MODEL_CLUSTER_QUEUE, or the Volcano or KAI Queue it is */
   const char *cohort;            /* interned cohort name, NULL when none */
   uint32_t pending_active;       /* pending workloads in the active queue */
   uint32_t pending_inadmissible; /* pending workloads parked as inadmissible */

@@ -31,7 +31,8 @@ static int cq_cmp(const void *a, const void *b) {
 static ts_rc cq_report(const q_tree *t, const q__cq *cq, ts_arena *a, q_cq_report *out) {
   uint32_t n = 0;
   out->name = cq->node.name;
-  out->cohort = cq->obj ? cq->obj->cohort : NULL;
+  out->cohort = cq->obj ? cq->obj->cohort : NULL; /* Volcano's, KAI's: their parent or root */
+  out->kind = cq->obj ? cq->obj->obj.kind : MODEL_CLUSTER_QUEUE;
   out->admitted = (uint32_t)cq->adm.n;
   out->weighted_share = q_tree_share(t, cq->node.name);
   out->inactive = cq->node.active ? NULL : cq->inactive;

@@ -35,10 +35,8 @@ const char *q_mode_name(q_mode m) {
 
 /* ---- problems -------------------------------------------------------------------------- */
 
-static ts_rc problem(q_tree *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
 /* Records a problem message ("Kind name: field: what"). */
-static ts_rc problem(q_tree *t, const char *fmt, ...) {
+ts_rc q__problem(q_tree *t, const char *fmt, ...) {
   char buf[Q__MSG_MAX];
   char *s;
   va_list ap;
@@ -122,14 +120,14 @@ q__node *q__root(q__node *n) {
 static ts_rc add_resource(q_tree *t, const char *name) {
   int id = model_resource_find(model_resources_of(t->m), name);
   if (id < 0 || (uint32_t)id >= t->nids) /* decoding the queue gave it an id */
-    return problem(t, "resource \"%s\": has no resource id", name);
+    return q__problem(t, "resource \"%s\": has no resource id", name);
   if (t->res_slot[id] >= 0) return TS_OK;
   t->res_slot[id] = (int32_t)t->nres;
   t->res_id[t->nres++] = (uint16_t)id;
   return TS_OK;
 }
 
-static ts_rc add_flavor(q_tree *t, const char *name, const model_resource_flavor *rf) {
+ts_rc q__add_flavor(q_tree *t, const char *name, const model_resource_flavor *rf) {
   int i = q__flavor_index(t, name);
   if (i >= 0) {
     if (rf) t->fobj[i] = rf;
@@ -159,7 +157,7 @@ static ts_rc scan_groups(q_tree *t, const model_resource_group *g, uint32_t n) {
     for (uint32_t r = 0; r < g[i].ncovered; r++)
       if ((rc = add_resource(t, g[i].covered[r])) != TS_OK) return rc;
     for (uint32_t f = 0; f < g[i].nflavors; f++)
-      if ((rc = add_flavor(t, g[i].flavors[f].flavor, NULL)) != TS_OK) return rc;
+      if ((rc = q__add_flavor(t, g[i].flavors[f].flavor, NULL)) != TS_OK) return rc;
   }
   return TS_OK;
 }
@@ -206,15 +204,15 @@ static ts_rc set_quota(q_tree *t, q__node *n, const char *what, uint32_t fr, int
                        const model_quota *q) {
   int64_t v;
   if (model_resource_amount(res, &q->nominal, &v) != TS_OK)
-    return problem(t, "%s: nominalQuota of %s: out of range", what,
-                   model_resource_name(model_resources_of(t->m), res));
+    return q__problem(t, "%s: nominalQuota of %s: out of range", what,
+                      model_resource_name(model_resources_of(t->m), res));
   n->nominal[fr] = v;
   if (q->has_borrowing && model_resource_amount(res, &q->borrowing, &n->blimit[fr]) != TS_OK)
-    return problem(t, "%s: borrowingLimit of %s: out of range", what,
-                   model_resource_name(model_resources_of(t->m), res));
+    return q__problem(t, "%s: borrowingLimit of %s: out of range", what,
+                      model_resource_name(model_resources_of(t->m), res));
   if (q->has_lending && model_resource_amount(res, &q->lending, &n->llimit[fr]) != TS_OK)
-    return problem(t, "%s: lendingLimit of %s: out of range", what,
-                   model_resource_name(model_resources_of(t->m), res));
+    return q__problem(t, "%s: lendingLimit of %s: out of range", what,
+                      model_resource_name(model_resources_of(t->m), res));
   return TS_OK;
 }
 
@@ -238,6 +236,8 @@ static ts_rc set_quotas(q_tree *t, q__node *n, const char *what, const model_res
 /* ---- ClusterQueues --------------------------------------------------------------------- */
 
 static const char *cohort_field(const model_cluster_queue *q) {
+  if (q->obj.kind == MODEL_VOLCANO_QUEUE) return "spec.parent";
+  if (q->obj.kind == MODEL_KAI_QUEUE) return "spec.parentQueue";
   return strcmp(q->obj.api_version, "kueue.x-k8s.io/v1beta1") ? "spec.cohortName" : "spec.cohort";
 }
 
@@ -273,10 +273,10 @@ static ts_rc cq_check_flavors(q_tree *t, q__cq *cq) {
       uint16_t fi = cq->groups[g].flavors[f];
       ts_rc rc;
       if (t->fobj[fi]) continue;
-      rc = problem(t,
-                   "ClusterQueue %s: spec.resourceGroups[%u].flavors[%u].name: ResourceFlavor "
-                   "\"%s\" not found",
-                   cq->node.name, g, f, t->fname[fi]);
+      rc = q__problem(t,
+                      "ClusterQueue %s: spec.resourceGroups[%u].flavors[%u].name: ResourceFlavor "
+                      "\"%s\" not found",
+                      cq->node.name, g, f, t->fname[fi]);
       if (rc == TS_OK) deactivate(t, cq, "FlavorNotFound");
       return rc;
     }
@@ -323,6 +323,8 @@ static ts_rc cohort_add(q_tree *t, const model_cohort *o) {
 }
 
 static const char *parent_field(const q__node *n) {
+  if (n->obj && n->obj->obj.kind == MODEL_VOLCANO_QUEUE) return "spec.parent";
+  if (n->obj && n->obj->obj.kind == MODEL_KAI_QUEUE) return "spec.parentQueue";
   if (n->obj && !strcmp(n->obj->obj.api_version, "kueue.x-k8s.io/v1alpha1")) return "spec.parent";
   return "spec.parentName";
 }
@@ -341,7 +343,9 @@ static ts_rc report_cycle(q_tree *t, q__node *n) {
   }
   for (p = n; p && p->mark != 3; p = p->parent) p->mark = 3, p->active = false;
   n->parent = NULL;
-  return problem(t, "Cohort %s: %s: cycle %s", n->name, parent_field(n), path);
+  return q__problem(t, "%s %s: %s: cycle %s",
+                    q__kind_label(n->obj ? n->obj->obj.kind : MODEL_COHORT), n->name,
+                    parent_field(n), path);
 }
 
 /* Marks every cohort: 2 = fine, 3 = in a cycle or under one (inactive). Iterative and
@@ -358,8 +362,8 @@ static ts_rc check_cycles(q_tree *t) {
     } else if (p && !p->mark) {
       p->active = false;
       p->mark = 3;
-      if ((rc = problem(t, "Cohort %s: %s: nesting deeper than %d", p->name, parent_field(p),
-                        Q__MAX_DEPTH)))
+      if ((rc = q__problem(t, "Cohort %s: %s: nesting deeper than %d", p->name, parent_field(p),
+                           Q__MAX_DEPTH)))
         return rc;
       p->parent = NULL;
     }
@@ -445,8 +449,9 @@ static ts_rc propagate_inactive(q_tree *t) {
     const q__node *p = cq->node.parent;
     while (p && p->active) p = p->parent;
     if (!p || !cq->node.active) continue;
-    ts_rc rc = problem(t, "ClusterQueue %s: %s: cohort \"%s\" is in or under a cycle",
-                       cq->node.name, cohort_field(cq->obj), cq->obj->cohort);
+    ts_rc rc = q__problem(t, "%s %s: %s: cohort \"%s\" is in or under a cycle",
+                          q__kind_label(cq->obj->obj.kind), cq->node.name, cohort_field(cq->obj),
+                          cq->obj->cohort);
     if (rc != TS_OK) return rc;
     deactivate(t, cq, "CohortCycle");
   }
@@ -471,8 +476,8 @@ static ts_rc local_queues(q_tree *t) {
     e->held = lq->stop_policy != MODEL_STOP_NONE;
     if ((rc = map_put(&t->lq_by_key, key, e)) != TS_OK) break;
     if (!q__cq_get(t, e->cq))
-      rc =
-          problem(t, "LocalQueue %s: spec.clusterQueue: ClusterQueue \"%s\" not found", key, e->cq);
+      rc = q__problem(t, "LocalQueue %s: spec.clusterQueue: ClusterQueue \"%s\" not found", key,
+                      e->cq);
   }
   ts_free(v);
   return rc;
@@ -486,7 +491,7 @@ static ts_rc scan(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs, size_
   ts_rc rc = model_list(t->m, MODEL_RESOURCE_FLAVOR, &rfs, &nrf);
   for (size_t i = 0; rc == TS_OK && i < nrf; i++) {
     const char *name = ts_intern_cstr(rfs[i]->name);
-    rc = name ? add_flavor(t, name, (const model_resource_flavor *)rfs[i]) : TS_ENOMEM;
+    rc = name ? q__add_flavor(t, name, (const model_resource_flavor *)rfs[i]) : TS_ENOMEM;
   }
   for (size_t i = 0; rc == TS_OK && i < ncq; i++) {
     const model_cluster_queue *q = (const model_cluster_queue *)cqs[i];
@@ -499,6 +504,38 @@ static ts_rc scan(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs, size_
   ts_free(rfs);
   t->nfr = t->nflavors * t->nres;
   return rc;
+}
+
+/* The root cohort of Volcano's or KAI's queues holds what the cluster's schedulable nodes offer
+ * beyond its children's quotas (foreign.c says why), in its kind's flavor. Re-accumulated. */
+static ts_rc foreign_roots(q_tree *t) {
+  model_obj **nodes = NULL;
+  size_t n = 0;
+  int64_t *cap;
+  ts_rc rc;
+  if (!t->froot[0] && !t->froot[1]) return TS_OK;
+  if (!(cap = zalloc(t, (t->nres + 1) * sizeof *cap))) return TS_ENOMEM;
+  if ((rc = model_list(t->m, MODEL_NODE, &nodes, &n)) != TS_OK) return rc;
+  for (size_t i = 0; i < n; i++) {
+    const model_node *node = (const model_node *)nodes[i];
+    if (node->unschedulable) continue;
+    for (uint32_t s = 0; s < t->nres; s++)
+      cap[s] = ts_add_sat(cap[s], model_node_alloc(node, t->res_id[s]));
+  }
+  ts_free(nodes);
+  for (int k = 0; k < 2; k++) {
+    q__node *r = t->froot[k] ? cohort_get(t, t->froot[k]) : NULL;
+    int f = t->froot[k] ? q__flavor_index(t, t->froot[k]) : -1;
+    if (!r || f < 0 || r->obj || r->parent) continue; /* a Cohort object of that name rules */
+    for (uint32_t s = 0; s < t->nres; s++) {
+      uint32_t fr = (uint32_t)f * t->nres + s;
+      int64_t held = 0;
+      for (uint32_t c = 0; c < r->nkids; c++) held = ts_add_sat(held, r->kids[c]->subtree[fr]);
+      r->nominal[fr] = cap[s] > held ? cap[s] - held : 0;
+    }
+    accumulate(t, r, 0);
+  }
+  return TS_OK;
 }
 
 static ts_rc build_nodes(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs, size_t nch) {
@@ -514,6 +551,7 @@ static ts_rc build_nodes(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs
     if (!t->cohorts[i]->parent) accumulate(t, t->cohorts[i], 0);
   for (uint32_t i = 0; rc == TS_OK && i < t->ncqs; i++)
     if (!t->cqs[i]->node.parent) accumulate(t, &t->cqs[i]->node, 0);
+  if (rc == TS_OK) rc = foreign_roots(t);
   if (rc == TS_OK) rc = lendables(t);
   if (rc == TS_OK) rc = propagate_inactive(t);
   return rc;
@@ -534,8 +572,9 @@ static void tree_init(q_tree *t, const model *m) {
 
 ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err) {
   ts_rc rc = TS_ENOMEM;
-  model_obj **cqs = NULL, **chs = NULL;
+  model_obj **cqs = NULL, **chs = NULL, **allq = NULL, **allc = NULL;
   size_t ncq = 0, nch = 0;
+  q__foreign fq;
   q_tree *t = ts_malloc(sizeof *t);
   *out = NULL;
   if (!t) goto out;
@@ -547,8 +586,21 @@ ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err) {
   memset(t->res_slot, -1, t->nids * sizeof *t->res_slot);
   t->serial = __atomic_add_fetch(&tree_serial, 1, __ATOMIC_RELAXED);
   if ((rc = model_list(m, MODEL_CLUSTER_QUEUE, &cqs, &ncq)) ||
-      (rc = model_list(m, MODEL_COHORT, &chs, &nch)) || (rc = scan(t, cqs, ncq, chs, nch)) ||
-      (rc = build_nodes(t, cqs, ncq, chs, nch)) || (rc = local_queues(t)))
+      (rc = model_list(m, MODEL_COHORT, &chs, &nch)) || (rc = q__foreign_build(t, &fq)))
+    goto out;
+  allq = ts_arena_alloc(&t->arena, (ncq + fq.ncqs + 1) * sizeof *allq);
+  allc = ts_arena_alloc(&t->arena, (nch + fq.ncohorts + 1) * sizeof *allc);
+  if (!allq || !allc) {
+    rc = TS_ENOMEM;
+    goto out;
+  }
+  if (ncq) memcpy(allq, cqs, ncq * sizeof *allq);
+  if (fq.ncqs) memcpy(allq + ncq, fq.cqs, fq.ncqs * sizeof *allq);
+  if (nch) memcpy(allc, chs, nch * sizeof *allc);
+  if (fq.ncohorts) memcpy(allc + nch, fq.cohorts, fq.ncohorts * sizeof *allc);
+  ncq += fq.ncqs, nch += fq.ncohorts;
+  if ((rc = scan(t, allq, ncq, allc, nch)) || (rc = build_nodes(t, allq, ncq, allc, nch)) ||
+      (rc = local_queues(t)))
     goto out;
   *out = t;
   t = NULL;
@@ -620,6 +672,10 @@ ts_rc q_tree_usage(const q_tree *t, const char *cq, const char *flavor, int reso
 double q_tree_share(const q_tree *t, const char *cq) {
   q__cq *q = q__cq_get(t, cq);
   return q ? q__drs_value(q__share(t, &q->node)) : 0.0;
+}
+
+bool q_tree_has_cq(const q_tree *t, const char *name) {
+  return q__cq_get(t, name) != NULL;
 }
 
 bool q_tree_cq_active(const q_tree *t, const char *cq) {

@@ -28,6 +28,7 @@ typedef struct qgang {
   uint32_t *podset_of;   /* pending member -> pod set index */
   bool decided;          /* decisions were written for it */
   const char *reason;    /* the last reason Kueue gave while it was a head (result arena) */
+  sched_qref ref;        /* where it queues */
 } qgang;
 
 typedef struct admit {
@@ -40,9 +41,44 @@ typedef struct admit {
   size_t npending;                                            /* entries */
 } admit;
 
-const char *sched__queue_of(const model_pod *p) {
-  static const char *once; /* per pod per cycle */
-  return model_labels_get(&p->obj.labels, ts_intern_once(&once, QUEUE_LABEL));
+/* Kueue's label first. Then Volcano's: the queue of the PodGroup the pod's annotation
+ * scheduling.k8s.io/group-name names, or the annotation scheduling.volcano.sh/queue-name (a pod
+ * without a PodGroup). Then KAI's: the queue of the PodGroup of annotation pod-group-name, else
+ * the label kai.scheduler/queue (where KAI's pod-grouper reads it). A PodGroup without spec.queue
+ * goes to its project's default queue ("default", "default-queue"), which both projects create
+ * at install: when that queue (named or implied) does not exist here, the gang is scheduled
+ * without quota; any other queue that does not exist keeps it waiting. Called per pod
+ * per cycle: label lookups, and one model lookup for a PodGroup. */
+bool sched__queue_ref(const model *m, const model_pod *p, sched_qref *out) {
+  static const char *once[5];
+  const model_labels *ann = &p->obj.annotations;
+  const model_pod_group *pg = NULL;
+  const char *v, *label;
+  memset(out, 0, sizeof *out);
+  if ((v = model_labels_get(&p->obj.labels, ts_intern_once(&once[0], QUEUE_LABEL)))) {
+    out->local_queue = v, out->kind = MODEL_LOCAL_QUEUE;
+    return true;
+  }
+  if ((v = model_labels_get(ann, ts_intern_once(&once[1], "scheduling.k8s.io/group-name")))) {
+    out->kind = MODEL_VOLCANO_QUEUE;
+    pg = (const model_pod_group *)model_get(m, MODEL_VOLCANO_POD_GROUP, p->obj.ns, v);
+    out->queue = pg ? pg->queue : NULL;
+  } else if ((v = model_labels_get(ann,
+                                   ts_intern_once(&once[2], "scheduling.volcano.sh/queue-name")))) {
+    out->kind = MODEL_VOLCANO_QUEUE, out->queue = v;
+  } else {
+    v = model_labels_get(ann, ts_intern_once(&once[3], "pod-group-name"));
+    label = model_labels_get(&p->obj.labels, ts_intern_once(&once[4], "kai.scheduler/queue"));
+    pg = v ? (const model_pod_group *)model_get(m, MODEL_KAI_POD_GROUP, p->obj.ns, v) : NULL;
+    if (!pg && !label) return false;
+    out->kind = MODEL_KAI_QUEUE;
+    out->queue = pg && pg->queue ? pg->queue : label;
+  }
+  out->priority_class = pg ? pg->priority_class : NULL;
+  if (!out->queue || !*out->queue) out->queue = model_queue_default(out->kind);
+  if (!(out->queue = ts_intern_cstr(out->queue))) return false;
+  return strcmp(out->queue, model_queue_default(out->kind)) ||
+         model_get(m, out->kind, NULL, out->queue);
 }
 
 /* Fills ps with the requests of p as Kueue counts them: without the pod slot, which is not a
@@ -155,16 +191,18 @@ static int pod_member_cmp(const void *a, const void *b) {
   return strcmp((*(const model_pod *const *)a)->obj.key, (*(const model_pod *const *)b)->obj.key);
 }
 
-static void fill_workload(sched_view *v, q_workload *wl, const model_pod *p, const char *key,
-                          const char *name, int64_t created, void *user) {
+static void fill_workload(sched_view *v, q_workload *wl, const sched_qref *ref, const model_pod *p,
+                          const char *key, const char *name, int64_t created, void *user) {
   static const char *once;
   const char *wpc = model_labels_get(&p->obj.labels, ts_intern_once(&once, WPC_LABEL));
   wl->ns = p->obj.ns;
   wl->name = name;
   wl->key = key;
-  wl->local_queue = ts_intern_cstr(sched__queue_of(p));
+  wl->local_queue = ref->local_queue;
+  wl->cluster_queue = ref->local_queue ? NULL : ref->queue;
   wl->priority = p->has_priority ? p->priority : q_priority(v->m, wpc, p->priority_class);
   if (wpc) wl->priority = q_priority(v->m, wpc, p->priority_class);
+  if (ref->priority_class) wl->priority = q_priority(v->m, NULL, ref->priority_class);
   wl->queue_ns = created;
   wl->user = user;
 }
@@ -197,6 +235,22 @@ static const char *flavor_for(const sched_view *v, const model_cluster_queue *cq
 
 static const char *keep(admit *ad, const char *fmt, const char *a, const char *b);
 
+const char *sched_pod_queue(const model *m, const model_pod *p) {
+  sched_qref ref;
+  const model_local_queue *lq;
+  if (!sched__queue_ref(m, p, &ref)) return NULL;
+  if (!ref.local_queue) return model_get(m, ref.kind, NULL, ref.queue) ? ref.queue : NULL;
+  lq = (const model_local_queue *)model_get(m, MODEL_LOCAL_QUEUE, p->obj.ns, ref.local_queue);
+  return lq ? lq->cluster_queue : NULL;
+}
+
+/* "LocalQueue ns/name", "Volcano Queue name" or "KAI Queue name" (result arena), for messages. */
+static const char *queue_label(admit *ad, const qgang *q) {
+  if (q->ref.local_queue) return keep(ad, "LocalQueue %s/%s", q->wl.ns, q->ref.local_queue);
+  return keep(ad, q->ref.kind == MODEL_KAI_QUEUE ? "KAI Queue %s%s" : "Volcano Queue %s%s",
+              q->ref.queue, NULL);
+}
+
 /* Evicts every running pod of a running gang, and records the workload's eviction (ev: its
  * queue and Kueue's reasons) when a pod was left to evict. */
 static ts_rc evict_gang(admit *ad, qgang *q, const char *why, sched_wl_event ev) {
@@ -217,14 +271,14 @@ static ts_rc evict_gang(admit *ad, qgang *q, const char *why, sched_wl_event ev)
 /* A running gang whose ClusterQueue or LocalQueue has stopPolicy HoldAndDrain is evicted, as
  * Kueue evicts admitted workloads of a draining queue (reasons ClusterQueueStopped,
  * LocalQueueStopped). It stays charged until its pods are gone. */
-static ts_rc drain(admit *ad, qgang *q, const model_local_queue *lq,
+static ts_rc drain(admit *ad, qgang *q, const model_local_queue *lq /* NULL: none */,
                    const model_cluster_queue *cq) {
   char why[700];
   const char *kept;
   if (!ad->add || q->wl.evicting) return TS_OK; /* usage only, or its eviction was issued */
   if (cq->stop_policy == MODEL_STOP_HOLD_AND_DRAIN)
     snprintf(why, sizeof why, "ClusterQueue %s is stopped (stopPolicy HoldAndDrain)", cq->obj.name);
-  else if (lq->stop_policy == MODEL_STOP_HOLD_AND_DRAIN)
+  else if (lq && lq->stop_policy == MODEL_STOP_HOLD_AND_DRAIN)
     snprintf(why, sizeof why, "LocalQueue %s is stopped (stopPolicy HoldAndDrain)", lq->obj.key);
   else
     return TS_OK;
@@ -247,12 +301,17 @@ static ts_rc charge_running(admit *ad, qgang *q) {
   const char *why = NULL;
   ts_err err;
   qsort(q->run, q->nrun, sizeof *q->run, pod_member_cmp);
-  fill_workload(v, &q->wl, q->run[0], q->wl.key, q->wl.key, q->run[0]->obj.created_ns, q);
-  lq = (const model_local_queue *)model_get(v->m, MODEL_LOCAL_QUEUE, q->run[0]->obj.ns,
-                                            q->wl.local_queue);
-  cq = lq ? (const model_cluster_queue *)model_get(v->m, MODEL_CLUSTER_QUEUE, NULL,
-                                                   lq->cluster_queue)
-          : NULL;
+  if (!sched__queue_ref(v->m, q->run[0], &q->ref)) return TS_OK;
+  fill_workload(v, &q->wl, &q->ref, q->run[0], q->wl.key, q->wl.key, q->run[0]->obj.created_ns, q);
+  lq = q->ref.local_queue ? (const model_local_queue *)model_get(
+                                v->m, MODEL_LOCAL_QUEUE, q->run[0]->obj.ns, q->ref.local_queue)
+                          : NULL;
+  if (lq)
+    cq = (const model_cluster_queue *)model_get(v->m, MODEL_CLUSTER_QUEUE, NULL, lq->cluster_queue);
+  else /* a Volcano or KAI Queue (a parent queue charges nothing: the tree has no such queue) */
+    cq = q->ref.queue
+             ? (const model_cluster_queue *)model_get(v->m, q->ref.kind, NULL, q->ref.queue)
+             : NULL;
   if (!cq) return TS_OK;
   if (!(members = ts_arena_alloc(v->arena, (q->nrun + 1) * sizeof *members))) return TS_ENOMEM;
   for (uint32_t i = 0; i < q->nrun; i++) {
@@ -305,7 +364,8 @@ static ts_rc running_gangs(admit *ad) {
     const model_pod *p = v->running[i];
     char key[TS_KEY_MAX];
     qgang *q;
-    if (!sched__queue_of(p)) continue;
+    sched_qref ref;
+    if (!sched__queue_ref(v->m, p, &ref)) continue;
     sched__gang_key(v->m, p, key, sizeof key);
     if (!(q = ts_map_get(&index, key, strlen(key)))) {
       if (!(q = ts_arena_alloc(v->arena, sizeof *q))) {
@@ -363,7 +423,7 @@ static void set_min_counts(q_workload *wl, uint32_t needed) {
   }
 }
 
-static ts_rc pending_workload(admit *ad, sched_gang *g, qgang **out) {
+static ts_rc pending_workload(admit *ad, sched_gang *g, const sched_qref *ref, qgang **out) {
   sched_view *v = ad->v;
   qgang *q = ts_arena_alloc(v->arena, sizeof *q);
   const model_pod **pods = ts_arena_alloc(v->arena, (g->npods + 1) * sizeof *pods);
@@ -380,8 +440,10 @@ static ts_rc pending_workload(admit *ad, sched_gang *g, qgang **out) {
     snprintf(buf, sizeof buf, "%s#more", g->key);
     if (!(key = ts_arena_strndup(v->arena, buf, strlen(buf)))) return TS_ENOMEM;
   }
-  fill_workload(v, &q->wl, pods[0], key, g->name, g->created, q);
+  q->ref = *ref;
+  fill_workload(v, &q->wl, &q->ref, pods[0], key, g->name, g->created, q);
   q->wl.priority = g->priority;
+  if (q->ref.priority_class) q->wl.priority = q_priority(v->m, NULL, q->ref.priority_class);
   q->wl.resume = g->nbound && sched__gang_needed(g); /* bound below its minimum */
   *out = q;
   if (!build_podsets(v, g->pods, g->npods, &q->wl, q->podset_of, &q->reason))
@@ -676,14 +738,16 @@ static ts_rc decide_rest(admit *ad) {
     if (q->decided) continue;
     why = q->reason;
     if (!why) why = inactive_queue(ad, q);
-    if (!why)
-      why = keep(ad, "queued in LocalQueue %s: waits for its turn", q->wl.local_queue, NULL);
+    if (!why) why = keep(ad, "queued in %s: waits for its turn", queue_label(ad, q), NULL);
     if (!why || (rc = pend_all(ad, q, why)) != TS_OK) return TS_ENOMEM;
   }
   return TS_OK;
 }
 
 static const char *not_queued(admit *ad, qgang *q, q_queued how) {
+  if (!q->wl.local_queue && how == Q_NO_CLUSTER_QUEUE)
+    return keep(ad, "%s does not exist, or is a parent queue (only leaf queues hold jobs)",
+                queue_label(ad, q), NULL);
   switch (how) {
   case Q_NO_LOCAL_QUEUE:
     return keep(ad, "LocalQueue %s/%s does not exist", q->wl.ns, q->wl.local_queue);
@@ -706,9 +770,12 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n) {
     q_queued how;
     ts_rc rc;
     const char *label, *waits;
+    sched_qref ref;
     bool oom;
     if (i + 4 < n && gangs[i + 4].npods) __builtin_prefetch(gangs[i + 4].pods[0].pod->obj.labels.v);
-    if (!gangs[i].npods || !sched__queue_of(gangs[i].pods[0].pod) || gangs[i].blocked) continue;
+    if (!gangs[i].npods || gangs[i].blocked ||
+        !sched__queue_ref(ad->v->m, gangs[i].pods[0].pod, &ref))
+      continue;
     if (gangs[i].kind != SCHED_GANG_SINGLE) { /* fewer members than its minimum: not a workload */
       if (!(label = gang_label(ad, &gangs[i]))) return TS_ENOMEM;
       waits = sched__gang_waits(ad->v, &gangs[i], label, &oom);
@@ -719,7 +786,7 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n) {
         continue;
       }
     }
-    if ((rc = pending_workload(ad, &gangs[i], &q)) != TS_OK) return rc;
+    if ((rc = pending_workload(ad, &gangs[i], &ref, &q)) != TS_OK) return rc;
     ad->pending[ad->npending++] = q;
     if (!q->wl.podsets) { /* its devices cannot be charged to quota */
       if ((rc = pend_all(ad, q, q->reason)) != TS_OK) return rc;
@@ -769,7 +836,8 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
   if (rc == TS_OK) rc = q_report_build(ad.tree, ad.queues, v->out, &r->queues);
   q_result_free(&last);
   for (size_t i = 0; i < n; i++)
-    handled[i] = gangs[i].npods && sched__queue_of(gangs[i].pods[0].pod) && !gangs[i].blocked;
+    handled[i] = gangs[i].npods && !gangs[i].blocked &&
+                 sched__queue_ref(v->m, gangs[i].pods[0].pod, &(sched_qref){0});
   q_queues_free(ad.queues);
   q_tree_free(ad.tree);
   return rc;

@@ -177,17 +177,24 @@ static int watched_cmp(const void *a, const void *b) {
 /* Kueue's eviction event of a queued gang whose first EVICT decision comes next. */
 static ts_rc ready_event(sched_view *v, const watched *w, sched_result *r) {
   const model_pod *p = w->pods[0];
-  const char *lq = sched__queue_of(p);
-  const model_local_queue *q =
-      lq ? (const model_local_queue *)model_get(v->m, MODEL_LOCAL_QUEUE, p->obj.ns, lq) : NULL;
+  sched_qref ref;
+  const model_local_queue *q;
   sched_wl_event ev = {.kind = SCHED_WL_EVICTED,
                        .ns = ts_intern_cstr(p->obj.ns),
-                       .local_queue = lq,
                        .reason = "PodsReadyTimeout",
                        .decision = r->ndecisions,
                        .count = w->n};
-  if (!q) return TS_OK; /* not a Kueue workload */
-  ev.cluster_queue = q->cluster_queue;
+  if (!sched__queue_ref(v->m, p, &ref)) return TS_OK; /* not a queued workload */
+  ev.local_queue = ref.local_queue;
+  if (ref.local_queue) {
+    q = (const model_local_queue *)model_get(v->m, MODEL_LOCAL_QUEUE, p->obj.ns, ref.local_queue);
+    if (!q) return TS_OK;
+    ev.cluster_queue = q->cluster_queue;
+  } else if (model_get(v->m, ref.kind, NULL, ref.queue)) {
+    ev.cluster_queue = ref.queue;
+  } else {
+    return TS_OK;
+  }
   return sched__event(v, r, &ev);
 }
 

@@ -151,6 +151,9 @@ void sched_result_free(sched_result *r); /* frees decisions and messages; r is t
  * global default PriorityClass's value, else 0. */
 int32_t sched_pod_priority(const model *m, const model_pod *p);
 
+/* The ClusterQueue a pod's workload is charged to (interned): its LocalQueue's, or the
+ * Volcano or KAI Queue it names; NULL when it is not queued or the queue does not exist. */
+const char *sched_pod_queue(const model *m, const model_pod *p);
 /* The Kueue quota tree of the model, charged with the gangs running through queues (their
  * flavors inferred from the nodes they run on; their claims' devices charged as cfg maps
  * them). The workloads it holds live in arena, which must outlive the tree. Returns new in

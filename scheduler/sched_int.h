@@ -286,8 +286,17 @@ ts_rc sched__evictions_issued(sched_state *st, const sched_result *r);
  * admitted through their LocalQueues with placement; handled[i] says which gangs it decided. */
 ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
                    ts_rc (*add)(sched_view *, sched_result *, sched_decision), bool *handled);
-/* The LocalQueue a pod names (kueue.x-k8s.io/queue-name), or NULL. */
-const char *sched__queue_of(const model_pod *p);
+/* Where a pod's workload queues: the LocalQueue of Kueue's label kueue.x-k8s.io/queue-name,
+ * else a Volcano or KAI Queue named directly (admit.c says how it is found). */
+typedef struct sched_qref {
+  const char *local_queue;    /* interned LocalQueue name, or NULL */
+  const char *queue;          /* interned Volcano or KAI Queue name, or NULL */
+  model_kind kind;            /* MODEL_LOCAL_QUEUE, MODEL_VOLCANO_QUEUE or MODEL_KAI_QUEUE */
+  const char *priority_class; /* interned: its Volcano or KAI PodGroup's priorityClassName */
+} sched_qref;
+/* Fills *out; false when the pod's workload is not queued (no queue, or its project's
+ * default queue, which does not exist here). */
+bool sched__queue_ref(const model *m, const model_pod *p, sched_qref *out);
 /* Records a Kueue workload event in the result. */
 ts_rc sched__event(sched_view *v, sched_result *r, const sched_wl_event *e);
 

@@ -651,6 +651,122 @@ static void test_kueue(void **state) {
                  "PodGroup default/g: spec.minMember: must be at least 1");
 }
 
+/* ---- Volcano's and KAI's queues -------------------------------------------------------- */
+
+/* The quota of resource name in a decoded queue's only flavor. */
+static const model_quota *queue_quota(const model_cluster_queue *q, const char *name) {
+  assert_int_equal(q->ngroups, 1);
+  assert_int_equal(q->groups[0].nflavors, 1);
+  for (uint32_t r = 0; r < q->groups[0].flavors[0].nresources; r++)
+    if (!strcmp(q->groups[0].flavors[0].resources[r].resource, name))
+      return &q->groups[0].flavors[0].resources[r];
+  fail_msg("%s: no quota for %s", q->obj.name, name);
+  return NULL;
+}
+
+static void assert_qty(const ts_quantity *q, const char *want) {
+  char got[TS_QUANTITY_STR_MAX];
+  ts_quantity_format(q, got);
+  if (strcmp(got, want)) fail_msg("quantity %s, want %s", got, want);
+}
+
+static void test_foreign_queues(void **state) {
+  model_cluster_queue *v, *w, *k, *lean;
+  const model_quota *x;
+  (void)state;
+  v = (model_cluster_queue *)must_decode(
+      "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: research}\n"
+      "spec:\n  weight: 3\n  reclaimable: false\n  parent: ml\n  dequeueStrategy: fifo\n"
+      "  deserved: {nvidia.com/gpu: 4, cpu: 8}\n  capability: {nvidia.com/gpu: 6, cpu: 6}\n"
+      "  guarantee: {resource: {nvidia.com/gpu: 1, example.com/fpga: 2}}\n");
+  assert_int_equal(v->obj.kind, MODEL_VOLCANO_QUEUE);
+  assert_string_equal(v->groups[0].flavors[0].flavor, "scheduling.volcano.sh");
+  assert_int_equal(v->groups[0].ncovered, 4); /* cpu, memory, nvidia.com/gpu, example.com/fpga */
+  x = queue_quota(v, "nvidia.com/gpu");       /* deserved 4, capability 6, guarantee 1 */
+  assert_qty(&x->nominal, "4");
+  assert_true(x->has_borrowing && x->has_lending);
+  assert_qty(&x->borrowing, "2");
+  assert_qty(&x->lending, "3");
+  x = queue_quota(v, "cpu"); /* capability below deserved: capped */
+  assert_qty(&x->nominal, "6");
+  assert_qty(&x->borrowing, "0");
+  assert_false(x->has_lending);
+  x = queue_quota(v, "example.com/fpga"); /* guarantee alone: kept, not lent, no limit */
+  assert_qty(&x->nominal, "2");
+  assert_qty(&x->lending, "0");
+  assert_false(x->has_borrowing);
+  x = queue_quota(v, "memory"); /* not named: nothing deserved, no limit */
+  assert_qty(&x->nominal, "0");
+  assert_false(x->has_borrowing || x->has_lending);
+  assert_string_equal(v->cohort, "ml");
+  assert_true(v->not_reclaimable && v->uncovered_free);
+  assert_int_equal(v->fair_weight.mant, 3);
+  assert_int_equal(v->queueing, MODEL_STRICT_FIFO);
+  assert_int_equal(v->reclaim_cohort, MODEL_PREEMPT_ANY);
+  assert_int_equal(v->within_cq, MODEL_PREEMPT_LOWER_PRIORITY);
+  assert_true(v->ns_selector.present && !v->ns_selector.nreqs); /* every namespace */
+  w = (model_cluster_queue *)must_decode(
+      "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: default}\n");
+  assert_null(w->cohort);
+  assert_false(w->not_reclaimable);
+  assert_int_equal(w->queueing, MODEL_BEST_EFFORT_FIFO);
+  k = (model_cluster_queue *)must_decode(
+      "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: team-a}\nspec:\n"
+      "  parentQueue: dept\n  resources:\n"
+      "    gpu: {quota: 2.5, limit: 6, overQuotaWeight: 2}\n"
+      "    cpu: {quota: 1500, limit: 1000, overQuotaWeight: 1}\n"
+      "    memory: {quota: -1, limit: -1}\n");
+  assert_int_equal(k->obj.kind, MODEL_KAI_QUEUE);
+  assert_string_equal(k->groups[0].flavors[0].flavor, "scheduling.run.ai");
+  assert_string_equal(k->cohort, "dept");
+  x = queue_quota(k, "nvidia.com/gpu"); /* 2.5 GPUs: the 2 whole ones; limit 6 */
+  assert_qty(&x->nominal, "2");
+  assert_qty(&x->borrowing, "4");
+  x = queue_quota(k, "cpu"); /* millicores; the limit caps the quota */
+  assert_qty(&x->nominal, "1");
+  assert_qty(&x->borrowing, "0");
+  x = queue_quota(k, "memory"); /* unlimited */
+  assert_qty(&x->nominal, "1Ei");
+  assert_false(x->has_borrowing);
+  assert_int_equal(k->fair_weight.mant, 2); /* gpu's overQuotaWeight */
+  lean = (model_cluster_queue *)must_decode(
+      "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: lean}\nspec:\n"
+      "  resources:\n    gpu: {quota: 2, limit: 2}\n    memory: {quota: 4096, limit: 8192}\n");
+  x = queue_quota(lean, "cpu"); /* left out: KAI reads quota 0, limit 0 */
+  assert_qty(&x->nominal, "0");
+  assert_true(x->has_borrowing);
+  assert_qty(&x->borrowing, "0");
+  x = queue_quota(lean, "memory"); /* megabytes */
+  assert_qty(&x->nominal, "4096M");
+  assert_qty(&x->borrowing, "4096M");
+  model_obj_free(&v->obj);
+  model_obj_free(&w->obj);
+  model_obj_free(&k->obj);
+  model_obj_free(&lean->obj);
+  expect_invalid("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec: {}\n",
+                 "Queue q: spec.resources: is required");
+  expect_invalid("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec:\n"
+                 "  resources: {gpu: {quota: -2}}\n",
+                 "Queue q: spec.resources.gpu.quota: must be -1 or a number from 0 to 1e15");
+  expect_invalid("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec:\n"
+                 "  resources: {cpu: {limit: \"lots\"}}\n",
+                 "Queue q: spec.resources.cpu.limit: must be a number");
+  expect_invalid("apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec:\n"
+                 "  parentQueue: q\n  resources: {}\n",
+                 "Queue q: spec.parentQueue: a queue cannot be its own parent");
+  expect_invalid("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+                 "spec: {deserved: {cpu: -1}}\n",
+                 "Queue q: spec.deserved[cpu]: must not be negative");
+  expect_invalid(
+      "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+      "spec: {capability: {cpu: lots}}\n",
+      "Queue q: spec.capability[cpu]: quantity \"lots\" must match the regular expression "
+      "'^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'");
+  expect_invalid("apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+                 "spec: {weight: -1}\n",
+                 "Queue q: spec.weight: must not be negative");
+}
+
 /* ---- selectors and tolerations --------------------------------------------------------- */
 
 static model_labels labels_of(model_kv *kv, uint32_t n) {
@@ -1127,6 +1243,7 @@ int main(void) {
       cmocka_unit_test(test_claims),
       cmocka_unit_test(test_dra_invalid),
       cmocka_unit_test(test_kueue),
+      cmocka_unit_test(test_foreign_queues),
       cmocka_unit_test(test_selectors),
       cmocka_unit_test(test_tolerations),
       cmocka_unit_test(test_jobs),

@@ -164,6 +164,120 @@ static void test_reclaim_policies(void **state) {
   q_result_free(&r);
 }
 
+/* ---- Volcano's and KAI's queues ------------------------------------------------------- */
+
+#define VOLCANO_FLAVOR "scheduling.volcano.sh"
+
+/* A workload queued directly in a Volcano or KAI queue (no LocalQueue). */
+static q_workload *wl_direct(fx *f, const char *name, const char *queue, int prio,
+                             const char *reqs) {
+  q_workload *w = wl_raw(f, "t", name, NULL, prio, 0, reqs, 1, 0);
+  q_queued how;
+  w->cluster_queue = ts_intern_cstr(queue);
+  assert_int_equal(q_queues_add(f->qs, f->t, w, &how), TS_OK);
+  assert_int_equal(how, Q_QUEUED);
+  return w;
+}
+
+/* Volcano queues a and b deserve 10 cpu each; b borrows 5 with a workload of higher priority;
+ * a asks for its 10 back. b's reclaimable decides, with and without fair sharing. */
+static q_result volcano_reclaim(fx *f, const char *reclaimable, bool fair) {
+  char y[512];
+  snprintf(y, sizeof y,
+           "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: a}\n"
+           "spec: {deserved: {cpu: 10}}\n---\n"
+           "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: b}\n"
+           "spec: {deserved: {cpu: 10}%s%s}\n",
+           *reclaimable ? ", reclaimable: " : "", reclaimable);
+  yaml(f, y);
+  f->cfg.fair_sharing = fair;
+  build(f);
+  admit(f, wl_raw(f, "t", "b-big", NULL, 100, 0, "cpu=15", 1, 0), "b", VOLCANO_FLAVOR);
+  wl_direct(f, "new", "a", 0, "cpu=10");
+  return cycle(f);
+}
+
+static void test_volcano_reclaimable(void **state) {
+  fx *f = *state;
+  for (int fair = 0; fair < 2; fair++) {
+    q_result r = volcano_reclaim(f, "", fair);
+    assert_int_equal(r.nvictims, 1); /* reclaimWithinCohort Any: priority does not protect */
+    assert_string_equal(r.victims[0].wl->key, "t/b-big");
+    q_result_free(&r);
+    reset(f);
+    r = volcano_reclaim(f, "true", fair);
+    assert_int_equal(r.nvictims, 1);
+    q_result_free(&r);
+    reset(f);
+    r = volcano_reclaim(f, "false", fair);
+    assert_int_equal(r.nvictims, 0);
+    assert_int_equal(r.decisions[0].outcome, Q_PENDING);
+    q_result_free(&r);
+    reset(f);
+  }
+}
+
+/* The node of name in t: a ClusterQueue or a cohort. */
+static q__node *tree_node(fx *f, const char *name) {
+  q__cq *cq = q__cq_get(f->t, name);
+  q__node *n = cq ? &cq->node : ts_map_get(&f->t->cohort_by_name, name, strlen(name));
+  if (!n) fail_msg("no node %s", name);
+  return n;
+}
+
+static int64_t gpus(fx *f, q__node *n, const int64_t *v) {
+  int res = model_resource_find(model_resources_of(f->m), "nvidia.com/gpu");
+  int fl = q__flavor_index(f->t, "scheduling.run.ai");
+  (void)n;
+  assert_true(res >= 0 && fl >= 0);
+  return v[q__fr(f->t, (uint32_t)fl, res)];
+}
+
+static void kai_queue(fx *f, const char *name, const char *parent, const char *gpu) {
+  char y[512];
+  snprintf(y, sizeof y,
+           "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: %s}\nspec:\n%s%s%s"
+           "  resources: {gpu: %s, cpu: {quota: -1, limit: -1}, memory: {quota: -1, limit: -1}}\n",
+           name, parent ? "  parentQueue: " : "", parent ? parent : "", parent ? "\n" : "", gpu);
+  yaml(f, y);
+}
+
+/* KAI's hierarchy: a parent queue is a cohort holding what its children's quotas do not, its
+ * limit caps the subtree, and the root holds the cluster beyond every quota. */
+static void test_kai_tree(void **state) {
+  fx *f = *state;
+  q__node *dept, *a, *root, *lone;
+  yaml(f, "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\n"
+          "status: {allocatable: {cpu: 64, memory: 512Gi, nvidia.com/gpu: 32}}\n---\n"
+          "apiVersion: v1\nkind: Node\nmetadata: {name: cordoned}\nspec: {unschedulable: true}\n"
+          "status: {allocatable: {cpu: 64, memory: 512Gi, nvidia.com/gpu: 8}}\n");
+  kai_queue(f, "dept", NULL, "{quota: 10, limit: 12}");
+  kai_queue(f, "team-a", "dept", "{quota: 4, limit: -1}");
+  kai_queue(f, "team-b", "dept", "{quota: 2, limit: -1}");
+  kai_queue(f, "lone", NULL, "{quota: 8, limit: -1}");
+  kai_queue(f, "orphan", "nosuch", "{quota: 1, limit: 1}");
+  build(f);
+  dept = tree_node(f, "dept");
+  a = tree_node(f, "team-a");
+  root = tree_node(f, "scheduling.run.ai");
+  lone = tree_node(f, "lone");
+  assert_false(dept->is_cq);
+  assert_true(a->is_cq && lone->is_cq);
+  assert_null(q__cq_get(f->t, "dept")); /* only leaf queues hold jobs */
+  assert_ptr_equal(a->parent, dept);
+  assert_ptr_equal(dept->parent, root);
+  assert_ptr_equal(lone->parent, root);
+  assert_ptr_equal(tree_node(f, "orphan")->parent, root); /* a missing parent: under the root */
+  assert_int_equal(gpus(f, dept, dept->nominal), 4);      /* 10 - (4 + 2) */
+  assert_int_equal(gpus(f, dept, dept->blimit), 2);       /* 12 - max(10, 6) */
+  assert_int_equal(gpus(f, dept, dept->subtree), 10);
+  assert_int_equal(gpus(f, root, root->nominal), 13); /* 32 (not the cordoned 8) - (10 + 8 + 1) */
+  assert_int_equal(gpus(f, root, root->subtree), 32);
+  assert_true(f->t->problems.n == 1 && strstr(f->t->problems.v[0], "KAI Queue orphan: "
+                                                                   "spec.parentQueue: Queue "
+                                                                   "\"nosuch\" not found"));
+}
+
 /* ---- borrowWithinCohort ---------------------------------------------------------------- */
 
 /* b borrows 6 with two workloads of priority -10; a wants 12 (2 more than its nominal), so
@@ -365,6 +479,8 @@ int main(void) {
       T(test_victims_minimal),
       T(test_overlapping_targets),
       T(test_reclaim_policies),
+      T(test_volcano_reclaimable),
+      T(test_kai_tree),
       T(test_borrow_within_cohort),
       T(test_fair_sharing_order),
       T(test_fair_share_value),
