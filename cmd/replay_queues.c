@@ -99,7 +99,7 @@ void replay_queues(FILE *out, json_t *summary, const model *m, const sched_confi
     size_t n = 0, shown = 0;
     if (model_list(m, kinds[k], &cqs, &n) != TS_OK) break;
     for (size_t i = 0; i < n; i++) {
-      if (!q_tree_has_cq(t, cqs[i]->name)) continue; /* a parent queue: a cohort */
+      if (!q_tree_has_cq(t, cqs[i]->name, kinds[k])) continue; /* a parent queue, or left out */
       if (!summary && !shown++) fprintf(out, "%s:\n", heads[k]);
       print_cq(out, arr, m, t, (const model_cluster_queue *)cqs[i], res);
     }

@@ -152,6 +152,7 @@ typedef struct q_workload {
   const char *local_queue;      /* interned LocalQueue name (kueue.x-k8s.io/queue-name) */
   const char *cluster_queue;    /* interned queue named directly (a Volcano or KAI Queue, which
                                    the tree holds as a ClusterQueue), when local_queue is NULL */
+  model_kind queue_kind;        /* its kind: MODEL_VOLCANO_QUEUE or MODEL_KAI_QUEUE */
   int32_t priority;             /* effective priority */
   int64_t queue_ns;             /* queue order time: creation time, or last requeue time */
   int64_t admitted_ns;          /* admitted ones: when quota was reserved (0 = unknown) */
@@ -237,8 +238,10 @@ typedef enum q_queued {
                          names directly is not a ClusterQueue of the tree (waits) */
   Q_HELD,             /* its LocalQueue is stopped (stopPolicy Hold or HoldAndDrain) */
 } q_queued;
-/* True when t holds a ClusterQueue of that name (a Volcano or KAI parent queue is a cohort). */
-bool q_tree_has_cq(const q_tree *t, const char *name);
+/* True when t holds a ClusterQueue of that name made of an object of that kind
+ * (MODEL_CLUSTER_QUEUE, MODEL_VOLCANO_QUEUE, MODEL_KAI_QUEUE): a Volcano or KAI parent queue is
+ * a cohort, and a queue whose name another kind took is left out. */
+bool q_tree_has_cq(const q_tree *t, const char *name, model_kind kind);
 /* The ClusterQueue a workload's LocalQueue points to in t (interned), or the one it names
  * directly when the tree holds it, or NULL. */
 const char *q_tree_cq_of(const q_tree *t, const q_workload *wl);

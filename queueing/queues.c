@@ -174,8 +174,11 @@ static q_queued resolve(const q_tree *t, const q_workload *wl, q__cq **cq) {
   char key[512];
   const q__lq *lq;
   *cq = NULL;
-  if (!wl->local_queue && wl->cluster_queue)
-    return (*cq = q__cq_get(t, wl->cluster_queue)) ? Q_QUEUED : Q_NO_CLUSTER_QUEUE;
+  if (!wl->local_queue && wl->cluster_queue) {
+    if (!q_tree_has_cq(t, wl->cluster_queue, wl->queue_kind)) return Q_NO_CLUSTER_QUEUE;
+    *cq = q__cq_get(t, wl->cluster_queue);
+    return Q_QUEUED;
+  }
   if (!wl->local_queue) return Q_NO_LOCAL_QUEUE;
   snprintf(key, sizeof key, "%s/%s", wl->ns ? wl->ns : "", wl->local_queue);
   if (!(lq = ts_map_get(&t->lq_by_key, key, strlen(key)))) return Q_NO_LOCAL_QUEUE;
@@ -187,7 +190,8 @@ static q_queued resolve(const q_tree *t, const q_workload *wl, q__cq **cq) {
 const char *q_tree_cq_of(const q_tree *t, const q_workload *wl) {
   char key[512];
   const q__lq *lq;
-  if (!wl->local_queue) return q__cq_get(t, wl->cluster_queue) ? wl->cluster_queue : NULL;
+  if (!wl->local_queue)
+    return q_tree_has_cq(t, wl->cluster_queue, wl->queue_kind) ? wl->cluster_queue : NULL;
   snprintf(key, sizeof key, "%s/%s", wl->ns ? wl->ns : "", wl->local_queue);
   lq = ts_map_get(&t->lq_by_key, key, strlen(key));
   return lq ? lq->cq : NULL;

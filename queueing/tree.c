@@ -674,8 +674,9 @@ double q_tree_share(const q_tree *t, const char *cq) {
   return q ? q__drs_value(q__share(t, &q->node)) : 0.0;
 }
 
-bool q_tree_has_cq(const q_tree *t, const char *name) {
-  return q__cq_get(t, name) != NULL;
+bool q_tree_has_cq(const q_tree *t, const char *name, model_kind kind) {
+  const q__cq *cq = q__cq_get(t, name);
+  return cq && cq->obj->obj.kind == kind;
 }
 
 bool q_tree_cq_active(const q_tree *t, const char *cq) {

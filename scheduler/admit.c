@@ -200,6 +200,7 @@ static void fill_workload(sched_view *v, q_workload *wl, const sched_qref *ref, 
   wl->key = key;
   wl->local_queue = ref->local_queue;
   wl->cluster_queue = ref->local_queue ? NULL : ref->queue;
+  wl->queue_kind = ref->kind;
   wl->priority = p->has_priority ? p->priority : q_priority(v->m, wpc, p->priority_class);
   if (wpc) wl->priority = q_priority(v->m, wpc, p->priority_class);
   if (ref->priority_class) wl->priority = q_priority(v->m, NULL, ref->priority_class);
@@ -312,7 +313,7 @@ static ts_rc charge_running(admit *ad, qgang *q) {
     cq = q->ref.queue
              ? (const model_cluster_queue *)model_get(v->m, q->ref.kind, NULL, q->ref.queue)
              : NULL;
-  if (!cq) return TS_OK;
+  if (!cq || (!lq && !q_tree_has_cq(ad->tree, q->ref.queue, q->ref.kind))) return TS_OK;
   if (!(members = ts_arena_alloc(v->arena, (q->nrun + 1) * sizeof *members))) return TS_ENOMEM;
   for (uint32_t i = 0; i < q->nrun; i++) {
     members[i] = (sched_pending){.pod = q->run[i]};

@@ -174,6 +174,7 @@ static q_workload *wl_direct(fx *f, const char *name, const char *queue, int pri
   q_workload *w = wl_raw(f, "t", name, NULL, prio, 0, reqs, 1, 0);
   q_queued how;
   w->cluster_queue = ts_intern_cstr(queue);
+  w->queue_kind = MODEL_VOLCANO_QUEUE;
   assert_int_equal(q_queues_add(f->qs, f->t, w, &how), TS_OK);
   assert_int_equal(how, Q_QUEUED);
   return w;
@@ -276,6 +277,44 @@ static void test_kai_tree(void **state) {
   assert_true(f->t->problems.n == 1 && strstr(f->t->problems.v[0], "KAI Queue orphan: "
                                                                    "spec.parentQueue: Queue "
                                                                    "\"nosuch\" not found"));
+}
+
+/* A KAI queue whose name a Volcano queue took is left out: its workloads are not admitted
+ * through the Volcano queue of that name. */
+static void test_queue_name_taken(void **state) {
+  fx *f = *state;
+  q_workload *w;
+  q_queued how;
+  yaml(f, "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n");
+  kai_queue(f, "q", NULL, "{quota: 4, limit: -1}");
+  build(f);
+  assert_true(q_tree_has_cq(f->t, "q", MODEL_VOLCANO_QUEUE));
+  assert_false(q_tree_has_cq(f->t, "q", MODEL_KAI_QUEUE));
+  assert_true(f->t->problems.n == 1 &&
+              strstr(f->t->problems.v[0], "KAI Queue q: metadata.name: a Volcano Queue"));
+  w = wl_raw(f, "t", "kai-job", NULL, 0, 0, "cpu=1", 1, 0);
+  w->cluster_queue = ts_intern_cstr("q");
+  w->queue_kind = MODEL_KAI_QUEUE;
+  assert_int_equal(q_queues_add(f->qs, f->t, w, &how), TS_OK);
+  assert_int_equal(how, Q_NO_CLUSTER_QUEUE);
+  assert_null(q_tree_cq_of(f->t, w));
+  w->queue_kind = MODEL_VOLCANO_QUEUE;
+  assert_string_equal(q_tree_cq_of(f->t, w), "q");
+}
+
+/* Parent queues naming each other: a cycle, reported; the queue under it is inactive. */
+static void test_kai_cycle(void **state) {
+  fx *f = *state;
+  kai_queue(f, "a", "b", "{quota: 1, limit: -1}");
+  kai_queue(f, "b", "a", "{quota: 1, limit: -1}");
+  kai_queue(f, "leaf", "a", "{quota: 1, limit: -1}");
+  build(f);
+  assert_int_equal(f->t->problems.n, 2);
+  assert_non_null(strstr(f->t->problems.v[0], "KAI Queue a: spec.parentQueue: cycle a -> b -> a"));
+  assert_non_null(strstr(f->t->problems.v[1], "KAI Queue leaf: spec.parentQueue: cohort \"a\" is "
+                                              "in or under a cycle"));
+  assert_true(q_tree_has_cq(f->t, "leaf", MODEL_KAI_QUEUE));
+  assert_false(q_tree_cq_active(f->t, "leaf"));
 }
 
 /* ---- borrowWithinCohort ---------------------------------------------------------------- */
@@ -481,6 +520,8 @@ int main(void) {
       T(test_reclaim_policies),
       T(test_volcano_reclaimable),
       T(test_kai_tree),
+      T(test_queue_name_taken),
+      T(test_kai_cycle),
       T(test_borrow_within_cohort),
       T(test_fair_sharing_order),
       T(test_fair_share_value),
