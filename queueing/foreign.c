@@ -27,12 +27,6 @@ const char *q__kind_label(model_kind k) {
   }
 }
 
-static void *zalloc(q_tree *t, size_t n) {
-  void *p = ts_arena_alloc(&t->arena, n ? n : 1);
-  if (p) memset(p, 0, n ? n : 1);
-  return p;
-}
-
 static ts_rc push(q_tree *t, model_obj ***v, size_t *n, size_t *cap, model_obj *o) {
   if (*n == *cap) {
     size_t ncap = *cap ? *cap * 2 : 16;
@@ -69,24 +63,24 @@ static ts_quantity sub0(const ts_quantity *a, const ts_quantity *b) {
 /* Parent p (kind's queues v[n]) as a Cohort under parent, its quotas net of its children's. */
 static ts_rc as_cohort(q_tree *t, const model_cluster_queue *p, model_obj **v, size_t n,
                        const char *parent, model_obj **out) {
-  model_cohort *c = zalloc(t, sizeof *c);
+  model_cohort *c = q__zalloc(t, sizeof *c);
   if (!c) return TS_ENOMEM;
   c->obj = p->obj;
   c->parent = parent;
   c->has_fair_weight = p->has_fair_weight;
   c->fair_weight = p->fair_weight;
   c->ngroups = p->ngroups;
-  if (!(c->groups = zalloc(t, (p->ngroups + 1) * sizeof *c->groups))) return TS_ENOMEM;
+  if (!(c->groups = q__zalloc(t, (p->ngroups + 1) * sizeof *c->groups))) return TS_ENOMEM;
   for (uint32_t g = 0; g < p->ngroups; g++) {
     const model_resource_group *pg = &p->groups[g];
     model_resource_group *cg = &c->groups[g];
     *cg = *pg;
-    if (!(cg->flavors = zalloc(t, (pg->nflavors + 1) * sizeof *cg->flavors))) return TS_ENOMEM;
+    if (!(cg->flavors = q__zalloc(t, (pg->nflavors + 1) * sizeof *cg->flavors))) return TS_ENOMEM;
     for (uint32_t f = 0; f < pg->nflavors; f++) {
       const model_flavor_quotas *pf = &pg->flavors[f];
       model_flavor_quotas *cf = &cg->flavors[f];
       *cf = *pf;
-      if (!(cf->resources = zalloc(t, (pf->nresources + 1) * sizeof *cf->resources)))
+      if (!(cf->resources = q__zalloc(t, (pf->nresources + 1) * sizeof *cf->resources)))
         return TS_ENOMEM;
       for (uint32_t r = 0; r < pf->nresources; r++) {
         const model_quota *pq = &pf->resources[r];
@@ -156,7 +150,7 @@ static ts_rc one_kind(q_tree *t, model_kind kind, q__foreign *out, size_t *cqcap
       if ((rc = as_cohort(t, q, v, n, parent, &o)) == TS_OK)
         rc = push(t, &out->cohorts, &out->ncohorts, chcap, o);
     } else {
-      model_cluster_queue *c = zalloc(t, sizeof *c);
+      model_cluster_queue *c = q__zalloc(t, sizeof *c);
       if (!c) {
         rc = TS_ENOMEM;
         break;
@@ -167,7 +161,7 @@ static ts_rc one_kind(q_tree *t, model_kind kind, q__foreign *out, size_t *cqcap
     }
   }
   if (rc == TS_OK && n) {
-    model_resource_flavor *rf = zalloc(t, sizeof *rf);
+    model_resource_flavor *rf = q__zalloc(t, sizeof *rf);
     if (!rf) rc = TS_ENOMEM;
     if (rc == TS_OK) {
       rf->obj.kind = MODEL_RESOURCE_FLAVOR;

@@ -132,6 +132,8 @@ static inline int q__fr_res(const q_tree *t, uint32_t fr) {
 }
 
 q__cq *q__cq_get(const q_tree *t, const char *name);
+/* n zeroed bytes of the tree's arena (at least one), NULL when out of memory. */
+void *q__zalloc(q_tree *t, size_t n);
 /* Records a problem message ("Kind name: field: what"); TS_ENOMEM when it cannot. */
 ts_rc q__problem(q_tree *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Adds a flavor by name (rf: its ResourceFlavor, NULL when only referenced). */

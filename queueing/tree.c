@@ -87,7 +87,7 @@ ts_rc q_tree_check(const q_tree *t, ts_err *err) {
 
 /* ---- small helpers --------------------------------------------------------------------- */
 
-static void *zalloc(q_tree *t, size_t n) {
+void *q__zalloc(q_tree *t, size_t n) {
   void *p = ts_arena_alloc(&t->arena, n ? n : 1);
   if (p) memset(p, 0, n ? n : 1);
   return p;
@@ -190,7 +190,7 @@ static ts_rc cohort_ensure(q_tree *t, const char *name, const model_cohort *obj,
   q__node *n = cohort_get(t, name);
   ts_rc rc;
   if (!n) {
-    if (!(n = zalloc(t, sizeof *n))) return TS_ENOMEM;
+    if (!(n = q__zalloc(t, sizeof *n))) return TS_ENOMEM;
     if ((rc = node_init(t, n, name, false)) != TS_OK) return rc;
     if ((rc = map_put(&t->cohort_by_name, n->name, n)) != TS_OK) return rc;
   }
@@ -244,15 +244,15 @@ static const char *cohort_field(const model_cluster_queue *q) {
 static ts_rc cq_groups(q_tree *t, q__cq *cq) {
   const model_cluster_queue *o = cq->obj;
   cq->nids = t->nids;
-  if (!(cq->group_of = zalloc(t, t->nids))) return TS_ENOMEM;
+  if (!(cq->group_of = q__zalloc(t, t->nids))) return TS_ENOMEM;
   memset(cq->group_of, -1, t->nids);
   cq->ngroups = o->ngroups < Q__MAX_GROUPS ? o->ngroups : Q__MAX_GROUPS;
-  if (!(cq->groups = zalloc(t, cq->ngroups * sizeof *cq->groups))) return TS_ENOMEM;
+  if (!(cq->groups = q__zalloc(t, cq->ngroups * sizeof *cq->groups))) return TS_ENOMEM;
   for (uint32_t i = 0; i < cq->ngroups; i++) {
     const model_resource_group *g = &o->groups[i];
     q__group *q = &cq->groups[i];
-    q->res = zalloc(t, g->ncovered * sizeof *q->res);
-    q->flavors = zalloc(t, g->nflavors * sizeof *q->flavors);
+    q->res = q__zalloc(t, g->ncovered * sizeof *q->res);
+    q->flavors = q__zalloc(t, g->nflavors * sizeof *q->flavors);
     if (!q->res || !q->flavors) return TS_ENOMEM;
     for (uint32_t r = 0; r < g->ncovered; r++) {
       int id = model_resource_find(model_resources_of(t->m), g->covered[r]);
@@ -285,7 +285,7 @@ static ts_rc cq_check_flavors(q_tree *t, q__cq *cq) {
 
 static ts_rc cq_add(q_tree *t, const model_cluster_queue *o) {
   static const char *const stop[] = {"None", "Hold", "HoldAndDrain"};
-  q__cq *cq = zalloc(t, sizeof *cq);
+  q__cq *cq = q__zalloc(t, sizeof *cq);
   char what[300];
   ts_rc rc;
   if (!cq) return TS_ENOMEM;
@@ -387,7 +387,7 @@ static ts_rc collect_cohorts(q_tree *t) {
   size_t it = 0, k = 0;
   const ts_map_slot *s;
   t->ncohorts = (uint32_t)t->cohort_by_name.count;
-  if (!(t->cohorts = zalloc(t, t->ncohorts * sizeof *t->cohorts))) return TS_ENOMEM;
+  if (!(t->cohorts = q__zalloc(t, t->ncohorts * sizeof *t->cohorts))) return TS_ENOMEM;
   while (ts_map_next(&t->cohort_by_name, &it, &s)) t->cohorts[k++] = s->value;
   qsort(t->cohorts, t->ncohorts, sizeof *t->cohorts, node_name_cmp);
   for (uint32_t i = 0; i < t->ncohorts; i++) t->cohorts[i]->index = i;
@@ -396,7 +396,7 @@ static ts_rc collect_cohorts(q_tree *t) {
 
 /* Fills each cohort's kids: child cohorts then child queues, both in name order. */
 static ts_rc link_kids(q_tree *t) {
-  uint32_t *count = zalloc(t, (t->ncohorts + 1) * sizeof *count);
+  uint32_t *count = q__zalloc(t, (t->ncohorts + 1) * sizeof *count);
   if (!count) return TS_ENOMEM;
   for (uint32_t i = 0; i < t->ncohorts; i++) t->cohorts[i]->mark = (int)i;
   for (uint32_t i = 0; i < t->ncohorts; i++)
@@ -404,7 +404,7 @@ static ts_rc link_kids(q_tree *t) {
   for (uint32_t i = 0; i < t->ncqs; i++)
     if (t->cqs[i]->node.parent) count[t->cqs[i]->node.parent->mark]++;
   for (uint32_t i = 0; i < t->ncohorts; i++)
-    if (!(t->cohorts[i]->kids = zalloc(t, count[i] * sizeof(q__node *)))) return TS_ENOMEM;
+    if (!(t->cohorts[i]->kids = q__zalloc(t, count[i] * sizeof(q__node *)))) return TS_ENOMEM;
   for (uint32_t i = 0; i < t->ncohorts; i++) {
     q__node *p = t->cohorts[i]->parent;
     if (p) p->kids[p->nkids++] = t->cohorts[i], p->nkid_cohorts++;
@@ -435,7 +435,8 @@ static void accumulate(q_tree *t, q__node *n, int depth) {
 static ts_rc lendables(q_tree *t) {
   for (uint32_t i = 0; i < t->ncohorts; i++) {
     q__node *n = t->cohorts[i];
-    if (!(n->lendable = zalloc(t, (t->nres ? t->nres : 1) * sizeof *n->lendable))) return TS_ENOMEM;
+    if (!(n->lendable = q__zalloc(t, (t->nres ? t->nres : 1) * sizeof *n->lendable)))
+      return TS_ENOMEM;
     for (uint32_t f = 0; f < t->nfr; f++)
       n->lendable[f % t->nres] = ts_add_sat(n->lendable[f % t->nres], q__potential(n, f));
   }
@@ -466,7 +467,7 @@ static ts_rc local_queues(q_tree *t) {
   ts_rc rc = model_list(t->m, MODEL_LOCAL_QUEUE, &v, &n);
   for (size_t i = 0; rc == TS_OK && i < n; i++) {
     const model_local_queue *lq = (const model_local_queue *)v[i];
-    q__lq *e = zalloc(t, sizeof *e);
+    q__lq *e = q__zalloc(t, sizeof *e);
     char *key = ts_arena_strndup(&t->arena, lq->obj.key, strlen(lq->obj.key));
     if (!e || !key) {
       rc = TS_ENOMEM;
@@ -514,7 +515,7 @@ static ts_rc foreign_roots(q_tree *t) {
   int64_t *cap;
   ts_rc rc;
   if (!t->froot[0] && !t->froot[1]) return TS_OK;
-  if (!(cap = zalloc(t, (t->nres + 1) * sizeof *cap))) return TS_ENOMEM;
+  if (!(cap = q__zalloc(t, (t->nres + 1) * sizeof *cap))) return TS_ENOMEM;
   if ((rc = model_list(t->m, MODEL_NODE, &nodes, &n)) != TS_OK) return rc;
   for (size_t i = 0; i < n; i++) {
     const model_node *node = (const model_node *)nodes[i];
@@ -540,7 +541,7 @@ static ts_rc foreign_roots(q_tree *t) {
 
 static ts_rc build_nodes(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs, size_t nch) {
   ts_rc rc = TS_OK;
-  if (!(t->cqs = zalloc(t, ncq * sizeof *t->cqs))) return TS_ENOMEM;
+  if (!(t->cqs = q__zalloc(t, ncq * sizeof *t->cqs))) return TS_ENOMEM;
   for (size_t i = 0; rc == TS_OK && i < nch; i++) rc = cohort_add(t, (const model_cohort *)chs[i]);
   for (size_t i = 0; rc == TS_OK && i < ncq; i++)
     rc = cq_add(t, (const model_cluster_queue *)cqs[i]);
@@ -580,8 +581,8 @@ ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err) {
   if (!t) goto out;
   tree_init(t, m);
   t->nids = (uint32_t)model_resource_count(model_resources_of(m));
-  t->res_id = zalloc(t, t->nids * sizeof *t->res_id);
-  t->res_slot = zalloc(t, t->nids * sizeof *t->res_slot);
+  t->res_id = q__zalloc(t, t->nids * sizeof *t->res_id);
+  t->res_slot = q__zalloc(t, t->nids * sizeof *t->res_slot);
   if (!t->res_id || !t->res_slot) goto out;
   memset(t->res_slot, -1, t->nids * sizeof *t->res_slot);
   t->serial = __atomic_add_fetch(&tree_serial, 1, __ATOMIC_RELAXED);
