@@ -45,7 +45,7 @@ TESSERA_COMMIT ?= $(shell c=$$(git rev-parse --short=12 HEAD 2>/dev/null) && \
   { git diff --quiet HEAD -- 2>/dev/null && echo $$c || echo $$c-dirty; } || echo unknown)
 BUILD_DATE := $(shell date -u $${SOURCE_DATE_EPOCH:+-d @$$SOURCE_DATE_EPOCH} +%Y-%m-%dT%H:%M:%SZ)
 
-MODULES   := common input cel model queueing dra scheduler kubeclient config live gen
+MODULES   := common input cel model queueing dra scheduler kubeclient config live gen sim
 LIB_SRCS  := $(foreach m,$(MODULES),$(wildcard $(m)/*.c))
 LIB_OBJS  := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 CMD_SRCS  := $(wildcard cmd/*.c)
@@ -144,6 +144,10 @@ demo: deps
 	@echo
 	@echo "== examples/dra: GPUs and MIG partitions through DRA claims with CEL selectors"
 	@./tessera replay examples/dra
+	@echo
+	@echo "== examples/simulate: a day of three ITP clusters' jobs as three teams on 32 x 8 GPUs"
+	@./tessera simulate --trace examples/simulate/itp-day1.csv --nodes 32x8 \
+	  --queues examples/simulate/queues.yaml --config examples/simulate/tessera.yaml --until 2d
 
 bench: deps
 	@$(MAKE) --no-print-directory all $(BENCH_BINS)

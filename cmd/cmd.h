@@ -24,6 +24,7 @@ int cmd_bench(int argc, char **argv);
 int cmd_version(int argc, char **argv);
 int cmd_rbac(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
+int cmd_simulate(int argc, char **argv);
 
 /* A queue's status as Kueue writes it, {"status": ...} for a merge patch of the status
  * subresource in kueue.x-k8s.io version (v1beta2 or v1beta1); NULL when out of memory. */

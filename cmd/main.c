@@ -24,6 +24,10 @@ static const char usage[] =
     "        validate tessera.yaml and manifests as the API server and admission would\n"
     "  bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] [--seed S] [--output text|json]\n"
     "        build generated clusters in memory and time the scheduling cycle on them\n"
+    "  simulate --trace FILE.csv (--nodes NxG[:MODEL] | --cluster PATH) [--queues PATH]\n"
+    "           [--config FILE] [--until T] [--resume] [--output text|json] [--report DIR]\n"
+    "        run a job trace through the scheduling cycle in virtual time: utilisation, queue\n"
+    "        wait and completion time per queue, preemptions\n"
     "  rbac [--helm] [--namespace NS] [--lease-namespace NS] [--lease-name NAME]\n"
     "        the least RBAC Tessera needs, from what it requests (the chart's rbac.yaml)\n"
     "  version [--output text|json]\n"
@@ -56,6 +60,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "bench")) return cmd_bench(argc - 2, argv + 2);
   if (!strcmp(argv[1], "rbac")) return cmd_rbac(argc - 2, argv + 2);
   if (!strcmp(argv[1], "snapshot")) return cmd_snapshot(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "simulate")) return cmd_simulate(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
     return cmd_version(argc - 2, argv + 2);
   fprintf(stderr, "tessera: unknown command \"%s\"\n\n%s", argv[1], usage);

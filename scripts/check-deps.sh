@@ -19,7 +19,8 @@ allowed() {
   live) echo "common model queueing dra scheduler" ;;
   config) echo "common input model queueing dra scheduler kubeclient" ;;
   gen) echo "common model" ;;
-  cmd) echo "common input cel model queueing dra scheduler kubeclient live config gen" ;;
+  sim) echo "common model queueing dra scheduler" ;;
+  cmd) echo "common input cel model queueing dra scheduler kubeclient live config gen sim" ;;
   *) echo "?" ;;
   esac
 }
@@ -27,7 +28,7 @@ allowed() {
 # system headers only some rooms may use: header, then the rooms
 only_in() {
   case "$1" in
-  jansson.h) echo "input cel model dra queueing scheduler kubeclient live config gen cmd" ;;
+  jansson.h) echo "input cel model dra queueing scheduler kubeclient live config gen sim cmd" ;;
   yaml.h) echo "input" ;;
   curl/curl.h | nghttp2/nghttp2.h | openssl/*) echo "kubeclient" ;;
   uv.h) echo "kubeclient cmd" ;;
@@ -36,7 +37,7 @@ only_in() {
 }
 
 bad=0
-rooms="common input cel model queueing dra scheduler kubeclient live config gen cmd"
+rooms="common input cel model queueing dra scheduler kubeclient live config gen sim cmd"
 for room in $rooms; do
   ok=$(allowed "$room")
   for f in $(git ls-files "$room/*.c" "$room/*.h" 2>/dev/null || ls "$room"/*.[ch]); do

@@ -1,0 +1,337 @@
+/* cmd/simulate.c - `tessera simulate`: a job trace through the real cycle in virtual time
+ * (sim/sim.h), on a cluster of identical GPU nodes (--nodes) or one loaded from manifests or a
+ * snapshot (--cluster), with Kueue (or Volcano, KAI) queues from --queues. Prints a summary
+ * (text or JSON) and writes the timeline and per-queue figures to --report DIR. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cmd/cmd.h"
+#include "sim/sim.h"
+
+#define DAY_S     86400
+#define EPOCH_NS  INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z: the trace's second 0 */
+#define MAX_NODES 100000
+
+typedef struct sim_args {
+  const char *trace, *cluster, *config, *queues, *report;
+  int nodes, gpus;   /* --nodes NxG */
+  const char *model; /* --nodes NxG:MODEL */
+  int64_t until_s;
+  bool resume, json;
+} sim_args;
+
+static int usage(void) {
+  fputs("usage: tessera simulate --trace FILE.csv (--nodes NxG[:MODEL] | --cluster PATH)\n"
+        "                        [--queues PATH] [--config FILE] [--until T] [--resume]\n"
+        "                        [--output text|json] [--report DIR]\n"
+        "  --trace    neutral replay format or a raw Microsoft ITP cluster file\n"
+        "  --nodes    N nodes of G GPUs (nvidia.com/gpu), labelled nvidia.com/gpu.product=MODEL\n"
+        "  --cluster  nodes (and anything else) from manifests or a `tessera snapshot` file\n"
+        "  --queues   Kueue, Volcano or KAI queue objects; a job of trace queue Q runs in\n"
+        "             namespace Q and names that namespace's first LocalQueue\n"
+        "  --until    stop at this virtual time (seconds, or with s, m, h, d)\n"
+        "  --resume   a preempted job keeps the run time it had (default: it starts again)\n"
+        "  --report   writes DIR/summary.json, timeline.csv, queues.csv and jobs.csv\n",
+        stderr);
+  return 2;
+}
+
+static bool parse_until(const char *s, int64_t *out) {
+  char *end;
+  double v;
+  errno = 0;
+  v = strtod(s, &end);
+  if (errno || end == s || !isfinite(v) || v <= 0) return false;
+  if (*end == 'm')
+    v *= 60, end++;
+  else if (*end == 'h')
+    v *= 3600, end++;
+  else if (*end == 'd')
+    v *= DAY_S, end++;
+  else if (*end == 's')
+    end++;
+  if (*end || v > 1e12) return false;
+  *out = (int64_t)v;
+  return true;
+}
+
+static bool parse_nodes(const char *s, sim_args *a) {
+  char *end;
+  long n = strtol(s, &end, 10), g;
+  if (end == s || *end != 'x' || n < 1 || n > MAX_NODES) return false;
+  s = end + 1;
+  g = strtol(s, &end, 10);
+  if (end == s || g < 0 || g > 1024 || (*end && *end != ':') || (*end == ':' && !end[1]))
+    return false;
+  a->nodes = (int)n, a->gpus = (int)g;
+  a->model = *end == ':' ? end + 1 : NULL;
+  return true;
+}
+
+static bool parse_args(int argc, char **argv, sim_args *a) {
+  memset(a, 0, sizeof *a);
+  for (int i = 0; i < argc; i++) {
+    const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(f, "--resume")) {
+      a->resume = true;
+      continue;
+    }
+    if (!v) {
+      fprintf(stderr, "tessera simulate: %s: needs a value\n", f);
+      return false;
+    }
+    i++;
+    if (!strcmp(f, "--trace"))
+      a->trace = v;
+    else if (!strcmp(f, "--cluster"))
+      a->cluster = v;
+    else if (!strcmp(f, "--config"))
+      a->config = v;
+    else if (!strcmp(f, "--queues"))
+      a->queues = v;
+    else if (!strcmp(f, "--report"))
+      a->report = v;
+    else if (!strcmp(f, "--output") && (!strcmp(v, "json") || !strcmp(v, "text")))
+      a->json = !strcmp(v, "json");
+    else if (!strcmp(f, "--until") && parse_until(v, &a->until_s))
+      ;
+    else if (!strcmp(f, "--nodes") && parse_nodes(v, a))
+      ;
+    else {
+      fprintf(stderr, "tessera simulate: %s %s: not understood\n", f, v);
+      return false;
+    }
+  }
+  if (!a->trace || (!a->nodes && !a->cluster) || (a->nodes && a->cluster)) {
+    fprintf(stderr, "tessera simulate: give --trace, and --nodes or --cluster (one of them)\n");
+    return false;
+  }
+  return true;
+}
+
+/* n identical nodes of g GPUs, 128 CPUs and 2Ti each (ITP's and openb's jobs ask for GPUs). */
+static ts_rc add_nodes(model *m, const sim_args *a, ts_err *err) {
+  char name[32], gpus[16];
+  snprintf(gpus, sizeof gpus, "%d", a->gpus);
+  for (int i = 0; i < a->nodes; i++) {
+    json_t *labels, *o;
+    ts_rc rc;
+    snprintf(name, sizeof name, "sim-node-%05d", i);
+    labels = json_pack("{s:s}", "kubernetes.io/hostname", name);
+    if (labels && a->model)
+      json_object_set_new(labels, "nvidia.com/gpu.product", json_string(a->model));
+    o = json_pack("{s:s, s:s, s:{s:s, s:o}, s:{s:{s:s, s:s, s:s, s:s}}}", "apiVersion", "v1",
+                  "kind", "Node", "metadata", "name", name, "labels", labels, "status",
+                  "allocatable", "cpu", "128", "memory", "2Ti", "pods", "110", "nvidia.com/gpu",
+                  gpus);
+    if (!o) return ts_err_set(err, TS_ENOMEM, "out of memory");
+    rc = model_apply_json(m, o, MODEL_ADDED, NULL, NULL, NULL, err);
+    json_decref(o);
+    if (rc != TS_OK) return rc;
+  }
+  return TS_OK;
+}
+
+/* A progress line on a terminal, at most five times a second. */
+typedef struct progress {
+  double last;
+  int64_t span_s;
+} progress;
+
+static double wall_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void on_progress(void *ud, int64_t t_s, size_t done, size_t total) {
+  progress *p = ud;
+  double now = wall_s();
+  if (now - p->last < 0.2 && done < total) return;
+  p->last = now;
+  fprintf(stderr, "\rsimulate: day %.1f of %.1f, %zu of %zu jobs submitted   ", (double)t_s / DAY_S,
+          (double)p->span_s / DAY_S, done, total);
+}
+
+static json_t *stats_json(const sim_stats *s) {
+  return json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:{s:f, s:f, s:f}, s:{s:f, s:f, s:f}}", "queue",
+                   s->queue, "jobs", (json_int_t)s->jobs, "done", (json_int_t)s->done,
+                   "neverStarted", (json_int_t)s->never_started, "preemptions",
+                   (json_int_t)s->preemptions, "gpuHours", s->gpu_hours, "waitSeconds", "p50",
+                   s->wait_p50, "p95", s->wait_p95, "p99", s->wait_p99, "jctSeconds", "p50",
+                   s->jct_p50, "p95", s->jct_p95, "p99", s->jct_p99);
+}
+
+static json_t *summary_json(const sim_args *a, const sim_trace *t, const sim_result *r,
+                            double run_s) {
+  json_t *qs = json_array(), *o;
+  for (size_t i = 0; qs && i < r->nqueues; i++)
+    json_array_append_new(qs, stats_json(&r->queues[i]));
+  o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:s, s:o, s:o}", "trace",
+                a->trace, "format", t->format, "jobs", (json_int_t)t->n, "gpus",
+                (json_int_t)r->gpus_total, "simulatedSeconds", (json_int_t)r->end_s, "utilisation",
+                r->utilisation, "runSeconds", run_s, "cycles", (json_int_t)r->cycles, "podsBound",
+                (json_int_t)r->bound, "podsEvicted", (json_int_t)r->evicted, "skippedGpuShares",
+                (json_int_t)r->skipped_shares, "preempted", a->resume ? "resume" : "restart", "all",
+                stats_json(&r->all), "queues", qs);
+  return o;
+}
+
+static void print_stats_row(const sim_stats *s) {
+  printf("  %-16s %6zu %6zu %7zu %6zu %9.0f %7.0f %7.0f %7.0f %7.1f %7.1f %7.1f\n",
+         *s->queue ? s->queue : "(all)", s->jobs, s->done, s->never_started, s->preemptions,
+         s->gpu_hours, s->wait_p50 / 60, s->wait_p95 / 60, s->wait_p99 / 60, s->jct_p50 / 3600,
+         s->jct_p95 / 3600, s->jct_p99 / 3600);
+}
+
+static void print_text(const sim_args *a, const sim_trace *t, const sim_result *r, double run_s) {
+  printf("trace %s (%s): %zu jobs; cluster %lld GPUs\n", a->trace, t->format, t->n,
+         (long long)r->gpus_total);
+  printf("simulated %.1f days in %.2f s: %zu cycles, %zu pods bound, %zu evicted (preempted jobs "
+         "%s)\n",
+         (double)r->end_s / DAY_S, run_s, r->cycles, r->bound, r->evicted,
+         a->resume ? "resume" : "start again");
+  printf("GPU utilisation %.1f%% (time-weighted)\n", 100 * r->utilisation);
+  if (r->skipped_shares)
+    printf("left out: %zu jobs asking for a share of a GPU (GPU sharing is not built yet)\n",
+           r->skipped_shares);
+  printf("  %-16s %6s %6s %7s %6s %9s %-23s %-23s\n", "", "", "", "never", "pre-", "",
+         "   wait (minutes)", "   completion (hours)");
+  printf("  %-16s %6s %6s %7s %6s %9s %7s %7s %7s %7s %7s %7s\n", "queue", "jobs", "done",
+         "started", "empted", "GPU-hours", "p50", "p95", "p99", "p50", "p95", "p99");
+  for (size_t i = 0; i < r->nqueues; i++) print_stats_row(&r->queues[i]);
+  if (r->nqueues > 1) print_stats_row(&r->all);
+}
+
+static int write_report(const char *dir, json_t *summary, const sim_trace *t, const sim_result *r) {
+  char path[4096];
+  FILE *f;
+  if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "tessera simulate: %s: %s\n", dir, strerror(errno));
+    return 1;
+  }
+  snprintf(path, sizeof path, "%s/summary.json", dir);
+  if (json_dump_file(summary, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) goto fail;
+  snprintf(path, sizeof path, "%s/timeline.csv", dir);
+  if (!(f = fopen(path, "w"))) goto fail;
+  fprintf(f, "t_s,gpus_used,gpus_idle_on_used_nodes,pending_jobs,running_jobs\n");
+  for (size_t i = 0; i < r->nsamples; i++)
+    fprintf(f, "%lld,%lld,%lld,%d,%d\n", (long long)r->samples[i].t_s,
+            (long long)r->samples[i].gpus_used, (long long)r->samples[i].gpus_idle_frag,
+            r->samples[i].pending_jobs, r->samples[i].running_jobs);
+  if (fclose(f) != 0) goto fail;
+  snprintf(path, sizeof path, "%s/queues.csv", dir);
+  if (!(f = fopen(path, "w"))) goto fail;
+  fprintf(f, "queue,jobs,done,never_started,preemptions,gpu_hours,wait_p50_s,wait_p95_s,"
+             "wait_p99_s,jct_p50_s,jct_p95_s,jct_p99_s\n");
+  for (size_t i = 0; i <= r->nqueues; i++) {
+    const sim_stats *s = i < r->nqueues ? &r->queues[i] : &r->all;
+    fprintf(f, "%s,%zu,%zu,%zu,%zu,%.3f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n",
+            i < r->nqueues ? s->queue : "(all)", s->jobs, s->done, s->never_started, s->preemptions,
+            s->gpu_hours, s->wait_p50, s->wait_p95, s->wait_p99, s->jct_p50, s->jct_p95,
+            s->jct_p99);
+  }
+  if (fclose(f) != 0) goto fail;
+  snprintf(path, sizeof path, "%s/jobs.csv", dir);
+  if (!(f = fopen(path, "w"))) goto fail;
+  fprintf(f, "job_id,queue,submit_s,first_start_s,last_start_s,end_s,preemptions\n");
+  for (size_t i = 0; i < t->n; i++) {
+    const sim_job_result *j = &r->jobs[i];
+    if (j->skipped) continue;
+    fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%d\n", t->jobs[i].id, t->jobs[i].queue,
+            (long long)t->jobs[i].submit_s, (long long)j->first_start_s, (long long)j->last_start_s,
+            (long long)j->end_s, j->preemptions);
+  }
+  if (fclose(f) != 0) goto fail;
+  return 0;
+fail:
+  fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno));
+  return 1;
+}
+
+static bool load(model *m, const char *path, cmd_load_counts *c) {
+  if (cmd_load(path, m, c) != TS_OK) return false;
+  if (c->errors) fprintf(stderr, "tessera simulate: %s: %d objects not loaded\n", path, c->errors);
+  return c->errors == 0;
+}
+
+int cmd_simulate(int argc, char **argv) {
+  sim_args a;
+  sim_trace t;
+  sim_result r;
+  cfg_tessera cfg;
+  cmd_load_counts cc = {0}, qc = {0};
+  model *m = NULL;
+  progress pr = {0};
+  sim_opts o = {.epoch_ns = EPOCH_NS};
+  ts_err err;
+  int status = 1;
+  double start;
+  if (!parse_args(argc, argv, &a)) return usage();
+  ts_err_clear(&err);
+  if (cfg_tessera_setup(a.config, &cfg, &err) != TS_OK) {
+    fprintf(stderr, "%s\n", err.text);
+    return 2;
+  }
+  if (sim_trace_read(a.trace, &t, &err) != TS_OK) {
+    fprintf(stderr, "tessera simulate: %s\n", err.text);
+    cfg_tessera_free(&cfg);
+    return 2;
+  }
+  if (!(m = model_new())) goto out;
+  if (a.nodes && add_nodes(m, &a, &err) != TS_OK) {
+    fprintf(stderr, "tessera simulate: %s\n", err.text);
+    goto out;
+  }
+  if ((a.cluster && !load(m, a.cluster, &cc)) || (a.queues && !load(m, a.queues, &qc))) {
+    status = 2;
+    goto out;
+  }
+  if (a.cluster && cmd_load_config(&cc, a.config != NULL, &cfg, &err) != TS_OK) {
+    fprintf(stderr, "tessera simulate: %s: %s\n", a.cluster, err.text);
+    status = 2;
+    goto out;
+  }
+  o.until_s = a.until_s, o.resume = a.resume;
+  if (isatty(STDERR_FILENO)) {
+    pr.span_s = t.n ? t.jobs[t.n - 1].submit_s : 0;
+    if (a.until_s > 0 && a.until_s < pr.span_s) pr.span_s = a.until_s;
+    o.progress = on_progress, o.progress_ud = &pr;
+  }
+  start = wall_s();
+  if (sim_run(m, &cfg.sched, &t, &o, &r, &err) != TS_OK) {
+    fprintf(stderr, "%stessera simulate: %s\n", o.progress ? "\n" : "", err.text);
+    goto out;
+  }
+  if (o.progress) fputc('\n', stderr);
+  {
+    double run_s = wall_s() - start;
+    json_t *summary = summary_json(&a, &t, &r, run_s);
+    status = summary ? 0 : 1;
+    if (summary && a.json) {
+      json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+      fputc('\n', stdout);
+    } else if (summary) {
+      print_text(&a, &t, &r, run_s);
+    }
+    if (summary && a.report) {
+      json_object_del(summary, "runSeconds"); /* the report is the same for the same inputs */
+      status = write_report(a.report, summary, &t, &r);
+    }
+    json_decref(summary);
+  }
+  sim_result_free(&r);
+out:
+  json_decref(cc.config);
+  json_decref(qc.config);
+  model_free(m);
+  sim_trace_free(&t);
+  cfg_tessera_free(&cfg);
+  return status;
+}

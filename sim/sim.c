@@ -1,0 +1,514 @@
+/* sim/sim.c - the event loop of `tessera simulate` (sim.h says what it models).
+ *
+ * Each event time t: jobs whose submit time has come get their pods (and a PodGroup when they
+ * have more than one), jobs whose run ends at t lose theirs, then sched_cycle runs on the model
+ * at t (again, at most CYCLES_PER_EVENT times, while a cycle evicts: evicted pods leave at once
+ * here, so the preemptor fits in the next). A bound pod is bound in the model; a job runs once
+ * all its pods are bound. An evicted pod ends its job's run: every pod of the job is removed
+ * and the job is submitted again at t. The next event is the next submit time or end of a run,
+ * whichever comes first; the run ends when neither is left (jobs that never fit stay pending). */
+#include "sim/sim.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#define CYCLES_PER_EVENT 4
+#define SECOND_NS        INT64_C(1000000000)
+
+enum { J_FUTURE, J_PENDING, J_RUNNING, J_DONE, J_SKIPPED };
+
+typedef struct jstate {
+  int state;        /* J_* */
+  uint32_t attempt; /* pods of attempt a are named j<index>-<a>-<k> */
+  int32_t bound;    /* pods of this attempt bound */
+  int64_t queued_s; /* when this attempt was submitted */
+  int64_t start_s;  /* when it last started */
+  int64_t left_s;   /* run time still to do */
+  int64_t end_s;    /* running: when it ends */
+  uint32_t q;       /* its queue's index in the result */
+  bool started;     /* started at least once */
+} jstate;
+
+typedef struct ending {
+  int64_t end_s;
+  uint32_t job, attempt;
+} ending;
+
+typedef struct qinfo {
+  const char *ns;          /* interned namespace of its pods */
+  const char *local_queue; /* interned LocalQueue its pods name, or NULL */
+  TS_VEC(double) wait;     /* seconds, started jobs */
+  TS_VEC(double) jct;      /* seconds, finished jobs */
+} qinfo;
+
+typedef struct sim {
+  model *m;
+  const sched_config *cfg;
+  const sim_trace *t;
+  const sim_opts *o;
+  sim_result *r;
+  ts_err *err;
+  sched_state *st;
+  jstate *js;
+  qinfo *qs;
+  TS_VEC(ending) heap; /* runs by end time */
+  int gpu;             /* resource id of nvidia.com/gpu */
+  model_node **nodes;  /* schedulable nodes (they do not change during a run) */
+  size_t nnodes;
+  size_t next;              /* next job to submit */
+  size_t running;           /* jobs running */
+  size_t pending;           /* jobs submitted, not running */
+  TS_VEC(uint32_t) evicted; /* jobs whose run a cycle ended */
+  qinfo all;
+} sim;
+
+/* ---- the heap of runs ------------------------------------------------------------------ */
+
+static bool before(const ending *a, const ending *b) {
+  return a->end_s < b->end_s || (a->end_s == b->end_s && a->job < b->job);
+}
+
+static ts_rc heap_push(sim *s, ending e) {
+  size_t i;
+  if (ts_vec_push(&s->heap, e) != TS_OK) return TS_ENOMEM;
+  for (i = s->heap.n - 1; i > 0 && before(&s->heap.v[i], &s->heap.v[(i - 1) / 2]);
+       i = (i - 1) / 2) {
+    ending tmp = s->heap.v[i];
+    s->heap.v[i] = s->heap.v[(i - 1) / 2];
+    s->heap.v[(i - 1) / 2] = tmp;
+  }
+  return TS_OK;
+}
+
+static void heap_pop(sim *s) {
+  size_t i = 0, n = --s->heap.n;
+  s->heap.v[0] = s->heap.v[n];
+  for (;;) {
+    size_t l = 2 * i + 1, m = i;
+    if (l < n && before(&s->heap.v[l], &s->heap.v[m])) m = l;
+    if (l + 1 < n && before(&s->heap.v[l + 1], &s->heap.v[m])) m = l + 1;
+    if (m == i) break;
+    ending tmp = s->heap.v[i];
+    s->heap.v[i] = s->heap.v[m];
+    s->heap.v[m] = tmp;
+    i = m;
+  }
+}
+
+/* Drops runs that ended early (preempted): their attempt moved on. */
+static const ending *heap_top(sim *s) {
+  while (s->heap.n) {
+    const ending *e = &s->heap.v[0];
+    const jstate *j = &s->js[e->job];
+    if (j->state == J_RUNNING && j->attempt == e->attempt) return e;
+    heap_pop(s);
+  }
+  return NULL;
+}
+
+/* ---- objects --------------------------------------------------------------------------- */
+
+static void pod_name(char *out, size_t cap, size_t job, uint32_t attempt, int32_t k) {
+  snprintf(out, cap, "j%zu-%u-%d", job, attempt, k);
+}
+
+static void group_name(char *out, size_t cap, size_t job, uint32_t attempt) {
+  snprintf(out, cap, "j%zu-%u", job, attempt);
+}
+
+static ts_rc apply(sim *s, json_t *o) {
+  ts_rc rc;
+  if (!o) return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  rc = model_apply_json(s->m, o, MODEL_ADDED, NULL, NULL, NULL, s->err);
+  json_decref(o);
+  return rc;
+}
+
+/* Submits job i at time now: its pods (and PodGroup) join the model, pending. */
+static ts_rc submit(sim *s, size_t i, int64_t now) {
+  const sim_job *job = &s->t->jobs[i];
+  jstate *j = &s->js[i];
+  const qinfo *q = &s->qs[j->q];
+  char name[96], group[96], ts[40], amount[32];
+  json_t *labels;
+  ts_rc rc = TS_OK;
+  ts_time_format(s->o->epoch_ns + now * SECOND_NS, ts, sizeof ts);
+  group_name(group, sizeof group, i, j->attempt);
+  if (job->pods > 1)
+    rc = apply(s, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:i}}", "apiVersion",
+                            "scheduling.x-k8s.io/v1alpha1", "kind", "PodGroup", "metadata", "name",
+                            group, "namespace", q->ns, "creationTimestamp", ts, "spec", "minMember",
+                            job->pods));
+  for (int32_t k = 0; rc == TS_OK && k < job->pods; k++) {
+    json_t *limits = json_object(), *spec;
+    pod_name(name, sizeof name, i, j->attempt, k);
+    labels = json_object();
+    if (!limits || !labels) {
+      json_decref(limits);
+      json_decref(labels);
+      return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+    }
+    if (job->pods > 1)
+      json_object_set_new(labels, "scheduling.x-k8s.io/pod-group", json_string(group));
+    if (q->local_queue)
+      json_object_set_new(labels, "kueue.x-k8s.io/queue-name", json_string(q->local_queue));
+    snprintf(amount, sizeof amount, "%d", job->gpus);
+    if (job->gpus)
+      json_object_set_new(limits, "nvidia.com/gpu", json_string(amount));
+    else
+      json_object_set_new(limits, "cpu", json_string("1"));
+    spec = json_pack("{s:s, s:[{s:s, s:s, s:{s:o}}]}", "schedulerName", s->cfg->scheduler_name,
+                     "containers", "name", "c", "image", "sim", "resources", "limits", limits);
+    if (spec && job->has_priority)
+      json_object_set_new(spec, "priority", json_integer(job->priority));
+    rc = apply(s, json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:o}, s:o}", "apiVersion", "v1", "kind",
+                            "Pod", "metadata", "name", name, "namespace", q->ns,
+                            "creationTimestamp", ts, "labels", labels, "spec", spec));
+  }
+  j->state = J_PENDING;
+  j->bound = 0;
+  j->queued_s = now;
+  s->pending++;
+  return rc;
+}
+
+/* Removes the pods (and PodGroup) of job i's current attempt. */
+static void withdraw(sim *s, size_t i) {
+  const sim_job *job = &s->t->jobs[i];
+  jstate *j = &s->js[i];
+  const char *ns = s->qs[j->q].ns;
+  char name[96], key[200];
+  for (int32_t k = 0; k < job->pods; k++) {
+    pod_name(name, sizeof name, i, j->attempt, k);
+    (void)model_remove(s->m, MODEL_POD, ns, name);
+    snprintf(key, sizeof key, "%s/%s", ns, name);
+    sched_state_forget_eviction(s->st, key);
+  }
+  if (job->pods > 1) {
+    group_name(name, sizeof name, i, j->attempt);
+    (void)model_remove(s->m, MODEL_POD_GROUP, ns, name);
+  }
+}
+
+/* The job of one of our pods ("j<index>-<attempt>-<k>"), or SIZE_MAX. */
+static size_t job_of(const sim *s, const model_pod *p, uint32_t *attempt) {
+  const char *n = p->obj.name;
+  char *end;
+  unsigned long long i;
+  if (n[0] != 'j') return SIZE_MAX;
+  i = strtoull(n + 1, &end, 10);
+  if (*end != '-' || i >= s->t->n) return SIZE_MAX;
+  *attempt = (uint32_t)strtoul(end + 1, NULL, 10);
+  return (size_t)i;
+}
+
+/* ---- events ---------------------------------------------------------------------------- */
+
+static ts_rc finish(sim *s, size_t i, int64_t now) {
+  jstate *j = &s->js[i];
+  const sim_job *job = &s->t->jobs[i];
+  double jct = (double)(now - job->submit_s);
+  withdraw(s, i);
+  j->state = J_DONE;
+  s->r->jobs[i].end_s = now;
+  s->running--;
+  s->r->queues[j->q].done++;
+  s->r->all.done++;
+  if (ts_vec_push(&s->qs[j->q].jct, jct) != TS_OK || ts_vec_push(&s->all.jct, jct) != TS_OK)
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  return TS_OK;
+}
+
+static double held_hours(const sim_job *job, int64_t secs) {
+  return (double)job->pods * job->gpus * (double)secs / 3600.0;
+}
+
+/* A job's run was cut by an eviction at now: it goes back to the queue. */
+static ts_rc preempted(sim *s, size_t i, int64_t now) {
+  jstate *j = &s->js[i];
+  const sim_job *job = &s->t->jobs[i];
+  if (j->state != J_RUNNING) return TS_OK; /* another of its pods ended the run already */
+  s->r->queues[j->q].gpu_hours -= held_hours(job, j->end_s - now); /* started() counted it all */
+  s->r->all.gpu_hours -= held_hours(job, j->end_s - now);
+  j->left_s = s->o->resume ? j->end_s - now : job->duration_s;
+  s->r->queues[j->q].preemptions++;
+  s->r->all.preemptions++;
+  s->r->jobs[i].preemptions++;
+  withdraw(s, i);
+  s->running--;
+  j->attempt++;
+  return submit(s, i, now);
+}
+
+static ts_rc started(sim *s, size_t i, int64_t now) {
+  jstate *j = &s->js[i];
+  double wait = (double)(now - s->t->jobs[i].submit_s);
+  s->pending--;
+  s->running++;
+  j->state = J_RUNNING;
+  j->start_s = now;
+  j->end_s = now + j->left_s;
+  if (!j->started) s->r->jobs[i].first_start_s = now;
+  s->r->jobs[i].last_start_s = now;
+  j->started = true;
+  s->r->queues[j->q].gpu_hours += held_hours(&s->t->jobs[i], j->left_s);
+  s->r->all.gpu_hours += held_hours(&s->t->jobs[i], j->left_s);
+  if (ts_vec_push(&s->qs[j->q].wait, wait) != TS_OK || ts_vec_push(&s->all.wait, wait) != TS_OK)
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  return heap_push(s, (ending){j->end_s, (uint32_t)i, j->attempt}) == TS_OK
+             ? TS_OK
+             : ts_err_set(s->err, TS_ENOMEM, "out of memory");
+}
+
+/* One cycle at now, its decisions applied; *evicted says whether any pod was evicted. */
+static ts_rc cycle(sim *s, int64_t now, bool *evicted) {
+  sched_result res;
+  ts_rc rc = sched_cycle(s->m, s->cfg, s->st, s->o->epoch_ns + now * SECOND_NS, &res, s->err);
+  *evicted = false;
+  if (rc != TS_OK) return rc;
+  s->r->cycles++;
+  s->evicted.n = 0;
+  for (size_t d = 0; rc == TS_OK && d < res.ndecisions; d++) {
+    const sched_decision *x = &res.decisions[d];
+    uint32_t attempt;
+    size_t i = job_of(s, x->pod, &attempt);
+    if (i == SIZE_MAX || attempt != s->js[i].attempt) continue;
+    if (x->kind == SCHED_BIND) {
+      rc = model_pod_bind(s->m, (model_pod *)x->pod, ts_intern_cstr(x->node->obj.name));
+      s->r->bound++;
+      if (rc == TS_OK && ++s->js[i].bound == s->t->jobs[i].pods) rc = started(s, i, now);
+    } else if (x->kind == SCHED_EVICT) {
+      s->r->evicted++;
+      if (ts_vec_push(&s->evicted, (uint32_t)i) != TS_OK) rc = TS_ENOMEM;
+    }
+  }
+  sched_result_free(&res);
+  for (size_t k = 0; rc == TS_OK && k < s->evicted.n; k++) { /* after: decisions point at pods */
+    rc = preempted(s, s->evicted.v[k], now);
+    *evicted = true;
+  }
+  if (rc == TS_ENOMEM) ts_err_set(s->err, rc, "out of memory");
+  return rc;
+}
+
+static ts_rc sample(sim *s, int64_t now) {
+  sim_sample x = {
+      .t_s = now, .pending_jobs = (int32_t)s->pending, .running_jobs = (int32_t)s->running};
+  sim_sample *v;
+  for (size_t n = 0; n < s->nnodes; n++) {
+    int64_t used = model_node_used(s->nodes[n], s->gpu),
+            alloc = model_node_alloc(s->nodes[n], s->gpu);
+    x.gpus_used += used;
+    if (used > 0 && alloc > used) x.gpus_idle_frag += alloc - used;
+  }
+  if (s->r->nsamples && s->r->samples[s->r->nsamples - 1].t_s == now) {
+    s->r->samples[s->r->nsamples - 1] = x;
+    return TS_OK;
+  }
+  if ((s->r->nsamples & (s->r->nsamples - 1)) == 0) { /* grow at powers of two */
+    v = ts_realloc(s->r->samples, (s->r->nsamples ? 2 * s->r->nsamples : 1024) * sizeof *v);
+    if (!v) return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+    s->r->samples = v;
+  }
+  s->r->samples[s->r->nsamples++] = x;
+  return TS_OK;
+}
+
+/* ---- set-up and summary ---------------------------------------------------------------- */
+
+static void ns_of(const char *queue, char *out, size_t cap) {
+  size_t n = 0;
+  for (const char *p = queue; *p && n + 1 < cap; p++) {
+    char c = *p >= 'A' && *p <= 'Z' ? (char)(*p - 'A' + 'a') : *p;
+    out[n++] = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : '-';
+  }
+  out[n] = 0;
+  if (!n) snprintf(out, cap, "default");
+}
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The queues of the trace (in name order) and what their pods name. */
+static ts_rc queues(sim *s) {
+  const char **names = ts_malloc((s->t->n + 1) * sizeof *names);
+  size_t n = 0;
+  ts_map idx;
+  ts_rc rc = names ? TS_OK : TS_ENOMEM;
+  ts_map_init(&idx);
+  for (size_t i = 0; rc == TS_OK && i < s->t->n; i++) {
+    const char *q = s->t->jobs[i].queue ? s->t->jobs[i].queue : "";
+    if (ts_map_get(&idx, q, strlen(q))) continue;
+    names[n++] = q;
+    rc = ts_map_put(&idx, q, strlen(q), (void *)1, NULL);
+  }
+  if (rc == TS_OK && n) {
+    qsort(names, n, sizeof *names, name_cmp);
+    s->qs = ts_calloc(n, sizeof *s->qs);
+    s->r->queues = ts_calloc(n, sizeof *s->r->queues);
+    if (!s->qs || !s->r->queues) rc = TS_ENOMEM;
+  }
+  for (size_t k = 0; rc == TS_OK && k < n; k++) {
+    char ns[64];
+    model_obj *o;
+    size_t it = 0;
+    ns_of(names[k], ns, sizeof ns);
+    s->qs[k].ns = ts_intern_cstr(ns);
+    s->r->queues[k].queue = names[k];
+    while (model_next(s->m, MODEL_LOCAL_QUEUE, &it, &o)) /* the first by name */
+      if (!strcmp(o->ns, ns) &&
+          (!s->qs[k].local_queue || strcmp(o->name, s->qs[k].local_queue) < 0))
+        s->qs[k].local_queue = ts_intern_cstr(o->name);
+    rc = ts_map_put(&idx, names[k], strlen(names[k]), (void *)(uintptr_t)(k + 1), NULL);
+  }
+  for (size_t i = 0; rc == TS_OK && i < s->t->n; i++) {
+    const char *q = s->t->jobs[i].queue ? s->t->jobs[i].queue : "";
+    s->js[i].q = (uint32_t)((uintptr_t)ts_map_get(&idx, q, strlen(q)) - 1);
+  }
+  s->r->nqueues = n;
+  ts_map_free(&idx);
+  ts_free(names);
+  return rc == TS_OK ? TS_OK : ts_err_set(s->err, rc, "out of memory");
+}
+
+static int dbl_cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The nearest-rank percentile p of v (sorted here), 0 when empty. */
+static double pct(double *v, size_t n, double p) {
+  size_t k;
+  if (!n) return 0;
+  k = (size_t)ceil(p / 100.0 * (double)n);
+  return v[k ? k - 1 : 0];
+}
+
+static void stats(qinfo *q, sim_stats *out) {
+  qsort(q->wait.v, q->wait.n, sizeof *q->wait.v, dbl_cmp);
+  qsort(q->jct.v, q->jct.n, sizeof *q->jct.v, dbl_cmp);
+  out->wait_p50 = pct(q->wait.v, q->wait.n, 50);
+  out->wait_p95 = pct(q->wait.v, q->wait.n, 95);
+  out->wait_p99 = pct(q->wait.v, q->wait.n, 99);
+  out->jct_p50 = pct(q->jct.v, q->jct.n, 50);
+  out->jct_p95 = pct(q->jct.v, q->jct.n, 95);
+  out->jct_p99 = pct(q->jct.v, q->jct.n, 99);
+}
+
+static ts_rc setup(sim *s) {
+  model_obj *o;
+  size_t it = 0;
+  if ((s->gpu = model_resource_id(model_resources_of(s->m), "nvidia.com/gpu")) < 0)
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  if (!(s->r->jobs = ts_calloc(s->t->n + 1, sizeof *s->r->jobs)))
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  for (size_t i = 0; i < s->t->n; i++)
+    s->r->jobs[i].first_start_s = s->r->jobs[i].last_start_s = s->r->jobs[i].end_s = -1;
+  if (!(s->st = sched_state_new()) || !(s->js = ts_calloc(s->t->n + 1, sizeof *s->js)) ||
+      !(s->nodes = ts_calloc(model_count(s->m, MODEL_NODE) + 1, sizeof *s->nodes)))
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  while (model_next(s->m, MODEL_NODE, &it, &o))
+    if (!((model_node *)o)->unschedulable) {
+      s->nodes[s->nnodes++] = (model_node *)o;
+      s->r->gpus_total += model_node_alloc((model_node *)o, s->gpu);
+    }
+  return queues(s);
+}
+
+static void summarise(sim *s) {
+  double area = 0;
+  for (size_t k = 0; k < s->r->nqueues; k++) stats(&s->qs[k], &s->r->queues[k]);
+  stats(&s->all, &s->r->all);
+  s->r->all.queue = "";
+  for (size_t i = 0; i < s->t->n; i++) {
+    const jstate *j = &s->js[i];
+    if (j->state == J_SKIPPED) continue;
+    s->r->queues[j->q].jobs++;
+    s->r->all.jobs++;
+    if (!j->started && j->state != J_FUTURE)
+      s->r->queues[j->q].never_started++, s->r->all.never_started++;
+    if (j->state == J_RUNNING && j->end_s > s->r->end_s) { /* counted to its end: cut at end_s */
+      double over = held_hours(&s->t->jobs[i], j->end_s - s->r->end_s);
+      s->r->queues[j->q].gpu_hours -= over;
+      s->r->all.gpu_hours -= over;
+    }
+  }
+  for (size_t k = 0; k + 1 < s->r->nsamples; k++)
+    area += (double)s->r->samples[k].gpus_used *
+            (double)(s->r->samples[k + 1].t_s - s->r->samples[k].t_s);
+  if (s->r->gpus_total && s->r->end_s > 0)
+    s->r->utilisation = area / ((double)s->r->gpus_total * (double)s->r->end_s);
+}
+
+static void teardown(sim *s) {
+  for (size_t k = 0; s->qs && k < s->r->nqueues; k++) {
+    ts_vec_free(&s->qs[k].wait);
+    ts_vec_free(&s->qs[k].jct);
+  }
+  ts_vec_free(&s->all.wait);
+  ts_vec_free(&s->all.jct);
+  ts_vec_free(&s->heap);
+  ts_vec_free(&s->evicted);
+  ts_free(s->qs);
+  ts_free(s->js);
+  ts_free(s->nodes);
+  sched_state_free(s->st);
+}
+
+ts_rc sim_run(model *m, const sched_config *cfg, const sim_trace *t, const sim_opts *o,
+              sim_result *out, ts_err *err) {
+  sim s = {.m = m, .cfg = cfg, .t = t, .o = o, .r = out, .err = err};
+  ts_rc rc;
+  int64_t now = t->n ? t->jobs[0].submit_s : 0;
+  memset(out, 0, sizeof *out);
+  if ((rc = setup(&s)) != TS_OK) goto done;
+  for (;;) {
+    const ending *e;
+    bool evicted = true;
+    if (o->until_s > 0 && now > o->until_s) break;
+    while ((e = heap_top(&s)) && e->end_s <= now) { /* runs that end now */
+      size_t i = e->job;
+      heap_pop(&s);
+      if ((rc = finish(&s, i, now)) != TS_OK) goto done;
+    }
+    for (; s.next < t->n && t->jobs[s.next].submit_s <= now; s.next++) { /* arrivals */
+      const sim_job *job = &t->jobs[s.next];
+      if (job->gpu_milli % 1000) {
+        s.js[s.next].state = J_SKIPPED;
+        out->jobs[s.next].skipped = true;
+        out->skipped_shares++;
+        continue;
+      }
+      s.js[s.next].left_s = job->duration_s;
+      if ((rc = submit(&s, s.next, now)) != TS_OK) goto done;
+    }
+    for (int c = 0; evicted && c < CYCLES_PER_EVENT; c++)
+      if ((rc = cycle(&s, now, &evicted)) != TS_OK) goto done;
+    if ((rc = sample(&s, now)) != TS_OK) goto done;
+    out->end_s = now;
+    if (o->progress) o->progress(o->progress_ud, now, s.next, t->n);
+    e = heap_top(&s);
+    if (!e && s.next == t->n) break; /* nothing will change any more */
+    if (e && (s.next == t->n || e->end_s < t->jobs[s.next].submit_s))
+      now = e->end_s;
+    else
+      now = t->jobs[s.next].submit_s;
+  }
+  summarise(&s);
+done:
+  teardown(&s);
+  if (rc != TS_OK) sim_result_free(out);
+  return rc;
+}
+
+void sim_result_free(sim_result *r) {
+  ts_free(r->queues);
+  ts_free(r->jobs);
+  ts_free(r->samples);
+  memset(r, 0, sizeof *r);
+}

@@ -1,0 +1,102 @@
+/*
+ * sim/sim.h - `tessera simulate`: a job trace through the real scheduling cycle in virtual
+ * time. Jobs arrive at their submit time as pods (a gang of num_pods: a PodGroup), each cycle
+ * is sched_cycle on the model as it stands, a job runs for its duration once all its pods are
+ * bound and then leaves; a preempted job's pods are removed and it is submitted again (from the
+ * start, or with what it had left). Time jumps from event to event (an arrival, a completion),
+ * so a 60-day trace costs one cycle per distinct event time, not per second.
+ */
+#ifndef SIM_H
+#define SIM_H
+
+#include "common/ts.h"
+#include "model/model.h"
+#include "scheduler/sched.h"
+
+/* ---- traces ---------------------------------------------------------------------------- */
+
+typedef struct sim_job {
+  char *id;           /* owned: job_id */
+  int64_t submit_s;   /* seconds from the trace's start */
+  int64_t duration_s; /* run time once started */
+  const char *queue;  /* interned queue (team), "" when the trace has none */
+  int32_t pods;       /* pods that start together */
+  int32_t gpus;       /* whole GPUs per pod */
+  int32_t gpu_milli;  /* GPU per pod in thousandths (1000 per whole GPU; < 1000: a share) */
+  bool has_priority;  /* priority given */
+  int32_t priority;   /* spec.priority of its pods */
+} sim_job;
+
+typedef struct sim_trace {
+  sim_job *jobs;      /* owned, in submit order (stable: trace order among equal times) */
+  size_t n;           /* entries */
+  const char *format; /* "neutral" or "itp" (static) */
+} sim_trace;
+
+/* Reads a trace: the neutral format (job_id,submit_s,duration_s,queue,num_pods,gpus_per_pod,
+ * gpu_mem_gib,priority) or a raw Microsoft ITP cluster file (job_id,submission_time,duration,
+ * num_gpu: a job of more than 8 GPUs is ceil(n/8) pods of 8, its queue the file's name), told
+ * apart by the header. Errors name the line and the field. */
+ts_rc sim_trace_read(const char *path, sim_trace *out, ts_err *err);
+void sim_trace_free(sim_trace *t);
+
+/* ---- runs ------------------------------------------------------------------------------ */
+
+typedef struct sim_opts {
+  int64_t until_s;  /* stop at this virtual time (<= 0: when every job is done or stuck) */
+  bool resume;      /* a preempted job keeps the run time it had (else it starts again) */
+  int64_t epoch_ns; /* wall-clock time of the trace's second 0 (creation timestamps) */
+  void (*progress)(void *ud, int64_t t_s, size_t done, size_t total); /* NULL: none */
+  void *progress_ud;
+} sim_opts;
+
+/* Per queue (or the whole trace): seconds from submission to start and to completion. */
+typedef struct sim_stats {
+  const char *queue;                   /* interned; "" for the whole trace */
+  size_t jobs, done, never_started;    /* jobs submitted, finished, never started by the end */
+  size_t preemptions;                  /* times a running job of it was preempted */
+  double gpu_hours;                    /* GPU-hours its pods held (whole runs and cut ones) */
+  double wait_p50, wait_p95, wait_p99; /* submission to (last) start, started jobs */
+  double jct_p50, jct_p95, jct_p99;    /* submission to completion, finished jobs */
+} sim_stats;
+
+/* One point of the timeline, at each event time (after its cycle). */
+typedef struct sim_sample {
+  int64_t t_s;            /* virtual time */
+  int64_t gpus_used;      /* GPUs held by bound pods */
+  int64_t gpus_idle_frag; /* free GPUs on nodes that have some GPUs in use (fragmentation) */
+  int32_t pending_jobs;   /* jobs submitted and not running */
+  int32_t running_jobs;   /* jobs running */
+} sim_sample;
+
+/* What became of one job of the trace (same index). -1: did not happen by the end. */
+typedef struct sim_job_result {
+  int64_t first_start_s, last_start_s, end_s;
+  int32_t preemptions; /* runs of it cut by an eviction */
+  bool skipped;        /* left out (a share of a GPU) */
+} sim_job_result;
+
+typedef struct sim_result {
+  int64_t end_s;         /* virtual time of the last event processed */
+  int64_t gpus_total;    /* GPUs of the schedulable nodes */
+  double utilisation;    /* time-weighted mean of gpus_used / gpus_total over [0, end_s] */
+  size_t cycles;         /* scheduling cycles run */
+  size_t bound, evicted; /* pods bound, pods evicted */
+  size_t skipped_shares; /* jobs left out: a share of a GPU (GPU sharing is not built yet) */
+  sim_stats all;         /* the whole trace */
+  sim_stats *queues;     /* owned, per queue by name */
+  size_t nqueues;        /* entries */
+  sim_job_result *jobs;  /* owned, one per job of the trace, in its order */
+  sim_sample *samples;   /* owned, in time order */
+  size_t nsamples;       /* entries */
+} sim_result;
+
+/* Runs the trace over m (nodes, queues; pods it adds and removes itself) with cfg, from an
+ * empty state. A job of queue Q goes to namespace Q (lowercased; letters, digits and '-'), and
+ * names the first LocalQueue of that namespace by name when there is one. The model ends as
+ * the run leaves it. */
+ts_rc sim_run(model *m, const sched_config *cfg, const sim_trace *t, const sim_opts *o,
+              sim_result *out, ts_err *err);
+void sim_result_free(sim_result *r);
+
+#endif

@@ -1,0 +1,251 @@
+/* Unit tests of sim/: traces (both formats, every error naming the line and the field) and the
+ * event loop on a hand-checked timeline (tests/scenarios/simulate-small: arrival, admission
+ * through Kueue queues, a reclaim, the preempted job started again or resumed, completions,
+ * utilisation), gangs waiting whole, jobs that never fit, --until, and determinism. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "input/input.h"
+#include "model/model.h"
+#include "scheduler/sched.h"
+#include "sim/sim.h"
+
+#define SMALL "tests/scenarios/simulate-small/"
+
+static char *write_tmp(const char *name, const char *text) {
+  static char path[256];
+  FILE *f;
+  snprintf(path, sizeof path, "/tmp/tessera-test-sim-%d-%s", (int)getpid(), name);
+  f = fopen(path, "w");
+  assert_non_null(f);
+  fputs(text, f);
+  fclose(f);
+  return path;
+}
+
+static void load_yaml_file(model *m, const char *path) {
+  in_docs docs = {0};
+  ts_err e;
+  char *text;
+  size_t n;
+  ts_err_clear(&e);
+  if (in_read_file(path, &text, &n, &e) != TS_OK) fail_msg("%s", e.text);
+  if (in_yaml_parse(text, n, &docs, &e) != TS_OK) fail_msg("%s", e.text);
+  for (size_t i = 0; i < docs.n; i++)
+    if (model_apply_json(m, docs.v[i].value, MODEL_ADDED, NULL, NULL, NULL, &e) != TS_OK)
+      fail_msg("%s", e.text);
+  in_docs_free(&docs);
+  ts_free(text);
+}
+
+static void add_node(model *m, const char *name, int gpus) {
+  char y[512];
+  in_docs docs = {0};
+  ts_err e;
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Node\nmetadata: {name: %s}\nstatus: {allocatable: {cpu: 128, "
+           "memory: 2Ti, pods: 110, nvidia.com/gpu: %d}}\n",
+           name, gpus);
+  ts_err_clear(&e);
+  assert_int_equal(in_yaml_parse(y, strlen(y), &docs, &e), TS_OK);
+  assert_int_equal(model_apply_json(m, docs.v[0].value, MODEL_ADDED, NULL, NULL, NULL, &e), TS_OK);
+  in_docs_free(&docs);
+}
+
+/* Runs a trace on n nodes of g GPUs (and queues when given). */
+static void run(const char *trace, int n, int g, const char *queues, const sim_opts *o,
+                sim_trace *t, sim_result *r) {
+  model *m = model_new();
+  sched_config cfg;
+  ts_err e;
+  char name[32];
+  ts_err_clear(&e);
+  sched_config_default(&cfg);
+  for (int i = 0; i < n; i++) {
+    snprintf(name, sizeof name, "n%d", i);
+    add_node(m, name, g);
+  }
+  if (queues) load_yaml_file(m, queues);
+  if (sim_trace_read(trace, t, &e) != TS_OK) fail_msg("%s", e.text);
+  if (sim_run(m, &cfg, t, o, r, &e) != TS_OK) fail_msg("%s", e.text);
+  sched_config_free(&cfg);
+  model_free(m);
+}
+
+static void expect_job(const sim_result *r, size_t i, int64_t first, int64_t last, int64_t end,
+                       int32_t preemptions) {
+  const sim_job_result *j = &r->jobs[i];
+  if (j->first_start_s != first || j->last_start_s != last || j->end_s != end ||
+      j->preemptions != preemptions)
+    fail_msg("job %zu: started %lld (last %lld), ended %lld, %d preemptions; want %lld (%lld), "
+             "%lld, %d",
+             i, (long long)j->first_start_s, (long long)j->last_start_s, (long long)j->end_s,
+             j->preemptions, (long long)first, (long long)last, (long long)end, preemptions);
+}
+
+/* a1 (team-a, 2 x 8 GPUs) runs at 0 on 8 GPUs borrowed from team-b; b1 (team-b, 4 GPUs) comes at
+ * 10 and reclaims them: a1 is evicted and b1 starts at 10. a2 (team-a, 4 GPUs) fits at 20 and
+ * ends at 50; a1 needs all 16 GPUs again and gets them when b1 ends at 60, running 100 s again
+ * (ends 160) or the 90 s it had left (ends 150). The half-GPU job is left out. */
+static void test_small_timeline(void **state) {
+  sim_trace t;
+  sim_result r;
+  sim_opts o = {0};
+  (void)state;
+  run(SMALL "trace.csv", 2, 8, SMALL "queues.yaml", &o, &t, &r);
+  assert_int_equal(t.n, 4);
+  expect_job(&r, 0, 0, 60, 160, 1);
+  expect_job(&r, 1, 10, 10, 60, 0);
+  expect_job(&r, 2, 20, 20, 50, 0);
+  assert_true(r.jobs[3].skipped);
+  assert_int_equal(r.skipped_shares, 1);
+  assert_int_equal(r.end_s, 160);
+  assert_int_equal(r.gpus_total, 16);
+  assert_int_equal(r.evicted, 2);
+  assert_int_equal(r.bound, 6); /* a1 twice, b1, a2 */
+  /* 16x10 + 4x10 + 8x5 + 8x25 + 4x10 + 16x100 GPU-seconds over 16 GPUs x 160 s */
+  assert_true(r.utilisation > 0.8124 && r.utilisation < 0.8126);
+  assert_int_equal(r.nqueues, 2);
+  assert_string_equal(r.queues[0].queue, "team-a");
+  assert_int_equal(r.queues[0].preemptions, 1);
+  assert_int_equal(r.queues[0].done, 2);
+  /* a1 held 16 GPUs for 10 s and 100 s, a2 4 for 30 s */
+  assert_true(r.queues[0].gpu_hours > (16.0 * 110 + 4 * 30) / 3600 - 1e-9 &&
+              r.queues[0].gpu_hours < (16.0 * 110 + 4 * 30) / 3600 + 1e-9);
+  assert_true(r.queues[0].wait_p50 == 0 && r.queues[0].wait_p99 == 60); /* a2 0, a1 60 */
+  assert_true(r.queues[0].jct_p50 == 30 && r.queues[0].jct_p99 == 160);
+  assert_int_equal(r.samples[1].t_s, 10);
+  assert_int_equal(r.samples[1].gpus_used, 4);
+  assert_int_equal(r.samples[1].gpus_idle_frag, 4); /* b1's node has 4 free, the other 8 */
+  sim_result_free(&r);
+  sim_trace_free(&t);
+  o.resume = true;
+  run(SMALL "trace.csv", 2, 8, SMALL "queues.yaml", &o, &t, &r);
+  expect_job(&r, 0, 0, 60, 150, 1);
+  sim_result_free(&r);
+  sim_trace_free(&t);
+}
+
+/* Without queues: a gang waits whole until both its pods fit; a job bigger than the cluster
+ * never starts and the run still ends; --until stops early. */
+static void test_gangs_and_stuck(void **state) {
+  sim_trace t;
+  sim_result r;
+  sim_opts o = {0};
+  const char *trace =
+      write_tmp("gangs.csv", "job_id,submit_s,duration_s,queue,num_pods,gpus_per_pod,"
+                             "gpu_mem_gib,priority\n"
+                             "x,0,100,,1,6,,\n"
+                             "gang,5,10,,2,4,,\n"
+                             "huge,6,10,,1,16,,\n");
+  (void)state;
+  run(trace, 2, 8, NULL, &o, &t, &r);
+  expect_job(&r, 0, 0, 0, 100, 0);
+  expect_job(&r, 1, 5, 5, 15, 0); /* 2 + 8 free: one pod each */
+  expect_job(&r, 2, -1, -1, -1, 0);
+  assert_int_equal(r.all.never_started, 1);
+  assert_int_equal(r.end_s, 100);
+  assert_string_equal(r.queues[0].queue, "");
+  sim_result_free(&r);
+  sim_trace_free(&t);
+  o.until_s = 50;
+  run(trace, 2, 8, NULL, &o, &t, &r);
+  assert_int_equal(r.jobs[0].end_s, -1); /* still running when the run stopped */
+  assert_int_equal(r.end_s, 15);
+  assert_true(r.all.gpu_hours > (6.0 * 15 + 8 * 10) / 3600 - 1e-9 &&
+              r.all.gpu_hours < (6.0 * 15 + 8 * 10) / 3600 + 1e-9); /* cut at the end */
+  sim_result_free(&r);
+  sim_trace_free(&t);
+  unlink(trace);
+}
+
+static void test_itp_format(void **state) {
+  sim_trace t;
+  ts_err e;
+  const char *path = write_tmp("cluster07.csv", "job_id,submission_time,duration,num_gpu\n"
+                                                "late,900,60,16\n"
+                                                "early,500,30,2\n");
+  (void)state;
+  ts_err_clear(&e);
+  assert_int_equal(sim_trace_read(path, &t, &e), TS_OK);
+  assert_string_equal(t.format, "itp");
+  assert_int_equal(t.n, 2);
+  assert_string_equal(t.jobs[0].id, "early"); /* by submit time, rebased to 0 */
+  assert_int_equal(t.jobs[0].submit_s, 0);
+  assert_int_equal(t.jobs[1].submit_s, 400);
+  assert_int_equal(t.jobs[1].pods, 2); /* 16 GPUs: two pods of 8 */
+  assert_int_equal(t.jobs[1].gpus, 8);
+  assert_int_equal(t.jobs[0].pods, 1);
+  assert_int_equal(t.jobs[0].gpus, 2);
+  assert_true(strstr(t.jobs[0].queue, "cluster07") != NULL);
+  sim_trace_free(&t);
+  unlink(path);
+}
+
+static void expect_bad(const char *text, const char *want) {
+  sim_trace t;
+  ts_err e;
+  const char *path = write_tmp("bad.csv", text);
+  ts_err_clear(&e);
+  assert_int_not_equal(sim_trace_read(path, &t, &e), TS_OK);
+  if (!strstr(e.text, want)) fail_msg("error \"%s\" does not say \"%s\"", e.text, want);
+  assert_null(t.jobs);
+  unlink(path);
+}
+
+static void test_trace_errors(void **state) {
+  const char *h = "job_id,submit_s,duration_s,queue,num_pods,gpus_per_pod,gpu_mem_gib,priority\n";
+  char buf[512];
+  (void)state;
+  expect_bad("a,b,c\n", ":1: header: want job_id,submit_s");
+  expect_bad("", "empty trace");
+  snprintf(buf, sizeof buf, "%sj,-5,10,q,1,1,,\n", h);
+  expect_bad(buf, ":2: submit_s: must be a number of seconds from 0 to 2^40 \"-5\"");
+  snprintf(buf, sizeof buf, "%sj,0,10,q,0,1,,\n", h);
+  expect_bad(buf, ":2: num_pods: must be an integer from 1 to 100000 \"0\"");
+  snprintf(buf, sizeof buf, "%sj,0,10,q,1,1.5,,\n", h);
+  expect_bad(buf, ":2: gpus_per_pod: above 1 GPU must be whole GPUs \"1.5\"");
+  snprintf(buf, sizeof buf, "%sj,0,10,q,1,1,,high\n", h);
+  expect_bad(buf, ":2: priority: must be an integer");
+  snprintf(buf, sizeof buf, "%sj,0,10,q,1\n", h);
+  expect_bad(buf, ":2: row: has 5 fields, want 8");
+  snprintf(buf, sizeof buf, "%s,0,10,q,1,1,,\n", h);
+  expect_bad(buf, ":2: job_id: is required");
+  snprintf(buf, sizeof buf, "%s\"j\",0,10,q,1,1,,\n", h);
+  expect_bad(buf, ":2: row: has a quoted field");
+  expect_bad("job_id,submission_time,duration,num_gpu\nj,1,2,0\n",
+             ":2: num_gpu: must be an integer from 1 to 800000 \"0\"");
+}
+
+/* The same inputs give the same run, sample for sample. */
+static void test_deterministic(void **state) {
+  sim_trace t1, t2;
+  sim_result a, b;
+  sim_opts o = {0};
+  (void)state;
+  run(SMALL "trace.csv", 2, 8, SMALL "queues.yaml", &o, &t1, &a);
+  run(SMALL "trace.csv", 2, 8, SMALL "queues.yaml", &o, &t2, &b);
+  assert_int_equal(a.nsamples, b.nsamples);
+  assert_memory_equal(a.samples, b.samples, a.nsamples * sizeof *a.samples);
+  assert_memory_equal(a.jobs, b.jobs, t1.n * sizeof *a.jobs);
+  sim_result_free(&a);
+  sim_result_free(&b);
+  sim_trace_free(&t1);
+  sim_trace_free(&t2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_small_timeline), cmocka_unit_test(test_gangs_and_stuck),
+      cmocka_unit_test(test_itp_format),     cmocka_unit_test(test_trace_errors),
+      cmocka_unit_test(test_deterministic),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
