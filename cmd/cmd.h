@@ -107,4 +107,11 @@ json_t *replay_claims_json(const sched_decision *d); /* returns new */
 /* Devices in use per node after the cycle (text to out, or into summary when non-NULL). */
 void replay_dra_summary(FILE *out, json_t *summary, const model *m, const sched_result *res);
 
+/* simulate_html.c: the report of a simulation as one self-contained HTML page (inline SVG, no
+ * script); 0, or -1 with errno set. */
+struct sim_trace;
+struct sim_result;
+int simulate_html(const char *path, const char *trace, const struct sim_trace *t,
+                  const struct sim_result *r, bool resume);
+
 #endif

@@ -37,7 +37,7 @@ static int usage(void) {
         "             namespace Q and names that namespace's first LocalQueue\n"
         "  --until    stop at this virtual time (seconds, or with s, m, h, d)\n"
         "  --resume   a preempted job keeps the run time it had (default: it starts again)\n"
-        "  --report   writes DIR/summary.json, timeline.csv, queues.csv and jobs.csv\n",
+        "  --report   writes DIR/report.html, summary.json, timeline.csv, queues.csv, jobs.csv\n",
         stderr);
   return 2;
 }
@@ -238,6 +238,10 @@ static int write_report(const char *dir, json_t *summary, const sim_trace *t, co
             s->jct_p99);
   }
   if (fclose(f) != 0) goto fail;
+  snprintf(path, sizeof path, "%s/report.html", dir);
+  if (simulate_html(path, json_string_value(json_object_get(summary, "trace")), t, r,
+                    !strcmp(json_string_value(json_object_get(summary, "preempted")), "resume")))
+    goto fail;
   snprintf(path, sizeof path, "%s/jobs.csv", dir);
   if (!(f = fopen(path, "w"))) goto fail;
   fprintf(f, "job_id,queue,submit_s,first_start_s,last_start_s,end_s,preemptions\n");

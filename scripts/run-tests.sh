@@ -50,6 +50,9 @@ run rbac scripts/rbac-test.sh "$TESSERA"
 # tessera bench --snapshot against tessera replay on the bundled clusters.
 run bench-snapshot scripts/bench-snapshot-test.sh "$TESSERA"
 
+# tessera simulate: the hand-checked scenario's report, the HTML page, errors, ITP cluster04.
+run simulate scripts/simulate-test.sh "$TESSERA"
+
 # Golden files: tests/golden/NAME/{args,expected}; args are passed to tessera.
 for dir in tests/golden/*/; do
   [ -f "$dir/args" ] || continue

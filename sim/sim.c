@@ -57,6 +57,7 @@ typedef struct sim {
   qinfo *qs;
   TS_VEC(ending) heap; /* runs by end time */
   int gpu;             /* resource id of nvidia.com/gpu */
+  int64_t *qgpus;      /* [nqueues] GPUs held by each queue's running jobs */
   model_node **nodes;  /* schedulable nodes (they do not change during a run) */
   size_t nnodes;
   size_t next;              /* next job to submit */
@@ -214,6 +215,7 @@ static ts_rc finish(sim *s, size_t i, int64_t now) {
   double jct = (double)(now - job->submit_s);
   withdraw(s, i);
   j->state = J_DONE;
+  s->qgpus[j->q] -= (int64_t)job->pods * job->gpus;
   s->r->jobs[i].end_s = now;
   s->running--;
   s->r->queues[j->q].done++;
@@ -238,6 +240,7 @@ static ts_rc preempted(sim *s, size_t i, int64_t now) {
   s->r->queues[j->q].preemptions++;
   s->r->all.preemptions++;
   s->r->jobs[i].preemptions++;
+  s->qgpus[j->q] -= (int64_t)job->pods * job->gpus;
   withdraw(s, i);
   s->running--;
   j->attempt++;
@@ -252,6 +255,7 @@ static ts_rc started(sim *s, size_t i, int64_t now) {
   j->state = J_RUNNING;
   j->start_s = now;
   j->end_s = now + j->left_s;
+  s->qgpus[j->q] += (int64_t)s->t->jobs[i].pods * s->t->jobs[i].gpus;
   if (!j->started) s->r->jobs[i].first_start_s = now;
   s->r->jobs[i].last_start_s = now;
   j->started = true;
@@ -305,16 +309,19 @@ static ts_rc sample(sim *s, int64_t now) {
     x.gpus_used += used;
     if (used > 0 && alloc > used) x.gpus_idle_frag += alloc - used;
   }
-  if (s->r->nsamples && s->r->samples[s->r->nsamples - 1].t_s == now) {
-    s->r->samples[s->r->nsamples - 1] = x;
-    return TS_OK;
-  }
-  if ((s->r->nsamples & (s->r->nsamples - 1)) == 0) { /* grow at powers of two */
-    v = ts_realloc(s->r->samples, (s->r->nsamples ? 2 * s->r->nsamples : 1024) * sizeof *v);
+  size_t nq = s->r->nqueues, at = s->r->nsamples;
+  if (at && s->r->samples[at - 1].t_s == now) {
+    at--; /* a second sample at the same time replaces the first */
+  } else if (at >= 1024 && (at & (at - 1)) == 0) { /* grow at powers of two */
+    int64_t *qg = ts_realloc(s->r->queue_gpus, 2 * at * (nq ? nq : 1) * sizeof *qg);
+    if (qg) s->r->queue_gpus = qg;
+    v = qg ? ts_realloc(s->r->samples, 2 * at * sizeof *v) : NULL;
     if (!v) return ts_err_set(s->err, TS_ENOMEM, "out of memory");
     s->r->samples = v;
   }
-  s->r->samples[s->r->nsamples++] = x;
+  s->r->samples[at] = x;
+  memcpy(s->r->queue_gpus + at * nq, s->qgpus, nq * sizeof *s->qgpus);
+  s->r->nsamples = at + 1;
   return TS_OK;
 }
 
@@ -328,6 +335,19 @@ static void ns_of(const char *queue, char *out, size_t cap) {
   }
   out[n] = 0;
   if (!n) snprintf(out, cap, "default");
+}
+
+/* The ClusterQueue queue k's LocalQueue points to, and its fair-sharing weight. */
+static void cluster_queue(sim *s, size_t k) {
+  const model_local_queue *lq =
+      s->qs[k].local_queue ? (const model_local_queue *)model_get(s->m, MODEL_LOCAL_QUEUE,
+                                                                  s->qs[k].ns, s->qs[k].local_queue)
+                           : NULL;
+  const model_cluster_queue *cq = lq ? (const model_cluster_queue *)model_get(
+                                           s->m, MODEL_CLUSTER_QUEUE, NULL, lq->cluster_queue)
+                                     : NULL;
+  s->r->queues[k].weight = cq ? ts_quantity_approx(&cq->fair_weight) : 1.0;
+  s->r->queues[k].cluster_queue = cq ? lq->cluster_queue : NULL;
 }
 
 static int name_cmp(const void *a, const void *b) {
@@ -364,6 +384,7 @@ static ts_rc queues(sim *s) {
       if (!strcmp(o->ns, ns) &&
           (!s->qs[k].local_queue || strcmp(o->name, s->qs[k].local_queue) < 0))
         s->qs[k].local_queue = ts_intern_cstr(o->name);
+    cluster_queue(s, k);
     rc = ts_map_put(&idx, names[k], strlen(names[k]), (void *)(uintptr_t)(k + 1), NULL);
   }
   for (size_t i = 0; rc == TS_OK && i < s->t->n; i++) {
@@ -403,12 +424,15 @@ static void stats(qinfo *q, sim_stats *out) {
 static ts_rc setup(sim *s) {
   model_obj *o;
   size_t it = 0;
+  ts_rc rc;
   if ((s->gpu = model_resource_id(model_resources_of(s->m), "nvidia.com/gpu")) < 0)
     return ts_err_set(s->err, TS_ENOMEM, "out of memory");
   if (!(s->r->jobs = ts_calloc(s->t->n + 1, sizeof *s->r->jobs)))
     return ts_err_set(s->err, TS_ENOMEM, "out of memory");
   for (size_t i = 0; i < s->t->n; i++)
     s->r->jobs[i].first_start_s = s->r->jobs[i].last_start_s = s->r->jobs[i].end_s = -1;
+  if (!(s->r->samples = ts_malloc(1024 * sizeof *s->r->samples)))
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
   if (!(s->st = sched_state_new()) || !(s->js = ts_calloc(s->t->n + 1, sizeof *s->js)) ||
       !(s->nodes = ts_calloc(model_count(s->m, MODEL_NODE) + 1, sizeof *s->nodes)))
     return ts_err_set(s->err, TS_ENOMEM, "out of memory");
@@ -417,7 +441,11 @@ static ts_rc setup(sim *s) {
       s->nodes[s->nnodes++] = (model_node *)o;
       s->r->gpus_total += model_node_alloc((model_node *)o, s->gpu);
     }
-  return queues(s);
+  if ((rc = queues(s)) != TS_OK) return rc;
+  if (!(s->qgpus = ts_calloc(s->r->nqueues + 1, sizeof *s->qgpus)) ||
+      !(s->r->queue_gpus = ts_malloc(1024 * (s->r->nqueues + 1) * sizeof *s->r->queue_gpus)))
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  return TS_OK;
 }
 
 static void summarise(sim *s) {
@@ -457,6 +485,7 @@ static void teardown(sim *s) {
   ts_free(s->qs);
   ts_free(s->js);
   ts_free(s->nodes);
+  ts_free(s->qgpus);
   sched_state_free(s->st);
 }
 
@@ -510,5 +539,6 @@ void sim_result_free(sim_result *r) {
   ts_free(r->queues);
   ts_free(r->jobs);
   ts_free(r->samples);
+  ts_free(r->queue_gpus);
   memset(r, 0, sizeof *r);
 }

@@ -53,6 +53,8 @@ typedef struct sim_opts {
 /* Per queue (or the whole trace): seconds from submission to start and to completion. */
 typedef struct sim_stats {
   const char *queue;                   /* interned; "" for the whole trace */
+  const char *cluster_queue;           /* interned ClusterQueue its jobs are charged to, or NULL */
+  double weight;                       /* that ClusterQueue's fair-sharing weight (1 without) */
   size_t jobs, done, never_started;    /* jobs submitted, finished, never started by the end */
   size_t preemptions;                  /* times a running job of it was preempted */
   double gpu_hours;                    /* GPU-hours its pods held (whole runs and cut ones) */
@@ -89,6 +91,7 @@ typedef struct sim_result {
   sim_job_result *jobs;  /* owned, one per job of the trace, in its order */
   sim_sample *samples;   /* owned, in time order */
   size_t nsamples;       /* entries */
+  int64_t *queue_gpus;   /* owned: [nsamples x nqueues] GPUs held per queue at each sample */
 } sim_result;
 
 /* Runs the trace over m (nodes, queues; pods it adds and removes itself) with cfg, from an

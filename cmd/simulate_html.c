@@ -1,0 +1,234 @@
+/* cmd/simulate_html.c - the report of `tessera simulate` as one self-contained HTML page: inline
+ * CSS and SVG, no script, no external file, so that a browser opens it offline. Each plot is a
+ * step function of the run's samples averaged over equal slices of time (time-weighted), so a
+ * 60-day run draws as many points as a 1-hour one. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "sim/sim.h"
+
+#define W       900 /* plot width and height, in SVG units */
+#define H       240
+#define ML      56 /* margins: left (y labels), right, top, bottom (x labels) */
+#define MR      16
+#define MT      12
+#define MB      28
+#define BUCKETS 450 /* points per series */
+
+static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
+                                      "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
+#define NCOLORS (sizeof palette / sizeof *palette)
+
+static void esc(FILE *f, const char *s) {
+  for (; s && *s; s++) {
+    if (*s == '<')
+      fputs("&lt;", f);
+    else if (*s == '>')
+      fputs("&gt;", f);
+    else if (*s == '&')
+      fputs("&amp;", f);
+    else if (*s == '"')
+      fputs("&quot;", f);
+    else
+      fputc(*s, f);
+  }
+}
+
+/* The value of series `which` at sample i: 0 GPUs used, 1 free GPUs on used nodes, 2 jobs
+ * pending, 3 jobs running, 4 + q: GPUs held by queue q. */
+static double value(const sim_result *r, size_t i, int which) {
+  const sim_sample *s = &r->samples[i];
+  switch (which) {
+  case 0:
+    return (double)s->gpus_used;
+  case 1:
+    return (double)s->gpus_idle_frag;
+  case 2:
+    return (double)s->pending_jobs;
+  case 3:
+    return (double)s->running_jobs;
+  default:
+    return (double)r->queue_gpus[i * r->nqueues + (size_t)(which - 4)];
+  }
+}
+
+/* out[b]: the time-weighted mean of the series over slice b of [0, end]. O(samples + BUCKETS). */
+static void buckets(const sim_result *r, int which, double *out) {
+  double span = r->end_s > 0 ? (double)r->end_s : 1, width = span / BUCKETS;
+  size_t i = 0;
+  for (int b = 0; b < BUCKETS; b++) {
+    double lo = b * width, hi = lo + width, area = 0;
+    while (i + 1 < r->nsamples && (double)r->samples[i + 1].t_s <= lo) i++;
+    for (size_t k = i; k < r->nsamples && (double)r->samples[k].t_s < hi; k++) {
+      double from = fmax(lo, (double)r->samples[k].t_s);
+      double to = k + 1 < r->nsamples ? fmin(hi, (double)r->samples[k + 1].t_s) : hi;
+      if (to > from) area += (to - from) * value(r, k, which);
+    }
+    out[b] = area / width;
+  }
+}
+
+static double nice_max(double v) {
+  double p = pow(10, floor(log10(v > 1 ? v : 1))), m;
+  for (m = p; m < v; m += p / 2) continue;
+  return m;
+}
+
+static double px(const sim_result *r, double t_s) {
+  return ML + (W - ML - MR) * t_s / (r->end_s > 0 ? (double)r->end_s : 1);
+}
+
+static double py(double v, double ymax) {
+  return MT + (H - MT - MB) * (1 - v / ymax);
+}
+
+/* Axes, grid and labels of a plot whose y axis goes to ymax (unit: ylabel). */
+static void axes(FILE *f, const sim_result *r, double ymax, const char *ylabel) {
+  static const int64_t steps[] = {600, 3600, 6 * 3600, 86400, 2 * 86400, 7 * 86400, 14 * 86400};
+  int64_t step = steps[0];
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++)
+    if (r->end_s / steps[i] >= 3) step = steps[i];
+  fprintf(f, "<svg viewBox=\"0 0 %d %d\" width=\"%d\" height=\"%d\" role=\"img\">\n", W, H, W, H);
+  for (int k = 0; k <= 4; k++) {
+    double v = ymax * k / 4;
+    fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" class=\"grid\"/>", ML, W - MR,
+            py(v, ymax), py(v, ymax));
+    fprintf(f, "<text x=\"%d\" y=\"%.1f\" class=\"yl\">%g</text>\n", ML - 6, py(v, ymax) + 4, v);
+  }
+  for (int64_t t = 0; t <= r->end_s; t += step) {
+    fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" class=\"tick\"/>",
+            px(r, (double)t), px(r, (double)t), H - MB, H - MB + 4);
+    if (step >= 86400)
+      fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"xl\">day %lld</text>\n", px(r, (double)t),
+              H - 8, (long long)(t / 86400));
+    else
+      fprintf(f, "<text x=\"%.1f\" y=\"%d\" class=\"xl\">%.1f h</text>\n", px(r, (double)t), H - 8,
+              (double)t / 3600);
+  }
+  fprintf(f, "<text x=\"12\" y=\"%d\" class=\"ylabel\" transform=\"rotate(-90 12 %d)\">", H / 2,
+          H / 2);
+  esc(f, ylabel);
+  fputs("</text>\n", f);
+}
+
+static void series(FILE *f, const sim_result *r, int which, double ymax, const char *color) {
+  double v[BUCKETS], width = (r->end_s > 0 ? (double)r->end_s : 1) / BUCKETS;
+  buckets(r, which, v);
+  fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", color);
+  for (int b = 0; b < BUCKETS; b++)
+    fprintf(f, "%s%.1f,%.1f", b ? " " : "", px(r, (b + 0.5) * width), py(v[b], ymax));
+  fputs("\"/>\n", f);
+}
+
+static void hline(FILE *f, double y, double ymax, const char *color) {
+  fprintf(f, "<line x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" class=\"ref\"/>\n",
+          ML, W - MR, py(y, ymax), py(y, ymax), color);
+}
+
+static double series_max(const sim_result *r, int which) {
+  double m = 0;
+  for (size_t i = 0; i < r->nsamples; i++) m = fmax(m, value(r, i, which));
+  return m;
+}
+
+static void legend(FILE *f, const char *color, const char *what, bool dashed) {
+  fprintf(f, "<span class=\"key\"><span class=\"sw%s\" style=\"border-color:%s\"></span>",
+          dashed ? " dash" : "", color);
+  esc(f, what);
+  fputs("</span>", f);
+}
+
+static void stats_row(FILE *f, const sim_stats *s, const char *name) {
+  fputs("<tr><td>", f);
+  esc(f, name);
+  fprintf(f,
+          "</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%.0f</td><td>%.1f</td>"
+          "<td>%.1f</td><td>%.1f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td></tr>\n",
+          s->jobs, s->done, s->never_started, s->preemptions, s->gpu_hours, s->wait_p50 / 60,
+          s->wait_p95 / 60, s->wait_p99 / 60, s->jct_p50 / 3600, s->jct_p95 / 3600,
+          s->jct_p99 / 3600);
+}
+
+int simulate_html(const char *path, const char *trace, const sim_trace *t, const sim_result *r,
+                  bool resume) {
+  FILE *f = fopen(path, "w");
+  double ymax, wsum = 0;
+  char buf[160];
+  if (!f) return -1;
+  fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+        "<title>tessera simulate</title>\n<style>\n"
+        "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:960px}\n"
+        "h1{font-size:20px}h2{font-size:16px;margin-top:28px}p.note{color:#555}\n"
+        "table{border-collapse:collapse}td,th{padding:3px 8px;border-bottom:1px solid #ddd;"
+        "text-align:right}td:first-child,th:first-child{text-align:left}\n"
+        ".grid{stroke:#e5e5e5}.tick{stroke:#999}.ref{stroke-dasharray:5 4;stroke-width:1.2}\n"
+        ".yl{font-size:11px;text-anchor:end;fill:#555}.xl{font-size:11px;text-anchor:middle;"
+        "fill:#555}.ylabel{font-size:11px;text-anchor:middle;fill:#555}\n"
+        ".key{margin-right:16px;white-space:nowrap}.sw{display:inline-block;width:18px;height:0;"
+        "border-top:2px solid;margin-right:5px;vertical-align:middle}.dash{border-top-style:"
+        "dashed}\n</style></head><body>\n<h1>tessera simulate</h1>\n<p>Trace <code>",
+        f);
+  esc(f, trace);
+  fprintf(f,
+          "</code> (%s, %zu jobs) on %lld GPUs: %.1f simulated days, %zu scheduling cycles, %zu "
+          "pods bound, %zu evicted; preempted jobs %s. GPU utilisation <b>%.1f%%</b> "
+          "(time-weighted).%s</p>\n",
+          t->format, t->n, (long long)r->gpus_total, (double)r->end_s / 86400, r->cycles, r->bound,
+          r->evicted, resume ? "resume" : "start again", 100 * r->utilisation,
+          r->skipped_shares ? " Jobs asking for a share of a GPU are left out (GPU sharing is not "
+                              "built yet)."
+                            : "");
+  ymax = nice_max((double)r->gpus_total);
+  fputs("<h2>GPUs in use</h2>\n<p class=\"note\">GPUs held by bound pods, against the cluster's "
+        "GPUs (dashed).</p>\n",
+        f);
+  axes(f, r, ymax, "GPUs");
+  hline(f, (double)r->gpus_total, ymax, "#888");
+  series(f, r, 0, ymax, palette[0]);
+  fputs("</svg>\n", f);
+  for (size_t q = 0; q < r->nqueues; q++) wsum += r->queues[q].weight;
+  fputs("<h2>GPUs held per queue</h2>\n<p class=\"note\">Each queue's GPUs over time (solid) and "
+        "its weight's share of the cluster (dashed): weight / sum of weights &times; GPUs. A queue "
+        "above its line is using what others left idle, or more than its share.</p>\n<p>",
+        f);
+  for (size_t q = 0; q < r->nqueues; q++) {
+    snprintf(buf, sizeof buf, "%s (weight %g)", *r->queues[q].queue ? r->queues[q].queue : "(none)",
+             r->queues[q].weight);
+    legend(f, palette[q % NCOLORS], buf, false);
+  }
+  fputs("</p>\n", f);
+  axes(f, r, ymax, "GPUs");
+  for (size_t q = 0; q < r->nqueues && wsum > 0; q++)
+    hline(f, (double)r->gpus_total * r->queues[q].weight / wsum, ymax, palette[q % NCOLORS]);
+  for (size_t q = 0; q < r->nqueues; q++) series(f, r, 4 + (int)q, ymax, palette[q % NCOLORS]);
+  fputs("</svg>\n", f);
+  ymax = nice_max(fmax(1, series_max(r, 1)));
+  fputs("<h2>Fragmentation</h2>\n<p class=\"note\">Free GPUs on nodes that have some GPUs in use: "
+        "capacity a job asking for whole nodes cannot use.</p>\n",
+        f);
+  axes(f, r, ymax, "free GPUs");
+  series(f, r, 1, ymax, palette[1]);
+  fputs("</svg>\n", f);
+  ymax = nice_max(fmax(1, fmax(series_max(r, 2), series_max(r, 3))));
+  fputs("<h2>Jobs waiting and running</h2>\n<p>", f);
+  legend(f, palette[3], "waiting (submitted, not running)", false);
+  legend(f, palette[2], "running", false);
+  fputs("</p>\n", f);
+  axes(f, r, ymax, "jobs");
+  series(f, r, 2, ymax, palette[3]);
+  series(f, r, 3, ymax, palette[2]);
+  fputs("</svg>\n", f);
+  fputs("<h2>Per queue</h2>\n<p class=\"note\">Wait: submission to the job's last start. "
+        "Completion: submission to its end. Nearest-rank percentiles over the jobs that started "
+        "(wait) or finished (completion).</p>\n<table><tr><th>queue</th><th>jobs</th><th>done"
+        "</th><th>never started</th><th>preempted</th><th>GPU-hours</th><th>wait p50 (min)</th>"
+        "<th>p95</th><th>p99</th><th>completion p50 (h)</th><th>p95</th><th>p99</th></tr>\n",
+        f);
+  for (size_t q = 0; q < r->nqueues; q++)
+    stats_row(f, &r->queues[q], *r->queues[q].queue ? r->queues[q].queue : "(none)");
+  if (r->nqueues > 1) stats_row(f, &r->all, "all");
+  fputs("</table>\n</body></html>\n", f);
+  return fclose(f) == 0 ? 0 : -1;
+}

@@ -1,0 +1,45 @@
+#!/bin/sh
+# `tessera simulate` end to end: the hand-checked scenario's report files are exactly
+# tests/scenarios/simulate-small/expected/ (test_sim checks the same timeline in the library),
+# the HTML report is self-contained (SVG plots, no script, nothing fetched) and byte-identical
+# run after run, usage errors say what is wrong, and (when ../shared/traces is there) ITP
+# cluster04 runs whole with its 705,683 GPU-hours accounted for.
+set -u
+T=${1:-build/tessera}
+S=tests/scenarios/simulate-small
+fail() { echo "simulate-test: $*"; exit 1; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+run() { "$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --report "$1" >"$1.out" 2>&1; }
+run "$dir/a" || fail "simulate failed: $(cat "$dir/a.out")"
+for f in jobs.csv timeline.csv queues.csv summary.json; do
+  diff -u "$S/expected/$f" "$dir/a/$f" || fail "$f differs from $S/expected/$f"
+done
+grep -q 'GPU utilisation 81.2% (time-weighted)' "$dir/a.out" || fail "summary: $(cat "$dir/a.out")"
+html="$dir/a/report.html"
+[ "$(grep -c '<svg ' "$html")" = 4 ] || fail "report.html: want 4 plots"
+grep -qi '<script' "$html" && fail "report.html has a script"
+grep -Eq '(src|href)="?(https?:)?//' "$html" && fail "report.html fetches something"
+grep -q '81.2%' "$html" || fail "report.html does not give the utilisation"
+grep -q '<td>team-a</td><td>2</td><td>2</td><td>0</td><td>1</td>' "$html" || fail "report.html: team-a's row"
+run "$dir/b" || fail "second run failed"
+cmp -s "$html" "$dir/b/report.html" || fail "report.html differs between two runs"
+"$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --output json >"$dir/j" ||
+  fail "--output json failed"
+grep -q '"utilisation": 0.8125' "$dir/j" || fail "JSON: $(head -c 300 "$dir/j")"
+# Usage and input errors: status 2 and a message naming the problem.
+err=$("$T" simulate --trace $S/trace.csv 2>&1)
+[ $? -eq 2 ] || fail "no cluster: want status 2"
+echo "$err" | grep -q 'give --trace, and --nodes or --cluster' || fail "no cluster: $err"
+err=$("$T" simulate --trace $S/trace.csv --nodes 8by8 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q -- '--nodes 8by8: not understood' || fail "bad --nodes: $err"
+printf 'job_id,submit_s,duration_s,queue,num_pods,gpus_per_pod,gpu_mem_gib,priority\nj,0,x,q,1,1,,\n' >"$dir/bad.csv"
+err=$("$T" simulate --trace "$dir/bad.csv" --nodes 1x8 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q 'bad.csv:2: duration_s: must be a number of seconds' || fail "bad trace: $err"
+ITP=../shared/traces/itp/itp_cluster04_replay.csv
+if [ -f "$ITP" ]; then
+  "$T" simulate --trace "$ITP" --nodes 128x8 --output json >"$dir/itp" || fail "ITP cluster04 failed"
+  grep -q '"done": 15802' "$dir/itp" || fail "ITP: not every job finished"
+  grep -Eq '"gpuHours": 70568[23]\.' "$dir/itp" || fail "ITP: GPU-hours $(grep gpuHours "$dir/itp" | head -1)"
+fi
+exit 0
