@@ -20,25 +20,33 @@
 
 typedef struct sim_args {
   const char *trace, *cluster, *config, *queues, *report;
-  int nodes, gpus;   /* --nodes NxG */
-  const char *model; /* --nodes NxG:MODEL */
+  int nodes, gpus;       /* --nodes NxG */
+  const char *model;     /* --nodes NxG:MODEL */
+  const char *node_list; /* --nodes FILE.csv */
   int64_t until_s;
-  bool resume, json;
+  uint64_t seed; /* --seed: fill mode's order */
+  bool resume, json, fill;
 } sim_args;
 
 static int usage(void) {
-  fputs("usage: tessera simulate --trace FILE.csv (--nodes NxG[:MODEL] | --cluster PATH)\n"
-        "                        [--queues PATH] [--config FILE] [--until T] [--resume]\n"
-        "                        [--output text|json] [--report DIR]\n"
-        "  --trace    neutral replay format or a raw Microsoft ITP cluster file\n"
-        "  --nodes    N nodes of G GPUs (nvidia.com/gpu), labelled nvidia.com/gpu.product=MODEL\n"
-        "  --cluster  nodes (and anything else) from manifests or a `tessera snapshot` file\n"
-        "  --queues   Kueue, Volcano or KAI queue objects; a job of trace queue Q runs in\n"
-        "             namespace Q and names that namespace's first LocalQueue\n"
-        "  --until    stop at this virtual time (seconds, or with s, m, h, d)\n"
-        "  --resume   a preempted job keeps the run time it had (default: it starts again)\n"
-        "  --report   writes DIR/report.html, summary.json, timeline.csv, queues.csv, jobs.csv\n",
-        stderr);
+  fputs(
+      "usage: tessera simulate --trace FILE.csv (--nodes NxG[:MODEL]|FILE.csv | --cluster PATH)\n"
+      "                        [--queues PATH] [--config FILE] [--until T] [--resume]\n"
+      "                        [--fill [--seed N]]\n"
+      "                        [--output text|json] [--report DIR]\n"
+      "  --trace    neutral replay format, a raw Microsoft ITP cluster file or an openb pod list\n"
+      "  --nodes    N nodes of G GPUs (nvidia.com/gpu), labelled nvidia.com/gpu.product=MODEL,\n"
+      "             or an openb node list (sn,cpu_milli,memory_mib,gpu,model)\n"
+      "  --cluster  nodes (and anything else) from manifests or a `tessera snapshot` file\n"
+      "  --queues   Kueue, Volcano or KAI queue objects; a job of trace queue Q runs in\n"
+      "             namespace Q and names that namespace's first LocalQueue\n"
+      "  --until    stop at this virtual time (seconds, or with s, m, h, d)\n"
+      "  --resume   a preempted job keeps the run time it had (default: it starts again)\n"
+      "  --report   writes DIR/report.html, summary.json, timeline.csv, queues.csv, jobs.csv\n"
+      "  --fill     the FGD paper's fill mode: jobs in trace order (--seed N: shuffled), never\n"
+      "             ending, until the cluster is full; the share of GPUs that could be\n"
+      "             allocated, and the unallocated GPUs as the GPUs asked grow\n",
+      stderr);
   return 2;
 }
 
@@ -63,6 +71,10 @@ static bool parse_until(const char *s, int64_t *out) {
 
 static bool parse_nodes(const char *s, sim_args *a) {
   char *end;
+  if (access(s, R_OK) == 0) { /* an openb node list */
+    a->node_list = s;
+    return true;
+  }
   long n = strtol(s, &end, 10), g;
   if (end == s || *end != 'x' || n < 1 || n > MAX_NODES) return false;
   s = end + 1;
@@ -75,11 +87,12 @@ static bool parse_nodes(const char *s, sim_args *a) {
 }
 
 static bool parse_args(int argc, char **argv, sim_args *a) {
+  char *end = NULL;
   memset(a, 0, sizeof *a);
   for (int i = 0; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(f, "--resume")) {
-      a->resume = true;
+    if (!strcmp(f, "--resume") || !strcmp(f, "--fill")) {
+      *(f[2] == 'r' ? &a->resume : &a->fill) = true;
       continue;
     }
     if (!v) {
@@ -103,12 +116,15 @@ static bool parse_args(int argc, char **argv, sim_args *a) {
       ;
     else if (!strcmp(f, "--nodes") && parse_nodes(v, a))
       ;
+    else if (!strcmp(f, "--seed") && (a->seed = strtoull(v, &end, 10)) > 0 && !*end)
+      ;
     else {
       fprintf(stderr, "tessera simulate: %s %s: not understood\n", f, v);
       return false;
     }
   }
-  if (!a->trace || (!a->nodes && !a->cluster) || (a->nodes && a->cluster)) {
+  if (!a->trace || (!a->nodes && !a->node_list && !a->cluster) ||
+      ((a->nodes || a->node_list) && a->cluster)) {
     fprintf(stderr, "tessera simulate: give --trace, and --nodes or --cluster (one of them)\n");
     return false;
   }
@@ -259,6 +275,106 @@ fail:
   return 1;
 }
 
+/* ---- fill mode ------------------------------------------------------------------------ */
+
+#define FILL_LEVELS 11 /* arrivals at 50%, 60%, ... 150% of the cluster's GPUs */
+
+/* The unallocated share of the GPUs when the GPUs asked first reach pct% of the cluster's, or
+ * -1 when they never do. */
+static double unallocated_at(const sim_fill_result *f, double pct) {
+  double want = (double)f->gpus_total * pct / 100;
+  for (size_t i = 0; i < f->npoints; i++)
+    if (f->arrived[i] >= want) return 1 - f->allocated[i] / (double)f->gpus_total;
+  return -1;
+}
+
+static json_t *fill_json(const sim_args *a, const sim_trace *t, const sim_fill_result *f) {
+  json_t *curve = json_array(), *o;
+  for (int k = 0; curve && k < FILL_LEVELS; k++) {
+    double u = unallocated_at(f, 50 + 10 * k);
+    json_array_append_new(
+        curve, u < 0 ? json_pack("{s:i, s:n}", "arrivedPercent", 50 + 10 * k, "unallocatedPercent")
+                     : json_pack("{s:i, s:f}", "arrivedPercent", 50 + 10 * k, "unallocatedPercent",
+                                 100 * u));
+  }
+  o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "mode", "fill", "trace",
+                a->trace, "format", t->format, "jobs", (json_int_t)t->n, "gpus",
+                (json_int_t)f->gpus_total, "placed", (json_int_t)f->placed, "failed",
+                (json_int_t)f->failed, "skippedGpuShares", (json_int_t)f->skipped_shares, "seed",
+                (json_int_t)a->seed, "curve", curve);
+  if (o && f->first_failure != SIZE_MAX)
+    json_object_set_new(o, "firstFailure",
+                        json_pack("{s:s, s:f}", "job", t->jobs[f->first_failure].id,
+                                  "allocatedPercent", 100 * f->allocated_at_failure));
+  return o;
+}
+
+static void fill_text(const sim_args *a, const sim_trace *t, const sim_fill_result *f) {
+  printf("fill %s (%s) on %lld GPUs, %s: %zu jobs placed, %zu did not fit\n", a->trace, t->format,
+         (long long)f->gpus_total, a->seed ? "jobs drawn at random" : "jobs in trace order",
+         f->placed, f->failed);
+  if (f->skipped_shares)
+    printf("left out: %zu jobs asking for a share of a GPU (GPU sharing is not built yet)\n",
+           f->skipped_shares);
+  if (f->first_failure != SIZE_MAX)
+    printf("first job that did not fit: %s, with %.1f%% of the GPUs allocated\n",
+           t->jobs[f->first_failure].id, 100 * f->allocated_at_failure);
+  printf("GPUs asked, %% of the cluster's:");
+  for (int k = 0; k < FILL_LEVELS; k++) printf(" %5d", 50 + 10 * k);
+  printf("\nunallocated GPUs, %%:          ");
+  for (int k = 0; k < FILL_LEVELS; k++) {
+    double u = unallocated_at(f, 50 + 10 * k);
+    if (u < 0)
+      printf("     -");
+    else
+      printf(" %5.1f", 100 * u);
+  }
+  printf("\n");
+}
+
+static int run_fill(const sim_args *a, model *m, const cfg_tessera *cfg, const sim_trace *t,
+                    const sim_opts *o) {
+  sim_fill_result f;
+  ts_err err;
+  json_t *j;
+  int status = 1;
+  ts_err_clear(&err);
+  if (sim_fill(m, &cfg->sched, t, o, &f, &err) != TS_OK) {
+    fprintf(stderr, "%stessera simulate: %s\n", o->progress ? "\n" : "", err.text);
+    return 1;
+  }
+  if (o->progress) fputc('\n', stderr);
+  if ((j = fill_json(a, t, &f))) {
+    status = 0;
+    if (a->json) {
+      json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+      fputc('\n', stdout);
+    } else {
+      fill_text(a, t, &f);
+    }
+    if (a->report) {
+      char path[4096];
+      FILE *out;
+      if (mkdir(a->report, 0755) != 0 && errno != EEXIST) status = 1;
+      snprintf(path, sizeof path, "%s/fill.json", a->report);
+      if (status == 0 && json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) status = 1;
+      snprintf(path, sizeof path, "%s/fill.csv", a->report);
+      if (status == 0 && (out = fopen(path, "w"))) {
+        fprintf(out, "jobs_tried,gpus_asked,gpus_allocated\n");
+        for (size_t i = 0; i < f.npoints; i++)
+          fprintf(out, "%zu,%.0f,%.0f\n", i + 1, f.arrived[i], f.allocated[i]);
+        if (fclose(out) != 0) status = 1;
+      } else if (status == 0) {
+        status = 1;
+      }
+      if (status) fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno));
+    }
+    json_decref(j);
+  }
+  sim_fill_result_free(&f);
+  return status;
+}
+
 static bool load(model *m, const char *path, cmd_load_counts *c) {
   if (cmd_load(path, m, c) != TS_OK) return false;
   if (c->errors) fprintf(stderr, "tessera simulate: %s: %d objects not loaded\n", path, c->errors);
@@ -289,7 +405,8 @@ int cmd_simulate(int argc, char **argv) {
     return 2;
   }
   if (!(m = model_new())) goto out;
-  if (a.nodes && add_nodes(m, &a, &err) != TS_OK) {
+  if ((a.nodes && add_nodes(m, &a, &err) != TS_OK) ||
+      (a.node_list && sim_nodes_read(a.node_list, m, &err) != TS_OK)) {
     fprintf(stderr, "tessera simulate: %s\n", err.text);
     goto out;
   }
@@ -307,6 +424,11 @@ int cmd_simulate(int argc, char **argv) {
     pr.span_s = t.n ? t.jobs[t.n - 1].submit_s : 0;
     if (a.until_s > 0 && a.until_s < pr.span_s) pr.span_s = a.until_s;
     o.progress = on_progress, o.progress_ud = &pr;
+  }
+  o.seed = a.seed;
+  if (a.fill) {
+    status = run_fill(&a, m, &cfg, &t, &o);
+    goto out;
   }
   start = wall_s();
   if (sim_run(m, &cfg.sched, &t, &o, &r, &err) != TS_OK) {

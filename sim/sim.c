@@ -129,6 +129,20 @@ static ts_rc apply(sim *s, json_t *o) {
   return rc;
 }
 
+/* Node affinity to the GPU models of spec ("A|B"): nvidia.com/gpu.product In [A, B]. */
+static json_t *gpu_models(const char *spec) {
+  json_t *values = json_array();
+  for (const char *p = spec; values && *p;) {
+    size_t n = strcspn(p, "|");
+    json_array_append_new(values, json_stringn(p, n));
+    p += n + (p[n] == '|');
+  }
+  return json_pack("{s:{s:{s:[{s:[{s:s, s:s, s:o}]}]}}}", "nodeAffinity",
+                   "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+                   "matchExpressions", "key", "nvidia.com/gpu.product", "operator", "In", "values",
+                   values);
+}
+
 /* Submits job i at time now: its pods (and PodGroup) join the model, pending. */
 static ts_rc submit(sim *s, size_t i, int64_t now) {
   const sim_job *job = &s->t->jobs[i];
@@ -158,14 +172,17 @@ static ts_rc submit(sim *s, size_t i, int64_t now) {
     if (q->local_queue)
       json_object_set_new(labels, "kueue.x-k8s.io/queue-name", json_string(q->local_queue));
     snprintf(amount, sizeof amount, "%d", job->gpus);
-    if (job->gpus)
-      json_object_set_new(limits, "nvidia.com/gpu", json_string(amount));
-    else
-      json_object_set_new(limits, "cpu", json_string("1"));
+    if (job->gpus) json_object_set_new(limits, "nvidia.com/gpu", json_string(amount));
+    snprintf(amount, sizeof amount, "%lldm", (long long)job->cpu_milli);
+    if (job->cpu_milli) json_object_set_new(limits, "cpu", json_string(amount));
+    snprintf(amount, sizeof amount, "%lldMi", (long long)job->memory_mib);
+    if (job->memory_mib) json_object_set_new(limits, "memory", json_string(amount));
+    if (!job->gpus && !job->cpu_milli) json_object_set_new(limits, "cpu", json_string("1"));
     spec = json_pack("{s:s, s:[{s:s, s:s, s:{s:o}}]}", "schedulerName", s->cfg->scheduler_name,
                      "containers", "name", "c", "image", "sim", "resources", "limits", limits);
     if (spec && job->has_priority)
       json_object_set_new(spec, "priority", json_integer(job->priority));
+    if (spec && job->gpu_spec) json_object_set_new(spec, "affinity", gpu_models(job->gpu_spec));
     rc = apply(s, json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:o}, s:o}", "apiVersion", "v1", "kind",
                             "Pod", "metadata", "name", name, "namespace", q->ns,
                             "creationTimestamp", ts, "labels", labels, "spec", spec));
@@ -540,5 +557,118 @@ void sim_result_free(sim_result *r) {
   ts_free(r->jobs);
   ts_free(r->samples);
   ts_free(r->queue_gpus);
+  memset(r, 0, sizeof *r);
+}
+
+/* ---- fill mode ------------------------------------------------------------------------- */
+
+/* splitmix64: a fixed, portable sequence for a seed (the same order on every machine). */
+static uint64_t next_random(uint64_t *x) {
+  uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
+/* The jobs fill mode tries, in order: the trace's (seed 0), or drawn from it at random until the
+ * GPUs asked reach 150% of gpus_total. Shallow copies (ids borrowed); from[k]: trace index. */
+static ts_rc fill_order(const sim_trace *t, uint64_t seed, int64_t gpus_total, sim_trace *inst,
+                        size_t **from, size_t *skipped) {
+  size_t cap = t->n + 1, nwhole = 0, *whole = ts_malloc((t->n + 1) * sizeof *whole);
+  double asked = 0;
+  uint64_t x = seed;
+  memset(inst, 0, sizeof *inst);
+  *skipped = 0;
+  if (!whole) return TS_ENOMEM;
+  for (size_t i = 0; i < t->n; i++) {
+    if (t->jobs[i].gpu_milli % 1000)
+      (*skipped)++;
+    else
+      whole[nwhole++] = i;
+  }
+  if (seed && nwhole) cap = 16 * (size_t)(gpus_total > 0 ? gpus_total : 1) + 1024;
+  inst->jobs = ts_malloc(cap * sizeof *inst->jobs);
+  *from = ts_malloc(cap * sizeof **from);
+  if (!inst->jobs || !*from) {
+    ts_free(whole);
+    return TS_ENOMEM;
+  }
+  for (size_t k = 0; k < (seed ? cap - 1 : nwhole); k++) {
+    size_t i = seed ? whole[next_random(&x) % nwhole] : whole[k];
+    if (seed && asked >= 1.5 * (double)gpus_total) break;
+    inst->jobs[inst->n] = t->jobs[i];
+    (*from)[inst->n++] = i;
+    asked += (double)t->jobs[i].pods * t->jobs[i].gpus;
+  }
+  inst->format = t->format;
+  ts_free(whole);
+  return TS_OK;
+}
+
+ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_opts *o,
+               sim_fill_result *out, ts_err *err) {
+  sim_result r = {0};
+  sim_trace inst;
+  sim s = {.m = m, .cfg = cfg, .t = &inst, .o = o, .r = &r, .err = err};
+  size_t *from = NULL, it = 0;
+  model_obj *node;
+  double arrived = 0;
+  int64_t allocated = 0, total = 0;
+  int gpu = model_resource_id(model_resources_of(m), "nvidia.com/gpu");
+  ts_rc rc;
+  memset(out, 0, sizeof *out);
+  out->first_failure = SIZE_MAX;
+  while (gpu >= 0 && model_next(m, MODEL_NODE, &it, &node))
+    if (!((model_node *)node)->unschedulable) total += model_node_alloc((model_node *)node, gpu);
+  if (fill_order(t, o->seed, total, &inst, &from, &out->skipped_shares) != TS_OK) {
+    rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+    goto done;
+  }
+  if ((rc = setup(&s)) != TS_OK) goto done;
+  out->gpus_total = r.gpus_total;
+  out->arrived = ts_malloc((inst.n + 1) * sizeof *out->arrived);
+  out->allocated = ts_malloc((inst.n + 1) * sizeof *out->allocated);
+  if (!out->arrived || !out->allocated) {
+    rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+    goto done;
+  }
+  for (size_t i = 0; i < inst.n; i++) {
+    const sim_job *job = &inst.jobs[i];
+    bool evicted;
+    s.js[i].left_s = INT64_MAX / 4; /* never ends */
+    if ((rc = submit(&s, i, (int64_t)i)) != TS_OK ||
+        (rc = cycle(&s, (int64_t)i, &evicted)) != TS_OK)
+      goto done;
+    out->cycles++;
+    arrived += (double)job->pods * job->gpus;
+    if (s.js[i].state == J_RUNNING) {
+      out->placed++;
+      allocated += (int64_t)job->pods * job->gpus;
+    } else {
+      if (out->first_failure == SIZE_MAX) {
+        out->first_failure = from[i];
+        out->allocated_at_failure = r.gpus_total ? (double)allocated / (double)r.gpus_total : 0;
+      }
+      out->failed++;
+      withdraw(&s, i);
+      s.pending--;
+      s.js[i].state = J_DONE;
+    }
+    out->arrived[out->npoints] = arrived;
+    out->allocated[out->npoints++] = (double)allocated;
+    if (o->progress) o->progress(o->progress_ud, (int64_t)i, i + 1, inst.n);
+  }
+done:
+  teardown(&s);
+  sim_result_free(&r);
+  ts_free(inst.jobs); /* the ids are the trace's */
+  ts_free(from);
+  if (rc != TS_OK) sim_fill_result_free(out);
+  return rc;
+}
+
+void sim_fill_result_free(sim_fill_result *r) {
+  ts_free(r->arrived);
+  ts_free(r->allocated);
   memset(r, 0, sizeof *r);
 }

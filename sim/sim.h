@@ -16,15 +16,18 @@
 /* ---- traces ---------------------------------------------------------------------------- */
 
 typedef struct sim_job {
-  char *id;           /* owned: job_id */
-  int64_t submit_s;   /* seconds from the trace's start */
-  int64_t duration_s; /* run time once started */
-  const char *queue;  /* interned queue (team), "" when the trace has none */
-  int32_t pods;       /* pods that start together */
-  int32_t gpus;       /* whole GPUs per pod */
-  int32_t gpu_milli;  /* GPU per pod in thousandths (1000 per whole GPU; < 1000: a share) */
-  bool has_priority;  /* priority given */
-  int32_t priority;   /* spec.priority of its pods */
+  char *id;             /* owned: job_id */
+  int64_t submit_s;     /* seconds from the trace's start */
+  int64_t duration_s;   /* run time once started */
+  const char *queue;    /* interned queue (team), "" when the trace has none */
+  int32_t pods;         /* pods that start together */
+  int32_t gpus;         /* whole GPUs per pod */
+  int32_t gpu_milli;    /* GPU per pod in thousandths (1000 per whole GPU; < 1000: a share) */
+  int64_t cpu_milli;    /* CPU request per pod in millicores (0: not given) */
+  int64_t memory_mib;   /* memory request per pod in MiB (0: not given) */
+  const char *gpu_spec; /* interned GPU models the pod may use ("A|B"), or NULL */
+  bool has_priority;    /* priority given */
+  int32_t priority;     /* spec.priority of its pods */
 } sim_job;
 
 typedef struct sim_trace {
@@ -34,10 +37,17 @@ typedef struct sim_trace {
 } sim_trace;
 
 /* Reads a trace: the neutral format (job_id,submit_s,duration_s,queue,num_pods,gpus_per_pod,
- * gpu_mem_gib,priority) or a raw Microsoft ITP cluster file (job_id,submission_time,duration,
- * num_gpu: a job of more than 8 GPUs is ceil(n/8) pods of 8, its queue the file's name), told
- * apart by the header. Errors name the line and the field. */
+ * gpu_mem_gib,priority), a raw Microsoft ITP cluster file (job_id,submission_time,duration,
+ * num_gpu: a job of more than 8 GPUs is ceil(n/8) pods of 8, its queue the file's name), or an
+ * Alibaba openb pod list (name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,
+ * creation_time,deletion_time,scheduled_time: one pod per row, its qos the queue, its run from
+ * creation to deletion, or to the trace's last time when it has none), told apart by the
+ * header. Errors name the line and the field. */
 ts_rc sim_trace_read(const char *path, sim_trace *out, ts_err *err);
+
+/* An openb node list (sn,cpu_milli,memory_mib,gpu,model) as Node objects applied to m: each
+ * with its CPUs, memory and nvidia.com/gpu, labelled nvidia.com/gpu.product=model. */
+ts_rc sim_nodes_read(const char *path, model *m, ts_err *err);
 void sim_trace_free(sim_trace *t);
 
 /* ---- runs ------------------------------------------------------------------------------ */
@@ -45,6 +55,7 @@ void sim_trace_free(sim_trace *t);
 typedef struct sim_opts {
   int64_t until_s;  /* stop at this virtual time (<= 0: when every job is done or stuck) */
   bool resume;      /* a preempted job keeps the run time it had (else it starts again) */
+  uint64_t seed;    /* fill mode: shuffle the jobs with this seed (0: trace order) */
   int64_t epoch_ns; /* wall-clock time of the trace's second 0 (creation timestamps) */
   void (*progress)(void *ud, int64_t t_s, size_t done, size_t total); /* NULL: none */
   void *progress_ud;
@@ -101,5 +112,28 @@ typedef struct sim_result {
 ts_rc sim_run(model *m, const sched_config *cfg, const sim_trace *t, const sim_opts *o,
               sim_result *out, ts_err *err);
 void sim_result_free(sim_result *r);
+
+/* ---- fill mode: how much of the cluster can be allocated (the FGD paper's method) -------- */
+
+typedef struct sim_fill_result {
+  int64_t gpus_total;          /* GPUs of the schedulable nodes */
+  size_t placed, failed;       /* jobs placed whole, jobs that did not fit (removed) */
+  size_t skipped_shares;       /* jobs left out: a share of a GPU */
+  size_t first_failure;        /* trace index of the first job that did not fit, or SIZE_MAX */
+  double allocated_at_failure; /* share of the GPUs allocated just before it (0..1) */
+  double *arrived, *allocated; /* owned, per job tried: GPUs asked so far, GPUs allocated */
+  size_t npoints;              /* entries */
+  size_t cycles;               /* scheduling cycles run */
+} sim_fill_result;
+
+/* Fill mode: jobs one at a time, as if they never ended; a job that is not placed whole by its
+ * cycle is removed and counted, and the next one comes. With o->seed 0 the jobs come once, in
+ * trace order; with a seed they are drawn at random (with replacement, a fixed sequence per seed)
+ * until the GPUs asked reach 150% of the cluster's, as the FGD paper inflates its workloads.
+ * Durations and submit times are ignored; jobs asking for a share of a GPU are left out. The
+ * points are per job tried; first_failure indexes the trace. */
+ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_opts *o,
+               sim_fill_result *out, ts_err *err);
+void sim_fill_result_free(sim_fill_result *r);
 
 #endif

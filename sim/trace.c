@@ -3,6 +3,8 @@
  * has any); every error names the file, the line and the field. */
 #include "sim/sim.h"
 
+#include <jansson.h>
+
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
@@ -17,6 +19,12 @@
 static const char *const neutral_cols[] = {"job_id",   "submit_s",     "duration_s",  "queue",
                                            "num_pods", "gpus_per_pod", "gpu_mem_gib", "priority"};
 static const char *const itp_cols[] = {"job_id", "submission_time", "duration", "num_gpu"};
+static const char *const openb_cols[] = {
+    "name", "cpu_milli", "memory_mib",    "num_gpu",       "gpu_milli",     "gpu_spec",
+    "qos",  "pod_phase", "creation_time", "deletion_time", "scheduled_time"};
+static const char *const node_cols[] = {"sn", "cpu_milli", "memory_mib", "gpu", "model"};
+
+enum { FMT_NEUTRAL, FMT_ITP, FMT_OPENB, FMT_OPENB5 }; /* openb5: the short lists (no times) */
 
 typedef struct rd {
   const char *path;
@@ -102,9 +110,55 @@ static const char *file_queue(const char *path) { /* "cluster04" of ".../cluster
   return ts_intern_cstr(buf);
 }
 
-static ts_rc row(rd *r, char **f, int n, bool itp, const char *itp_queue, sim_job *j) {
+/* A count or amount from lo to hi (int64). */
+static ts_rc amount(rd *r, const char *field, const char *s, int64_t lo, int64_t hi, int64_t *out) {
+  char *end;
+  long long v;
+  errno = 0;
+  v = strtoll(s, &end, 10);
+  if (!*s || errno || *end || v < lo || v > hi) {
+    char what[80];
+    snprintf(what, sizeof what, "must be an integer from %lld to %lld", (long long)lo,
+             (long long)hi);
+    return fail(r, field, what, s);
+  }
+  *out = v;
+  return TS_OK;
+}
+
+/* An openb pod: one job of one pod; duration -1 when it was never deleted (set by the caller).
+ * The short lists (5 columns) have no times: the pod's row is its submit time, and it never
+ * ends. */
+static ts_rc openb_row(rd *r, char **f, bool short_list, sim_job *j) {
+  int64_t gpus, milli, created = (int64_t)r->line, deleted = -1;
   ts_rc rc;
-  int want = itp ? 4 : 8;
+  if ((rc = amount(r, "cpu_milli", f[1], 0, INT64_C(1) << 40, &j->cpu_milli)) ||
+      (rc = amount(r, "memory_mib", f[2], 0, INT64_C(1) << 40, &j->memory_mib)) ||
+      (rc = amount(r, "num_gpu", f[3], 0, 1024, &gpus)) ||
+      (rc = amount(r, "gpu_milli", f[4], 0, 1000, &milli)))
+    return rc;
+  if (!short_list && ((rc = seconds(r, "creation_time", f[8], true, &created)) ||
+                      (*f[9] && (rc = seconds(r, "deletion_time", f[9], true, &deleted)))))
+    return rc;
+  if (gpus > 1 && milli != 1000) return fail(r, "gpu_milli", "must be 1000 for several GPUs", f[4]);
+  if (gpus && !milli) return fail(r, "gpu_milli", "must not be 0 for a GPU pod", f[4]);
+  if (deleted >= 0 && deleted < created)
+    return fail(r, "deletion_time", "is before creation_time", f[9]);
+  j->pods = 1;
+  j->gpus = milli == 1000 ? (int32_t)gpus : 0;
+  j->gpu_milli = milli == 1000 ? (int32_t)gpus * 1000 : (int32_t)milli;
+  j->submit_s = created;
+  j->duration_s = deleted < 0 ? -1 : deleted - created;
+  if (!(j->queue = ts_intern_cstr(short_list ? "" : f[6])) ||
+      (!short_list && *f[5] && !(j->gpu_spec = ts_intern_cstr(f[5]))))
+    return ts_err_set(r->err, TS_ENOMEM, "out of memory");
+  return TS_OK;
+}
+
+static ts_rc row(rd *r, char **f, int n, int fmt, const char *itp_queue, sim_job *j) {
+  ts_rc rc;
+  bool itp = fmt == FMT_ITP;
+  int want = fmt == FMT_OPENB ? 11 : fmt == FMT_OPENB5 ? 5 : itp ? 4 : 8;
   memset(j, 0, sizeof *j);
   if (n != want) {
     char what[64];
@@ -113,6 +167,7 @@ static ts_rc row(rd *r, char **f, int n, bool itp, const char *itp_queue, sim_jo
   }
   if (!*f[0]) return fail(r, "job_id", "is required", f[0]);
   if (!(j->id = ts_strdup(f[0]))) return ts_err_set(r->err, TS_ENOMEM, "out of memory");
+  if (fmt == FMT_OPENB || fmt == FMT_OPENB5) return openb_row(r, f, fmt == FMT_OPENB5, j);
   if (itp) {
     int32_t g;
     if ((rc = seconds(r, "submission_time", f[1], true, &j->submit_s)) ||
@@ -175,8 +230,9 @@ ts_rc sim_trace_read(const char *path, sim_trace *out, ts_err *err) {
   size_t cap = 0, jcap = 0;
   ssize_t len;
   rd r = {path, 0, err};
-  bool itp = false, header = false;
-  int64_t first = INT64_MAX;
+  bool header = false;
+  int fmt = FMT_NEUTRAL;
+  int64_t first = INT64_MAX, last = 0;
   const char *itp_queue = NULL;
   ts_rc rc = TS_OK;
   memset(out, 0, sizeof *out);
@@ -197,14 +253,21 @@ ts_rc sim_trace_read(const char *path, sim_trace *out, ts_err *err) {
     if (!header) {
       header = true;
       if (header_is(f, n, itp_cols, 4)) {
-        itp = true;
+        fmt = FMT_ITP;
         if (!(itp_queue = file_queue(path))) rc = TS_ENOMEM;
+      } else if (header_is(f, n, openb_cols, 11)) {
+        fmt = FMT_OPENB;
+      } else if (header_is(f, n, openb_cols, 5)) {
+        fmt = FMT_OPENB5;
       } else if (!header_is(f, n, neutral_cols, 8)) {
-        rc = ts_err_set(err, TS_EPARSE,
-                        "%s:1: header: want job_id,submit_s,duration_s,queue,num_pods,"
-                        "gpus_per_pod,gpu_mem_gib,priority (neutral) or job_id,submission_time,"
-                        "duration,num_gpu (ITP)",
-                        path);
+        rc = ts_err_set(
+            err, TS_EPARSE,
+            "%s:1: header: want job_id,submit_s,duration_s,queue,num_pods,"
+            "gpus_per_pod,gpu_mem_gib,priority (neutral), job_id,submission_time,"
+            "duration,num_gpu (ITP) or name,cpu_milli,memory_mib,num_gpu,gpu_milli,"
+            "gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time (openb, or "
+            "its first five columns)",
+            path);
       }
       continue;
     }
@@ -217,18 +280,26 @@ ts_rc sim_trace_read(const char *path, sim_trace *out, ts_err *err) {
       }
       out->jobs = nj, jcap = ncap;
     }
-    rc = row(&r, f, n, itp, itp_queue, &out->jobs[out->n]);
+    rc = row(&r, f, n, fmt, itp_queue, &out->jobs[out->n]);
     if (rc == TS_OK || out->jobs[out->n].id) out->n++; /* freed with the trace */
-    if (rc == TS_OK && out->jobs[out->n - 1].submit_s < first)
-      first = out->jobs[out->n - 1].submit_s;
+    if (rc == TS_OK) {
+      const sim_job *j = &out->jobs[out->n - 1];
+      if (j->submit_s < first) first = j->submit_s;
+      if (j->submit_s + (j->duration_s > 0 ? j->duration_s : 0) > last)
+        last = j->submit_s + (j->duration_s > 0 ? j->duration_s : 0);
+    }
   }
   free(line);
   fclose(fp);
   if (rc == TS_OK && !header) rc = ts_err_set(err, TS_EPARSE, "%s: empty trace", path);
-  if (rc == TS_OK && itp) /* rebased to 0, as the neutral files are */
+  if (rc == TS_OK && fmt == FMT_ITP) /* rebased to 0, as the neutral files are */
     for (size_t i = 0; i < out->n; i++) out->jobs[i].submit_s -= first;
+  for (size_t i = 0; rc == TS_OK && i < out->n; i++) /* openb pods never deleted: to the end */
+    if (out->jobs[i].duration_s < 0) out->jobs[i].duration_s = last - out->jobs[i].submit_s;
   if (rc == TS_OK && (rc = sort_jobs(out)) != TS_OK) ts_err_set(err, rc, "out of memory");
-  out->format = itp ? "itp" : "neutral";
+  out->format = fmt == FMT_ITP                          ? "itp"
+                : fmt == FMT_OPENB || fmt == FMT_OPENB5 ? "openb"
+                                                        : "neutral";
   if (rc != TS_OK) sim_trace_free(out);
   return rc;
 }
@@ -237,4 +308,60 @@ void sim_trace_free(sim_trace *t) {
   for (size_t i = 0; i < t->n; i++) ts_free(t->jobs[i].id);
   ts_free(t->jobs);
   memset(t, 0, sizeof *t);
+}
+
+ts_rc sim_nodes_read(const char *path, model *m, ts_err *err) {
+  FILE *fp = fopen(path, "r");
+  char *line = NULL, *f[MAX_FIELDS];
+  size_t cap = 0;
+  ssize_t len;
+  rd r = {path, 0, err};
+  ts_rc rc = TS_OK;
+  if (!fp) return ts_err_set(err, TS_EIO, "%s: %s", path, strerror(errno));
+  while (rc == TS_OK && (len = getline(&line, &cap, fp)) >= 0) {
+    int64_t cpu, mem, gpus;
+    char cpus[32], mib[32], g[16];
+    json_t *o;
+    int n;
+    r.line++;
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) line[--len] = 0;
+    if (!len) continue;
+    n = split(line, f);
+    if (r.line == 1) {
+      if (!header_is(f, n, node_cols, 5))
+        rc = ts_err_set(err, TS_EPARSE, "%s:1: header: want sn,cpu_milli,memory_mib,gpu,model",
+                        path);
+      continue;
+    }
+    if (n != 5) {
+      rc = fail(&r, "row", "want 5 fields", line);
+      break;
+    }
+    if ((rc = amount(&r, "cpu_milli", f[1], 1, INT64_C(1) << 40, &cpu)) ||
+        (rc = amount(&r, "memory_mib", f[2], 1, INT64_C(1) << 40, &mem)) ||
+        (rc = amount(&r, "gpu", f[3], 0, 1024, &gpus)))
+      break;
+    snprintf(cpus, sizeof cpus, "%lldm", (long long)cpu);
+    snprintf(mib, sizeof mib, "%lldMi", (long long)mem);
+    snprintf(g, sizeof g, "%lld", (long long)gpus);
+    o = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s}}, s:{s:{s:s, s:s, s:s, s:s}}}", "apiVersion",
+                  "v1", "kind", "Node", "metadata", "name", f[0], "labels",
+                  "kubernetes.io/hostname", f[0], "nvidia.com/gpu.product", f[4], "status",
+                  "allocatable", "cpu", cpus, "memory", mib, "pods", "110", "nvidia.com/gpu", g);
+    if (!o) {
+      rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+      break;
+    }
+    rc = model_apply_json(m, o, MODEL_ADDED, NULL, NULL, NULL, err);
+    json_decref(o);
+    if (rc != TS_OK) {
+      char why[TS_ERR_TEXT_MAX];
+      snprintf(why, sizeof why, "%s", err->text);
+      rc = ts_err_set(err, rc, "%s:%zu: %s", path, r.line, why);
+    }
+  }
+  free(line);
+  fclose(fp);
+  if (rc == TS_OK && r.line == 0) rc = ts_err_set(err, TS_EPARSE, "%s: empty node list", path);
+  return rc;
 }

@@ -224,6 +224,66 @@ static void test_trace_errors(void **state) {
              ":2: num_gpu: must be an integer from 1 to 800000 \"0\"");
 }
 
+/* Fill mode on two 8-GPU nodes, jobs of 5, 5, 4 and 2 GPUs: the 5s take a node each (3 free on
+ * each), the 4 fits nowhere (first failure, 10 of 16 allocated), the 2 still fits. */
+static void test_fill(void **state) {
+  static const double arrived[] = {5, 10, 14, 16}, allocated[] = {5, 10, 10, 12};
+  const char *trace = write_tmp("fill.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
+                                            "p0,1000,1024,5,1000\n"
+                                            "p1,1000,1024,5,1000\n"
+                                            "p2,1000,1024,4,1000\n"
+                                            "p3,1000,1024,2,1000\n"
+                                            "share,1000,1024,1,500\n");
+  model *m = model_new();
+  sched_config cfg;
+  sim_trace t;
+  sim_fill_result f, g;
+  sim_opts o = {0};
+  ts_err e;
+  (void)state;
+  ts_err_clear(&e);
+  sched_config_default(&cfg);
+  add_node(m, "n0", 8);
+  add_node(m, "n1", 8);
+  assert_int_equal(sim_trace_read(trace, &t, &e), TS_OK);
+  assert_string_equal(t.format, "openb");
+  assert_int_equal(t.jobs[0].cpu_milli, 1000);
+  assert_int_equal(t.jobs[4].gpu_milli, 500);
+  assert_int_equal(sim_fill(m, &cfg, &t, &o, &f, &e), TS_OK);
+  assert_int_equal(f.gpus_total, 16);
+  assert_int_equal(f.placed, 3);
+  assert_int_equal(f.failed, 1);
+  assert_int_equal(f.skipped_shares, 1);
+  assert_int_equal(f.first_failure, 2);
+  assert_true(f.allocated_at_failure == 10.0 / 16);
+  assert_int_equal(f.npoints, 4);
+  assert_memory_equal(f.arrived, arrived, sizeof arrived);
+  assert_memory_equal(f.allocated, allocated, sizeof allocated);
+  sim_fill_result_free(&f);
+  model_free(m);
+  /* Drawn at random: until the GPUs asked reach 150% of 16, the same for the same seed. */
+  o.seed = 7;
+  m = model_new();
+  add_node(m, "n0", 8);
+  add_node(m, "n1", 8);
+  assert_int_equal(sim_fill(m, &cfg, &t, &o, &f, &e), TS_OK);
+  model_free(m);
+  m = model_new();
+  add_node(m, "n0", 8);
+  add_node(m, "n1", 8);
+  assert_int_equal(sim_fill(m, &cfg, &t, &o, &g, &e), TS_OK);
+  assert_true(f.arrived[f.npoints - 1] >= 24 && f.arrived[f.npoints - 2] < 24);
+  assert_int_equal(f.npoints, g.npoints);
+  assert_memory_equal(f.allocated, g.allocated, f.npoints * sizeof *f.allocated);
+  assert_true(f.allocated[f.npoints - 1] <= 16);
+  sim_fill_result_free(&f);
+  sim_fill_result_free(&g);
+  model_free(m);
+  sim_trace_free(&t);
+  sched_config_free(&cfg);
+  unlink(trace);
+}
+
 /* The same inputs give the same run, sample for sample. */
 static void test_deterministic(void **state) {
   sim_trace t1, t2;
@@ -245,7 +305,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_small_timeline), cmocka_unit_test(test_gangs_and_stuck),
       cmocka_unit_test(test_itp_format),     cmocka_unit_test(test_trace_errors),
-      cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_deterministic),  cmocka_unit_test(test_fill),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
