@@ -23,7 +23,7 @@ enum { J_FUTURE, J_PENDING, J_RUNNING, J_DONE, J_SKIPPED };
 
 typedef struct jstate {
   int state;        /* J_* */
-  uint32_t attempt; /* pods of attempt a are named j<index>-<a>-<k> */
+  uint32_t attempt; /* pods of attempt a are named sim-<index>-<a>-<k> */
   int32_t bound;    /* pods of this attempt bound */
   int64_t queued_s; /* when this attempt was submitted */
   int64_t start_s;  /* when it last started */
@@ -114,11 +114,11 @@ static const ending *heap_top(sim *s) {
 /* ---- objects --------------------------------------------------------------------------- */
 
 static void pod_name(char *out, size_t cap, size_t job, uint32_t attempt, int32_t k) {
-  snprintf(out, cap, "j%zu-%u-%d", job, attempt, k);
+  snprintf(out, cap, "sim-%zu-%u-%d", job, attempt, k);
 }
 
 static void group_name(char *out, size_t cap, size_t job, uint32_t attempt) {
-  snprintf(out, cap, "j%zu-%u", job, attempt);
+  snprintf(out, cap, "sim-%zu-%u", job, attempt);
 }
 
 static ts_rc apply(sim *s, json_t *o) {
@@ -212,13 +212,13 @@ static void withdraw(sim *s, size_t i) {
   }
 }
 
-/* The job of one of our pods ("j<index>-<attempt>-<k>"), or SIZE_MAX. */
+/* The job of one of our pods ("sim-<index>-<attempt>-<k>"), or SIZE_MAX. */
 static size_t job_of(const sim *s, const model_pod *p, uint32_t *attempt) {
   const char *n = p->obj.name;
   char *end;
   unsigned long long i;
-  if (n[0] != 'j') return SIZE_MAX;
-  i = strtoull(n + 1, &end, 10);
+  if (strncmp(n, "sim-", 4) || !(n[4] >= '0' && n[4] <= '9')) return SIZE_MAX;
+  i = strtoull(n + 4, &end, 10);
   if (*end != '-' || i >= s->t->n) return SIZE_MAX;
   *attempt = (uint32_t)strtoul(end + 1, NULL, 10);
   return (size_t)i;
@@ -250,6 +250,12 @@ static double held_hours(const sim_job *job, int64_t secs) {
 static ts_rc preempted(sim *s, size_t i, int64_t now) {
   jstate *j = &s->js[i];
   const sim_job *job = &s->t->jobs[i];
+  if (j->state == J_PENDING && j->bound) { /* some of its pods were bound: they go too */
+    withdraw(s, i);
+    s->pending--;
+    j->attempt++;
+    return submit(s, i, now);
+  }
   if (j->state != J_RUNNING) return TS_OK; /* another of its pods ended the run already */
   s->r->queues[j->q].gpu_hours -= held_hours(job, j->end_s - now); /* started() counted it all */
   s->r->all.gpu_hours -= held_hours(job, j->end_s - now);
@@ -472,11 +478,10 @@ static void summarise(sim *s) {
   s->r->all.queue = "";
   for (size_t i = 0; i < s->t->n; i++) {
     const jstate *j = &s->js[i];
-    if (j->state == J_SKIPPED) continue;
+    if (j->state == J_SKIPPED || j->state == J_FUTURE) continue; /* counted: submitted jobs */
     s->r->queues[j->q].jobs++;
     s->r->all.jobs++;
-    if (!j->started && j->state != J_FUTURE)
-      s->r->queues[j->q].never_started++, s->r->all.never_started++;
+    if (!j->started) s->r->queues[j->q].never_started++, s->r->all.never_started++;
     if (j->state == J_RUNNING && j->end_s > s->r->end_s) { /* counted to its end: cut at end_s */
       double over = held_hours(&s->t->jobs[i], j->end_s - s->r->end_s);
       s->r->queues[j->q].gpu_hours -= over;
