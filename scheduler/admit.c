@@ -637,7 +637,10 @@ static ts_rc decide_admitted(admit *ad, qgang *q, const q_admission *adm) {
   ts_rc rc;
   while (first < q->g->npods && q->placed[first] == UINT32_MAX) first++;
   ev.decision += first; /* its first BIND */
-  if (first < q->g->npods && (rc = sched__event(ad->v, ad->r, &ev)) != TS_OK) return rc;
+  /* More pods of a workload that runs already (q->g->nbound) were admitted with it: Kueue
+   * counts one admission per workload, so no second event. */
+  if (first < q->g->npods && !q->g->nbound && (rc = sched__event(ad->v, ad->r, &ev)) != TS_OK)
+    return rc;
   snprintf(buf, sizeof buf, "%s %s", q->g->kind == SCHED_GANG_SINGLE ? "pod" : q->g->what,
            q->g->name);
   label = ts_arena_strndup(ad->v->out, buf, strlen(buf));

@@ -1205,6 +1205,46 @@ static void test_admission_gang_min(void **state) {
   model_free(m);
 }
 
+static size_t admitted_events(const sched_result *r) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->nevents; i++) n += r->events[i].kind == SCHED_WL_ADMITTED;
+  return n;
+}
+
+/* A queued gang whose missing pods are bound after the rest (a write failed) was admitted once:
+ * one admission event for a gang admitted whole, none for the pods that complete one. */
+static void test_admission_event_once(void **state) {
+  model *m = model_new();
+  char q[2048];
+  sched_result r;
+  (void)state;
+  snprintf(q, sizeof q, queues_yaml, 32);
+  apply(m, q);
+  gpu_node(m, "n0", "pool: gpu", 8);
+  apply(m, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: pg, "
+           "namespace: t}\nspec: {minMember: 2}\n");
+  add_member(m, "pg-0",
+             "labels: {scheduling.x-k8s.io/pod-group: pg, kueue.x-k8s.io/queue-name: lq}",
+             "nvidia.com/gpu: 1", "nodeName: n0");
+  add_member(m, "pg-1",
+             "labels: {scheduling.x-k8s.io/pod-group: pg, kueue.x-k8s.io/queue-name: lq}",
+             "nvidia.com/gpu: 1", "");
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 1); /* pg-1 joins pg-0 */
+  assert_int_equal(admitted_events(&r), 0);
+  sched_result_free(&r);
+  apply(m, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: fresh, "
+           "namespace: t}\nspec: {minMember: 2}\n");
+  for (int i = 0; i < 2; i++)
+    add_member(m, i ? "fresh-1" : "fresh-0",
+               "labels: {scheduling.x-k8s.io/pod-group: fresh, kueue.x-k8s.io/queue-name: lq}",
+               "nvidia.com/gpu: 1", "");
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(admitted_events(&r), 1);
+  sched_result_free(&r);
+  model_free(m);
+}
+
 /* Two flavors on two pools (f1 first, with f1_gpus of quota; f2 with 8), a node of 8 GPUs in
  * each, and a Kueue pod group t/grp of `total` pods queued in lq. */
 static void podset_cluster(model *m, int f1_gpus) {
@@ -1680,6 +1720,7 @@ int main(void) {
       cmocka_unit_test(test_admission_hold_and_drain),
       cmocka_unit_test(test_admission_fs_strategies),
       cmocka_unit_test(test_admission_gang_min),
+      cmocka_unit_test(test_admission_event_once),
       cmocka_unit_test(test_admission_gang_topology),
       cmocka_unit_test(test_admission_podset_order),
   };
