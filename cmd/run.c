@@ -42,6 +42,7 @@ typedef struct runner {
   uv_timer_t kueue_check; /* queueStatus auto: reads Kueue's Lease */
   kc_req *kueue_req;      /* that read, in flight */
   kueue_seen kueue;       /* what the last read said */
+  bool led;               /* the gate was open at the last tick */
 } runner;
 
 static int64_t now_ns(void) {
@@ -250,6 +251,10 @@ static void on_tick(uv_timer_t *t) {
   uint64_t now = uv_now(r->loop);
   bool ran = false;
   ts_err err;
+  if (r->gate.open != r->led) { /* leading again: another replica may have written status */
+    if (r->gate.open) live_queue_status_reset(r->l);
+    r->led = r->gate.open;
+  }
   if (r->stopping || !kc_informers_synced(r->inf) || !r->gate.open || live_busy(r->l)) return;
   if (!live_dirty(r->l) && now - r->last_cycle_ms < IDLE_CYCLE_MS) return;
   ts_err_clear(&err);

@@ -117,6 +117,7 @@ typedef struct qstat {
   bool active;           /* Active, as last seen */
   bool inflight;         /* a write is in flight (its token is this) */
   bool gone;             /* the queue went while a write was in flight: freed when it ends */
+  bool reset;            /* forgotten while a write was in flight: its answer is not kept */
   uint64_t seen;         /* the cycle that last reported it */
   char key[];            /* the map's key */
 } qstat;
@@ -692,6 +693,16 @@ void live_set_queue_status(live *l, int64_t interval_ns) {
   l->qstatus_ns = interval_ns;
 }
 
+void live_queue_status_reset(live *l) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  while (ts_map_next(&l->qstatus, &it, &s)) {
+    qstat *q = s->value;
+    q->written = 0, q->sent = false;
+    q->reset = q->inflight; /* an answer of the old term does not count */
+  }
+}
+
 static uint64_t mix(uint64_t h, const void *p, size_t n) {
   return (h ^ ts_hash(p, n)) * 0x9e3779b97f4a7c15ULL + 1;
 }
@@ -760,7 +771,8 @@ void live_queue_status_done(void *token, ts_rc r) {
     ts_free(q);
     return;
   }
-  if (r == TS_OK) q->written = q->sending; /* else tried again after the interval */
+  if (r == TS_OK && !q->reset) q->written = q->sending; /* else tried again after the interval */
+  q->reset = false;
 }
 
 /* Writes the status of the queues that changed; forgets the queues that are gone. */

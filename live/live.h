@@ -129,6 +129,10 @@ void live_get_stats(const live *l, live_stats *out);
  * is written after a cycle when it changed and at least interval_ns after its last write; a
  * failed write is tried again the same way), < 0 turns them off (the default). */
 void live_set_queue_status(live *l, int64_t interval_ns);
+/* Forgets what status was written: the next cycles write every queue's again (as soon as each
+ * write in flight ends). For a replica that becomes the leader again: another may have written
+ * since. */
+void live_queue_status_reset(live *l);
 /* A status write ended (the token given to queue_status). */
 void live_queue_status_done(void *token, ts_rc r);
 

@@ -561,7 +561,8 @@ static void answer_status(fixture *f, const char *text, ts_rc r) {
 }
 
 /* Queue status is written only when turned on, when it changed, at most once per interval per
- * queue; a failed write is tried again after the interval; a queue that went is forgotten. */
+ * queue (and again, changed or not, after a reset: leading again); a failed write is tried
+ * again after the interval; a queue that went is forgotten. */
 static void test_live_queue_status(void **state) {
   fixture *f = *state;
   feed(f, MODEL_ADDED, node_yaml);
@@ -579,16 +580,28 @@ static void test_live_queue_status(void **state) {
   answer_status(f, "status LocalQueue t/lq: pending 0, admitted 0", TS_OK);
   rec_clear(&f->r);
   assert_true(cycle_at(f, 101));
-  expect_calls(f, NULL, 0); /* unchanged */
+  expect_calls(f, NULL, 0);      /* unchanged */
+  live_queue_status_reset(f->l); /* leading again: written once more, unchanged as it is */
+  assert_true(cycle_at(f, 101));
+  {
+    const char *want[] = {"status ClusterQueue cq: pending 0, admitted 0, active",
+                          "status LocalQueue t/lq: pending 0, admitted 0"};
+    expect_calls(f, want, 2);
+  }
+  answer_status(f, "status ClusterQueue cq: pending 0, admitted 0, active", TS_OK);
+  answer_status(f, "status LocalQueue t/lq: pending 0, admitted 0", TS_OK);
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, 101));
+  expect_calls(f, NULL, 0);
   add_pod(f, MODEL_ADDED, "p", 1, ", labels: {kueue.x-k8s.io/queue-name: lq}", "");
   assert_true(cycle_at(f, 102));
   {
-    const char *want[] = {"bind t/p -> n1"}; /* changed, but written 2 s ago */
+    const char *want[] = {"bind t/p -> n1"}; /* changed, but written 1 s ago */
     expect_calls(f, want, 1);
   }
   answer(f, "bind t/p -> n1", TS_OK);
   rec_clear(&f->r);
-  assert_true(cycle_at(f, 110));
+  assert_true(cycle_at(f, 111));
   {
     const char *want[] = {"status ClusterQueue cq: pending 0, admitted 1, active",
                           "status LocalQueue t/lq: pending 0, admitted 1"};
@@ -597,9 +610,9 @@ static void test_live_queue_status(void **state) {
   answer_status(f, "status ClusterQueue cq: pending 0, admitted 1, active", TS_EHTTP);
   answer_status(f, "status LocalQueue t/lq: pending 0, admitted 1", TS_OK);
   rec_clear(&f->r);
-  assert_true(cycle_at(f, 115));
+  assert_true(cycle_at(f, 116));
   expect_calls(f, NULL, 0); /* the failed one waits for its interval */
-  assert_true(cycle_at(f, 120));
+  assert_true(cycle_at(f, 121));
   {
     const char *want[] = {"status ClusterQueue cq: pending 0, admitted 1, active"};
     expect_calls(f, want, 1);
@@ -611,7 +624,7 @@ static void test_live_queue_status(void **state) {
     void *token = f->r.calls[0].token;
     const char *want[] = {"status LocalQueue t/lq: pending 0, admitted 0"};
     rec_clear(&f->r);
-    assert_true(cycle_at(f, 121));
+    assert_true(cycle_at(f, 122));
     expect_calls(f, want, 1);
     live_queue_status_done(token, TS_OK);
     answer_status(f, want[0], TS_OK);
