@@ -26,7 +26,10 @@ typedef struct sim_args {
   int64_t until_s;
   uint64_t seed; /* --seed: fill mode's order */
   bool resume, json, fill;
+  int policy; /* --policy: a sched_scoring, -1 (the configuration's) or POLICY_ALL */
 } sim_args;
+
+#define POLICY_ALL SCHED_SCORING_COUNT
 
 static int usage(void) {
   fputs(
@@ -88,7 +91,9 @@ static bool parse_nodes(const char *s, sim_args *a) {
 
 static bool parse_args(int argc, char **argv, sim_args *a) {
   char *end = NULL;
+  sched_scoring sc;
   memset(a, 0, sizeof *a);
+  a->policy = -1;
   for (int i = 0; i < argc; i++) {
     const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(f, "--resume") || !strcmp(f, "--fill")) {
@@ -118,6 +123,10 @@ static bool parse_args(int argc, char **argv, sim_args *a) {
       ;
     else if (!strcmp(f, "--seed") && (a->seed = strtoull(v, &end, 10)) > 0 && !*end)
       ;
+    else if (!strcmp(f, "--policy") && !strcmp(v, "all"))
+      a->policy = POLICY_ALL;
+    else if (!strcmp(f, "--policy") && sched_scoring_parse(v, &sc))
+      a->policy = (int)sc;
     else {
       fprintf(stderr, "tessera simulate: %s %s: not understood\n", f, v);
       return false;
@@ -332,47 +341,52 @@ static void fill_text(const sim_args *a, const sim_trace *t, const sim_fill_resu
   printf("\n");
 }
 
-static int run_fill(const sim_args *a, model *m, const cfg_tessera *cfg, const sim_trace *t,
-                    const sim_opts *o) {
+/* Fill mode once: prints (unless quiet) and writes report (when not NULL); its summary, or
+ * NULL (*status says why). */
+static json_t *run_fill(const sim_args *a, model *m, const cfg_tessera *cfg, const sim_trace *t,
+                        const sim_opts *o, const char *report, bool quiet, int *status) {
   sim_fill_result f;
   ts_err err;
   json_t *j;
-  int status = 1;
+  *status = 1;
   ts_err_clear(&err);
   if (sim_fill(m, &cfg->sched, t, o, &f, &err) != TS_OK) {
     fprintf(stderr, "%stessera simulate: %s\n", o->progress ? "\n" : "", err.text);
-    return 1;
+    return NULL;
   }
   if (o->progress) fputc('\n', stderr);
   if ((j = fill_json(a, t, &f))) {
-    status = 0;
-    if (a->json) {
+    *status = 0;
+    json_object_set_new(j, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
+    if (quiet) {
+    } else if (a->json) {
       json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
       fputc('\n', stdout);
     } else {
       fill_text(a, t, &f);
     }
-    if (a->report) {
+    if (report) {
       char path[4096];
       FILE *out;
-      if (mkdir(a->report, 0755) != 0 && errno != EEXIST) status = 1;
-      snprintf(path, sizeof path, "%s/fill.json", a->report);
-      if (status == 0 && json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) status = 1;
-      snprintf(path, sizeof path, "%s/fill.csv", a->report);
-      if (status == 0 && (out = fopen(path, "w"))) {
+      snprintf(path, sizeof path, "%s", report);
+      if (mkdir(report, 0755) != 0 && errno != EEXIST) *status = 1;
+      snprintf(path, sizeof path, "%s/fill.json", report);
+      if (*status == 0 && json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+        *status = 1;
+      snprintf(path, sizeof path, "%s/fill.csv", report);
+      if (*status == 0 && (out = fopen(path, "w"))) {
         fprintf(out, "jobs_tried,gpus_asked,gpus_allocated\n");
         for (size_t i = 0; i < f.npoints; i++)
           fprintf(out, "%zu,%.0f,%.0f\n", i + 1, f.arrived[i], f.allocated[i]);
-        if (fclose(out) != 0) status = 1;
-      } else if (status == 0) {
-        status = 1;
+        if (fclose(out) != 0) *status = 1;
+      } else if (*status == 0) {
+        *status = 1;
       }
-      if (status) fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno));
+      if (*status) fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno));
     }
-    json_decref(j);
   }
   sim_fill_result_free(&f);
-  return status;
+  return j;
 }
 
 static bool load(model *m, const char *path, cmd_load_counts *c) {
@@ -381,18 +395,128 @@ static bool load(model *m, const char *path, cmd_load_counts *c) {
   return c->errors == 0;
 }
 
+/* A trace run once: prints (unless quiet) and writes report (when not NULL); its summary (with
+ * runSeconds), or NULL (*status says why). */
+static json_t *run_trace(const sim_args *a, model *m, const cfg_tessera *cfg, const sim_trace *t,
+                         const sim_opts *o, const char *report, bool quiet, int *status) {
+  sim_result r;
+  ts_err err;
+  double start = wall_s(), run_s;
+  json_t *summary;
+  *status = 1;
+  ts_err_clear(&err);
+  if (sim_run(m, &cfg->sched, t, o, &r, &err) != TS_OK) {
+    fprintf(stderr, "%stessera simulate: %s\n", o->progress ? "\n" : "", err.text);
+    return NULL;
+  }
+  if (o->progress) fputc('\n', stderr);
+  run_s = wall_s() - start;
+  if ((summary = summary_json(a, t, &r, run_s))) {
+    *status = 0;
+    json_object_set_new(summary, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
+    if (quiet) {
+    } else if (a->json) {
+      json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+      fputc('\n', stdout);
+    } else {
+      print_text(a, t, &r, run_s);
+    }
+    if (report) {
+      json_t *copy = json_deep_copy(summary);
+      json_object_del(copy, "runSeconds"); /* the report is the same for the same inputs */
+      *status = copy ? write_report(report, copy, t, &r) : 1;
+      json_decref(copy);
+    }
+  }
+  sim_result_free(&r);
+  return summary;
+}
+
+/* The cluster of the arguments, in a new model: NULL with *status set when it cannot be. */
+static model *build_model(const sim_args *a, cfg_tessera *cfg, int *status) {
+  cmd_load_counts cc = {0}, qc = {0};
+  model *m = model_new();
+  ts_err err;
+  ts_err_clear(&err);
+  *status = 1;
+  if (!m) return NULL;
+  if ((a->nodes && add_nodes(m, a, &err) != TS_OK) ||
+      (a->node_list && sim_nodes_read(a->node_list, m, &err) != TS_OK)) {
+    fprintf(stderr, "tessera simulate: %s\n", err.text);
+    *status = 2;
+  } else if ((a->cluster && !load(m, a->cluster, &cc)) || (a->queues && !load(m, a->queues, &qc))) {
+    *status = 2;
+  } else if (a->cluster && cmd_load_config(&cc, a->config != NULL, cfg, &err) != TS_OK) {
+    fprintf(stderr, "tessera simulate: %s: %s\n", a->cluster, err.text);
+    *status = 2;
+  } else {
+    *status = 0;
+  }
+  json_decref(cc.config);
+  json_decref(qc.config);
+  if (*status) {
+    model_free(m);
+    return NULL;
+  }
+  return m;
+}
+
+/* --policy all: one line per policy. */
+static void policy_table(const sim_args *a, json_t *rows) {
+  size_t i;
+  json_t *row;
+  if (a->fill) {
+    printf("%-12s %8s %8s %14s  %s\n", "policy", "placed", "failed", "first failure",
+           "unallocated GPUs % when the GPUs asked reach 100% / 120% / 150%");
+    json_array_foreach(rows, i, row) {
+      const json_t *curve = json_object_get(row, "curve");
+      const json_t *ff = json_object_get(json_object_get(row, "firstFailure"), "allocatedPercent");
+      printf("%-12s %8lld %8lld ", json_string_value(json_object_get(row, "policy")),
+             (long long)json_integer_value(json_object_get(row, "placed")),
+             (long long)json_integer_value(json_object_get(row, "failed")));
+      if (ff)
+        printf("%13.1f%%  ", json_real_value(ff));
+      else
+        printf("%14s  ", "-");
+      for (int k = 5; k <= 10; k += k == 5 ? 2 : 3) { /* 100, 120, 150 */
+        const json_t *u = json_object_get(json_array_get(curve, (size_t)k), "unallocatedPercent");
+        if (json_is_real(u))
+          printf(" %6.1f", json_real_value(u));
+        else
+          printf(" %6s", "-");
+      }
+      printf("\n");
+    }
+    return;
+  }
+  printf("%-12s %12s %6s %6s %8s   %-23s %-16s\n", "policy", "utilisation", "done", "never",
+         "preempt", "wait min p50/p95/p99", "JCT h p50/p95");
+  json_array_foreach(rows, i, row) {
+    const json_t *all = json_object_get(row, "all"), *w = json_object_get(all, "waitSeconds"),
+                 *c = json_object_get(all, "jctSeconds");
+    printf("%-12s %11.1f%% %6lld %6lld %8lld   %7.0f %7.0f %7.0f %7.1f %7.1f\n",
+           json_string_value(json_object_get(row, "policy")),
+           100 * json_real_value(json_object_get(row, "utilisation")),
+           (long long)json_integer_value(json_object_get(all, "done")),
+           (long long)json_integer_value(json_object_get(all, "neverStarted")),
+           (long long)json_integer_value(json_object_get(all, "preemptions")),
+           json_real_value(json_object_get(w, "p50")) / 60,
+           json_real_value(json_object_get(w, "p95")) / 60,
+           json_real_value(json_object_get(w, "p99")) / 60,
+           json_real_value(json_object_get(c, "p50")) / 3600,
+           json_real_value(json_object_get(c, "p95")) / 3600);
+  }
+}
+
 int cmd_simulate(int argc, char **argv) {
   sim_args a;
   sim_trace t;
-  sim_result r;
   cfg_tessera cfg;
-  cmd_load_counts cc = {0}, qc = {0};
-  model *m = NULL;
   progress pr = {0};
   sim_opts o = {.epoch_ns = EPOCH_NS};
   ts_err err;
-  int status = 1;
-  double start;
+  int status = 1, first, last;
+  json_t *rows;
   if (!parse_args(argc, argv, &a)) return usage();
   ts_err_clear(&err);
   if (cfg_tessera_setup(a.config, &cfg, &err) != TS_OK) {
@@ -404,59 +528,56 @@ int cmd_simulate(int argc, char **argv) {
     cfg_tessera_free(&cfg);
     return 2;
   }
-  if (!(m = model_new())) goto out;
-  if ((a.nodes && add_nodes(m, &a, &err) != TS_OK) ||
-      (a.node_list && sim_nodes_read(a.node_list, m, &err) != TS_OK)) {
-    fprintf(stderr, "tessera simulate: %s\n", err.text);
-    goto out;
-  }
-  if ((a.cluster && !load(m, a.cluster, &cc)) || (a.queues && !load(m, a.queues, &qc))) {
-    status = 2;
-    goto out;
-  }
-  if (a.cluster && cmd_load_config(&cc, a.config != NULL, &cfg, &err) != TS_OK) {
-    fprintf(stderr, "tessera simulate: %s: %s\n", a.cluster, err.text);
-    status = 2;
-    goto out;
-  }
-  o.until_s = a.until_s, o.resume = a.resume;
+  o.until_s = a.until_s, o.resume = a.resume, o.seed = a.seed;
   if (isatty(STDERR_FILENO)) {
     pr.span_s = t.n ? t.jobs[t.n - 1].submit_s : 0;
     if (a.until_s > 0 && a.until_s < pr.span_s) pr.span_s = a.until_s;
     o.progress = on_progress, o.progress_ud = &pr;
   }
-  o.seed = a.seed;
-  if (a.fill) {
-    status = run_fill(&a, m, &cfg, &t, &o);
-    goto out;
+  first = a.policy == POLICY_ALL ? 0 : a.policy;
+  last = a.policy == POLICY_ALL ? SCHED_SCORING_COUNT - 1 : a.policy;
+  rows = json_array();
+  for (int p = first; rows && p <= last; p++) { /* p = -1: the configuration's policy */
+    model *m = build_model(&a, &cfg, &status);
+    char dir[2048];
+    json_t *row;
+    if (!m) break;
+    if (p >= 0) cfg.sched.scoring = (sched_scoring)p;
+    if (a.report && a.policy == POLICY_ALL) {
+      if (mkdir(a.report, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "tessera simulate: %s: %s\n", a.report, strerror(errno));
+        model_free(m);
+        status = 1;
+        break;
+      }
+      snprintf(dir, sizeof dir, "%.2000s/%s", a.report, sched_scoring_name((sched_scoring)p));
+    } else if (a.report) {
+      snprintf(dir, sizeof dir, "%.2000s", a.report);
+    }
+    row = a.fill ? run_fill(&a, m, &cfg, &t, &o, a.report ? dir : NULL, a.policy == POLICY_ALL,
+                            &status)
+                 : run_trace(&a, m, &cfg, &t, &o, a.report ? dir : NULL, a.policy == POLICY_ALL,
+                             &status);
+    model_free(m);
+    if (!row || status) {
+      json_decref(row);
+      break;
+    }
+    json_array_append_new(rows, row);
   }
-  start = wall_s();
-  if (sim_run(m, &cfg.sched, &t, &o, &r, &err) != TS_OK) {
-    fprintf(stderr, "%stessera simulate: %s\n", o.progress ? "\n" : "", err.text);
-    goto out;
-  }
-  if (o.progress) fputc('\n', stderr);
-  {
-    double run_s = wall_s() - start;
-    json_t *summary = summary_json(&a, &t, &r, run_s);
-    status = summary ? 0 : 1;
-    if (summary && a.json) {
-      json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+  if (status == 0 && a.policy == POLICY_ALL) {
+    if (a.json) {
+      json_t *o2 = json_pack("{s:o}", "policies", json_incref(rows));
+      json_dumpf(o2, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
       fputc('\n', stdout);
-    } else if (summary) {
-      print_text(&a, &t, &r, run_s);
+      json_decref(o2);
+    } else {
+      printf("%s (%s), %zu jobs, %s\n", a.trace, t.format, t.n,
+             a.fill ? "fill mode" : "replayed in virtual time");
+      policy_table(&a, rows);
     }
-    if (summary && a.report) {
-      json_object_del(summary, "runSeconds"); /* the report is the same for the same inputs */
-      status = write_report(a.report, summary, &t, &r);
-    }
-    json_decref(summary);
   }
-  sim_result_free(&r);
-out:
-  json_decref(cc.config);
-  json_decref(qc.config);
-  model_free(m);
+  json_decref(rows);
   sim_trace_free(&t);
   cfg_tessera_free(&cfg);
   return status;

@@ -429,12 +429,11 @@ json_t *cfg_tessera_json(const cfg_tessera *c) {
                 "s:{s:b, s:{s:b, s:o}, s:{s:b, s:o, s:o, s:o}, s:o}, "
                 "s:{s:b, s:s, s:s, s:o, s:o, s:o}, s:s, s:s, s:{s:o, s:o}, s:{s:s, s:s, s:o}}",
                 "apiVersion", CFG_API_VERSION, "kind", CFG_KIND, "schedulerName", s->scheduler_name,
-                "scoring", s->scoring == SCHED_SPREAD ? "spread" : "binpack", "topology", "levels",
-                levels, "queueing", "manageJobsWithoutQueueName", q->manage_jobs_without_queue,
-                "fairSharing", "enable", q->fair_sharing, "preemptionStrategies", strategies,
-                "waitForPodsReady", "enable", s->wait_for_pods_ready, "timeout",
-                dur(s->pods_ready_timeout_ns / 1000000), "requeuingBackoffBase",
-                dur(s->requeue_base_ns / 1000000), "requeuingBackoffMax",
+                "scoring", sched_scoring_name(s->scoring), "topology", "levels", levels, "queueing",
+                "manageJobsWithoutQueueName", q->manage_jobs_without_queue, "fairSharing", "enable",
+                q->fair_sharing, "preemptionStrategies", strategies, "waitForPodsReady", "enable",
+                s->wait_for_pods_ready, "timeout", dur(s->pods_ready_timeout_ns / 1000000),
+                "requeuingBackoffBase", dur(s->requeue_base_ns / 1000000), "requeuingBackoffMax",
                 dur(s->requeue_max_ns / 1000000), "deviceClassMappings", maps, "leaderElection",
                 "enable", c->leader.enable, "leaseName", c->leader.name, "leaseNamespace",
                 c->leader.ns, "leaseDuration", dur(c->leader.lease_ms), "renewDeadline",
@@ -479,9 +478,10 @@ static ts_rc parse_root(cdec *d, json_t *root, cfg_tessera *c) {
       (rc = check_address(d, "metricsAddress", c->metrics_address)))
     return rc;
   if (*name) c->sched.scheduler_name = ts_intern_cstr(name);
-  if (*scoring && strcmp(scoring, "binpack") && strcmp(scoring, "spread"))
-    return fail(d, "scoring", "supported values: \"binpack\", \"spread\"");
-  if (*scoring) c->sched.scoring = strcmp(scoring, "spread") ? SCHED_BINPACK : SCHED_SPREAD;
+  if (*scoring && !sched_scoring_parse(scoring, &c->sched.scoring))
+    return fail(d, "scoring",
+                "supported values: \"binpack\", \"spread\", \"first-fit\", \"best-fit\", "
+                "\"dot-product\"");
   return TS_OK;
 }
 

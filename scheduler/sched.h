@@ -14,9 +14,19 @@
 /* ---- the cycle ------------------------------------------------------------------------ */
 
 typedef enum sched_scoring {
-  SCHED_BINPACK, /* fill partly used nodes first (GPUs first, then cpu and memory) */
-  SCHED_SPREAD,  /* prefer the least used nodes */
+  SCHED_BINPACK,     /* fill partly used nodes first (GPUs first, then cpu and memory) */
+  SCHED_SPREAD,      /* prefer the least used nodes */
+  SCHED_FIRST_FIT,   /* the first feasible node by name (a baseline) */
+  SCHED_BEST_FIT,    /* the node left with the least free GPU, CPU and memory (a baseline) */
+  SCHED_DOT_PRODUCT, /* the node whose free resources align best with the request (Tetris's
+                        dot product; a baseline) */
+  SCHED_SCORING_COUNT
 } sched_scoring;
+
+/* "binpack", "spread", "first-fit", "best-fit", "dot-product" (static), and back: false when
+ * the name is none of them. */
+const char *sched_scoring_name(sched_scoring s);
+bool sched_scoring_parse(const char *name, sched_scoring *out);
 
 #define SCHED_MAX_TOPOLOGY 8 /* topology levels */
 

@@ -241,13 +241,56 @@ void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s) 
   }
 }
 
+static const char *const scoring_names[SCHED_SCORING_COUNT] = {"binpack", "spread", "first-fit",
+                                                               "best-fit", "dot-product"};
+
+const char *sched_scoring_name(sched_scoring s) {
+  return (unsigned)s < SCHED_SCORING_COUNT ? scoring_names[s] : "?";
+}
+
+bool sched_scoring_parse(const char *name, sched_scoring *out) {
+  for (int i = 0; i < SCHED_SCORING_COUNT; i++)
+    if (!strcmp(name, scoring_names[i])) {
+      *out = (sched_scoring)i;
+      return true;
+    }
+  return false;
+}
+
+/* The baselines of the FGD paper's comparison, on GPUs, CPU and memory (higher is better, the
+ * node name breaks ties). Best fit: least free capacity left after the placement (the mean over
+ * the resources the node has of the free share). Dot product: the mean over them of (request /
+ * capacity) x (free / capacity) before it. First fit: no preference. In the GPU field of the
+ * score (below SCORE_SCALE: classes.c packs it in 20 bits), no tier. */
+static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_t node) {
+  int64_t score = 0, counted = 0;
+  int res[2 + SCHED_MAX_GPU_RESOURCES], nres = 2;
+  int64_t req[2 + SCHED_MAX_GPU_RESOURCES];
+  if (v->cfg->scoring == SCHED_FIRST_FIT) return 0;
+  res[0] = MODEL_RES_CPU, req[0] = s->cpu, res[1] = MODEL_RES_MEMORY, req[1] = s->mem;
+  for (int g = 0; g < s->ngpu; g++) res[nres] = s->gpu[g], req[nres++] = s->gpu_req[g];
+  for (int k = 0; k < nres; k++) {
+    const sched_cap *c = &v->cap[(size_t)node * (size_t)v->stride + (size_t)res[k]];
+    if (c->alloc <= 0) continue;
+    counted++;
+    if (v->cfg->scoring == SCHED_BEST_FIT) /* the used share after */
+      score += util_after(v, node, res[k], req[k]);
+    else /* dot product: (request share) x (free share before) */
+      score += (int64_t)((double)req[k] * c->inv *
+                         (double)(SCORE_SCALE - util_after(v, node, res[k], 0)) / SCORE_SCALE);
+  }
+  return counted ? score / counted << 30 : 0;
+}
+
 /* Score = tier (a pod without GPUs avoids GPU nodes), then GPU utilisation over the GPU
  * resources the pod asks for, then the mean of cpu and memory utilisation; bin-packing
  * prefers high utilisation, spreading low. Utilisations are integers (millionths) so that
- * equal scores tie exactly and the node name decides. */
+ * equal scores tie exactly and the node name decides. The baselines (first fit, best fit, dot
+ * product) score as their papers define them, without the tier. */
 int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
   int64_t gpu = 0, cpumem, tier = s->ngpu || s->dra_devices || !v->has_gpu[node];
   int parts = s->ngpu;
+  if (v->cfg->scoring >= SCHED_FIRST_FIT) return baseline_score(v, s, node);
   for (int g = 0; g < s->ngpu; g++) gpu += util_after(v, node, s->gpu[g], s->gpu_req[g]);
   if (s->dra_devices) { /* devices the node's DRA slices have in use after the placement */
     uint32_t used, total;

@@ -27,7 +27,17 @@ cmp -s "$html" "$dir/b/report.html" || fail "report.html differs between two run
 "$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --output json >"$dir/j" ||
   fail "--output json failed"
 grep -q '"utilisation": 0.8125' "$dir/j" || fail "JSON: $(head -c 300 "$dir/j")"
+# --policy all: every policy on the same inputs, a table and a report per policy.
+"$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --policy all --report "$dir/all" >"$dir/all.out" ||
+  fail "--policy all failed"
+for p in binpack spread first-fit best-fit dot-product; do
+  grep -q "^$p  *81.2%" "$dir/all.out" || fail "--policy all: no row for $p: $(cat "$dir/all.out")"
+  [ -f "$dir/all/$p/report.html" ] || fail "--policy all: no report for $p"
+done
+grep -q '"policy": "first-fit"' "$dir/all/first-fit/summary.json" || fail "first-fit's summary"
 # Usage and input errors: status 2 and a message naming the problem.
+err=$("$T" simulate --trace $S/trace.csv --nodes 2x8 --policy worst-fit 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q -- '--policy worst-fit: not understood' || fail "bad --policy: $err"
 err=$("$T" simulate --trace $S/trace.csv 2>&1)
 [ $? -eq 2 ] || fail "no cluster: want status 2"
 echo "$err" | grep -q 'give --trace, and --nodes or --cluster' || fail "no cluster: $err"

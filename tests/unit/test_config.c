@@ -522,7 +522,7 @@ static void test_config_json_round_trip(void **state) {
       const char *y = "queueing: {fairSharing: {enable: true, preemptionStrategies: "
                       "[LessThanInitialShare]}, waitForPodsReady: {enable: true, timeout: 90s}}\n"
                       "leaderElection: {renewDeadline: 1500ms, retryPeriod: 200ms}\n"
-                      "queueStatus: {mode: off, interval: 1m30s}\nscoring: spread\n"
+                      "queueStatus: {mode: off, interval: 1m30s}\nscoring: dot-product\n"
                       "api: {eventInterval: \"0\"}\n";
       assert_int_equal(cfg_tessera_parse(y, strlen(y), &a, &e), TS_OK);
     }
@@ -534,6 +534,7 @@ static void test_config_json_round_trip(void **state) {
     if (!json_equal(ja, jb)) fail_msg("not the same after a round trip:\n%s", text);
     if (i) {
       assert_non_null(strstr(text, "\"timeout\":\"1m30s\""));
+      assert_non_null(strstr(text, "\"scoring\":\"dot-product\""));
       assert_non_null(strstr(text, "\"renewDeadline\":\"1500ms\""));
       assert_non_null(strstr(text, "\"interval\":\"1m30s\""));
       assert_non_null(strstr(text, "\"weight\":\"500m\""));
@@ -602,7 +603,8 @@ static void test_tessera_errors(void **state) {
   int64_t ms;
   (void)state;
   bad_config("schedulerNmae: x\n", "tessera.yaml: schedulerNmae: unknown field");
-  bad_config("scoring: best\n", "tessera.yaml: scoring: supported values: \"binpack\", \"spread\"");
+  bad_config("scoring: best\n", "tessera.yaml: scoring: supported values: \"binpack\", \"spread\", "
+                                "\"first-fit\", \"best-fit\", \"dot-product\"");
   bad_config("leaderElection: {renewDeadline: 20s}\n",
              "tessera.yaml: leaderElection.renewDeadline: must be less than leaseDuration");
   bad_config("leaderElection: {leaseDuration: 15}\n",

@@ -248,7 +248,7 @@ static void test_runs_match_full_scan(void **state) {
                                  "cpu: \"2\", memory: 4Gi", "nvidia.com/gpu: 4"};
   (void)state;
   srand(7);
-  for (int round = 0; round < 20; round++) {
+  for (int round = 0; round < 25; round++) {
     model *m = model_new();
     const char *out[400];
     int npods = 0;
@@ -274,7 +274,7 @@ static void test_runs_match_full_scan(void **state) {
         add_pod(m, name, created, shape, extra);
       }
     }
-    reference(m, round % 2 ? SCHED_SPREAD : SCHED_BINPACK, out, (size_t)npods);
+    reference(m, (sched_scoring)(round % SCHED_SCORING_COUNT), out, (size_t)npods); /* each */
     model_free(m);
   }
   /* The rounds exercise both outcomes, many times. */
@@ -331,6 +331,46 @@ static int count_on(const sched_result *r, const char *node) {
   for (size_t i = 0; i < r->ndecisions; i++)
     if (r->decisions[i].kind == SCHED_BIND && !strcmp(r->decisions[i].node->obj.name, node)) n++;
   return n;
+}
+
+/* The FGD paper's baselines on three nodes: a (8 GPUs, 2 used), b (8 GPUs, 6 used), c (4 GPUs,
+ * none used), and a pod of 2 GPUs. First fit: a, the first by name. Best fit: b, left with the
+ * least free. Dot product: c, where its request is the largest share and the most is free
+ * (GPU 0.5 x 1 against 0.25 x 0.75 and 0.25 x 0.25). Bin-packing b, spreading a (a and c end
+ * half used; a comes first). And each name parses back to its policy. */
+static void test_scoring_baselines(void **state) {
+  static const struct {
+    sched_scoring s;
+    const char *name, *node;
+  } want[] = {{SCHED_FIRST_FIT, "first-fit", "a"},
+              {SCHED_BEST_FIT, "best-fit", "b"},
+              {SCHED_DOT_PRODUCT, "dot-product", "c"},
+              {SCHED_BINPACK, "binpack", "b"},
+              {SCHED_SPREAD, "spread", "a"}};
+  model *m = model_new();
+  (void)state;
+  gpu_node(m, "a", "pool: x", 8);
+  gpu_node(m, "b", "pool: x", 8);
+  gpu_node(m, "c", "pool: x", 4);
+  apply(m, "apiVersion: v1\nkind: Pod\nmetadata: {name: on-a, namespace: t}\nspec: {nodeName: a, "
+           "containers: [{resources: {limits: {nvidia.com/gpu: 2}}}]}\nstatus: {phase: Running}\n");
+  apply(m, "apiVersion: v1\nkind: Pod\nmetadata: {name: on-b, namespace: t}\nspec: {nodeName: b, "
+           "containers: [{resources: {limits: {nvidia.com/gpu: 6}}}]}\nstatus: {phase: Running}\n");
+  add_pod(m, "p", "2026-01-01T00:00:00Z", "nvidia.com/gpu: 2, cpu: \"1\"", "");
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+    sched_result r = run(m, want[i].s);
+    sched_scoring back;
+    if (strcmp(node_of(&r, "p"), want[i].node))
+      fail_msg("%s: p on %s, want %s", want[i].name, node_of(&r, "p"), want[i].node);
+    assert_string_equal(sched_scoring_name(want[i].s), want[i].name);
+    assert_true(sched_scoring_parse(want[i].name, &back) && back == want[i].s);
+    sched_result_free(&r);
+  }
+  {
+    sched_scoring back = SCHED_BINPACK;
+    assert_false(sched_scoring_parse("worst-fit", &back));
+  }
+  model_free(m);
 }
 
 static void test_gang_all_or_nothing(void **state) {
@@ -1721,6 +1761,7 @@ int main(void) {
       cmocka_unit_test(test_admission_fs_strategies),
       cmocka_unit_test(test_admission_gang_min),
       cmocka_unit_test(test_admission_event_once),
+      cmocka_unit_test(test_scoring_baselines),
       cmocka_unit_test(test_admission_gang_topology),
       cmocka_unit_test(test_admission_podset_order),
   };
