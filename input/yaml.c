@@ -369,10 +369,11 @@ static ts_rc parse_document(yconv *c, in_docs *docs) {
   return TS_OK;
 }
 
-/* Where the document holding offset off starts: the last "---" line before it, or 0. */
-static size_t document_start(const char *text, size_t off) {
+/* Where the document holding offset off starts: the last "---" line before it, or 0. text has
+ * len bytes (not terminated): a marker must lie within them. */
+static size_t document_start(const char *text, size_t len, size_t off) {
   for (size_t i = off; i-- > 0;)
-    if ((i == 0 || text[i - 1] == '\n') && !strncmp(text + i, "---", 3) &&
+    if ((i == 0 || text[i - 1] == '\n') && i + 3 <= len && !memcmp(text + i, "---", 3) &&
         (i + 3 >= off || strchr(" \t\r\n", text[i + 3])))
       return i;
   return 0;
@@ -414,7 +415,7 @@ ts_rc in_yaml_parse(const char *text, size_t len, in_docs *docs, ts_err *err) {
   ts_rc rc = parse_stream(text, len, docs, e, &bad);
   /* libyaml decodes ahead of the parser: an invalid byte fails documents before it. Parse the
    * text up to the document that holds the byte again, keeping the real error. */
-  if (rc == TS_EPARSE && bad != SIZE_MAX && (end = document_start(text, bad)) > 0) {
+  if (rc == TS_EPARSE && bad != SIZE_MAX && (end = document_start(text, len, bad)) > 0) {
     ts_err first = *e, again;
     while (docs->n > n0) {
       docs->n--;

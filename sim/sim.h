@@ -9,6 +9,8 @@
 #ifndef SIM_H
 #define SIM_H
 
+#include <stdio.h>
+
 #include "common/ts.h"
 #include "model/model.h"
 #include "scheduler/sched.h"
@@ -44,6 +46,8 @@ typedef struct sim_trace {
  * creation to deletion, or to the trace's last time when it has none), told apart by the
  * header. Errors name the line and the field. */
 ts_rc sim_trace_read(const char *path, sim_trace *out, ts_err *err);
+/* The same from an open stream (read to its end, not closed); path names it in errors. */
+ts_rc sim_trace_readf(FILE *fp, const char *path, sim_trace *out, ts_err *err);
 
 /* An openb node list (sn,cpu_milli,memory_mib,gpu,model) as Node objects applied to m: each
  * with its CPUs, memory and nvidia.com/gpu, labelled nvidia.com/gpu.product=model. */

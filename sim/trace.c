@@ -142,6 +142,7 @@ static ts_rc openb_row(rd *r, char **f, bool short_list, sim_job *j) {
     return rc;
   if (gpus > 1 && milli != 1000) return fail(r, "gpu_milli", "must be 1000 for several GPUs", f[4]);
   if (gpus && !milli) return fail(r, "gpu_milli", "must not be 0 for a GPU pod", f[4]);
+  if (!gpus && milli) return fail(r, "gpu_milli", "must be 0 for a pod without GPUs", f[4]);
   if (deleted >= 0 && deleted < created)
     return fail(r, "deletion_time", "is before creation_time", f[9]);
   j->pods = 1;
@@ -208,8 +209,11 @@ static int key_cmp(const void *a, const void *b) {
 
 /* By submit time, equal times in the trace's order. */
 static ts_rc sort_jobs(sim_trace *t) {
-  order_key *k = ts_malloc((t->n + 1) * sizeof *k);
-  sim_job *tmp = ts_malloc((t->n + 1) * sizeof *tmp);
+  order_key *k;
+  sim_job *tmp;
+  if (!t->n) return TS_OK; /* a header alone */
+  k = ts_malloc((t->n + 1) * sizeof *k);
+  tmp = ts_malloc((t->n + 1) * sizeof *tmp);
   if (!k || !tmp) {
     ts_free(k);
     ts_free(tmp);
@@ -226,6 +230,15 @@ static ts_rc sort_jobs(sim_trace *t) {
 
 ts_rc sim_trace_read(const char *path, sim_trace *out, ts_err *err) {
   FILE *fp = fopen(path, "r");
+  ts_rc rc;
+  memset(out, 0, sizeof *out);
+  if (!fp) return ts_err_set(err, TS_EIO, "%s: %s", path, strerror(errno));
+  rc = sim_trace_readf(fp, path, out, err);
+  fclose(fp);
+  return rc;
+}
+
+ts_rc sim_trace_readf(FILE *fp, const char *path, sim_trace *out, ts_err *err) {
   char *line = NULL, *f[MAX_FIELDS];
   size_t cap = 0, jcap = 0;
   ssize_t len;
@@ -236,7 +249,6 @@ ts_rc sim_trace_read(const char *path, sim_trace *out, ts_err *err) {
   const char *itp_queue = NULL;
   ts_rc rc = TS_OK;
   memset(out, 0, sizeof *out);
-  if (!fp) return ts_err_set(err, TS_EIO, "%s: %s", path, strerror(errno));
   while (rc == TS_OK && (len = getline(&line, &cap, fp)) >= 0) {
     int n;
     r.line++;
@@ -290,7 +302,6 @@ ts_rc sim_trace_read(const char *path, sim_trace *out, ts_err *err) {
     }
   }
   free(line);
-  fclose(fp);
   if (rc == TS_OK && !header) rc = ts_err_set(err, TS_EPARSE, "%s: empty trace", path);
   if (rc == TS_OK && fmt == FMT_ITP) /* rebased to 0, as the neutral files are */
     for (size_t i = 0; i < out->n; i++) out->jobs[i].submit_s -= first;

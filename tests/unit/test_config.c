@@ -241,6 +241,16 @@ static void test_bad_bytes_and_long_strings(void **state) {
   assert_non_null(strstr(e.text, "is longer than the limit of 4194304"));
   assert_null(v);
   free(big);
+  { /* an invalid byte, then a "--" at the very end of a text that is not terminated: the
+       search for the document's "---" stays within the text (found by fuzz_config) */
+    char *t = malloc(5);
+    assert_non_null(t);
+    memcpy(t, "\xfe\xff\n--", 5);
+    memset(&docs, 0, sizeof docs);
+    assert_int_equal(in_yaml_parse(t, 5, &docs, &e), TS_EPARSE);
+    in_docs_free(&docs);
+    free(t);
+  }
 }
 
 /* Links back to a directory (a -> ., b -> .) once made the walk read ~2^33 directories, and
