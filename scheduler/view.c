@@ -283,7 +283,8 @@ static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_
 }
 
 /* Score = tier (a pod without GPUs avoids GPU nodes), then GPU utilisation over the GPU
- * resources the pod asks for, then the mean of cpu and memory utilisation; bin-packing
+ * resources the pod asks for (for a pod without GPUs, bin-packing: the node's GPU utilisation),
+ * then the mean of cpu and memory utilisation; bin-packing
  * prefers high utilisation, spreading low. Utilisations are integers (millionths) so that
  * equal scores tie exactly and the node name decides. The baselines (first fit, best fit, dot
  * product) score as their papers define them, without the tier. */
@@ -301,6 +302,16 @@ int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
     parts++;
   }
   if (parts > 1) gpu /= parts;
+  /* Bin-packing a pod without GPUs onto GPU nodes (when it must): the one with the fewest GPUs
+   * free, so that its CPU and memory do not strand the GPUs of a node that still has some. On
+   * openb's GPU nodes this took the GPUs left unallocated by a full cluster from 9.3% to 1.9%
+   * (README, tessera simulate). */
+  if (!parts && v->has_gpu[node] && v->cfg->scoring == SCHED_BINPACK)
+    for (int g = 0; g < v->ngpu; g++) {
+      int64_t u = util_after(v, node, v->gpu[g], 0);
+      if (v->cap[(size_t)node * (size_t)v->stride + (size_t)v->gpu[g]].alloc > 0 && u > gpu)
+        gpu = u;
+    }
   cpumem =
       (util_after(v, node, MODEL_RES_CPU, s->cpu) + util_after(v, node, MODEL_RES_MEMORY, s->mem)) /
       2;

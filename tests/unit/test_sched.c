@@ -373,6 +373,27 @@ static void test_scoring_baselines(void **state) {
   model_free(m);
 }
 
+/* On a cluster of GPU nodes only, bin-packing puts a pod without GPUs where the fewest GPUs are
+ * free (b: all 8 used), so that it does not strand the GPUs of a node that has some (a: none
+ * used, first by name); spreading does not. */
+static void test_cpu_pod_on_gpu_nodes(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  gpu_node(m, "a", "pool: x", 8);
+  gpu_node(m, "b", "pool: x", 8);
+  apply(m, "apiVersion: v1\nkind: Pod\nmetadata: {name: on-b, namespace: t}\nspec: {nodeName: b, "
+           "containers: [{resources: {limits: {nvidia.com/gpu: 8}}}]}\nstatus: {phase: Running}\n");
+  add_pod(m, "cpu", "2026-01-01T00:00:00Z", "cpu: \"8\"", "");
+  r = run(m, SCHED_BINPACK);
+  assert_string_equal(node_of(&r, "cpu"), "b");
+  sched_result_free(&r);
+  r = run(m, SCHED_SPREAD);
+  assert_string_equal(node_of(&r, "cpu"), "a");
+  sched_result_free(&r);
+  model_free(m);
+}
+
 static void test_gang_all_or_nothing(void **state) {
   model *m = model_new();
   sched_result r;
@@ -1762,6 +1783,7 @@ int main(void) {
       cmocka_unit_test(test_admission_gang_min),
       cmocka_unit_test(test_admission_event_once),
       cmocka_unit_test(test_scoring_baselines),
+      cmocka_unit_test(test_cpu_pod_on_gpu_nodes),
       cmocka_unit_test(test_admission_gang_topology),
       cmocka_unit_test(test_admission_podset_order),
   };
