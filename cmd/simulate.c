@@ -358,18 +358,17 @@ static json_t *run_fill(const sim_args *a, model *m, const cfg_tessera *cfg, con
   if ((j = fill_json(a, t, &f))) {
     *status = 0;
     json_object_set_new(j, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
-    if (quiet) {
-    } else if (a->json) {
+    if (!quiet && a->json) {
       json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
       fputc('\n', stdout);
-    } else {
+    } else if (!quiet) {
       fill_text(a, t, &f);
     }
     if (report) {
       char path[4096];
       FILE *out;
-      snprintf(path, sizeof path, "%s", report);
-      if (mkdir(report, 0755) != 0 && errno != EEXIST) *status = 1;
+      snprintf(path, sizeof path, "%.2000s", report);
+      if (mkdir(report, 0755) != 0 && errno != EEXIST) *status = 1; /* path names it */
       snprintf(path, sizeof path, "%s/fill.json", report);
       if (*status == 0 && json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
         *status = 1;
@@ -414,11 +413,10 @@ static json_t *run_trace(const sim_args *a, model *m, const cfg_tessera *cfg, co
   if ((summary = summary_json(a, t, &r, run_s))) {
     *status = 0;
     json_object_set_new(summary, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
-    if (quiet) {
-    } else if (a->json) {
+    if (!quiet && a->json) {
       json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
       fputc('\n', stdout);
-    } else {
+    } else if (!quiet) {
       print_text(a, t, &r, run_s);
     }
     if (report) {
