@@ -112,6 +112,6 @@ void replay_dra_summary(FILE *out, json_t *summary, const model *m, const sched_
 struct sim_trace;
 struct sim_result;
 int simulate_html(const char *path, const char *trace, const struct sim_trace *t,
-                  const struct sim_result *r, bool resume);
+                  const struct sim_result *r, bool resume, bool fair_sharing);
 
 #endif

@@ -265,7 +265,8 @@ static int write_report(const char *dir, json_t *summary, const sim_trace *t, co
   if (fclose(f) != 0) goto fail;
   snprintf(path, sizeof path, "%s/report.html", dir);
   if (simulate_html(path, json_string_value(json_object_get(summary, "trace")), t, r,
-                    !strcmp(json_string_value(json_object_get(summary, "preempted")), "resume")))
+                    !strcmp(json_string_value(json_object_get(summary, "preempted")), "resume"),
+                    json_is_true(json_object_get(summary, "fairSharing"))))
     goto fail;
   snprintf(path, sizeof path, "%s/jobs.csv", dir);
   if (!(f = fopen(path, "w"))) goto fail;
@@ -413,6 +414,7 @@ static json_t *run_trace(const sim_args *a, model *m, const cfg_tessera *cfg, co
   if ((summary = summary_json(a, t, &r, run_s))) {
     *status = 0;
     json_object_set_new(summary, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
+    json_object_set_new(summary, "fairSharing", json_boolean(cfg->sched.queueing.fair_sharing));
     if (!quiet && a->json) {
       json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
       fputc('\n', stdout);

@@ -152,7 +152,7 @@ static void stats_row(FILE *f, const sim_stats *s, const char *name) {
 }
 
 int simulate_html(const char *path, const char *trace, const sim_trace *t, const sim_result *r,
-                  bool resume) {
+                  bool resume, bool fair_sharing) {
   FILE *f = fopen(path, "w");
   double ymax, wsum = 0;
   char buf[160];
@@ -189,10 +189,17 @@ int simulate_html(const char *path, const char *trace, const sim_trace *t, const
   series(f, r, 0, ymax, palette[0]);
   fputs("</svg>\n", f);
   for (size_t q = 0; q < r->nqueues; q++) wsum += r->queues[q].weight;
-  fputs("<h2>GPUs held per queue</h2>\n<p class=\"note\">Each queue's GPUs over time (solid) and "
-        "its weight's share of the cluster (dashed): weight / sum of weights &times; GPUs. A queue "
-        "above its line is using what others left idle, or more than its share.</p>\n<p>",
-        f);
+  if (fair_sharing)
+    fputs("<h2>GPUs held per queue</h2>\n<p class=\"note\">Each queue's GPUs over time (solid) "
+          "and its weight's share of the cluster (dashed): weight / sum of weights &times; GPUs. "
+          "A queue above its line is using what others left idle, or more than its share.</p>\n"
+          "<p>",
+          f);
+  else
+    fputs("<h2>GPUs held per queue</h2>\n<p class=\"note\">Each queue's GPUs over time. Fair "
+          "sharing is off (tessera.yaml), so weights do not act and no share line is drawn.</p>\n"
+          "<p>",
+          f);
   for (size_t q = 0; q < r->nqueues; q++) {
     snprintf(buf, sizeof buf, "%s (weight %g)", *r->queues[q].queue ? r->queues[q].queue : "(none)",
              r->queues[q].weight);
@@ -200,7 +207,7 @@ int simulate_html(const char *path, const char *trace, const sim_trace *t, const
   }
   fputs("</p>\n", f);
   axes(f, r, ymax, "GPUs");
-  for (size_t q = 0; q < r->nqueues && wsum > 0; q++)
+  for (size_t q = 0; fair_sharing && q < r->nqueues && wsum > 0; q++)
     hline(f, (double)r->gpus_total * r->queues[q].weight / wsum, ymax, palette[q % NCOLORS]);
   for (size_t q = 0; q < r->nqueues; q++) series(f, r, 4 + (int)q, ymax, palette[q % NCOLORS]);
   fputs("</svg>\n", f);
