@@ -36,6 +36,15 @@ for p in binpack spread first-fit best-fit dot-product; do
   [ -f "$dir/all/$p/report.html" ] || fail "--policy all: no report for $p"
 done
 grep -q '"policy": "first-fit"' "$dir/all/first-fit/summary.json" || fail "first-fit's summary"
+# --cluster: the bundled example cluster, whose GPU nodes are tainted nvidia.com/gpu:NoSchedule
+# as the GPU operator leaves them; the trace's GPU pods tolerate it as the API server's
+# ExtendedResourceToleration admission makes them, and run.
+"$T" simulate --trace $S/trace.csv --cluster examples/cluster --report "$dir/c" >"$dir/c.out" ||
+  fail "--cluster failed: $(cat "$dir/c.out")"
+grep -q 'cluster 48 GPUs' "$dir/c.out" || fail "--cluster: $(head -1 "$dir/c.out")"
+# b1 and a2 fit beside the cluster's running jobs (a1, two whole 8-GPU nodes, does not).
+grep -q '^b1,team-b,10,10,10,60,0$' "$dir/c/jobs.csv" && grep -q '^a2,team-a,20,20,20,50,0$' "$dir/c/jobs.csv" ||
+  fail "--cluster: jobs not run: $(cat "$dir/c/jobs.csv")"
 # Usage and input errors: status 2 and a message naming the problem.
 err=$("$T" simulate --trace $S/trace.csv --nodes 2x8 --policy worst-fit 2>&1)
 [ $? -eq 2 ] && echo "$err" | grep -q -- '--policy worst-fit: not understood' || fail "bad --policy: $err"

@@ -183,6 +183,10 @@ static ts_rc submit(sim *s, size_t i, int64_t now) {
     if (spec && job->has_priority)
       json_object_set_new(spec, "priority", json_integer(job->priority));
     if (spec && job->gpu_spec) json_object_set_new(spec, "affinity", gpu_models(job->gpu_spec));
+    if (spec && job->gpus) /* as the API server's ExtendedResourceToleration admission adds it */
+      json_object_set_new(spec, "tolerations",
+                          json_pack("[{s:s, s:s, s:s}]", "key", "nvidia.com/gpu", "operator",
+                                    "Exists", "effect", "NoSchedule"));
     rc = apply(s, json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:o}, s:o}", "apiVersion", "v1", "kind",
                             "Pod", "metadata", "name", name, "namespace", q->ns,
                             "creationTimestamp", ts, "labels", labels, "spec", spec));
