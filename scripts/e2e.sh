@@ -17,14 +17,15 @@ if ! command -v kubectl >/dev/null || ! command -v curl >/dev/null; then
   echo "e2e: skipped: kubectl and curl are needed on PATH"
   exit 0
 fi
-TESSERA=$REPO/$BUILD/tessera
+case "$BUILD" in /*) ;; *) BUILD=$REPO/$BUILD ;; esac # relative to the repository, or absolute
+TESSERA=$BUILD/tessera
 export APISERVER REPO TESSERA
 failed="" passed=0
 scenarios=("$@")
 [ ${#scenarios[@]} -eq 0 ] && scenarios=("$REPO"/tests/e2e/[0-9]*.sh)
 for f in "${scenarios[@]}"; do
   name=$(basename "$f" .sh)
-  E2E_OUT=$REPO/$BUILD/e2e/$name
+  E2E_OUT=$BUILD/e2e/$name
   rm -rf "$E2E_OUT"
   mkdir -p "$E2E_OUT"
   export E2E_OUT
