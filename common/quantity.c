@@ -396,3 +396,10 @@ void ts_quantity_format(const ts_quantity *q, char *out) {
   while (v % 1024 == 0 && k < 6) v /= 1024, k++;
   ts_strlcpy(out + put_i128(out, v), bin_suffixes[k], 4);
 }
+
+ts_quantity ts_quantity_sub0(const ts_quantity *a, const ts_quantity *b) {
+  ts_quantity out;
+  if (ts_quantity_cmp(a, b) <= 0 || ts_quantity_sub(a, b, &out) != TS_OK)
+    return ts_quantity_from_int(0, TS_QFMT_DECIMAL_SI);
+  return out;
+}

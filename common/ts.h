@@ -288,6 +288,8 @@ int ts_quantity_cmp(const ts_quantity *a, const ts_quantity *b);
 /* Results keep a's format (as Kubernetes' Add/Sub). TS_EOVERFLOW when unrepresentable. */
 ts_rc ts_quantity_add(const ts_quantity *a, const ts_quantity *b, ts_quantity *out);
 ts_rc ts_quantity_sub(const ts_quantity *a, const ts_quantity *b, ts_quantity *out);
+/* max(0, a - b) (0 too when the difference does not fit). */
+ts_quantity ts_quantity_sub0(const ts_quantity *a, const ts_quantity *b);
 ts_rc ts_quantity_mul_int(const ts_quantity *a, int64_t k, ts_quantity *out);
 int ts_quantity_sign(const ts_quantity *q);     /* -1, 0 or 1 */
 bool ts_quantity_is_zero(const ts_quantity *q); /* sign 0 */

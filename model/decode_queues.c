@@ -114,13 +114,6 @@ static ts_quantity qmin(const ts_quantity *a, const ts_quantity *b) {
   return ts_quantity_cmp(a, b) <= 0 ? *a : *b;
 }
 
-static ts_quantity qsub0(const ts_quantity *a, const ts_quantity *b) { /* max(0, a - b) */
-  ts_quantity out;
-  if (ts_quantity_cmp(a, b) <= 0 || ts_quantity_sub(a, b, &out) != TS_OK)
-    return ts_quantity_from_int(0, TS_QFMT_DECIMAL_SI);
-  return out;
-}
-
 /* The group of s, in the order named (qset_base first); each quota from F_NOMINAL (the nominal
  * wanted), F_GUARANTEE (kept from lending) and F_CAP (the most it may use), already clipped as the
  * header says. */
@@ -149,12 +142,12 @@ static ts_rc build_group(mdec *d, qset *s, model_kind kind, model_cluster_queue 
     if (r->has[F_CAP]) {
       x->nominal = qmin(&x->nominal, &r->v[F_CAP]);
       x->has_borrowing = true;
-      x->borrowing = qsub0(&r->v[F_CAP], &x->nominal);
+      x->borrowing = ts_quantity_sub0(&r->v[F_CAP], &x->nominal);
     }
     if (r->has[F_GUARANTEE]) {
       ts_quantity kept = qmin(&r->v[F_GUARANTEE], &x->nominal);
       x->has_lending = true;
-      x->lending = qsub0(&x->nominal, &kept);
+      x->lending = ts_quantity_sub0(&x->nominal, &kept);
     }
   }
   return TS_OK;

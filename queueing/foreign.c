@@ -53,13 +53,6 @@ static ts_quantity zero(void) {
   return ts_quantity_from_int(0, TS_QFMT_DECIMAL_SI);
 }
 
-/* max(0, a - b) */
-static ts_quantity sub0(const ts_quantity *a, const ts_quantity *b) {
-  ts_quantity out;
-  if (ts_quantity_cmp(a, b) <= 0 || ts_quantity_sub(a, b, &out) != TS_OK) return zero();
-  return out;
-}
-
 /* Parent p (kind's queues v[n]) as a Cohort under parent, its quotas net of its children's. */
 static ts_rc as_cohort(q_tree *t, const model_cluster_queue *p, model_obj **v, size_t n,
                        const char *parent, model_obj **out) {
@@ -94,10 +87,10 @@ static ts_rc as_cohort(q_tree *t, const model_cluster_queue *p, model_obj **v, s
           if (kq && ts_quantity_add(&kids, &kq->nominal, &kids) != TS_OK) return TS_EOVERFLOW;
         }
         held = ts_quantity_cmp(&pq->nominal, &kids) >= 0 ? pq->nominal : kids;
-        cq->nominal = sub0(&pq->nominal, &kids);
+        cq->nominal = ts_quantity_sub0(&pq->nominal, &kids);
         if (pq->has_borrowing) {
           if (ts_quantity_add(&pq->nominal, &pq->borrowing, &cap) != TS_OK) return TS_EOVERFLOW;
-          cq->borrowing = sub0(&cap, &held);
+          cq->borrowing = ts_quantity_sub0(&cap, &held);
         }
         if (pq->has_lending && ts_quantity_cmp(&cq->lending, &cq->nominal) > 0)
           cq->lending = cq->nominal;

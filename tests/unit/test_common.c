@@ -258,6 +258,11 @@ static void test_quantity_arith(void **state) {
   assert_int_equal(ts_quantity_sub(&b, &a, &r), TS_OK);
   ts_quantity_format(&r, out);
   assert_string_equal(out, "-1Gi");
+  r = ts_quantity_sub0(&b, &a); /* max(0, 512Mi - 1.5Gi) */
+  assert_true(ts_quantity_is_zero(&r));
+  r = ts_quantity_sub0(&a, &b);
+  ts_quantity_format(&r, out);
+  assert_string_equal(out, "1Gi");
   a = q_of("100m"), b = q_of("2");
   assert_int_equal(ts_quantity_add(&a, &b, &r), TS_OK);
   ts_quantity_format(&r, out);
