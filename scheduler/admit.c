@@ -50,7 +50,8 @@ typedef struct admit {
  * without quota; any other queue that does not exist keeps it waiting. Called per pod
  * per cycle: label lookups, and one model lookup for a PodGroup. */
 bool sched__queue_ref(const model *m, const model_pod *p, sched_qref *out) {
-  static const char *once[5];
+  static const char *once[5], *defaults[2];
+  const char *def;
   const model_labels *ann = &p->obj.annotations;
   const model_pod_group *pg = NULL;
   const char *v, *label;
@@ -65,7 +66,8 @@ bool sched__queue_ref(const model *m, const model_pod *p, sched_qref *out) {
     out->queue = pg ? pg->queue : NULL;
   } else if ((v = model_labels_get(ann,
                                    ts_intern_once(&once[2], "scheduling.volcano.sh/queue-name")))) {
-    out->kind = MODEL_VOLCANO_QUEUE, out->queue = v;
+    out->kind = MODEL_VOLCANO_QUEUE, out->queue = ts_intern_cstr(v); /* annotations are copies */
+    if (!out->queue) return false;
   } else {
     v = model_labels_get(ann, ts_intern_once(&once[3], "pod-group-name"));
     label = model_labels_get(&p->obj.labels, ts_intern_once(&once[4], "kai.scheduler/queue"));
@@ -74,11 +76,17 @@ bool sched__queue_ref(const model *m, const model_pod *p, sched_qref *out) {
     out->kind = MODEL_KAI_QUEUE;
     out->queue = pg && pg->queue ? pg->queue : label;
   }
-  out->priority_class = pg ? pg->priority_class : NULL;
-  if (!out->queue || !*out->queue) out->queue = model_queue_default(out->kind);
-  if (!(out->queue = ts_intern_cstr(out->queue))) return false;
-  return strcmp(out->queue, model_queue_default(out->kind)) ||
-         model_get(m, out->kind, NULL, out->queue);
+  out->priority_class = pg ? pg->priority_class : NULL; /* labels and PodGroup fields: interned */
+  def = ts_intern_once(&defaults[out->kind == MODEL_KAI_QUEUE], model_queue_default(out->kind));
+  if (!out->queue || !*out->queue) out->queue = def;
+  return out->queue && (out->queue != def || model_get(m, out->kind, NULL, out->queue));
+}
+
+const char *sched__queue_cq(const model *m, const char *ns, const sched_qref *ref) {
+  const model_local_queue *lq;
+  if (!ref->local_queue) return model_get(m, ref->kind, NULL, ref->queue) ? ref->queue : NULL;
+  lq = (const model_local_queue *)model_get(m, MODEL_LOCAL_QUEUE, ns, ref->local_queue);
+  return lq ? lq->cluster_queue : NULL;
 }
 
 /* Fills ps with the requests of p as Kueue counts them: without the pod slot, which is not a
@@ -238,11 +246,7 @@ static const char *keep(admit *ad, const char *fmt, const char *a, const char *b
 
 const char *sched_pod_queue(const model *m, const model_pod *p) {
   sched_qref ref;
-  const model_local_queue *lq;
-  if (!sched__queue_ref(m, p, &ref)) return NULL;
-  if (!ref.local_queue) return model_get(m, ref.kind, NULL, ref.queue) ? ref.queue : NULL;
-  lq = (const model_local_queue *)model_get(m, MODEL_LOCAL_QUEUE, p->obj.ns, ref.local_queue);
-  return lq ? lq->cluster_queue : NULL;
+  return sched__queue_ref(m, p, &ref) ? sched__queue_cq(m, p->obj.ns, &ref) : NULL;
 }
 
 /* "LocalQueue ns/name", "Volcano Queue name" or "KAI Queue name" (result arena), for messages. */
@@ -301,8 +305,7 @@ static ts_rc charge_running(admit *ad, qgang *q) {
   sched_pending *members;
   const char *why = NULL;
   ts_err err;
-  qsort(q->run, q->nrun, sizeof *q->run, pod_member_cmp);
-  if (!sched__queue_ref(v->m, q->run[0], &q->ref)) return TS_OK;
+  qsort(q->run, q->nrun, sizeof *q->run, pod_member_cmp); /* q->ref: running_gangs resolved it */
   fill_workload(v, &q->wl, &q->ref, q->run[0], q->wl.key, q->wl.key, q->run[0]->obj.created_ns, q);
   lq = q->ref.local_queue ? (const model_local_queue *)model_get(
                                 v->m, MODEL_LOCAL_QUEUE, q->run[0]->obj.ns, q->ref.local_queue)
@@ -374,6 +377,7 @@ static ts_rc running_gangs(admit *ad) {
         break;
       }
       memset(q, 0, sizeof *q);
+      q->ref = ref;
       q->wl.key = ts_arena_strndup(v->arena, key, strlen(key));
       if (!q->wl.key || ts_map_put(&index, q->wl.key, strlen(q->wl.key), q, NULL) != TS_OK) {
         rc = TS_ENOMEM;
@@ -766,7 +770,9 @@ static const char *not_queued(admit *ad, qgang *q, q_queued how) {
   }
 }
 
-static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n) {
+/* Queues the gangs whose pods name a queue; handled[i] is set for each of them (the cycle's other
+ * paths leave them alone). */
+static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n, bool *handled) {
   ad->pending = ts_arena_alloc(ad->v->arena, (n + 1) * sizeof *ad->pending);
   if (!ad->pending) return TS_ENOMEM;
   for (size_t i = 0; i < n; i++) {
@@ -780,6 +786,7 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n) {
     if (!gangs[i].npods || gangs[i].blocked ||
         !sched__queue_ref(ad->v->m, gangs[i].pods[0].pod, &ref))
       continue;
+    handled[i] = true;
     if (gangs[i].kind != SCHED_GANG_SINGLE) { /* fewer members than its minimum: not a workload */
       if (!(label = gang_label(ad, &gangs[i]))) return TS_ENOMEM;
       waits = sched__gang_waits(ad->v, &gangs[i], label, &oom);
@@ -829,7 +836,7 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
   if (rc == TS_OK && !(ad.queues = q_queues_new())) rc = TS_ENOMEM;
   if (rc == TS_OK) q_queues_set_memo(ad.queues, sched__memo(v->state));
   if (rc == TS_OK) rc = running_gangs(&ad);
-  if (rc == TS_OK) rc = enqueue(&ad, gangs, n);
+  if (rc == TS_OK) rc = enqueue(&ad, gangs, n, handled);
   for (int round = 0; rc == TS_OK && moved && round < ADMIT_ROUNDS_MAX; round++) {
     rc = q_cycle(ad.tree, ad.queues, &v->cfg->queueing, &hooks, v->now_ns, &res, &err);
     if (rc == TS_OK) rc = apply_round(&ad, &res, &moved);
@@ -839,9 +846,6 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
   if (rc == TS_OK) rc = decide_rest(&ad);
   if (rc == TS_OK) rc = q_report_build(ad.tree, ad.queues, v->out, &r->queues);
   q_result_free(&last);
-  for (size_t i = 0; i < n; i++)
-    handled[i] = gangs[i].npods && !gangs[i].blocked &&
-                 sched__queue_ref(v->m, gangs[i].pods[0].pod, &(sched_qref){0});
   q_queues_free(ad.queues);
   q_tree_free(ad.tree);
   return rc;

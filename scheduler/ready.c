@@ -178,7 +178,6 @@ static int watched_cmp(const void *a, const void *b) {
 static ts_rc ready_event(sched_view *v, const watched *w, sched_result *r) {
   const model_pod *p = w->pods[0];
   sched_qref ref;
-  const model_local_queue *q;
   sched_wl_event ev = {.kind = SCHED_WL_EVICTED,
                        .ns = ts_intern_cstr(p->obj.ns),
                        .reason = "PodsReadyTimeout",
@@ -186,15 +185,7 @@ static ts_rc ready_event(sched_view *v, const watched *w, sched_result *r) {
                        .count = w->n};
   if (!sched__queue_ref(v->m, p, &ref)) return TS_OK; /* not a queued workload */
   ev.local_queue = ref.local_queue;
-  if (ref.local_queue) {
-    q = (const model_local_queue *)model_get(v->m, MODEL_LOCAL_QUEUE, p->obj.ns, ref.local_queue);
-    if (!q) return TS_OK;
-    ev.cluster_queue = q->cluster_queue;
-  } else if (model_get(v->m, ref.kind, NULL, ref.queue)) {
-    ev.cluster_queue = ref.queue;
-  } else {
-    return TS_OK;
-  }
+  if (!(ev.cluster_queue = sched__queue_cq(v->m, p->obj.ns, &ref))) return TS_OK;
   return sched__event(v, r, &ev);
 }
 

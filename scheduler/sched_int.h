@@ -297,6 +297,9 @@ typedef struct sched_qref {
 /* Fills *out; false when the pod's workload is not queued (no queue, or its project's
  * default queue, which does not exist here). */
 bool sched__queue_ref(const model *m, const model_pod *p, sched_qref *out);
+/* The ClusterQueue (interned) a workload of namespace ns queued as ref is charged to, or NULL
+ * when its LocalQueue or queue does not exist. */
+const char *sched__queue_cq(const model *m, const char *ns, const sched_qref *ref);
 /* Records a Kueue workload event in the result. */
 ts_rc sched__event(sched_view *v, sched_result *r, const sched_wl_event *e);
 
