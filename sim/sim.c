@@ -448,19 +448,11 @@ static void stats(qinfo *q, sim_stats *out) {
   out->jct_p99 = pct(q->jct.v, q->jct.n, 99);
 }
 
-static ts_rc setup(sim *s) {
+/* The schedulable nodes (they do not change during a run) and their GPUs. */
+static ts_rc setup_cluster(sim *s) {
   model_obj *o;
   size_t it = 0;
-  ts_rc rc;
-  if ((s->gpu = model_resource_id(model_resources_of(s->m), "nvidia.com/gpu")) < 0)
-    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
-  if (!(s->r->jobs = ts_calloc(s->t->n + 1, sizeof *s->r->jobs)))
-    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
-  for (size_t i = 0; i < s->t->n; i++)
-    s->r->jobs[i].first_start_s = s->r->jobs[i].last_start_s = s->r->jobs[i].end_s = -1;
-  if (!(s->r->samples = ts_malloc(1024 * sizeof *s->r->samples)))
-    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
-  if (!(s->st = sched_state_new()) || !(s->js = ts_calloc(s->t->n + 1, sizeof *s->js)) ||
+  if ((s->gpu = model_resource_id(model_resources_of(s->m), "nvidia.com/gpu")) < 0 ||
       !(s->nodes = ts_calloc(model_count(s->m, MODEL_NODE) + 1, sizeof *s->nodes)))
     return ts_err_set(s->err, TS_ENOMEM, "out of memory");
   while (model_next(s->m, MODEL_NODE, &it, &o))
@@ -468,6 +460,20 @@ static ts_rc setup(sim *s) {
       s->nodes[s->nnodes++] = (model_node *)o;
       s->r->gpus_total += model_node_alloc((model_node *)o, s->gpu);
     }
+  return TS_OK;
+}
+
+/* The jobs' state, the queues, the result's arrays. */
+static ts_rc setup_jobs(sim *s) {
+  ts_rc rc;
+  if (!(s->r->jobs = ts_calloc(s->t->n + 1, sizeof *s->r->jobs)))
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  for (size_t i = 0; i < s->t->n; i++)
+    s->r->jobs[i].first_start_s = s->r->jobs[i].last_start_s = s->r->jobs[i].end_s = -1;
+  if (!(s->r->samples = ts_malloc(1024 * sizeof *s->r->samples)))
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  if (!(s->st = sched_state_new()) || !(s->js = ts_calloc(s->t->n + 1, sizeof *s->js)))
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
   if ((rc = queues(s)) != TS_OK) return rc;
   if (!(s->qgpus = ts_calloc(s->r->nqueues + 1, sizeof *s->qgpus)) ||
       !(s->r->queue_gpus = ts_malloc(1024 * (s->r->nqueues + 1) * sizeof *s->r->queue_gpus)))
@@ -521,7 +527,7 @@ ts_rc sim_run(model *m, const sched_config *cfg, const sim_trace *t, const sim_o
   ts_rc rc;
   int64_t now = t->n ? t->jobs[0].submit_s : 0;
   memset(out, 0, sizeof *out);
-  if ((rc = setup(&s)) != TS_OK) goto done;
+  if ((rc = setup_cluster(&s)) != TS_OK || (rc = setup_jobs(&s)) != TS_OK) goto done;
   for (;;) {
     const ending *e;
     bool evicted = true;
@@ -619,21 +625,19 @@ ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_
   sim_result r = {0};
   sim_trace inst;
   sim s = {.m = m, .cfg = cfg, .t = &inst, .o = o, .r = &r, .err = err};
-  size_t *from = NULL, it = 0;
-  model_obj *node;
+  size_t *from = NULL;
   double arrived = 0;
-  int64_t allocated = 0, total = 0;
-  int gpu = model_resource_id(model_resources_of(m), "nvidia.com/gpu");
+  int64_t allocated = 0;
   ts_rc rc;
   memset(out, 0, sizeof *out);
   out->first_failure = SIZE_MAX;
-  while (gpu >= 0 && model_next(m, MODEL_NODE, &it, &node))
-    if (!((model_node *)node)->unschedulable) total += model_node_alloc((model_node *)node, gpu);
-  if (fill_order(t, o->seed, total, &inst, &from, &out->skipped_shares) != TS_OK) {
+  memset(&inst, 0, sizeof inst);
+  if ((rc = setup_cluster(&s)) != TS_OK) goto done;
+  if (fill_order(t, o->seed, r.gpus_total, &inst, &from, &out->skipped_shares) != TS_OK) {
     rc = ts_err_set(err, TS_ENOMEM, "out of memory");
     goto done;
   }
-  if ((rc = setup(&s)) != TS_OK) goto done;
+  if ((rc = setup_jobs(&s)) != TS_OK) goto done;
   out->gpus_total = r.gpus_total;
   out->arrived = ts_malloc((inst.n + 1) * sizeof *out->arrived);
   out->allocated = ts_malloc((inst.n + 1) * sizeof *out->allocated);
