@@ -510,20 +510,17 @@ static ts_rc scan(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs, size_
 /* The root cohort of Volcano's or KAI's queues holds what the cluster's schedulable nodes offer
  * beyond its children's quotas (foreign.c says why), in its kind's flavor. Re-accumulated. */
 static ts_rc foreign_roots(q_tree *t) {
-  model_obj **nodes = NULL;
-  size_t n = 0;
+  model_obj *o;
+  size_t it = 0;
   int64_t *cap;
-  ts_rc rc;
   if (!t->froot[0] && !t->froot[1]) return TS_OK;
   if (!(cap = q__zalloc(t, (t->nres + 1) * sizeof *cap))) return TS_ENOMEM;
-  if ((rc = model_list(t->m, MODEL_NODE, &nodes, &n)) != TS_OK) return rc;
-  for (size_t i = 0; i < n; i++) {
-    const model_node *node = (const model_node *)nodes[i];
+  while (model_next(t->m, MODEL_NODE, &it, &o)) { /* O(nodes), no copy: sums need no order */
+    const model_node *node = (const model_node *)o;
     if (node->unschedulable) continue;
     for (uint32_t s = 0; s < t->nres; s++)
       cap[s] = ts_add_sat(cap[s], model_node_alloc(node, t->res_id[s]));
   }
-  ts_free(nodes);
   for (int k = 0; k < 2; k++) {
     q__node *r = t->froot[k] ? cohort_get(t, t->froot[k]) : NULL;
     int f = t->froot[k] ? q__flavor_index(t, t->froot[k]) : -1;
