@@ -45,6 +45,18 @@ grep -q 'cluster 48 GPUs' "$dir/c.out" || fail "--cluster: $(head -1 "$dir/c.out
 # b1 and a2 fit beside the cluster's running jobs (a1, two whole 8-GPU nodes, does not).
 grep -q '^b1,team-b,10,10,10,60,0$' "$dir/c/jobs.csv" && grep -q '^a2,team-a,20,20,20,50,0$' "$dir/c/jobs.csv" ||
   fail "--cluster: jobs not run: $(cat "$dir/c/jobs.csv")"
+# --config: fair sharing on in tessera.yaml reaches the run (weight lines drawn, summary says so).
+printf 'apiVersion: tessera.dev/v1alpha1\nkind: SchedulerConfiguration\nqueueing: {fairSharing: {enable: true}}\n' >"$dir/fs.yaml"
+"$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --config "$dir/fs.yaml" --report "$dir/fs" >/dev/null ||
+  fail "--config failed"
+grep -q '"fairSharing": true' "$dir/fs/summary.json" || fail "--config: fair sharing not on"
+grep -q 'Fair sharing is off' "$dir/fs/report.html" && fail "--config: report says fair sharing is off"
+# --nodes NxG:MODEL labels the nodes with the model, which an openb pod's gpu_spec selects.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1000,1024,1,1000,A100|H100,LS,Running,0,100,0\n' >"$dir/spec.csv"
+"$T" simulate --trace "$dir/spec.csv" --nodes 1x8:A100 --report "$dir/m1" >/dev/null || fail "--nodes MODEL failed"
+"$T" simulate --trace "$dir/spec.csv" --nodes 1x8:T4 --report "$dir/m2" >/dev/null || fail "--nodes MODEL failed"
+grep -q '^p,LS,0,0,0,100,0$' "$dir/m1/jobs.csv" || fail "gpu_spec A100|H100 on A100 nodes: $(cat "$dir/m1/jobs.csv")"
+grep -q '^p,LS,0,-1,-1,-1,0$' "$dir/m2/jobs.csv" || fail "gpu_spec A100|H100 on T4 nodes: $(cat "$dir/m2/jobs.csv")"
 # Usage and input errors: status 2 and a message naming the problem.
 err=$("$T" simulate --trace $S/trace.csv --nodes 2x8 --policy worst-fit 2>&1)
 [ $? -eq 2 ] && echo "$err" | grep -q -- '--policy worst-fit: not understood' || fail "bad --policy: $err"

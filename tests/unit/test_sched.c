@@ -1306,6 +1306,37 @@ static void test_admission_event_once(void **state) {
   model_free(m);
 }
 
+/* A Volcano PodGroup's priorityClassName is its workload's priority: of two gangs of 4 GPUs in a
+ * queue capped at 4, the newer one whose PodGroup names the higher class goes first (by creation
+ * time alone the older one would). */
+static void test_pod_group_priority_class(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  gpu_node(m, "n0", "pool: gpu", 8);
+  apply(m, "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: high}\n"
+           "value: 1000\n---\n"
+           "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: q}\n"
+           "spec: {capability: {nvidia.com/gpu: 4}}\n---\n"
+           "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: old, "
+           "namespace: t}\nspec: {minMember: 1, queue: q}\n---\n"
+           "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: new, "
+           "namespace: t}\nspec: {minMember: 1, queue: q, priorityClassName: high}\n");
+  apply(m, "apiVersion: v1\nkind: Pod\nmetadata: {name: old-0, namespace: t, creationTimestamp: "
+           "\"2026-01-01T00:00:00Z\", annotations: {scheduling.k8s.io/group-name: old}}\nspec: "
+           "{schedulerName: tessera, containers: [{name: c, resources: {limits: {nvidia.com/gpu: "
+           "4}}}]}\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: new-0, namespace: t, "
+           "creationTimestamp: \"2026-01-01T00:00:05Z\", annotations: "
+           "{scheduling.k8s.io/group-name: new}}\nspec: {schedulerName: tessera, containers: "
+           "[{name: c, resources: {limits: {nvidia.com/gpu: 4}}}]}\n");
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 1);
+  assert_int_equal(decision(&r, "new-0")->kind, SCHED_BIND);
+  assert_int_equal(decision(&r, "old-0")->kind, SCHED_PENDING);
+  sched_result_free(&r);
+  model_free(m);
+}
+
 /* Two flavors on two pools (f1 first, with f1_gpus of quota; f2 with 8), a node of 8 GPUs in
  * each, and a Kueue pod group t/grp of `total` pods queued in lq. */
 static void podset_cluster(model *m, int f1_gpus) {
@@ -1782,6 +1813,7 @@ int main(void) {
       cmocka_unit_test(test_admission_fs_strategies),
       cmocka_unit_test(test_admission_gang_min),
       cmocka_unit_test(test_admission_event_once),
+      cmocka_unit_test(test_pod_group_priority_class),
       cmocka_unit_test(test_scoring_baselines),
       cmocka_unit_test(test_cpu_pod_on_gpu_nodes),
       cmocka_unit_test(test_admission_gang_topology),
