@@ -60,6 +60,34 @@ echo "== dra"
 } >bench/results/dra.txt.tmp
 mv bench/results/dra.txt.tmp bench/results/dra.txt
 cat bench/results/dra.txt
+# tessera simulate on the real traces of ../shared/traces (skipped without them): ITP cluster04
+# (60 days, 15,802 jobs) on 128 x 8 and 64 x 8 GPUs, without and with a Kueue ClusterQueue; the
+# openb fills with every policy. What the user's command prints, and its wall time.
+TR=../shared/traces
+if [ -d "$TR/itp" ] && [ -d "$TR/openb" ]; then
+  echo "== simulate"
+  run_sim() {
+    echo "\$ tessera simulate $*"
+    s=$(date +%s.%N)
+    $T simulate "$@" | sed 's/^/  /'
+    echo "  ($(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }') s wall)"
+  }
+  {
+    header simulate
+    Q=bench/simulate/itp-cluster04-queue.yaml
+    run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 128x8
+    run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 128x8 --queues $Q
+    run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 64x8
+    run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 64x8 --queues $Q
+    run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 64x8 --policy all
+    for l in multigpu50 default; do
+      run_sim --trace $TR/openb/openb_pod_list_$l.csv --nodes $TR/openb/openb_node_list_gpu_node.csv \
+        --fill --seed 1 --policy all
+    done
+  } >bench/results/simulate.txt.tmp
+  mv bench/results/simulate.txt.tmp bench/results/simulate.txt
+  cat bench/results/simulate.txt
+fi
 # The growth curve (table and SVG) from the cycle and replay results.
 scripts/growth.sh bench/results
 # Every headline figure beside its target and upstream's (bench/results/table.md).
