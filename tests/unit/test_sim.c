@@ -224,6 +224,13 @@ static void test_trace_errors(void **state) {
              ":2: num_gpu: must be an integer from 1 to 800000 \"0\"");
 }
 
+static model *two_nodes(void) { /* n0 and n1, 8 GPUs each */
+  model *m = model_new();
+  add_node(m, "n0", 8);
+  add_node(m, "n1", 8);
+  return m;
+}
+
 /* Fill mode on two 8-GPU nodes, jobs of 5, 5, 4 and 2 GPUs: the 5s take a node each (3 free on
  * each), the 4 fits nowhere (first failure, 10 of 16 allocated), the 2 still fits. */
 static void test_fill(void **state) {
@@ -234,7 +241,7 @@ static void test_fill(void **state) {
                                             "p2,1000,1024,4,1000\n"
                                             "p3,1000,1024,2,1000\n"
                                             "share,1000,1024,1,500\n");
-  model *m = model_new();
+  model *m = two_nodes();
   sched_config cfg;
   sim_trace t;
   sim_fill_result f, g;
@@ -243,8 +250,6 @@ static void test_fill(void **state) {
   (void)state;
   ts_err_clear(&e);
   sched_config_default(&cfg);
-  add_node(m, "n0", 8);
-  add_node(m, "n1", 8);
   assert_int_equal(sim_trace_read(trace, &t, &e), TS_OK);
   assert_string_equal(t.format, "openb");
   assert_int_equal(t.jobs[0].cpu_milli, 1000);
@@ -263,14 +268,10 @@ static void test_fill(void **state) {
   model_free(m);
   /* Drawn at random: until the GPUs asked reach 150% of 16, the same for the same seed. */
   o.seed = 7;
-  m = model_new();
-  add_node(m, "n0", 8);
-  add_node(m, "n1", 8);
+  m = two_nodes();
   assert_int_equal(sim_fill(m, &cfg, &t, &o, &f, &e), TS_OK);
   model_free(m);
-  m = model_new();
-  add_node(m, "n0", 8);
-  add_node(m, "n1", 8);
+  m = two_nodes();
   assert_int_equal(sim_fill(m, &cfg, &t, &o, &g, &e), TS_OK);
   assert_true(f.arrived[f.npoints - 1] >= 24 && f.arrived[f.npoints - 2] < 24);
   assert_int_equal(f.npoints, g.npoints);
