@@ -438,8 +438,8 @@ static double pct(double *v, size_t n, double p) {
 }
 
 static void stats(qinfo *q, sim_stats *out) {
-  qsort(q->wait.v, q->wait.n, sizeof *q->wait.v, dbl_cmp);
-  qsort(q->jct.v, q->jct.n, sizeof *q->jct.v, dbl_cmp);
+  if (q->wait.n) qsort(q->wait.v, q->wait.n, sizeof *q->wait.v, dbl_cmp); /* NULL when empty */
+  if (q->jct.n) qsort(q->jct.v, q->jct.n, sizeof *q->jct.v, dbl_cmp);
   out->wait_p50 = pct(q->wait.v, q->wait.n, 50);
   out->wait_p95 = pct(q->wait.v, q->wait.n, 95);
   out->wait_p99 = pct(q->wait.v, q->wait.n, 99);
