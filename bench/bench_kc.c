@@ -74,7 +74,7 @@ static void run(bool http2) {
   for (int i = 0; i < NPODS; i++) {
     char name[32];
     snprintf(name, sizeof name, "p%d", i);
-    kc_bind(w, "t", name, "", "n1", on_bound, NULL);
+    kc_bind(w, "t", name, "", "n1", -1, on_bound, NULL);
   }
   while (done < NPODS) uv_run(loop, UV_RUN_ONCE);
   secs = now_s() - t0;

@@ -67,7 +67,10 @@ static void print_json(FILE *out, json_t *o) {
 
 static void print_decision(const replay *r, const sched_decision *d) {
   if (!r->json) {
-    if (d->kind == SCHED_BIND)
+    if (d->kind == SCHED_BIND && d->gpu_shared)
+      fprintf(r->out, "bind %s -> %s (GPU %u shared)\n", d->pod->obj.key, d->node->obj.name,
+              d->gpu_index);
+    else if (d->kind == SCHED_BIND)
       fprintf(r->out, "bind %s -> %s\n", d->pod->obj.key, d->node->obj.name);
     else
       fprintf(r->out, "%s %s: %s\n", d->kind == SCHED_EVICT ? "evict" : "pending", d->pod->obj.key,
@@ -79,6 +82,7 @@ static void print_decision(const replay *r, const sched_decision *d) {
     json_t *o = json_pack("{s:s, s:s, s:s}", "action", "bind", "pod", d->pod->obj.key, "node",
                           d->node->obj.name);
     if (d->nclaims) json_object_set_new(o, "claims", replay_claims_json(d));
+    if (d->gpu_shared) json_object_set_new(o, "gpuIndex", json_integer(d->gpu_index));
     print_json(r->out, o);
   } else
     print_json(r->out,
@@ -187,10 +191,7 @@ static int report(replay *r, const replay_args *a, sched_result *res) {
   for (size_t i = 0; i < res->ndecisions; i++) {
     const sched_decision *d = &res->decisions[i];
     print_decision(r, d);
-    if (d->kind == SCHED_BIND)
-      model_pod_bind(r->m, (model_pod *)d->pod, ts_intern_cstr(d->node->obj.name));
-    else if (d->kind == SCHED_EVICT)
-      model_pod_bind(r->m, (model_pod *)d->pod, NULL); /* its resources are free again */
+    sched_decision_apply(r->m, d);
   }
   print_summary(r, res);
   if (r->errors) status = 1;

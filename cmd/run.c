@@ -124,9 +124,9 @@ static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
 }
 
 static void w_bind(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                   const char *node) {
+                   const char *node, int32_t gpu_index) {
   runner *r = ud;
-  kc_bind(r->writer, ns, name, uid, node, write_done, token);
+  kc_bind(r->writer, ns, name, uid, node, gpu_index, write_done, token);
 }
 
 static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid,

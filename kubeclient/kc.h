@@ -257,9 +257,11 @@ void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb
 void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
                         kc_write_cb cb, void *ud);
 /* Binds the pod (uid as precondition) to node. A retry answered "already assigned to node X"
- * is TS_OK when X is node (an earlier attempt landed), TS_ECONFLICT otherwise. */
+ * is TS_OK when X is node (an earlier attempt landed), TS_ECONFLICT otherwise. gpu_index >= 0
+ * (a pod sharing a GPU): the Binding carries the annotation tessera.dev/gpu-index, which the
+ * API server sets on the pod with its node, in the same write. */
 void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
-             kc_write_cb cb, void *ud);
+             int32_t gpu_index, kc_write_cb cb, void *ud);
 /* Sets the pod's PodScheduled condition to False with reason and message. */
 void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
                           const char *message, kc_write_cb cb, void *ud);

@@ -414,7 +414,7 @@ static void on_bind(void *ud, const kc_response *r) {
 }
 
 void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
-             kc_write_cb cb, void *ud) {
+             int32_t gpu_index, kc_write_cb cb, void *ud) {
   op *o = new_op(w, "create pods/binding", cb, ud);
   char path[KC_PATH_MAX];
   json_t *b;
@@ -425,6 +425,12 @@ void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, co
                 "kind", "Node", "name", node);
   if (uid && *uid) /* the precondition: never bind a pod recreated under the same name */
     json_object_set_new(json_object_get(b, "metadata"), "uid", json_string(uid));
+  if (gpu_index >= 0) { /* the API server copies a Binding's annotations onto the pod */
+    char idx[16];
+    snprintf(idx, sizeof idx, "%d", (int)gpu_index);
+    json_object_set_new(json_object_get(b, "metadata"), "annotations",
+                        json_pack("{s:s}", "tessera.dev/gpu-index", idx));
+  }
   snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
   send_req(o, "POST", path, b, NULL, on_bind);
   json_decref(b);

@@ -38,6 +38,7 @@ typedef struct claim_op {
 typedef struct pod_op {
   char *ns, *name, *uid; /* owned */
   char *node;            /* owned: where it goes */
+  int32_t gpu_index;     /* the GPU of its share, or -1 */
   claim_op *claims;      /* owned */
   uint32_t nclaims;      /* entries */
   bool bound;            /* the bind landed */
@@ -298,7 +299,10 @@ static void assume_pod(live *l, const pod_op *p) {
   model_pod *mp = (model_pod *)model_get_uid(l->m, p->uid);
   const char *node = ts_intern_cstr(p->node);
   if (!mp || !node || oput(&l->assumed_pods, p->uid, (void *)node, NULL) != TS_OK) return;
-  model_pod_bind(l->m, mp, node);
+  if (p->gpu_index >= 0) /* counted on the GPU the binding's annotation will name */
+    model_pod_bind_gpu(l->m, mp, node, p->gpu_index);
+  else
+    model_pod_bind(l->m, mp, node);
 }
 
 /* Undoes a pod's assumed binding (its claims are handled by the caller). */
@@ -356,7 +360,7 @@ static void start_binds(live *l, gang_op *g) {
   for (uint32_t i = 0; i < g->npods; i++) {
     pod_op *p = &g->pods[i];
     wr *w = new_wr(l, &p->bind, W_BIND, g, i, 0);
-    l->w.bind(l->w.ud, w, p->ns, p->name, p->uid, p->node);
+    l->w.bind(l->w.ud, w, p->ns, p->name, p->uid, p->node, p->gpu_index);
   }
 }
 
@@ -480,6 +484,7 @@ static ts_rc fill_pod(pod_op *p, const sched_decision *d) {
   p->name = dup_or_empty(d->pod->obj.name);
   p->uid = dup_or_empty(d->pod->obj.uid);
   p->node = dup_or_empty(d->node->obj.name);
+  p->gpu_index = d->gpu_shared ? (int32_t)d->gpu_index : -1;
   if (!p->ns || !p->name || !p->uid || !p->node) return TS_ENOMEM;
   if (d->nclaims && !(p->claims = ts_calloc(d->nclaims, sizeof *p->claims))) return TS_ENOMEM;
   for (uint32_t k = 0; k < d->nclaims; k++, p->nclaims++) {

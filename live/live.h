@@ -40,8 +40,10 @@ typedef struct live_writer {
   /* Remove the pod from the claim's reservedFor; deallocate when no one is left. */
   void (*claim_unreserve)(void *ud, void *token, const char *ns, const char *name,
                           const char *pod_uid);
+  /* Bind the pod to node; a pod sharing a GPU (gpu_index >= 0) gets the annotation
+   * tessera.dev/gpu-index with it. */
   void (*bind)(void *ud, void *token, const char *ns, const char *name, const char *uid,
-               const char *node);
+               const char *node, int32_t gpu_index);
   /* Evict the pod (the Eviction API, so PodDisruptionBudgets hold); reason says why, in
    * Kueue's words ("preempted to make room for Job team-a/x (InCohortReclamation)"). */
   void (*evict)(void *ud, void *token, const char *ns, const char *name, const char *uid,

@@ -241,6 +241,80 @@ static ts_rc pod_spec(mdec *d, json_t *spec, model_pod *p) {
   return TS_OK;
 }
 
+/* A decimal integer in [0, max] filling the whole text, or -1. */
+static int64_t whole_number(const char *s, int64_t max) {
+  int64_t v = 0;
+  if (!s || !*s) return -1;
+  for (; *s; s++) {
+    if (*s < '0' || *s > '9' || v > (max - (*s - '0')) / 10) return -1;
+    v = v * 10 + (*s - '0');
+  }
+  return v;
+}
+
+/* gpu-fraction in thousandths (1..1000, rounded up past the third decimal), or -1 unless a
+ * number in (0, 1) as KAI's admission requires. */
+static int32_t fraction_milli(const char *s) {
+  char *end;
+  double f, v, r;
+  if (!s || !*s) return -1;
+  f = strtod(s, &end);
+  if (*end || !(f > 0 && f < 1)) return -1;
+  v = f * 1000, r = (double)(int64_t)(v + 0.5);
+  return (int32_t)(v - r < 1e-6 && r - v < 1e-6 ? r : (double)(int64_t)v + 1);
+}
+
+/* KAI Scheduler's GPU-sharing annotations, read as its admission validates them: gpu-fraction a
+ * number in (0, 1), gpu-memory a positive integer of MiB, not both, neither with a whole
+ * nvidia.com/gpu request; a share of several devices (gpu-fraction-num-devices) is not
+ * supported here. A pod breaking a rule is kept (bound, it still holds its node's cpu and
+ * memory) with share_problem set: the scheduler does not place it and says why. The GPU a bound
+ * share pod was given is tessera.dev/gpu-index (KAI's runai-gpu); an unreadable index is no
+ * index (the model counts the share on a GPU with room). */
+static void pod_gpu_share(mdec *d, model_pod *p) {
+  static const char *once[4];
+  const model_labels *a = &p->obj.annotations;
+  const char *frac = model_labels_get(a, ts_intern_once(&once[0], "gpu-fraction")),
+             *mem = model_labels_get(a, ts_intern_once(&once[1], "gpu-memory")),
+             *devs = model_labels_get(a, ts_intern_once(&once[2], "gpu-fraction-num-devices")),
+             *idx = model_labels_get(a, ts_intern_once(&once[3], "tessera.dev/gpu-index"));
+  int gpu = model_resource_find(d->res, "nvidia.com/gpu");
+  bool whole = gpu >= 0 && model_rlist_get(&p->requests, gpu) > 0;
+  int64_t v;
+  p->gpu_index = (int32_t)(idx ? whole_number(idx, MODEL_MAX_SHARED_GPUS - 1) : -1);
+  p->gpu_slot = -1;
+  for (uint32_t i = 0; i < p->nunresolved && !whole; i++)
+    whole = !strcmp(p->unresolved[i].name, "nvidia.com/gpu");
+  if (!frac && !mem) return;
+  if (frac && mem)
+    p->share_problem = "metadata.annotations[gpu-memory]: cannot request both gpu-fraction and "
+                       "gpu-memory";
+  else if (devs)
+    p->share_problem = "metadata.annotations[gpu-fraction-num-devices]: a share of several GPUs "
+                       "is not supported";
+  else if (whole)
+    p->share_problem = frac ? "metadata.annotations[gpu-fraction]: cannot have both a GPU share "
+                              "and a whole nvidia.com/gpu request"
+                            : "metadata.annotations[gpu-memory]: cannot have both a GPU share "
+                              "and a whole nvidia.com/gpu request";
+  else if (frac && (p->gpu_share = fraction_milli(frac)) < 0)
+    p->gpu_share = 0, p->share_problem = "metadata.annotations[gpu-fraction]: must be a number "
+                                         "greater than 0 and smaller than 1";
+  else if (mem && (v = whole_number(mem, INT32_MAX)) <= 0)
+    p->share_problem = "metadata.annotations[gpu-memory]: must be a positive whole number of MiB";
+  else if (mem)
+    p->gpu_memory = (int32_t)v;
+}
+
+int32_t model_pod_gpu_share_on(const model_pod *p, const model_node *n) {
+  int64_t s;
+  if (p->gpu_share) return p->gpu_share;
+  if (!p->gpu_memory) return 0;
+  if (n->gpu_memory <= 0 || p->gpu_memory > n->gpu_memory) return 1001;
+  s = ((int64_t)p->gpu_memory * 1000 + n->gpu_memory - 1) / n->gpu_memory;
+  return (int32_t)s;
+}
+
 ts_rc model__decode_pod(mdec *d, json_t *root, model_obj *o) {
   static const char *const phases[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
   model_pod *p = (model_pod *)o;
@@ -262,6 +336,7 @@ ts_rc model__decode_pod(mdec *d, json_t *root, model_obj *o) {
     p->requests.v[0] = (model_rq){MODEL_RES_PODS, 1};
     p->requests.n = 1;
   }
+  pod_gpu_share(d, p);
   status = model__object(d, root, "status", &rc);
   if (rc != TS_OK || !status) return rc;
   mark = model__push(d, "status");
@@ -324,6 +399,12 @@ ts_rc model__decode_node(mdec *d, json_t *root, model_obj *o) {
   model_condition *conds = NULL;
   uint32_t nconds = 0;
   size_t mark;
+  static const char *gpu_memory_key;
+  int64_t mib = whole_number(
+      model_labels_get(&o->labels, ts_intern_once(&gpu_memory_key, "nvidia.com/gpu.memory")),
+      INT32_MAX);
+  n->gpu_memory = (int32_t)(mib > 0 ? mib : 0); /* GPU feature discovery's label, MiB */
+  n->gpu_res = -1;
   if (rc != TS_OK) return rc;
   if (spec) {
     mark = model__push(d, "spec");
@@ -355,6 +436,7 @@ ts_rc model__decode_node(mdec *d, json_t *root, model_obj *o) {
 }
 
 void model__free_node(model_obj *o) {
+  ts_free(((model_node *)o)->gpu_shares);
   ts_free(((model_node *)o)->alloc);
   ts_free(((model_node *)o)->taints);
 }

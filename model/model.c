@@ -151,7 +151,38 @@ static void bucket_maybe_drop(model *m, model_pod_bucket *b) {
 /* Adds (sign 1) or removes (-1) a pod's requests from its node's usage. A total past int64
  * saturates (the node is full for that resource: nothing more is placed there) and is
  * recounted from the node's pods once a pod leaves. */
-static void charge(model_node *n, const model_pod *p, int sign) {
+/* Counts (sign 1) or stops counting (-1) a share pod's share on one of the node's GPUs: the
+ * GPU its tessera.dev/gpu-index names when that one has room, else the lowest-numbered GPU
+ * already shared that has room, else the lowest-numbered unshared one. A GPU that gets its
+ * first share counts as one used nvidia.com/gpu, and stops when its last share goes. */
+static void charge_share(model_node *n, model_pod *p, int sign) {
+  uint32_t k, open = UINT32_MAX;
+  int32_t s;
+  if (sign < 0) {
+    if (p->gpu_charged <= 0 || (uint32_t)p->gpu_slot >= n->ngpu_shares) return;
+    n->gpu_shares[p->gpu_slot] = (uint16_t)(n->gpu_shares[p->gpu_slot] - p->gpu_charged);
+    if (!n->gpu_shares[p->gpu_slot] && !n->usage_overflow) n->used[n->gpu_res]--;
+    p->gpu_slot = -1, p->gpu_charged = 0;
+    return;
+  }
+  p->gpu_slot = -1, p->gpu_charged = 0;
+  if (!model_pod_shares_gpu(p) || p->share_problem || !n->ngpu_shares) return;
+  if ((s = model_pod_gpu_share_on(p, n)) > 1000) s = 1000; /* bound there all the same */
+  k = (uint32_t)p->gpu_index;
+  if (p->gpu_index < 0 || k >= n->ngpu_shares || n->gpu_shares[k] + s > 1000)
+    for (k = 0; k < n->ngpu_shares; k++) {
+      if (!n->gpu_shares[k] && open == UINT32_MAX) open = k;
+      if (n->gpu_shares[k] && n->gpu_shares[k] + s <= 1000) break;
+    }
+  if (k == n->ngpu_shares && (k = open) == UINT32_MAX) return; /* every GPU full: not counted */
+  if (!n->gpu_shares[k] && !ts_add_ok(n->used[n->gpu_res], 1, &n->used[n->gpu_res]))
+    n->used[n->gpu_res] = INT64_MAX, n->usage_overflow = true;
+  n->gpu_shares[k] = (uint16_t)(n->gpu_shares[k] + s);
+  p->gpu_slot = (int32_t)k, p->gpu_charged = s;
+}
+
+static void charge(model_node *n, model_pod *p, int sign) {
+  charge_share(n, p, sign);
   for (uint32_t i = 0; i < p->requests.n; i++) {
     int64_t *u;
     if (p->requests.v[i].id >= n->nres) continue; /* the node offers none: nothing to count */
@@ -168,6 +199,7 @@ static void charge(model_node *n, const model_pod *p, int sign) {
 static void recount(model_node *n) {
   ts_list *it;
   if (n->nres) memset(n->used, 0, n->nres * sizeof *n->used);
+  if (n->ngpu_shares) memset(n->gpu_shares, 0, n->ngpu_shares * sizeof *n->gpu_shares);
   n->usage_overflow = false;
   n->npods = 0;
   if (!n->bucket) return;
@@ -224,6 +256,7 @@ static void resolve_all(model *m) {
 
 static ts_rc pod_index(model *m, model_pod *p) {
   model_pod_bucket *b;
+  m->nshare_pods += model_pod_shares_gpu(p);
   if (p->nunresolved) { /* decoded before a name got its id, or still without one */
     resolve_requests(m->res, p);
     if (p->nunresolved) ts_list_insert_tail(&m->unresolved, &p->unresolved_link);
@@ -242,6 +275,7 @@ static ts_rc pod_index(model *m, model_pod *p) {
 static void pod_unindex(model *m, model_pod *p) {
   model_pod_bucket *b;
   model_node *was = p->node;
+  m->nshare_pods -= model_pod_shares_gpu(p);
   if (p->nunresolved) ts_list_remove(&p->unresolved_link);
   if (!p->node_name) return;
   b = bucket_get(m, p->node_name, false);
@@ -257,7 +291,14 @@ static ts_rc node_index(model *m, model_node *n) {
   model_pod_bucket *b = name ? bucket_get(m, name, true) : NULL;
   ts_list *it;
   char key[1024];
+  int64_t gpus;
   if (!b) return TS_ENOMEM;
+  n->gpu_res = model_resource_find(m->res, "nvidia.com/gpu");
+  gpus = n->gpu_res >= 0 ? model_node_alloc(n, n->gpu_res) : 0;
+  if (gpus > 0 && !n->gpu_shares) { /* per-GPU shares: the node's GPUs, up to a bound */
+    n->ngpu_shares = (uint32_t)(gpus < MODEL_MAX_SHARED_GPUS ? gpus : MODEL_MAX_SHARED_GPUS);
+    if (!(n->gpu_shares = ts_calloc(n->ngpu_shares, sizeof *n->gpu_shares))) return TS_ENOMEM;
+  }
   n->bucket = b;
   b->node = n;
   ts_list_foreach(it, &b->pods) {
@@ -280,7 +321,10 @@ static void node_unindex(model *m, model_node *n) {
   ts_list *it;
   char key[1024];
   if (b) {
-    ts_list_foreach(it, &b->pods) ts_container_of(it, model_pod, node_link)->node = NULL;
+    ts_list_foreach(it, &b->pods) {
+      model_pod *p = ts_container_of(it, model_pod, node_link);
+      p->node = NULL, p->gpu_slot = -1, p->gpu_charged = 0;
+    }
     b->node = NULL;
     bucket_maybe_drop(m, b);
   }
@@ -434,6 +478,11 @@ void model_set_seen(model *m, model_kind kind, bool seen) {
   if ((unsigned)kind < MODEL_KIND_COUNT) m->unseen[kind] = !seen;
 }
 
+ts_rc model_pod_bind_gpu(model *m, model_pod *p, const char *node_name, int32_t gpu_index) {
+  p->gpu_index = gpu_index;
+  return model_pod_bind(m, p, node_name);
+}
+
 ts_rc model_pod_bind(model *m, model_pod *p, const char *node_name) {
   pod_unindex(m, p);
   p->node_name = node_name;
@@ -457,6 +506,10 @@ void model_claim_forget(model *m, const char *ns, const char *name) {
 
 model_obj *model_get_uid(const model *m, const char *uid) {
   return ts_map_get(&m->by_uid, uid, strlen(uid));
+}
+
+size_t model_gpu_share_pods(const model *m) {
+  return m->nshare_pods;
 }
 
 size_t model_count(const model *m, model_kind kind) {

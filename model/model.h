@@ -329,8 +329,16 @@ typedef struct model_pod {
   model_named_rq *unresolved;             /* owned: requests of names the model's table has
                                              no id for, counted as MODEL_RES_UNOFFERED */
   uint32_t nunresolved;                   /* entries */
+  /* A share of one GPU (KAI's annotations; see model_pod_gpu_share_on): */
+  int32_t gpu_share;         /* gpu-fraction in thousandths of a GPU (1..1000), 0 when none */
+  int32_t gpu_memory;        /* gpu-memory: MiB of one GPU's memory, 0 when none */
+  int32_t gpu_index;         /* tessera.dev/gpu-index: the GPU its share was given, -1 none */
+  const char *share_problem; /* why its share annotations cannot be honoured ("metadata.
+                                annotations[gpu-fraction]: ..."; static), or NULL */
   /* maintained by the model */
   struct model_node *node; /* read-only: the node it is bound to, when known and counted */
+  int32_t gpu_slot;        /* read-only: the node's GPU its share is counted on, -1 none */
+  int32_t gpu_charged;     /* private: thousandths counted there */
   ts_list node_link;       /* private: in the bucket of pods of node_name */
   ts_list unresolved_link; /* private: in the model's pods with unresolved requests */
 } model_pod;
@@ -361,7 +369,25 @@ typedef struct model_node {
                                       there (full) until recounted */
   uint32_t index;                  /* model-maintained: position in model->nodes */
   struct model_pod_bucket *bucket; /* private: pods naming this node */
+  int32_t gpu_memory;              /* label nvidia.com/gpu.memory: MiB per GPU, 0 when absent */
+  int gpu_res;                     /* model-maintained: the id of nvidia.com/gpu, -1 when none */
+  uint16_t *gpu_shares;            /* model-maintained (owned): thousandths of each GPU, by
+                                      index, that pods sharing it hold; a GPU with some counts
+                                      as one used nvidia.com/gpu */
+  uint32_t ngpu_shares;            /* entries: allocatable nvidia.com/gpu, at most
+                                      MODEL_MAX_SHARED_GPUS */
 } model_node;
+
+#define MODEL_MAX_SHARED_GPUS 256 /* GPUs of one node that pods may share */
+
+/* True when the pod asks for a share of one GPU (KAI's gpu-fraction or gpu-memory). */
+static inline bool model_pod_shares_gpu(const model_pod *p) {
+  return p->gpu_share || p->gpu_memory;
+}
+/* The thousandths of one of node n's GPUs the pod's share takes: its gpu-fraction, or its
+ * gpu-memory over the node's GPU memory (label nvidia.com/gpu.memory), rounded up; more than
+ * 1000 when it cannot share one there (no such label, or more memory than a GPU has). */
+int32_t model_pod_gpu_share_on(const model_pod *p, const model_node *n);
 
 /* A node's allocatable and usage of resource id (0 past the node's table). */
 static inline int64_t model_node_alloc(const model_node *n, int id) {
@@ -839,6 +865,9 @@ void model_set_seen(model *m, model_kind kind, bool seen);
 /* Binds a pod to a node in the model (node_name interned; NULL unbinds), as an assumed
  * decision: indexes and per-node sums follow. The rest of the pod is unchanged. */
 ts_rc model_pod_bind(model *m, model_pod *p, const char *node_name);
+/* The same for a pod sharing a GPU, given GPU gpu_index of the node (as tessera.dev/gpu-index
+ * would say; -1: none). */
+ts_rc model_pod_bind_gpu(model *m, model_pod *p, const char *node_name, int32_t gpu_index);
 
 /* Assumes the write about to reserve claim ns/name for a pod: alloc (copied; NULL keeps the
  * claim's allocation) becomes its allocation and the pod (pod_name, pod_uid) is added to its
@@ -865,6 +894,7 @@ uint64_t model_generation(const model *m);
 int32_t model_default_priority(const model *m);
 model_obj *model_get_uid(const model *m, const char *uid); /* by metadata.uid; NULL when absent */
 size_t model_count(const model *m, model_kind kind);       /* objects of a kind */
+size_t model_gpu_share_pods(const model *m);               /* pods asking for a share of a GPU */
 /* Fills a new array (*out, free with ts_free) with every object of a kind, sorted by key. */
 ts_rc model_list(const model *m, model_kind kind, model_obj ***out, size_t *n);
 

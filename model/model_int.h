@@ -22,6 +22,7 @@ struct model {
   model_resources *res;            /* owned: resource names and their ids */
   int res_resolved;                /* private: ids in res when pods were last resolved */
   ts_list unresolved;              /* private: pods with unresolved requests */
+  size_t nshare_pods;              /* private: pods asking for a share of a GPU */
   bool unseen[MODEL_KIND_COUNT];   /* read-only: kinds whose objects this model cannot know
                                       (the API server refused to list them, or a snapshot
                                       holds none); see model_set_seen */

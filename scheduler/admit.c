@@ -91,12 +91,13 @@ const char *sched__queue_cq(const model *m, const char *ns, const sched_qref *re
 
 /* Fills ps with the requests of p as Kueue counts them: without the pod slot, which is not a
  * container resource, and with the devices of its claims (as the cycle resolved them) as the
- * mapped quota resources (arena copy). Returns false with *why set when a device class is not
- * mapped. */
+ * mapped quota resources (arena copy); a share of a GPU counts as one nvidia.com/gpu (quota in
+ * whole GPUs cannot hold a fraction: counting the share whole never admits more than the
+ * quota). Returns false with *why set when a device class is not mapped. */
 static bool podset_requests(sched_view *v, const sched_pending *p, q_podset *ps, const char **why) {
   int64_t extra[Q_DEVMAP_MAX_RESOURCES] = {0};
   uint32_t k = 0, nextra = 0;
-  model_rq *copy, dev[Q_DEVMAP_MAX_RESOURCES];
+  model_rq *copy, dev[Q_DEVMAP_MAX_RESOURCES + 1];
   const q_devmap *dm = v->cfg ? &v->cfg->queueing.devmap : NULL;
   const model_rlist *req = &p->pod->requests;
   char buf[TS_ERR_TEXT_MAX + 64];
@@ -120,6 +121,12 @@ static bool podset_requests(sched_view *v, const sched_pending *p, q_podset *ps,
       return false;
     }
     dev[nextra++] = (model_rq){(uint16_t)id, extra[r]};
+  }
+  if (model_pod_shares_gpu(p->pod) && v->share_res >= 0) {
+    uint32_t e = 0;
+    while (e < nextra && dev[e].id != v->share_res) e++;
+    if (e == nextra) dev[nextra++] = (model_rq){(uint16_t)v->share_res, 0};
+    dev[e].v = ts_add_sat(dev[e].v, 1);
   }
   copy = ts_arena_alloc(v->arena, ((size_t)req->n + nextra + 1) * sizeof *copy);
   if (!copy) return false;
@@ -651,10 +658,9 @@ static ts_rc decide_admitted(admit *ad, qgang *q, const q_admission *adm) {
   for (uint32_t i = 0; i < q->g->npods; i++) {
     const sched_pending *p = &q->g->pods[i];
     if (q->placed[i] != UINT32_MAX) {
-      rc = ad->add(ad->v, ad->r,
-                   (sched_decision){SCHED_BIND, p->pod, ad->v->nodes[q->placed[i]], NULL,
-                                    q->g->kind == SCHED_GANG_SINGLE ? NULL : label, p->claims,
-                                    p->nclaims});
+      rc = ad->add(
+          ad->v, ad->r,
+          sched__bind(ad->v, p, q->placed[i], q->g->kind == SCHED_GANG_SINGLE ? NULL : label));
     } else {
       if (!rest)
         rest = keep(

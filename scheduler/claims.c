@@ -146,6 +146,7 @@ static bool reserved_for(const model_claim *c, const model_pod *p) {
 ts_rc sched__pod_claims(sched_view *v, sched_pending *p) {
   const model_pod *pod = p->pod;
   ts_rc rc = TS_OK;
+  if (pod->share_problem) p->blocked = pod->share_problem; /* its GPU share cannot be read */
   if (!pod->nclaims) return TS_OK;
   p->claims = ts_arena_alloc(v->out, pod->nclaims * sizeof *p->claims); /* decisions keep it */
   if (!p->claims) return TS_ENOMEM;

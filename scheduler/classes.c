@@ -121,6 +121,8 @@ static uint64_t class_hash(const sched_pending *p) {
   h ^= ts_hash(pod->requests.v, pod->requests.n * sizeof *pod->requests.v) * 31;
   h ^= (uintptr_t)(p->flavors ? p->flavors->key : NULL) * 1099511628211ULL;
   h ^= (uintptr_t)pod->unoffered * 7;
+  h ^= ((uint64_t)(uint32_t)pod->gpu_share << 32 | (uint32_t)pod->gpu_memory) *
+       0x9e3779b97f4a7c15ULL;
   return h;
 }
 

@@ -108,9 +108,26 @@ static const char *message(sched_view *v, const char *fmt, ...) {
   return out;
 }
 
-static sched_decision bind(const sched_view *v, const sched_pending *p, uint32_t node,
+ts_rc sched_decision_apply(model *m, const sched_decision *d) {
+  model_pod *p = (model_pod *)d->pod;
+  if (d->kind == SCHED_EVICT) return model_pod_bind(m, p, NULL);
+  if (d->kind != SCHED_BIND) return TS_OK;
+  if (d->gpu_shared)
+    return model_pod_bind_gpu(m, p, ts_intern_cstr(d->node->obj.name), (int32_t)d->gpu_index);
+  return model_pod_bind(m, p, ts_intern_cstr(d->node->obj.name));
+}
+
+sched_decision sched__bind(const sched_view *v, const sched_pending *p, uint32_t node,
                            const char *gang) {
-  return (sched_decision){SCHED_BIND, p->pod, v->nodes[node], NULL, gang, p->claims, p->nclaims};
+  int32_t gpu = sched__gpu_slot(v, p->pod);
+  return (sched_decision){.kind = SCHED_BIND,
+                          .pod = p->pod,
+                          .node = v->nodes[node],
+                          .gang = gang,
+                          .claims = p->claims,
+                          .nclaims = p->nclaims,
+                          .gpu_shared = gpu >= 0,
+                          .gpu_index = gpu >= 0 ? (uint32_t)gpu : 0};
 }
 
 static sched_decision pend(const sched_pending *p, const char *reason, const char *gang,
@@ -170,7 +187,7 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
   got = sched__place_run(v, pods, n, NULL, 0, placed);
   for (uint32_t i = 0; i < n && rc == TS_OK; i++) {
     if (i < got) {
-      rc = add_decision(v, r, bind(v, &pods[i], placed[i], NULL));
+      rc = add_decision(v, r, sched__bind(v, &pods[i], placed[i], NULL));
       continue;
     }
     if (!reason) {
@@ -203,7 +220,7 @@ static ts_rc decide_in_class(sched_view *v, const sched_gang *g, sched_result *r
   k = sched__class_pick(v, c);
   if (k != UINT32_MAX) {
     sched__place(v, p->pod, k);
-    rc = add_decision(v, r, bind(v, p, k, NULL));
+    rc = add_decision(v, r, sched__bind(v, p, k, NULL));
   } else {
     if (!c->reason || c->reason_at != v->changes) { /* a node changed: the counts may have */
       if (!(c->reason = sched__class_why(v, c))) return TS_ENOMEM;
@@ -269,7 +286,7 @@ static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
   for (uint32_t i = 0; i < g->npods && rc == TS_OK; i++) {
     const sched_pending *p = &g->pods[i];
     if (got && placed[i] != UINT32_MAX) {
-      rc = add_decision(v, r, bind(v, p, placed[i], label));
+      rc = add_decision(v, r, sched__bind(v, p, placed[i], label));
     } else {
       const char *why = got ? sched__why_pending(v, p) : reason; /* an extra pod that missed */
       if (!why) return TS_ENOMEM;

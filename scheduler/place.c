@@ -151,6 +151,7 @@ bool sched__same_shape(const sched_pending *a, const sched_pending *b) {
   if (!sched__same_claims(a, b)) return false;
   if ((a->flavors ? a->flavors->key : NULL) != (b->flavors ? b->flavors->key : NULL)) return false;
   if (x->unoffered != y->unoffered) return false; /* named in the reasons */
+  if (x->gpu_share != y->gpu_share || x->gpu_memory != y->gpu_memory) return false;
   if (x->requests.n != y->requests.n ||
       memcmp(x->requests.v, y->requests.v, x->requests.n * sizeof *x->requests.v) != 0)
     return false;

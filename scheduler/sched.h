@@ -20,15 +20,29 @@ typedef enum sched_scoring {
   SCHED_BEST_FIT,    /* the node left with the least free GPU, CPU and memory (a baseline) */
   SCHED_DOT_PRODUCT, /* the node whose free resources align best with the request (Tetris's
                         dot product; a baseline) */
+  SCHED_FGD,         /* fragmentation gradient descent (Weng et al., ATC '23): the node (and
+                        GPU) whose GPU fragmentation, measured against the workload's typical
+                        pods, grows least */
   SCHED_SCORING_COUNT
 } sched_scoring;
 
-/* "binpack", "spread", "first-fit", "best-fit", "dot-product" (static), and back: false when
- * the name is none of them. */
+/* "binpack", "spread", "first-fit", "best-fit", "dot-product", "fgd" (static), and back: false
+ * when the name is none of them. */
 const char *sched_scoring_name(sched_scoring s);
 bool sched_scoring_parse(const char *name, sched_scoring *out);
 
 #define SCHED_MAX_TOPOLOGY 8 /* topology levels */
+
+/* One shape of pod in a workload, as FGD weighs fragmentation: a pod asking for `gpus` GPUs of
+ * which it takes `milli` thousandths each (1000: whole GPUs; a share: 1 GPU, less than 1000, or
+ * `mib` MiB of a GPU's memory), and `cpu` millicores. */
+typedef struct sched_workload_shape {
+  int64_t cpu;   /* millicores */
+  int32_t gpus;  /* GPUs */
+  int32_t milli; /* thousandths of each GPU (0 when mib says) */
+  int32_t mib;   /* a share given as GPU memory (KAI's gpu-memory), else 0 */
+  double count;  /* pods of the workload with this shape */
+} sched_workload_shape;
 
 typedef struct sched_config {
   const char *scheduler_name;               /* interned; pods whose spec.schedulerName is this */
@@ -38,6 +52,10 @@ typedef struct sched_config {
   dra_features dra;                         /* DRA feature gates */
   dra_eval_fn dra_eval;                     /* CEL selector evaluator; NULL: selectors fail */
   void *dra_eval_ctx;                       /* for dra_eval */
+  const sched_workload_shape *workload;     /* FGD: the workload to expect (borrowed; tessera
+                                               simulate gives its trace's), or NULL: the pods
+                                               the model has, pending and running */
+  size_t nworkload;                         /* entries */
   bool instantiate_templates;               /* replay: make claims from ResourceClaimTemplates
                                                (in a cluster the claim controller does) */
   bool wait_for_pods_ready;                 /* evict gangs not Ready in time (Kueue's
@@ -110,6 +128,8 @@ typedef struct sched_decision {
   const sched_claim *claims; /* BIND: the pod's claims with their allocations (arena) */
   uint32_t nclaims;          /* entries */
   sched_pending_why why;     /* PENDING: which kind of reason (0 otherwise) */
+  bool gpu_shared;           /* BIND of a pod sharing a GPU: it goes on GPU gpu_index */
+  uint32_t gpu_index;        /* the node's GPU (0-based), written as tessera.dev/gpu-index */
 } sched_decision;
 
 /* What happened to a Kueue workload in the cycle, once per workload (Kueue's counters). */
@@ -156,6 +176,10 @@ typedef struct sched_result {
 ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, int64_t now_ns,
                   sched_result *out, ts_err *err);
 void sched_result_free(sched_result *r); /* frees decisions and messages; r is then empty */
+/* Applies a decision to m as the cluster shows it once carried out (replay, simulate): a BIND
+ * binds the pod (on its GPU, for a share), an EVICT frees what the pod held; PENDING changes
+ * nothing. */
+ts_rc sched_decision_apply(model *m, const sched_decision *d);
 
 /* The effective priority of a pod: spec.priority, else its PriorityClass's value, else the
  * global default PriorityClass's value, else 0. */

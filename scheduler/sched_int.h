@@ -61,6 +61,7 @@ typedef struct sched_shape {
   int64_t gpu_req[SCHED_MAX_GPU_RESOURCES]; /* amounts */
   int ngpu;                                 /* entries */
   int64_t dra_devices;                      /* DRA devices its claims ask for (scoring) */
+  bool share;                               /* it asks for a share of one GPU */
 } sched_shape;
 
 /* A feasible node in a run's heap. */
@@ -168,8 +169,17 @@ typedef struct sched_view {
   size_t class_bytes;              /* memory of the classes' indexes */
   ts_arena *arena;                 /* scratch memory for the cycle */
   ts_arena *out;                   /* memory of the result (messages) */
-  size_t decisions_cap;            /* capacity of the result's decision array */
-  size_t events_cap;               /* capacity of the result's workload events */
+  /* GPUs shared by pods (when some pod of the model asks for a share): each node's GPUs' shares
+   * in thousandths (model_node.gpu_shares, then this cycle's placements) */
+  uint16_t *share;             /* every node's GPUs (scratch arena), NULL when no pod shares */
+  uint32_t *share_at;          /* n + 1: node k's GPUs are share[share_at[k] .. share_at[k + 1]) */
+  int share_res;               /* the id of nvidia.com/gpu, -1 when none */
+  ts_map share_slot;           /* pod key -> 1 + the GPU its share was placed on this cycle */
+  struct sched_fgd_shape *fgd; /* FGD: the typical shapes (arena) */
+  uint32_t nfgd;               /* entries */
+  bool fgd_ready;              /* the typical shapes are known */
+  size_t decisions_cap;        /* capacity of the result's decision array */
+  size_t events_cap;           /* capacity of the result's workload events */
 } sched_view;
 
 typedef enum sched_fit {
@@ -408,9 +418,30 @@ void sched__classes_free(sched_view *v);
 /* A hash of the pod's static signature (node selector, tolerations, affinity). */
 uint64_t sched__static_hash(const model_pod *p);
 
-/* Charges the pod's requests to the node in the view, or gives them back. */
+/* Charges the pod's requests to the node in the view, or gives them back. A pod sharing a GPU
+ * takes its share of one of the node's GPUs (the one the scoring policy prefers), which
+ * sched__gpu_slot tells until it is given back. */
 void sched__place(sched_view *v, const model_pod *p, uint32_t node);
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node);
+/* The BIND decision of p on node (its claims, and the GPU of its share). */
+sched_decision sched__bind(const sched_view *v, const sched_pending *p, uint32_t node,
+                           const char *gang);
+/* The GPU of its node that the pod's share was placed on this cycle, or -1. */
+int32_t sched__gpu_slot(const sched_view *v, const model_pod *p);
+/* Node k's GPUs' shares in the view, thousandths by GPU index (*n entries; NULL when none). */
+uint16_t *sched__shares_of(const sched_view *v, uint32_t k, uint32_t *n);
+/* Whole GPUs (nvidia.com/gpu) node k has free: neither used whole nor shared. */
+int64_t sched__whole_free(const sched_view *v, uint32_t k);
+/* True when GPU j of node k (shares sh) can take a share of s thousandths. */
+bool sched__slot_takes(const sched_view *v, uint32_t k, const uint16_t *sh, uint32_t j, int32_t s);
+
+/* FGD (fgd.c): the score of node k for a pod of shape s (the growth of the node's GPU
+ * fragmentation, negated, in the GPU field; cpu and memory utilisation break ties), and the
+ * GPU of node k a share of s thousandths of p goes on. */
+int64_t sched__fgd_score(const sched_view *v, const sched_shape *s, uint32_t k);
+/* FGD's typical shapes for the cycle (from cfg->workload, else the model's pods). */
+ts_rc sched__fgd_prepare(sched_view *v);
+uint32_t sched__fgd_slot(const sched_view *v, const model_pod *p, uint32_t k, int32_t s);
 /* The requests of p that node k lacks (bit i: request i). */
 uint64_t sched__short_mask(const sched_view *v, const model_pod *p, uint32_t k);
 /* The static filter signature of p with its reasons computed, or NULL when out of memory. */

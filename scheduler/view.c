@@ -7,10 +7,101 @@
 #include <string.h>
 
 #define SCORE_SCALE 1000000 /* utilisations are in millionths */
+#define SHARE_BIT   63      /* in a short mask: no GPU has room for the pod's share */
 
 static int node_name_cmp(const void *a, const void *b) {
   return strcmp((*(const model_node *const *)a)->obj.name,
                 (*(const model_node *const *)b)->obj.name);
+}
+
+/* ---- GPUs shared by pods --------------------------------------------------------------- */
+
+/* The shares of each node's GPUs as the model counts them, when some pod of the model asks
+ * for a share (nothing to copy otherwise: a cluster without sharing pays nothing). */
+static ts_rc share_init(sched_view *v) {
+  uint32_t total = 0;
+  v->share_res = model_resource_find(model_resources_of(v->m), "nvidia.com/gpu");
+  ts_map_init(&v->share_slot);
+  if (!model_gpu_share_pods(v->m) || v->share_res < 0) return TS_OK;
+  if (!(v->share_at = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *v->share_at)))
+    return TS_ENOMEM;
+  for (uint32_t k = 0; k < v->n; k++) v->share_at[k] = total, total += v->nodes[k]->ngpu_shares;
+  v->share_at[v->n] = total;
+  if (!(v->share = ts_arena_alloc(v->arena, ((size_t)total + 1) * sizeof *v->share)))
+    return TS_ENOMEM;
+  for (uint32_t k = 0; k < v->n; k++)
+    if (v->nodes[k]->ngpu_shares)
+      memcpy(v->share + v->share_at[k], v->nodes[k]->gpu_shares,
+             v->nodes[k]->ngpu_shares * sizeof *v->share);
+  return TS_OK;
+}
+
+/* Node k's GPUs' shares in the view (*n entries), or NULL when it has none. */
+uint16_t *sched__shares_of(const sched_view *v, uint32_t k, uint32_t *n) {
+  *n = v->share ? v->share_at[k + 1] - v->share_at[k] : 0;
+  return *n ? v->share + v->share_at[k] : NULL;
+}
+
+/* Whole GPUs node k has free (neither used whole nor shared). */
+int64_t sched__whole_free(const sched_view *v, uint32_t k) {
+  return v->share_res < 0 ? 0 : v->cap[(size_t)k * (size_t)v->stride + (size_t)v->share_res].free;
+}
+
+/* True when GPU j of node k can take a share of s thousandths: it is shared and has room, or it
+ * is unshared and the node has a whole GPU free (an unshared GPU may be one used whole: which
+ * ones are is the device plugin's business, so any unshared one stands for a free one). */
+bool sched__slot_takes(const sched_view *v, uint32_t k, const uint16_t *sh, uint32_t j, int32_t s) {
+  return sh[j] ? sh[j] + s <= 1000 : sched__whole_free(v, k) >= 1;
+}
+
+/* True when node k has a GPU that can take the pod's share. */
+static bool share_fits(const sched_view *v, const model_pod *p, uint32_t k) {
+  uint32_t n;
+  const uint16_t *sh = sched__shares_of(v, k, &n);
+  int32_t s = model_pod_gpu_share_on(p, v->nodes[k]);
+  if (s > 1000) return false;
+  for (uint32_t j = 0; j < n; j++)
+    if (sched__slot_takes(v, k, sh, j, s)) return true;
+  return false;
+}
+
+/* The GPU of node k the pod's share goes on (share_fits holds), as the policy prefers: FGD the
+ * one that fragments the node least; spreading a GPU nobody shares yet, else the emptiest;
+ * first fit the lowest-numbered; the others the fullest GPU with room (a GPU left free stays
+ * whole for a whole-GPU pod), else the lowest-numbered unshared one. */
+static uint32_t share_pick(const sched_view *v, const model_pod *p, uint32_t k, int32_t s) {
+  uint32_t n, best = UINT32_MAX;
+  const uint16_t *sh = sched__shares_of(v, k, &n);
+  sched_scoring pol = v->cfg->scoring;
+  if (pol == SCHED_FGD) return sched__fgd_slot(v, p, k, s);
+  for (uint32_t j = 0; j < n; j++) {
+    if (!sched__slot_takes(v, k, sh, j, s)) continue;
+    if (pol == SCHED_FIRST_FIT) return j;
+    if (best == UINT32_MAX) {
+      best = j;
+      continue;
+    }
+    if (pol == SCHED_SPREAD ? (sh[best] && sh[j] < sh[best]) : (sh[j] > sh[best])) best = j;
+  }
+  return best;
+}
+
+int32_t sched__gpu_slot(const sched_view *v, const model_pod *p) {
+  uintptr_t at = (uintptr_t)ts_map_get(&v->share_slot, p->obj.key, strlen(p->obj.key));
+  return at ? (int32_t)at - 1 : -1;
+}
+
+/* Thousandths of node k's GPUs in use (whole ones and shares), after adding add. */
+static int64_t share_util_after(const sched_view *v, uint32_t k, int32_t add) {
+  uint32_t n;
+  const uint16_t *sh = sched__shares_of(v, k, &n);
+  const sched_cap *c = &v->cap[(size_t)k * (size_t)v->stride + (size_t)v->share_res];
+  int64_t used = (c->alloc - c->free) * 1000 + add;
+  double u;
+  for (uint32_t j = 0; j < n; j++)
+    if (sh[j]) used -= 1000 - sh[j]; /* a shared GPU counts as used: only its shares are */
+  u = (double)used * c->inv / 1000;
+  return u >= SCORE_SCALE ? SCORE_SCALE : u < 0 ? 0 : (int64_t)u;
 }
 
 ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, int64_t now_ns,
@@ -51,13 +142,13 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
     }
     for (int g = 0; g < v->ngpu; g++) v->has_gpu[i] |= model_node_alloc(v->nodes[i], v->gpu[g]) > 0;
   }
-  if (sched__dra_init(v) != TS_OK) return TS_ENOMEM;
+  if (sched__dra_init(v) != TS_OK || share_init(v) != TS_OK) return TS_ENOMEM;
   for (uint32_t i = 0; i < v->n; i++) { /* nodes with DRA devices count as GPU nodes */
     uint32_t used, total;
     sched__dra_usage(v, i, &used, &total);
     v->has_gpu[i] |= total > 0;
   }
-  return TS_OK;
+  return cfg->scoring == SCHED_FGD ? sched__fgd_prepare(v) : TS_OK;
 }
 
 static bool is_pending(const model_pod *p, const sched_config *cfg) {
@@ -88,6 +179,7 @@ ts_rc sched__view_pods(sched_view *v) {
 }
 
 void sched__view_free(sched_view *v) {
+  ts_map_free(&v->share_slot);
   sched__dra_free(v);
   sched__classes_free(v);
 }
@@ -217,7 +309,7 @@ bool sched__resources_fit(const sched_view *v, const model_pod *p, uint32_t node
   const sched_cap *cap = v->cap + (size_t)node * (size_t)v->stride;
   for (uint32_t i = 0; i < p->requests.n; i++)
     if (p->requests.v[i].v > cap[p->requests.v[i].id].free) return false;
-  return true;
+  return !model_pod_shares_gpu(p) || share_fits(v, p, node);
 }
 
 /* Utilisation of resource r on node after adding req, in millionths (0 when none exists). */
@@ -233,6 +325,7 @@ void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s) 
   s->pod = p;
   s->cpu = model_rlist_get(&p->requests, MODEL_RES_CPU);
   s->mem = model_rlist_get(&p->requests, MODEL_RES_MEMORY);
+  s->share = model_pod_shares_gpu(p) && v->share_res >= 0;
   for (int g = 0; g < v->ngpu; g++) {
     int64_t req = model_rlist_get(&p->requests, v->gpu[g]);
     if (!req) continue;
@@ -241,8 +334,8 @@ void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s) 
   }
 }
 
-static const char *const scoring_names[SCHED_SCORING_COUNT] = {"binpack", "spread", "first-fit",
-                                                               "best-fit", "dot-product"};
+static const char *const scoring_names[SCHED_SCORING_COUNT] = {
+    "binpack", "spread", "first-fit", "best-fit", "dot-product", "fgd"};
 
 const char *sched_scoring_name(sched_scoring s) {
   return (unsigned)s < SCHED_SCORING_COUNT ? scoring_names[s] : "?";
@@ -269,6 +362,16 @@ static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_
   if (v->cfg->scoring == SCHED_FIRST_FIT) return 0;
   res[0] = MODEL_RES_CPU, req[0] = s->cpu, res[1] = MODEL_RES_MEMORY, req[1] = s->mem;
   for (int g = 0; g < s->ngpu; g++) res[nres] = s->gpu[g], req[nres++] = s->gpu_req[g];
+  if (s->share) { /* a share: its fraction of the node's GPUs, shares counted as fractions */
+    const sched_cap *c = &v->cap[(size_t)node * (size_t)v->stride + (size_t)v->share_res];
+    int32_t add = model_pod_gpu_share_on(s->pod, v->nodes[node]);
+    counted++;
+    if (v->cfg->scoring == SCHED_BEST_FIT)
+      score += share_util_after(v, node, add);
+    else
+      score += (int64_t)((double)add / 1000 * c->inv *
+                         (double)(SCORE_SCALE - share_util_after(v, node, 0)) / SCORE_SCALE);
+  }
   for (int k = 0; k < nres; k++) {
     const sched_cap *c = &v->cap[(size_t)node * (size_t)v->stride + (size_t)res[k]];
     if (c->alloc <= 0) continue;
@@ -289,10 +392,15 @@ static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_
  * equal scores tie exactly and the node name decides. The baselines (first fit, best fit, dot
  * product) score as their papers define them, without the tier. */
 int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
-  int64_t gpu = 0, cpumem, tier = s->ngpu || s->dra_devices || !v->has_gpu[node];
+  int64_t gpu = 0, cpumem, tier = s->ngpu || s->dra_devices || s->share || !v->has_gpu[node];
   int parts = s->ngpu;
+  if (v->cfg->scoring == SCHED_FGD) return sched__fgd_score(v, s, node);
   if (v->cfg->scoring >= SCHED_FIRST_FIT) return baseline_score(v, s, node);
   for (int g = 0; g < s->ngpu; g++) gpu += util_after(v, node, s->gpu[g], s->gpu_req[g]);
+  if (s->share) { /* the node's GPUs in use with the share, shares counted as fractions */
+    gpu += share_util_after(v, node, model_pod_gpu_share_on(s->pod, v->nodes[node]));
+    parts++;
+  }
   if (s->dra_devices) { /* devices the node's DRA slices have in use after the placement */
     uint32_t used, total;
     sched__dra_usage(v, node, &used, &total);
@@ -319,15 +427,38 @@ int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
   return tier << 61 | gpu << 30 | cpumem;
 }
 
+/* Takes (sign 1) or gives back (-1) the pod's share of GPU j of node k: a GPU that gets its
+ * first share stops being a free whole GPU, and is one again when its last share goes. */
+static void share_charge(sched_view *v, const model_pod *p, uint32_t k, uint32_t j, int sign) {
+  uint32_t n;
+  uint16_t *sh = sched__shares_of(v, k, &n);
+  int32_t s = model_pod_gpu_share_on(p, v->nodes[k]);
+  sched_cap *c = &v->cap[(size_t)k * (size_t)v->stride + (size_t)v->share_res];
+  if (sign > 0 && !sh[j]) c->free--;
+  sh[j] = (uint16_t)(sh[j] + sign * s);
+  if (sign < 0 && !sh[j]) c->free++;
+}
+
 void sched__place(sched_view *v, const model_pod *p, uint32_t node) {
   sched_cap *cap = v->cap + (size_t)node * (size_t)v->stride;
   for (uint32_t i = 0; i < p->requests.n; i++) cap[p->requests.v[i].id].free -= p->requests.v[i].v;
+  if (model_pod_shares_gpu(p) && v->share) {
+    uint32_t j = share_pick(v, p, node, model_pod_gpu_share_on(p, v->nodes[node]));
+    if (j != UINT32_MAX && ts_map_put(&v->share_slot, p->obj.key, strlen(p->obj.key),
+                                      (void *)(uintptr_t)(j + 1), NULL) == TS_OK)
+      share_charge(v, p, node, j, 1);
+  }
   sched__node_changed(v, node, false);
 }
 
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node) {
   sched_cap *cap = v->cap + (size_t)node * (size_t)v->stride;
+  int32_t j = sched__gpu_slot(v, p);
   for (uint32_t i = 0; i < p->requests.n; i++) cap[p->requests.v[i].id].free += p->requests.v[i].v;
+  if (j >= 0) {
+    ts_map_del(&v->share_slot, p->obj.key, strlen(p->obj.key));
+    share_charge(v, p, node, (uint32_t)j, -1);
+  }
   sched__node_changed(v, node, true);
 }
 
@@ -390,7 +521,9 @@ static ts_rc static_reasons(sched_view *v, sched_sig *sig, const sched_pending *
 static void add_short(const sched_view *v, histogram *h, const model_pod *p, uint32_t i,
                       size_t count) {
   char text[300];
-  if (p->requests.v[i].id == MODEL_RES_PODS) {
+  if (i == SHARE_BIT) {
+    hist_add_n(h, "node(s) had no GPU with room for the pod's GPU share", count);
+  } else if (p->requests.v[i].id == MODEL_RES_PODS) {
     hist_add_n(h, "Too many pods", count);
   } else if (p->requests.v[i].id == MODEL_RES_UNOFFERED && p->nunresolved) {
     for (uint32_t k = 0; k < p->nunresolved; k++) {
@@ -409,8 +542,9 @@ typedef sched_mask_count mask_count;
 uint64_t sched__short_mask(const sched_view *v, const model_pod *p, uint32_t k) {
   const sched_cap *cap = v->cap + (size_t)k * (size_t)v->stride;
   uint64_t mask = 0;
-  for (uint32_t i = 0; i < p->requests.n && i < 64; i++)
+  for (uint32_t i = 0; i < p->requests.n && i < SHARE_BIT; i++)
     if (p->requests.v[i].v > cap[p->requests.v[i].id].free) mask |= (uint64_t)1 << i;
+  if (model_pod_shares_gpu(p) && !share_fits(v, p, k)) mask |= (uint64_t)1 << SHARE_BIT;
   return mask;
 }
 

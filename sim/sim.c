@@ -309,7 +309,7 @@ static ts_rc cycle(sim *s, int64_t now, bool *evicted) {
     size_t i = job_of(s, x->pod, &attempt);
     if (i == SIZE_MAX || attempt != s->js[i].attempt) continue;
     if (x->kind == SCHED_BIND) {
-      rc = model_pod_bind(s->m, (model_pod *)x->pod, ts_intern_cstr(x->node->obj.name));
+      rc = sched_decision_apply(s->m, x);
       s->r->bound++;
       if (rc == TS_OK && ++s->js[i].bound == s->t->jobs[i].pods) rc = started(s, i, now);
     } else if (x->kind == SCHED_EVICT) {

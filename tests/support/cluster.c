@@ -424,7 +424,7 @@ static void start_pod(json_t *pod, const char *node) {
 }
 
 static void w_bind(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                   const char *node) {
+                   const char *node, int32_t gpu_index) {
   tc_cluster *c = ud;
   json_t *pod = get(c, "Pod", ns, name), *copy;
   size_t from = c->queue.n;
@@ -448,6 +448,13 @@ static void w_bind(void *ud, void *token, const char *ns, const char *name, cons
   check_claims_reserved(c, pod, key);
   copy = json_deep_copy(pod);
   start_pod(copy, node);
+  if (gpu_index >= 0) { /* as the API server does with a Binding's annotations */
+    json_t *md = json_object_get(copy, "metadata"), *an = json_object_get(md, "annotations");
+    char idx[16];
+    snprintf(idx, sizeof idx, "%d", (int)gpu_index);
+    if (!json_is_object(an)) json_object_set_new(md, "annotations", an = json_object());
+    json_object_set_new(an, "tessera.dev/gpu-index", json_string(idx));
+  }
   put(c, copy, MODEL_MODIFIED);
   check_node(c, node, key);
   if (!ts_map_get(&c->bound, key, strlen(key)) && (k = ts_strdup(key)) &&

@@ -56,7 +56,7 @@ static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
 }
 
 static void w_bind(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                   const char *node) {
+                   const char *node, int32_t gpu_index) {
   rec *r = ud;
   (void)uid;
   if (r->count_binds) {
@@ -65,7 +65,10 @@ static void w_bind(void *ud, void *token, const char *ns, const char *name, cons
     r->binds[r->nbinds++] = token;
     return;
   }
-  add(ud, token, NULL, "bind %s/%s -> %s", ns, name, node);
+  if (gpu_index >= 0)
+    add(ud, token, NULL, "bind %s/%s -> %s gpu %d", ns, name, node, (int)gpu_index);
+  else
+    add(ud, token, NULL, "bind %s/%s -> %s", ns, name, node);
 }
 
 static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid,

@@ -308,7 +308,8 @@ static void load_steps(script *s, json_t *c, const char *file) {
 static void issue(kc_writer *w, json_t *call, outcome *o) {
   const char *op = str(call, "op");
   if (!strcmp(op, "bind")) {
-    kc_bind(w, str(call, "ns"), str(call, "name"), str(call, "uid"), str(call, "node"), on_done, o);
+    kc_bind(w, str(call, "ns"), str(call, "name"), str(call, "uid"), str(call, "node"), -1, on_done,
+            o);
   } else if (!strcmp(op, "evict")) {
     kc_evict(w, str(call, "ns"), str(call, "name"), str(call, "uid"), str(call, "reason"), on_done,
              o);

@@ -109,10 +109,12 @@ static void test_bind_conflict_recorded(void **state) {
   start(&e, false);
   put_pod(&e, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", NULL);
   fa_fault_body(e.s, "POST", "/api/v1/namespaces/team-a/pods/train-0/binding", 409, 2, body);
-  kc_bind(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a1", on_done, &o);
+  kc_bind(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a1", -1, on_done,
+          &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_OK);
-  kc_bind(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a2", on_done, &o);
+  kc_bind(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a2", -1, on_done,
+          &o);
   wait_for(&e, &o, 2);
   assert_int_equal(o.r, TS_ECONFLICT); /* bound elsewhere: not ours */
   free(body);
@@ -131,14 +133,14 @@ static void test_bind_lost_answer(void **state) {
     put_pod(&e, "t", "p1", "uid-p1", NULL);
     fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p0/binding", FA_LOST, 1, NULL);
     o.calls = 0;
-    kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
+    kc_bind(e.w, "t", "p0", "uid-p0", "n1", -1, on_done, &o);
     wait_for(&e, &o, 1);
     assert_int_equal(o.r, TS_OK);
     assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/p0/binding"), 2);
     /* No answer, and the retry meets a pod whose uid is not the one we decided for. */
     fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p1/binding", 0, 1, NULL);
     o.calls = 0;
-    kc_bind(e.w, "t", "p1", "uid-of-a-deleted-p1", "n1", on_done, &o);
+    kc_bind(e.w, "t", "p1", "uid-of-a-deleted-p1", "n1", -1, on_done, &o);
     wait_for(&e, &o, 1);
     assert_int_equal(o.r, TS_ECONFLICT);
     assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/p1/binding 409"), 1);
@@ -157,7 +159,7 @@ static void test_bind_outcome_checked(void **state) {
   start(&e, true);
   put_pod(&e, "t", "p0", "uid-p0", NULL);
   fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p0/binding", FA_LOST, 3, NULL);
-  kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
+  kc_bind(e.w, "t", "p0", "uid-p0", "n1", -1, on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_OK);
   assert_int_equal(fa_count(e.s, "GET /api/v1/namespaces/t/pods/p0"), 1);
@@ -167,7 +169,7 @@ static void test_bind_outcome_checked(void **state) {
   put_pod(&e, "t", "p3", "uid-p3", NULL);
   fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p3/binding", 0, 3, NULL);
   o.calls = 0;
-  kc_bind(e.w, "t", "p3", "uid-p3", "n1", on_done, &o);
+  kc_bind(e.w, "t", "p3", "uid-p3", "n1", -1, on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_OK);
   assert_int_equal(fa_count(e.s, "GET /api/v1/namespaces/t/pods/p3"), 1);
@@ -176,7 +178,7 @@ static void test_bind_outcome_checked(void **state) {
   put_pod(&e, "t", "p1", "uid-p1", NULL);
   fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p1/binding", 0, 4, NULL);
   o.calls = 0;
-  kc_bind(e.w, "t", "p1", "uid-p1", "n1", on_done, &o);
+  kc_bind(e.w, "t", "p1", "uid-p1", "n1", -1, on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_EHTTP);
   assert_int_equal(o.status, 0);
@@ -185,7 +187,7 @@ static void test_bind_outcome_checked(void **state) {
   put_pod(&e, "t", "p2", "uid-p2", "n2");
   fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p2/binding", 503, 1, "busy");
   o.calls = 0;
-  kc_bind(e.w, "t", "p2", "uid-p2", "n1", on_done, &o);
+  kc_bind(e.w, "t", "p2", "uid-p2", "n1", -1, on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_ECONFLICT);
   assert_int_equal(o.status, 503);
@@ -203,7 +205,7 @@ static void test_alloc_failures(void **state) {
     outcome o = {0};
     kc_claim_reserve cr = {"t", "missing", "", NULL, "p0", "uid-p0"};
     ts_alloc_fail_after(n);
-    kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
+    kc_bind(e.w, "t", "p0", "uid-p0", "n1", -1, on_done, &o);
     kc_evict(e.w, "t", "nobody", "", "preempted", on_done, &o);
     kc_claim_reserve_write(e.w, &cr, on_done, &o);
     kc_write_fail(e.w, on_done, &o);
@@ -228,7 +230,7 @@ static void test_request_timeout(void **state) {
   kc_client_set_timeout(e.c, 300);
   /* three sends, then the pod is read (not bound yet) and the binding sent once more */
   fa_delay(e.s, "POST", "/api/v1/namespaces/t/pods/p0/binding", 1500, 4);
-  kc_bind(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
+  kc_bind(e.w, "t", "p0", "uid-p0", "n1", -1, on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_EHTTP);
   assert_int_equal(o.status, 0); /* timed out: no answer */
@@ -253,7 +255,7 @@ static void test_goaway(void **state) {
     char name[16], uid[16];
     snprintf(name, sizeof name, "p%d", i);
     snprintf(uid, sizeof uid, "u%d", i);
-    kc_bind(e.w, "t", name, uid, "n1", on_done, &o);
+    kc_bind(e.w, "t", name, uid, "n1", -1, on_done, &o);
   }
   wait_for(&e, &o, 60);
   assert_int_equal(o.oks, 60); /* some answers were lost with the connection: sent again */
@@ -288,7 +290,7 @@ static void test_bounded_inflight(void **state) {
     char name[16], uid[16];
     snprintf(name, sizeof name, "p%d", i);
     snprintf(uid, sizeof uid, "u%d", i);
-    kc_bind(e.w, "t", name, uid, "n1", on_done, &o);
+    kc_bind(e.w, "t", name, uid, "n1", -1, on_done, &o);
   }
   assert_int_equal(kc_client_inflight(e.c, &queued), KC_MAX_INFLIGHT);
   assert_int_equal(queued, N - KC_MAX_INFLIGHT);
@@ -307,7 +309,7 @@ static void test_bounded_inflight(void **state) {
   memset(&o, 0, sizeof o);
   start(&e, true);
   put_pod(&e, "t", "q", "uq", NULL);
-  for (int i = 0; i < KC_MAX_INFLIGHT + 5; i++) kc_bind(e.w, "t", "q", "uq", "n1", on_done, &o);
+  for (int i = 0; i < KC_MAX_INFLIGHT + 5; i++) kc_bind(e.w, "t", "q", "uq", "n1", -1, on_done, &o);
   kc_writer_free(e.w);
   kc_client_free(e.c);
   uv_run(&e.loop, UV_RUN_DEFAULT);

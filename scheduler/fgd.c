@@ -1,0 +1,186 @@
+/* scheduler/fgd.c - fragmentation gradient descent (FGD; Weng et al., "Beware of
+ * Fragmentation: Scheduling GPU-Sharing Workloads with Fragmentation Gradient Descent", USENIX
+ * ATC '23), written from the paper and the measure its simulator computes.
+ *
+ * A node's GPU fragmentation, measured by one shape of pod, is the free GPU capacity that such
+ * a pod could not use there: all of it when the pod does not fit the node (too few millicores,
+ * or too few GPUs with room for its per-GPU demand), else the free parts of the GPUs too small
+ * for its per-GPU demand. Weighted by how often each typical shape occurs in the workload, this
+ * is the node's expected fragmentation; FGD places a pod where (and, for a share, on the GPU
+ * where) it grows least. The typical shapes are the most common GPU-asking shapes, taken ten at
+ * a time until they cover 60% of the workload's GPU pods (the simulator's defaults), their
+ * frequencies renormalised; like the paper's simulator, the measure reads millicores and GPUs,
+ * not memory, and only nvidia.com/gpu (the GPUs a pod may share). */
+#include "scheduler/sched_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TYPICAL_COVER 0.6       /* the typical shapes cover this share of the GPU pods */
+#define TYPICAL_STEP  10        /* taken this many at a time */
+#define GPU_FIELD_MID (1 << 19) /* the score's GPU field is 20 bits: growth 0 sits in the middle   \
+                                 */
+
+struct sched_fgd_shape {
+  int64_t cpu;   /* millicores */
+  int32_t gpus;  /* GPUs */
+  int32_t milli; /* thousandths of each (0: mib says) */
+  int32_t mib;   /* a share as GPU memory */
+  double w;      /* frequency among the typical shapes (they sum to 1) */
+};
+
+typedef sched_workload_shape wshape;
+
+static int shape_cmp(const void *a, const void *b) {
+  const wshape *x = a, *y = b;
+  if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
+  if (x->gpus != y->gpus) return x->gpus < y->gpus ? -1 : 1;
+  if (x->milli != y->milli) return x->milli < y->milli ? -1 : 1;
+  return x->mib < y->mib ? -1 : x->mib > y->mib;
+}
+
+static int count_cmp(const void *a, const void *b) {
+  const wshape *x = a, *y = b;
+  if (x->count != y->count) return x->count > y->count ? -1 : 1;
+  return shape_cmp(a, b); /* the same order every time */
+}
+
+/* The shape of a pod: its whole nvidia.com/gpu (or a share of one) and its millicores; false
+ * for a pod without either. */
+static bool pod_shape(const sched_view *v, const model_pod *p, wshape *out) {
+  memset(out, 0, sizeof *out);
+  out->cpu = model_rlist_get(&p->requests, MODEL_RES_CPU);
+  out->count = 1;
+  if (model_pod_shares_gpu(p) && !p->share_problem)
+    out->gpus = 1, out->milli = p->gpu_share, out->mib = p->gpu_memory;
+  else if (v->share_res >= 0 &&
+           (out->gpus = (int32_t)model_rlist_get(&p->requests, v->share_res)) > 0)
+    out->milli = 1000;
+  return out->gpus > 0;
+}
+
+ts_rc sched__fgd_prepare(sched_view *v) {
+  const sched_config *cfg = v->cfg;
+  size_t n = 0, cap, kept = 0, taken = 0;
+  double total = 0, covered = 0;
+  wshape *all;
+  ts_rc rc;
+  if (v->fgd_ready) return TS_OK;
+  if (!cfg->workload && (rc = sched__view_pods(v)) != TS_OK) return rc;
+  cap = cfg->workload ? cfg->nworkload : v->npending + v->nrunning;
+  if (!(all = ts_arena_alloc(v->arena, (cap + 1) * sizeof *all))) return TS_ENOMEM;
+  if (cfg->workload) {
+    for (size_t i = 0; i < cfg->nworkload; i++)
+      if (cfg->workload[i].gpus > 0 && cfg->workload[i].count > 0) all[n++] = cfg->workload[i];
+  } else {
+    for (size_t i = 0; i < v->npending; i++) n += pod_shape(v, v->pending[i], &all[n]);
+    for (size_t i = 0; i < v->nrunning; i++) n += pod_shape(v, v->running[i], &all[n]);
+  }
+  qsort(all, n, sizeof *all, shape_cmp); /* the same shapes merged */
+  for (size_t i = 0; i < n; i++) {
+    total += all[i].count;
+    if (kept && !shape_cmp(&all[kept - 1], &all[i]))
+      all[kept - 1].count += all[i].count;
+    else
+      all[kept++] = all[i];
+  }
+  qsort(all, kept, sizeof *all, count_cmp);
+  while (taken < kept && covered < TYPICAL_COVER * total)
+    for (size_t step = 0; step < TYPICAL_STEP && taken < kept; step++)
+      covered += all[taken++].count;
+  v->fgd = ts_arena_alloc(v->arena, (taken + 1) * sizeof *v->fgd);
+  if (!v->fgd) return TS_ENOMEM;
+  for (size_t i = 0; i < taken; i++)
+    v->fgd[i] = (struct sched_fgd_shape){all[i].cpu, all[i].gpus, all[i].milli, all[i].mib,
+                                         all[i].count / covered};
+  v->nfgd = (uint32_t)taken;
+  v->fgd_ready = true;
+  return TS_OK;
+}
+
+/* The thousandths of one of node k's GPUs a typical shape takes. */
+static int32_t milli_on(const sched_view *v, const struct sched_fgd_shape *t, uint32_t k) {
+  const model_node *n = v->nodes[k];
+  if (!t->mib) return t->milli;
+  if (n->gpu_memory <= 0 || t->mib > n->gpu_memory) return 1001;
+  return (int32_t)(((int64_t)t->mib * 1000 + n->gpu_memory - 1) / n->gpu_memory);
+}
+
+/* The expected fragmentation (thousandths of a GPU) of node k with cpu millicores free, shares
+ * sh (n GPUs) and whole GPUs free. */
+static double node_frag(const sched_view *v, uint32_t k, int64_t cpu, const uint16_t *sh,
+                        uint32_t n, int64_t whole) {
+  double free_all = (double)whole * 1000, f = 0;
+  for (uint32_t j = 0; j < n; j++)
+    if (sh[j]) free_all += 1000 - sh[j];
+  if (free_all <= 0) return 0;
+  for (uint32_t t = 0; t < v->nfgd; t++) {
+    const struct sched_fgd_shape *m = &v->fgd[t];
+    int32_t milli = milli_on(v, m, k);
+    int64_t room = milli <= 1000 ? whole : 0; /* GPUs with room for its per-GPU demand */
+    double small = 0;                         /* free parts too small for it */
+    for (uint32_t j = 0; j < n; j++) {
+      if (!sh[j]) continue;
+      if (1000 - sh[j] >= milli)
+        room++;
+      else
+        small += 1000 - sh[j];
+    }
+    f += m->w * (cpu >= m->cpu && room >= m->gpus ? small : free_all);
+  }
+  return f;
+}
+
+/* The fragmentation of node k after a pod taking cpu millicores, `whole` whole GPUs, and (j
+ * not UINT32_MAX) a share of s thousandths of GPU j. */
+static double frag_after(const sched_view *v, uint32_t k, int64_t cpu, int64_t whole, uint32_t j,
+                         int32_t s) {
+  uint32_t n;
+  const uint16_t *sh = sched__shares_of(v, k, &n);
+  uint16_t tmp[MODEL_MAX_SHARED_GPUS];
+  int64_t free_whole = sched__whole_free(v, k) - whole;
+  int64_t free_cpu = v->cap[(size_t)k * (size_t)v->stride + MODEL_RES_CPU].free - cpu;
+  if (j == UINT32_MAX || !sh) return node_frag(v, k, free_cpu, sh, n, free_whole);
+  memcpy(tmp, sh, n * sizeof *tmp);
+  if (!tmp[j]) free_whole--;
+  tmp[j] = (uint16_t)(tmp[j] + s);
+  return node_frag(v, k, free_cpu, tmp, n, free_whole);
+}
+
+uint32_t sched__fgd_slot(const sched_view *v, const model_pod *p, uint32_t k, int32_t s) {
+  uint32_t n, best = UINT32_MAX;
+  const uint16_t *sh = sched__shares_of(v, k, &n);
+  double best_f = 0;
+  int64_t cpu = model_rlist_get(&p->requests, MODEL_RES_CPU);
+  for (uint32_t j = 0; j < n; j++) {
+    double f;
+    if (!sched__slot_takes(v, k, sh, j, s)) continue;
+    f = frag_after(v, k, cpu, 0, j, s);
+    if (best == UINT32_MAX || f < best_f - 1e-9) best = j, best_f = f;
+  }
+  return best;
+}
+
+int64_t sched__fgd_score(const sched_view *v, const sched_shape *s, uint32_t k) {
+  const sched_cap *cpu = &v->cap[(size_t)k * (size_t)v->stride + MODEL_RES_CPU],
+                  *mem = &v->cap[(size_t)k * (size_t)v->stride + MODEL_RES_MEMORY];
+  int64_t whole = 0, gpu, cpumem = 0;
+  double before, after;
+  for (int g = 0; g < s->ngpu; g++)
+    if (s->gpu[g] == v->share_res) whole = s->gpu_req[g];
+  before = frag_after(v, k, 0, 0, UINT32_MAX, 0);
+  if (s->share) {
+    int32_t share = model_pod_gpu_share_on(s->pod, v->nodes[k]);
+    uint32_t j = sched__fgd_slot(v, s->pod, k, share);
+    after = frag_after(v, k, s->cpu, whole, j, share);
+  } else {
+    after = frag_after(v, k, s->cpu, whole, UINT32_MAX, 0);
+  }
+  gpu = GPU_FIELD_MID - llround(after - before); /* less growth scores higher */
+  gpu = gpu < 0 ? 0 : gpu >= 2 * GPU_FIELD_MID ? 2 * GPU_FIELD_MID - 1 : gpu;
+  if (cpu->alloc > 0) cpumem += (int64_t)((double)(cpu->alloc - cpu->free + s->cpu) * cpu->inv);
+  if (mem->alloc > 0) cpumem += (int64_t)((double)(mem->alloc - mem->free + s->mem) * mem->inv);
+  cpumem /= 2; /* ties: the fuller node, as bin-packing */
+  return gpu << 30 | (cpumem > 1000000 ? 1000000 : cpumem);
+}

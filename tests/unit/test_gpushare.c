@@ -1,0 +1,448 @@
+/* Unit tests of GPU sharing: KAI's gpu-fraction / gpu-memory annotations as the model reads
+ * them, per-GPU accounting of bound pods, placement on a GPU under each scoring policy, FGD,
+ * the reasons, quota, and a randomized comparison of the cycle with a per-pod full scan. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "input/input.h"
+#include "model/model.h"
+#include "scheduler/sched_int.h"
+
+static void apply(model *m, const char *yaml) {
+  in_docs docs = {0};
+  ts_err e;
+  ts_err_clear(&e);
+  if (in_yaml_parse(yaml, strlen(yaml), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
+  for (size_t i = 0; i < docs.n; i++)
+    if (model_apply_json(m, docs.v[i].value, MODEL_ADDED, NULL, NULL, NULL, &e) != TS_OK)
+      fail_msg("apply: %s", e.text);
+  in_docs_free(&docs);
+}
+
+/* A node with gpus nvidia.com/gpu (and GPU memory mib, as GPU feature discovery labels it;
+ * 0: no label) and cpu millicores. */
+static void node(model *m, const char *name, int gpus, int mib, int cpu) {
+  char y[1024], label[64] = "";
+  if (mib) snprintf(label, sizeof label, "nvidia.com/gpu.memory: \"%d\"", mib);
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: {%s}}\n"
+           "status: {allocatable: {pods: \"110\", cpu: %dm, memory: 512Gi, nvidia.com/gpu: "
+           "\"%d\"}}\n",
+           name, label, cpu, gpus);
+  apply(m, y);
+}
+
+/* A pod in namespace t: annotations is the flow body of metadata.annotations, requests of the
+ * container, bound to node_name unless NULL; labels of metadata too. */
+static void pod_l(model *m, const char *name, int sec, const char *labels, const char *annotations,
+                  const char *requests, const char *node_name) {
+  char y[2048], bind[128] = "";
+  if (node_name) snprintf(bind, sizeof bind, "nodeName: %s, ", node_name);
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
+           "\"2026-01-01T00:00:%02dZ\", labels: {%s}, annotations: {%s}}\nspec: {schedulerName: "
+           "tessera, %scontainers: [{name: c, resources: {requests: {%s}, limits: {%s}}}]}\n%s",
+           name, sec, labels, annotations, bind, requests, requests,
+           node_name ? "status: {phase: Running}\n" : "");
+  apply(m, y);
+}
+
+static void pod(model *m, const char *name, int sec, const char *annotations, const char *requests,
+                const char *node_name) {
+  pod_l(m, name, sec, "", annotations, requests, node_name);
+}
+
+static model_pod *get_pod(model *m, const char *name) {
+  model_pod *p = (model_pod *)model_get(m, MODEL_POD, "t", name);
+  if (!p) fail_msg("no pod %s", name);
+  return p;
+}
+
+static model_node *get_node(model *m, const char *name) {
+  model_node *n = (model_node *)model_get(m, MODEL_NODE, "", name);
+  if (!n) fail_msg("no node %s", name);
+  return n;
+}
+
+static int64_t gpus_used(model *m, const char *name) {
+  model_node *n = get_node(m, name);
+  return model_node_used(n, n->gpu_res);
+}
+
+static sched_result run_cfg(model *m, const sched_config *cfg) {
+  sched_result r;
+  ts_err e;
+  if (sched_cycle(m, cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  return r;
+}
+
+static sched_result run(model *m, sched_scoring scoring) {
+  sched_config cfg;
+  sched_config_default(&cfg);
+  cfg.scoring = scoring;
+  return run_cfg(m, &cfg);
+}
+
+static const sched_decision *decision(const sched_result *r, const char *pod_name) {
+  for (size_t i = 0; i < r->ndecisions; i++)
+    if (!strcmp(r->decisions[i].pod->obj.name, pod_name)) return &r->decisions[i];
+  fail_msg("no decision for %s", pod_name);
+  return NULL;
+}
+
+/* "node/GPU" of a BIND on a shared GPU, "node" of another BIND, else "(pending)". */
+static const char *where(const sched_result *r, const char *pod_name) {
+  static char buf[8][64];
+  static int next;
+  const sched_decision *d = decision(r, pod_name);
+  char *b = buf[next++ % 8];
+  if (d->kind != SCHED_BIND) return "(pending)";
+  if (d->gpu_shared)
+    snprintf(b, 64, "%s/%u", d->node->obj.name, d->gpu_index);
+  else
+    snprintf(b, 64, "%s", d->node->obj.name);
+  return b;
+}
+
+static void test_annotations(void **state) {
+  static const struct {
+    const char *annotations, *requests;
+    int32_t share, mib;
+    const char *problem; /* a substring of share_problem, or NULL */
+  } cases[] = {
+      {"gpu-fraction: \"0.5\"", "cpu: 1", 500, 0, NULL},
+      {"gpu-fraction: \"0.3\"", "cpu: 1", 300, 0, NULL},    /* 0.3 x 1000 is not exact */
+      {"gpu-fraction: \"0.3333\"", "cpu: 1", 334, 0, NULL}, /* rounded up */
+      {"gpu-fraction: \".25\"", "cpu: 1", 250, 0, NULL},
+      {"gpu-memory: \"20000\"", "cpu: 1", 0, 20000, NULL},
+      {"gpu-fraction: \"1\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"0\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"half\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"0.5x\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"-0.5\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-memory: \"0\"", "cpu: 1", 0, 0, "annotations[gpu-memory]: must be a positive"},
+      {"gpu-memory: \"20Gi\"", "cpu: 1", 0, 0, "annotations[gpu-memory]: must be a positive"},
+      {"gpu-memory: \"99999999999\"", "cpu: 1", 0, 0, "annotations[gpu-memory]: must be"},
+      {"gpu-fraction: \"0.5\", gpu-memory: \"100\"", "cpu: 1", 0, 0,
+       "annotations[gpu-memory]: cannot request both gpu-fraction and gpu-memory"},
+      {"gpu-fraction: \"0.5\"", "nvidia.com/gpu: 1", 0, 0,
+       "annotations[gpu-fraction]: cannot have both a GPU share and a whole nvidia.com/gpu"},
+      {"gpu-fraction: \"0.5\", gpu-fraction-num-devices: \"2\"", "cpu: 1", 0, 0,
+       "annotations[gpu-fraction-num-devices]: a share of several GPUs is not supported"},
+      {"", "cpu: 1", 0, 0, NULL},
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    model *m = model_new();
+    model_pod *p;
+    node(m, "n", 1, 0, 8000); /* nvidia.com/gpu has an id */
+    pod(m, "p", 0, cases[i].annotations, cases[i].requests, NULL);
+    p = get_pod(m, "p");
+    if (cases[i].problem) {
+      if (!p->share_problem || !strstr(p->share_problem, cases[i].problem))
+        fail_msg("case %zu: problem %s, want %s", i, p->share_problem ? p->share_problem : "none",
+                 cases[i].problem);
+      assert_false(model_pod_shares_gpu(p) && p->gpu_share + p->gpu_memory == 0);
+    } else {
+      if (p->share_problem) fail_msg("case %zu: unexpected problem %s", i, p->share_problem);
+      assert_int_equal(p->gpu_share, cases[i].share);
+      assert_int_equal(p->gpu_memory, cases[i].mib);
+    }
+    model_free(m);
+  }
+}
+
+/* A bound pod's share is counted on the GPU its tessera.dev/gpu-index names while that one has
+ * room, else on a shared GPU with room, else on an unshared one; a shared GPU is one used
+ * nvidia.com/gpu until its last share goes. */
+static void test_node_accounting(void **state) {
+  model *m = model_new();
+  model_node *n;
+  (void)state;
+  node(m, "n", 2, 40000, 8000);
+  n = get_node(m, "n");
+  assert_int_equal(n->ngpu_shares, 2);
+  pod(m, "a", 0, "gpu-fraction: \"0.5\", tessera.dev/gpu-index: \"1\"", "cpu: 1", "n");
+  assert_int_equal(n->gpu_shares[1], 500);
+  assert_int_equal(gpus_used(m, "n"), 1);
+  pod(m, "b", 1, "gpu-memory: \"20000\"", "cpu: 1", "n"); /* half of 40000 MiB: with a */
+  assert_int_equal(n->gpu_shares[1], 1000);
+  assert_int_equal(get_pod(m, "b")->gpu_slot, 1);
+  pod(m, "c", 2, "gpu-fraction: \"0.3\", tessera.dev/gpu-index: \"1\"", "cpu: 1", "n"); /* full */
+  assert_int_equal(get_pod(m, "c")->gpu_slot, 0);
+  assert_int_equal(n->gpu_shares[0], 300);
+  assert_int_equal(gpus_used(m, "n"), 2);
+  pod(m, "d", 3, "tessera.dev/gpu-index: \"junk\", gpu-fraction: \"0.2\"", "cpu: 1", "n");
+  assert_int_equal(get_pod(m, "d")->gpu_index, -1);
+  assert_int_equal(n->gpu_shares[0], 500);
+  assert_int_equal(model_remove(m, MODEL_POD, "t", "a"), TS_OK);
+  assert_int_equal(n->gpu_shares[1], 500);
+  assert_int_equal(gpus_used(m, "n"), 2);
+  assert_int_equal(model_remove(m, MODEL_POD, "t", "b"), TS_OK);
+  assert_int_equal(n->gpu_shares[1], 0);
+  assert_int_equal(gpus_used(m, "n"), 1);
+  pod(m, "w", 4, "", "nvidia.com/gpu: 1", "n"); /* a whole GPU beside the shared one */
+  assert_int_equal(gpus_used(m, "n"), 2);
+  assert_int_equal(model_remove(m, MODEL_POD, "t", "c"), TS_OK);
+  assert_int_equal(model_remove(m, MODEL_POD, "t", "d"), TS_OK);
+  assert_int_equal(n->gpu_shares[0], 0);
+  assert_int_equal(gpus_used(m, "n"), 1);
+  /* A pod that finished holds nothing. */
+  pod(m, "e", 5, "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
+  assert_int_equal(model_pod_bind_gpu(m, get_pod(m, "e"), ts_intern_cstr("n"), 1), TS_OK);
+  assert_int_equal(n->gpu_shares[1], 500);
+  assert_int_equal(model_pod_bind(m, get_pod(m, "e"), NULL), TS_OK);
+  assert_int_equal(n->gpu_shares[1], 0);
+  assert_int_equal(gpus_used(m, "n"), 1);
+  model_free(m);
+}
+
+/* Bin-packing: the fullest node, then the fullest GPU with room; a GPU given to shares is not a
+ * free whole GPU; the reasons say which pods fit nowhere and why. */
+static void test_binpack_places_shares(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  node(m, "n1", 2, 40960, 32000);
+  node(m, "n2", 1, 0, 32000);
+  pod(m, "half-1", 1, "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
+  pod(m, "half-2", 2, "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
+  pod(m, "half-3", 3, "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
+  pod(m, "mem-4", 4, "gpu-memory: \"20480\"", "cpu: 1", NULL);
+  pod(m, "whole-5", 5, "", "cpu: 1, nvidia.com/gpu: 1", NULL);
+  pod(m, "bad-6", 6, "gpu-fraction: \"1.5\"", "cpu: 1", NULL);
+  pod(m, "whole-7", 7, "", "cpu: 1, nvidia.com/gpu: 1", NULL);
+  pod(m, "mem-8", 8, "gpu-memory: \"40961\"", "cpu: 1", NULL);
+  pod(m, "tenth-9", 9, "gpu-fraction: \"0.1\"", "cpu: 1", NULL);
+  r = run(m, SCHED_BINPACK);
+  /* n2 (one GPU) is the fuller node for the first share; its GPU takes the second too. */
+  assert_string_equal(where(&r, "half-1"), "n2/0");
+  assert_string_equal(where(&r, "half-2"), "n2/0");
+  assert_string_equal(where(&r, "half-3"), "n1/0");
+  assert_string_equal(where(&r, "mem-4"), "n1/0"); /* 20480 of 40960 MiB: the other half */
+  assert_string_equal(where(&r, "whole-5"), "n1");
+  assert_string_equal(where(&r, "bad-6"), "(pending)");
+  assert_non_null(strstr(decision(&r, "bad-6")->reason,
+                         "metadata.annotations[gpu-fraction]: must be a number greater than 0"));
+  assert_string_equal(decision(&r, "whole-7")->reason,
+                      "0/2 nodes are available: 2 Insufficient nvidia.com/gpu.");
+  /* More memory than n1's GPUs have; n2 does not say how much its GPUs have. */
+  assert_string_equal(decision(&r, "mem-8")->reason,
+                      "0/2 nodes are available: 2 node(s) had no GPU with room for the pod's GPU "
+                      "share.");
+  assert_string_equal(decision(&r, "tenth-9")->reason,
+                      "0/2 nodes are available: 2 node(s) had no GPU with room for the pod's GPU "
+                      "share.");
+  /* Applied, the model counts what the cycle placed, on the same GPUs. */
+  for (size_t i = 0; i < r.ndecisions; i++)
+    assert_int_equal(sched_decision_apply(m, &r.decisions[i]), TS_OK);
+  assert_int_equal(get_node(m, "n1")->gpu_shares[0], 1000);
+  assert_int_equal(get_node(m, "n2")->gpu_shares[0], 1000);
+  assert_int_equal(gpus_used(m, "n1"), 2);
+  sched_result_free(&r);
+  r = run(m, SCHED_BINPACK); /* nothing frees: the next cycle keeps them pending */
+  assert_string_equal(where(&r, "tenth-9"), "(pending)");
+  sched_result_free(&r);
+  model_free(m);
+}
+
+/* Which GPU of a node a share goes on, per policy: GPUs 0 and 1 hold 0.3 and 0.7. */
+static void test_policies_choose_gpus(void **state) {
+  static const struct {
+    sched_scoring s;
+    const char *want;
+  } cases[] = {
+      {SCHED_BINPACK, "n/1"},   /* the fullest with room */
+      {SCHED_BEST_FIT, "n/1"},  /* same */
+      {SCHED_FIRST_FIT, "n/0"}, /* the lowest-numbered with room */
+      {SCHED_SPREAD, "n/2"},    /* an unshared one */
+      {SCHED_FGD, "n/1"},       /* closes GPU 1; GPU 0 keeps room for the typical 0.3 */
+  };
+  (void)state;
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    model *m = model_new();
+    sched_result r;
+    node(m, "n", 4, 0, 64000);
+    pod(m, "a", 0, "gpu-fraction: \"0.3\", tessera.dev/gpu-index: \"0\"", "cpu: 1", "n");
+    pod(m, "b", 1, "gpu-fraction: \"0.7\", tessera.dev/gpu-index: \"1\"", "cpu: 1", "n");
+    pod(m, "p", 2, "gpu-fraction: \"0.3\"", "cpu: 1", NULL);
+    r = run(m, cases[i].s);
+    if (strcmp(where(&r, "p"), cases[i].want))
+      fail_msg("%s: %s, want %s", sched_scoring_name(cases[i].s), where(&r, "p"), cases[i].want);
+    sched_result_free(&r);
+    model_free(m);
+  }
+}
+
+/* FGD: the workload's typical pod asks for 4 cores and a whole GPU. A share with 2 cores fits
+ * the fuller node a, but leaves it 3 cores, with which no typical pod can use its 3.5 free GPUs;
+ * on b it strands only half a GPU. Bin-packing takes a, FGD b. */
+static void test_fgd_keeps_gpus_usable(void **state) {
+  static const sched_workload_shape typical[] = {{4000, 1, 1000, 0, 10}, {0, 0, 0, 0, 5}};
+  sched_config cfg;
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  node(m, "a", 4, 0, 8000);
+  node(m, "b", 4, 0, 32000);
+  pod(m, "cpu-hog", 0, "", "cpu: 3", "a");
+  pod(m, "p", 1, "gpu-fraction: \"0.5\"", "cpu: 2", NULL);
+  r = run(m, SCHED_BINPACK);
+  assert_string_equal(where(&r, "p"), "a/0");
+  sched_result_free(&r);
+  sched_config_default(&cfg);
+  cfg.scoring = SCHED_FGD;
+  cfg.workload = typical, cfg.nworkload = 2; /* the CPU-only shape is not typical */
+  r = run_cfg(m, &cfg);
+  assert_string_equal(where(&r, "p"), "b/0");
+  sched_result_free(&r);
+  /* Without a workload given, FGD reads the model's pods: here the pending share and the
+   * typical pods waiting beside it. */
+  for (int i = 0; i < 4; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "w%d", i);
+    pod(m, name, 10 + i, "", "cpu: 4, nvidia.com/gpu: 1, memory: 600Gi", NULL); /* fit nowhere */
+  }
+  r = run(m, SCHED_FGD);
+  assert_string_equal(where(&r, "p"), "b/0");
+  sched_result_free(&r);
+  model_free(m);
+}
+
+/* Quota: a share counts as one nvidia.com/gpu, so a ClusterQueue with one GPU admits one of two
+ * half-GPU pods. */
+static void test_quota_counts_share_whole(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  node(m, "n", 4, 0, 64000);
+  apply(m, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: f}\n"
+           "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+           "spec: {namespaceSelector: {}, resourceGroups: [{coveredResources: [cpu, "
+           "nvidia.com/gpu], flavors: [{name: f, resources: [{name: cpu, nominalQuota: 100}, "
+           "{name: nvidia.com/gpu, nominalQuota: 1}]}]}]}\n"
+           "---\napiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, "
+           "namespace: t}\nspec: {clusterQueue: cq}\n");
+  pod_l(m, "s1", 1, "kueue.x-k8s.io/queue-name: lq", "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
+  pod_l(m, "s2", 2, "kueue.x-k8s.io/queue-name: lq", "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
+  r = run(m, SCHED_BINPACK);
+  assert_string_equal(where(&r, "s1"), "n/0");
+  assert_string_equal(where(&r, "s2"), "(pending)");
+  assert_int_equal(decision(&r, "s2")->why, SCHED_WHY_QUEUED);
+  sched_result_free(&r);
+  model_free(m);
+}
+
+/* ---- randomized: the cycle against a full scan per pod ----------------------------------- */
+
+static const char *full_scan(model *m, sched_scoring scoring, const sched_result *r) {
+  sched_config cfg;
+  sched_view v;
+  ts_arena a, o;
+  static char why[256];
+  sched_config_default(&cfg);
+  cfg.scoring = scoring;
+  ts_arena_init(&a, 0);
+  ts_arena_init(&o, 0);
+  assert_int_equal(sched__view_init(&v, m, &cfg, 0, &a, &o), TS_OK);
+  why[0] = '\0';
+  for (size_t i = 0; i < r->ndecisions && !why[0]; i++) {
+    const sched_decision *d = &r->decisions[i];
+    const model_pod *p = d->pod;
+    int64_t best = 0;
+    int found = -1;
+    sched_shape shape;
+    sched_pending pp = {.pod = p};
+    char got[64], want[64];
+    if (p->share_problem) continue;
+    sched__shape_init(&v, p, &shape);
+    for (uint32_t k = 0; k < v.n; k++) {
+      int64_t s;
+      if (sched__static_fit(&v, &pp, k) != SCHED_FIT || !sched__resources_fit(&v, p, k)) continue;
+      s = sched__score(&v, &shape, k);
+      if (found < 0 || s > best) best = s, found = (int)k;
+    }
+    if (found >= 0) sched__place(&v, p, (uint32_t)found);
+    snprintf(want, sizeof want, "%s/%d", found < 0 ? "-" : v.nodes[found]->obj.name,
+             found < 0 ? -1 : sched__gpu_slot(&v, p));
+    snprintf(got, sizeof got, "%s/%d", d->kind == SCHED_BIND ? d->node->obj.name : "-",
+             d->kind == SCHED_BIND && d->gpu_shared ? (int)d->gpu_index : -1);
+    if (strcmp(got, want))
+      snprintf(why, sizeof why, "%s: %s: cycle %s, scan %s", sched_scoring_name(scoring),
+               p->obj.name, got, want);
+  }
+  sched__view_free(&v);
+  ts_arena_free(&a);
+  ts_arena_free(&o);
+  return why[0] ? why : NULL;
+}
+
+static void test_cycle_matches_full_scan(void **state) {
+  static const char *shapes[] = {"gpu-fraction: \"0.25\"", "gpu-fraction: \"0.5\"",
+                                 "gpu-fraction: \"0.7\"",  "gpu-memory: \"8000\"",
+                                 "gpu-memory: \"30000\"",  ""};
+  int placed = 0, shared = 0;
+  (void)state;
+  srand(7);
+  for (int round = 0; round < 24; round++) {
+    model *m = model_new();
+    int npods = 0;
+    for (int k = 0; k < 12; k++) {
+      char name[16];
+      static const int mem[] = {0, 16000, 40000, 81920};
+      snprintf(name, sizeof name, "n%02d", k);
+      node(m, name, (rand() % 3) * 4, mem[rand() % 4], 8000 + 4000 * (rand() % 8));
+    }
+    for (int k = 0; k < 6; k++) { /* some GPUs already shared */
+      char name[16], an[96], nn[16];
+      snprintf(name, sizeof name, "run%d", k);
+      snprintf(nn, sizeof nn, "n%02d", rand() % 12);
+      snprintf(an, sizeof an, "gpu-fraction: \"0.%d\", tessera.dev/gpu-index: \"%d\"",
+               1 + rand() % 9, rand() % 4);
+      pod(m, name, 0, an, "cpu: 1", nn);
+    }
+    for (int g = 0; g < 10; g++) {
+      int which = rand() % 6, count = 1 + rand() % 8;
+      char req[64];
+      snprintf(req, sizeof req, which == 5 ? "cpu: %d, nvidia.com/gpu: %d" : "cpu: %d",
+               1 + rand() % 6, 1 + rand() % 2);
+      for (int i = 0; i < count; i++, npods++) {
+        char name[16];
+        snprintf(name, sizeof name, "p%03d", npods);
+        pod(m, name, npods % 60, shapes[which], req, NULL);
+      }
+    }
+    for (int s = 0; s < SCHED_SCORING_COUNT; s++) {
+      sched_result r = run(m, (sched_scoring)s);
+      const char *why = full_scan(m, (sched_scoring)s, &r);
+      if (why) fail_msg("round %d: %s", round, why);
+      for (size_t i = 0; i < r.ndecisions; i++) {
+        placed += r.decisions[i].kind == SCHED_BIND;
+        shared += r.decisions[i].gpu_shared;
+      }
+      sched_result_free(&r);
+    }
+    model_free(m);
+  }
+  assert_true(placed > 1000); /* both outcomes, many times */
+  assert_true(shared > 500);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_annotations),
+      cmocka_unit_test(test_node_accounting),
+      cmocka_unit_test(test_binpack_places_shares),
+      cmocka_unit_test(test_policies_choose_gpus),
+      cmocka_unit_test(test_fgd_keeps_gpus_usable),
+      cmocka_unit_test(test_quota_counts_share_whole),
+      cmocka_unit_test(test_cycle_matches_full_scan),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
