@@ -35,7 +35,7 @@ static int usage(void) {
   fputs(
       "usage: tessera simulate --trace FILE.csv (--nodes NxG[:MODEL]|FILE.csv | --cluster PATH)\n"
       "                        [--queues PATH] [--config FILE] [--until T] [--resume]\n"
-      "                        [--fill [--seed N]]\n"
+      "                        [--fill [--seed N]] [--policy NAME|all]\n"
       "                        [--output text|json] [--report DIR]\n"
       "  --trace    neutral replay format, a raw Microsoft ITP cluster file or an openb pod list\n"
       "  --nodes    N nodes of G GPUs (nvidia.com/gpu), labelled nvidia.com/gpu.product=MODEL,\n"
@@ -48,7 +48,9 @@ static int usage(void) {
       "  --report   writes DIR/report.html, summary.json, timeline.csv, queues.csv, jobs.csv\n"
       "  --fill     the FGD paper's fill mode: jobs in trace order (--seed N: shuffled), never\n"
       "             ending, until the cluster is full; the share of GPUs that could be\n"
-      "             allocated, and the unallocated GPUs as the GPUs asked grow\n",
+      "             allocated, and the unallocated GPUs as the GPUs asked grow\n"
+      "  --policy   node scoring: binpack, spread, first-fit, best-fit, dot-product, fgd;\n"
+      "             all: each on the same inputs, side by side\n",
       stderr);
   return 2;
 }
@@ -198,13 +200,12 @@ static json_t *summary_json(const sim_args *a, const sim_trace *t, const sim_res
   json_t *qs = json_array(), *o;
   for (size_t i = 0; qs && i < r->nqueues; i++)
     json_array_append_new(qs, stats_json(&r->queues[i]));
-  o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:I, s:s, s:o, s:o}", "trace",
+  o = json_pack("{s:s, s:s, s:I, s:I, s:I, s:f, s:f, s:I, s:I, s:I, s:s, s:o, s:o}", "trace",
                 a->trace, "format", t->format, "jobs", (json_int_t)t->n, "gpus",
                 (json_int_t)r->gpus_total, "simulatedSeconds", (json_int_t)r->end_s, "utilisation",
                 r->utilisation, "runSeconds", run_s, "cycles", (json_int_t)r->cycles, "podsBound",
-                (json_int_t)r->bound, "podsEvicted", (json_int_t)r->evicted, "skippedGpuShares",
-                (json_int_t)r->skipped_shares, "preempted", a->resume ? "resume" : "restart", "all",
-                stats_json(&r->all), "queues", qs);
+                (json_int_t)r->bound, "podsEvicted", (json_int_t)r->evicted, "preempted",
+                a->resume ? "resume" : "restart", "all", stats_json(&r->all), "queues", qs);
   return o;
 }
 
@@ -223,9 +224,6 @@ static void print_text(const sim_args *a, const sim_trace *t, const sim_result *
          (double)r->end_s / DAY_S, run_s, r->cycles, r->bound, r->evicted,
          a->resume ? "resume" : "start again");
   printf("GPU utilisation %.1f%% (time-weighted)\n", 100 * r->utilisation);
-  if (r->skipped_shares)
-    printf("left out: %zu jobs asking for a share of a GPU (GPU sharing is not built yet)\n",
-           r->skipped_shares);
   printf("  %-16s %6s %6s %7s %6s %9s %-23s %-23s\n", "", "", "", "never", "pre-", "",
          "   wait (minutes)", "   completion (hours)");
   printf("  %-16s %6s %6s %7s %6s %9s %7s %7s %7s %7s %7s %7s\n", "queue", "jobs", "done",
@@ -247,9 +245,8 @@ static int write_report(const char *dir, json_t *summary, const sim_trace *t, co
   if (!(f = fopen(path, "w"))) goto fail;
   fprintf(f, "t_s,gpus_used,gpus_idle_on_used_nodes,pending_jobs,running_jobs\n");
   for (size_t i = 0; i < r->nsamples; i++)
-    fprintf(f, "%lld,%lld,%lld,%d,%d\n", (long long)r->samples[i].t_s,
-            (long long)r->samples[i].gpus_used, (long long)r->samples[i].gpus_idle_frag,
-            r->samples[i].pending_jobs, r->samples[i].running_jobs);
+    fprintf(f, "%lld,%.10g,%.10g,%d,%d\n", (long long)r->samples[i].t_s, r->samples[i].gpus_used,
+            r->samples[i].gpus_idle_frag, r->samples[i].pending_jobs, r->samples[i].running_jobs);
   if (fclose(f) != 0) goto fail;
   snprintf(path, sizeof path, "%s/queues.csv", dir);
   if (!(f = fopen(path, "w"))) goto fail;
@@ -273,7 +270,6 @@ static int write_report(const char *dir, json_t *summary, const sim_trace *t, co
   fprintf(f, "job_id,queue,submit_s,first_start_s,last_start_s,end_s,preemptions\n");
   for (size_t i = 0; i < t->n; i++) {
     const sim_job_result *j = &r->jobs[i];
-    if (j->skipped) continue;
     fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%d\n", t->jobs[i].id, t->jobs[i].queue,
             (long long)t->jobs[i].submit_s, (long long)j->first_start_s, (long long)j->last_start_s,
             (long long)j->end_s, j->preemptions);
@@ -307,10 +303,9 @@ static json_t *fill_json(const sim_args *a, const sim_trace *t, const sim_fill_r
                      : json_pack("{s:i, s:f}", "arrivedPercent", 50 + 10 * k, "unallocatedPercent",
                                  100 * u));
   }
-  o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:I, s:o}", "mode", "fill", "trace",
-                a->trace, "format", t->format, "jobs", (json_int_t)t->n, "gpus",
-                (json_int_t)f->gpus_total, "placed", (json_int_t)f->placed, "failed",
-                (json_int_t)f->failed, "skippedGpuShares", (json_int_t)f->skipped_shares, "seed",
+  o = json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I, s:I, s:o}", "mode", "fill", "trace", a->trace,
+                "format", t->format, "jobs", (json_int_t)t->n, "gpus", (json_int_t)f->gpus_total,
+                "placed", (json_int_t)f->placed, "failed", (json_int_t)f->failed, "seed",
                 (json_int_t)a->seed, "curve", curve);
   if (o && f->first_failure != SIZE_MAX)
     json_object_set_new(o, "firstFailure",
@@ -323,9 +318,6 @@ static void fill_text(const sim_args *a, const sim_trace *t, const sim_fill_resu
   printf("fill %s (%s) on %lld GPUs, %s: %zu jobs placed, %zu did not fit\n", a->trace, t->format,
          (long long)f->gpus_total, a->seed ? "jobs drawn at random" : "jobs in trace order",
          f->placed, f->failed);
-  if (f->skipped_shares)
-    printf("left out: %zu jobs asking for a share of a GPU (GPU sharing is not built yet)\n",
-           f->skipped_shares);
   if (f->first_failure != SIZE_MAX)
     printf("first job that did not fit: %s, with %.1f%% of the GPUs allocated\n",
            t->jobs[f->first_failure].id, 100 * f->allocated_at_failure);
@@ -377,7 +369,7 @@ static json_t *run_fill(const sim_args *a, model *m, const cfg_tessera *cfg, con
       if (*status == 0 && (out = fopen(path, "w"))) {
         fprintf(out, "jobs_tried,gpus_asked,gpus_allocated\n");
         for (size_t i = 0; i < f.npoints; i++)
-          fprintf(out, "%zu,%.0f,%.0f\n", i + 1, f.arrived[i], f.allocated[i]);
+          fprintf(out, "%zu,%.10g,%.10g\n", i + 1, f.arrived[i], f.allocated[i]);
         if (fclose(out) != 0) *status = 1;
       } else if (*status == 0) {
         *status = 1;

@@ -174,12 +174,9 @@ int simulate_html(const char *path, const char *trace, const sim_trace *t, const
   fprintf(f,
           "</code> (%s, %zu jobs) on %lld GPUs: %.1f simulated days, %zu scheduling cycles, %zu "
           "pods bound, %zu evicted; preempted jobs %s. GPU utilisation <b>%.1f%%</b> "
-          "(time-weighted).%s</p>\n",
+          "(time-weighted).</p>\n",
           t->format, t->n, (long long)r->gpus_total, (double)r->end_s / 86400, r->cycles, r->bound,
-          r->evicted, resume ? "resume" : "start again", 100 * r->utilisation,
-          r->skipped_shares ? " Jobs asking for a share of a GPU are left out (GPU sharing is not "
-                              "built yet)."
-                            : "");
+          r->evicted, resume ? "resume" : "start again", 100 * r->utilisation);
   ymax = nice_max((double)r->gpus_total);
   fputs("<h2>GPUs in use</h2>\n<p class=\"note\">GPUs held by bound pods, against the cluster's "
         "GPUs (dashed).</p>\n",

@@ -17,10 +17,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define TYPICAL_COVER 0.6       /* the typical shapes cover this share of the GPU pods */
-#define TYPICAL_STEP  10        /* taken this many at a time */
-#define GPU_FIELD_MID (1 << 19) /* the score's GPU field is 20 bits: growth 0 sits in the middle   \
-                                 */
+#define TYPICAL_COVER 0.95 /* the typical shapes cover this share of the workload's pods */
+#define TYPICAL_STEP  1    /* taken this many at a time */
+#define GPU_FIELD_MID                                                                              \
+  (1 << 19) /* the score's GPU field is 20 bits: growth 0 sits in the middle                       \
+             */
 
 struct sched_fgd_shape {
   int64_t cpu;   /* millicores */
@@ -57,7 +58,7 @@ static bool pod_shape(const sched_view *v, const model_pod *p, wshape *out) {
   else if (v->share_res >= 0 &&
            (out->gpus = (int32_t)model_rlist_get(&p->requests, v->share_res)) > 0)
     out->milli = 1000;
-  return out->gpus > 0;
+  return true;
 }
 
 ts_rc sched__fgd_prepare(sched_view *v) {
@@ -72,7 +73,7 @@ ts_rc sched__fgd_prepare(sched_view *v) {
   if (!(all = ts_arena_alloc(v->arena, (cap + 1) * sizeof *all))) return TS_ENOMEM;
   if (cfg->workload) {
     for (size_t i = 0; i < cfg->nworkload; i++)
-      if (cfg->workload[i].gpus > 0 && cfg->workload[i].count > 0) all[n++] = cfg->workload[i];
+      if (cfg->workload[i].count > 0) all[n++] = cfg->workload[i];
   } else {
     for (size_t i = 0; i < v->npending; i++) n += pod_shape(v, v->pending[i], &all[n]);
     for (size_t i = 0; i < v->nrunning; i++) n += pod_shape(v, v->running[i], &all[n]);
@@ -127,7 +128,10 @@ static double node_frag(const sched_view *v, uint32_t k, int64_t cpu, const uint
       else
         small += 1000 - sh[j];
     }
-    f += m->w * (cpu >= m->cpu && room >= m->gpus ? small : free_all);
+    if (!m->gpus) /* a pod without GPUs can use none of them */
+      f += m->w * free_all;
+    else
+      f += m->w * (cpu >= m->cpu && room >= m->gpus ? small : free_all);
   }
   return f;
 }
@@ -148,39 +152,46 @@ static double frag_after(const sched_view *v, uint32_t k, int64_t cpu, int64_t w
   return node_frag(v, k, free_cpu, tmp, n, free_whole);
 }
 
-uint32_t sched__fgd_slot(const sched_view *v, const model_pod *p, uint32_t k, int32_t s) {
+/* The GPU of node k whose taking a share of s (and cpu millicores) leaves the least
+ * fragmentation, lowest-numbered among equals, and that fragmentation in *frag. GPUs holding
+ * the same share are alike: each such value is measured once. */
+static uint32_t best_slot(const sched_view *v, uint32_t k, int64_t cpu, int32_t s, double *frag) {
   uint32_t n, best = UINT32_MAX;
   const uint16_t *sh = sched__shares_of(v, k, &n);
-  double best_f = 0;
-  int64_t cpu = model_rlist_get(&p->requests, MODEL_RES_CPU);
   for (uint32_t j = 0; j < n; j++) {
     double f;
+    bool seen = false;
     if (!sched__slot_takes(v, k, sh, j, s)) continue;
+    for (uint32_t i = 0; i < j && !seen; i++) seen = sh[i] == sh[j];
+    if (seen) continue; /* an earlier GPU with the same share measured the same */
     f = frag_after(v, k, cpu, 0, j, s);
-    if (best == UINT32_MAX || f < best_f - 1e-9) best = j, best_f = f;
+    if (best == UINT32_MAX || f < *frag - 1e-9) best = j, *frag = f;
   }
   return best;
 }
 
+uint32_t sched__fgd_slot(const sched_view *v, const model_pod *p, uint32_t k, int32_t s) {
+  double frag = 0;
+  return best_slot(v, k, model_rlist_get(&p->requests, MODEL_RES_CPU), s, &frag);
+}
+
 int64_t sched__fgd_score(const sched_view *v, const sched_shape *s, uint32_t k) {
-  const sched_cap *cpu = &v->cap[(size_t)k * (size_t)v->stride + MODEL_RES_CPU],
-                  *mem = &v->cap[(size_t)k * (size_t)v->stride + MODEL_RES_MEMORY];
-  int64_t whole = 0, gpu, cpumem = 0;
+  int64_t whole = 0, gpu;
   double before, after;
   for (int g = 0; g < s->ngpu; g++)
     if (s->gpu[g] == v->share_res) whole = s->gpu_req[g];
   before = frag_after(v, k, 0, 0, UINT32_MAX, 0);
   if (s->share) {
     int32_t share = model_pod_gpu_share_on(s->pod, v->nodes[k]);
-    uint32_t j = sched__fgd_slot(v, s->pod, k, share);
-    after = frag_after(v, k, s->cpu, whole, j, share);
+    if (best_slot(v, k, s->cpu, share, &after) == UINT32_MAX) /* cannot happen once it fits */
+      after = frag_after(v, k, s->cpu, whole, UINT32_MAX, 0);
   } else {
     after = frag_after(v, k, s->cpu, whole, UINT32_MAX, 0);
   }
   gpu = GPU_FIELD_MID - llround(after - before); /* less growth scores higher */
   gpu = gpu < 0 ? 0 : gpu >= 2 * GPU_FIELD_MID ? 2 * GPU_FIELD_MID - 1 : gpu;
-  if (cpu->alloc > 0) cpumem += (int64_t)((double)(cpu->alloc - cpu->free + s->cpu) * cpu->inv);
-  if (mem->alloc > 0) cpumem += (int64_t)((double)(mem->alloc - mem->free + s->mem) * mem->inv);
-  cpumem /= 2; /* ties: the fuller node, as bin-packing */
-  return gpu << 30 | (cpumem > 1000000 ? 1000000 : cpumem);
+  /* Ties go by node name (the paper's are arbitrary). Breaking them towards the fuller node, as
+   * bin-packing would, packed cpu where GPUs were left: on openb's gpushare100 list the GPUs
+   * left unallocated at 100% arrivals went from 13.6% to 21.8%. */
+  return gpu << 30;
 }

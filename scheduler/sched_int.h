@@ -178,6 +178,8 @@ typedef struct sched_view {
   struct sched_fgd_shape *fgd; /* FGD: the typical shapes (arena) */
   uint32_t nfgd;               /* entries */
   bool fgd_ready;              /* the typical shapes are known */
+  bool fgd_on;                 /* nodes score as FGD: scoring fgd, or binpack with pods sharing
+                                  GPUs in the model */
   size_t decisions_cap;        /* capacity of the result's decision array */
   size_t events_cap;           /* capacity of the result's workload events */
 } sched_view;

@@ -73,7 +73,7 @@ static uint32_t share_pick(const sched_view *v, const model_pod *p, uint32_t k, 
   uint32_t n, best = UINT32_MAX;
   const uint16_t *sh = sched__shares_of(v, k, &n);
   sched_scoring pol = v->cfg->scoring;
-  if (pol == SCHED_FGD) return sched__fgd_slot(v, p, k, s);
+  if (v->fgd_on) return sched__fgd_slot(v, p, k, s);
   for (uint32_t j = 0; j < n; j++) {
     if (!sched__slot_takes(v, k, sh, j, s)) continue;
     if (pol == SCHED_FIRST_FIT) return j;
@@ -148,7 +148,10 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
     sched__dra_usage(v, i, &used, &total);
     v->has_gpu[i] |= total > 0;
   }
-  return cfg->scoring == SCHED_FGD ? sched__fgd_prepare(v) : TS_OK;
+  /* Bin-packing scores as FGD when pods share GPUs: on openb's three pod lists, where a third
+   * to all of the GPU pods share one, FGD left the fewest GPUs unallocated (README). */
+  v->fgd_on = cfg->scoring == SCHED_FGD || (cfg->scoring == SCHED_BINPACK && v->share);
+  return v->fgd_on ? sched__fgd_prepare(v) : TS_OK;
 }
 
 static bool is_pending(const model_pod *p, const sched_config *cfg) {
@@ -394,7 +397,7 @@ static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_
 int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
   int64_t gpu = 0, cpumem, tier = s->ngpu || s->dra_devices || s->share || !v->has_gpu[node];
   int parts = s->ngpu;
-  if (v->cfg->scoring == SCHED_FGD) return sched__fgd_score(v, s, node);
+  if (v->fgd_on) return sched__fgd_score(v, s, node);
   if (v->cfg->scoring >= SCHED_FIRST_FIT) return baseline_score(v, s, node);
   for (int g = 0; g < s->ngpu; g++) gpu += util_after(v, node, s->gpu[g], s->gpu_req[g]);
   if (s->share) { /* the node's GPUs in use with the share, shares counted as fractions */

@@ -15,24 +15,24 @@ run "$dir/a" || fail "simulate failed: $(cat "$dir/a.out")"
 for f in jobs.csv timeline.csv queues.csv summary.json; do
   diff -u "$S/expected/$f" "$dir/a/$f" || fail "$f differs from $S/expected/$f"
 done
-grep -q 'GPU utilisation 81.2% (time-weighted)' "$dir/a.out" || fail "summary: $(cat "$dir/a.out")"
+grep -q 'GPU utilisation 81.4% (time-weighted)' "$dir/a.out" || fail "summary: $(cat "$dir/a.out")"
 html="$dir/a/report.html"
 [ "$(grep -c '<svg ' "$html")" = 4 ] || fail "report.html: want 4 plots"
 grep -qi '<script' "$html" && fail "report.html has a script"
 grep -Eq '(src|href)="?(https?:)?//' "$html" && fail "report.html fetches something"
-grep -q '81.2%' "$html" || fail "report.html does not give the utilisation"
+grep -q '81.4%' "$html" || fail "report.html does not give the utilisation"
 grep -q 'Fair sharing is off' "$html" || fail "report.html: weights drawn though fair sharing is off"
 grep -q '<td>team-a</td><td>2</td><td>2</td><td>0</td><td>1</td>' "$html" || fail "report.html: team-a's row"
 run "$dir/b" || fail "second run failed"
 cmp -s "$html" "$dir/b/report.html" || fail "report.html differs between two runs"
 "$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --output json >"$dir/j" ||
   fail "--output json failed"
-grep -q '"utilisation": 0.8125' "$dir/j" || fail "JSON: $(head -c 300 "$dir/j")"
+grep -q '"utilisation": 0.814453125' "$dir/j" || fail "JSON: $(head -c 300 "$dir/j")"
 # --policy all: every policy on the same inputs, a table and a report per policy.
 "$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --policy all --report "$dir/all" >"$dir/all.out" ||
   fail "--policy all failed"
-for p in binpack spread first-fit best-fit dot-product; do
-  grep -q "^$p  *81.2%" "$dir/all.out" || fail "--policy all: no row for $p: $(cat "$dir/all.out")"
+for p in binpack spread first-fit best-fit dot-product fgd; do
+  grep -q "^$p  *81.4%" "$dir/all.out" || fail "--policy all: no row for $p: $(cat "$dir/all.out")"
   [ -f "$dir/all/$p/report.html" ] || fail "--policy all: no report for $p"
 done
 grep -q '"policy": "first-fit"' "$dir/all/first-fit/summary.json" || fail "first-fit's summary"

@@ -19,7 +19,7 @@
 #define CYCLES_PER_EVENT 4
 #define SECOND_NS        INT64_C(1000000000)
 
-enum { J_FUTURE, J_PENDING, J_RUNNING, J_DONE, J_SKIPPED };
+enum { J_FUTURE, J_PENDING, J_RUNNING, J_DONE };
 
 typedef struct jstate {
   int state;        /* J_* */
@@ -55,10 +55,12 @@ typedef struct sim {
   sched_state *st;
   jstate *js;
   qinfo *qs;
-  TS_VEC(ending) heap; /* runs by end time */
-  int gpu;             /* resource id of nvidia.com/gpu */
-  int64_t *qgpus;      /* [nqueues] GPUs held by each queue's running jobs */
-  model_node **nodes;  /* schedulable nodes (they do not change during a run) */
+  TS_VEC(ending) heap;  /* runs by end time */
+  int gpu;              /* resource id of nvidia.com/gpu */
+  int64_t *qgpus;       /* [nqueues] thousandths of GPUs held by each queue's running jobs */
+  sched_config cfg_own; /* cfg with the trace's workload (FGD's typical pods) */
+  sched_workload_shape *workload; /* owned */
+  model_node **nodes;             /* schedulable nodes (they do not change during a run) */
   size_t nnodes;
   size_t next;              /* next job to submit */
   size_t running;           /* jobs running */
@@ -121,6 +123,45 @@ static void group_name(char *out, size_t cap, size_t job, uint32_t attempt) {
   snprintf(out, cap, "sim-%zu-%u", job, attempt);
 }
 
+/* Thousandths of a GPU a job's pods hold together (whole GPUs or a share each). */
+static int64_t job_milli(const sim_job *job) {
+  return (int64_t)job->pods * job->gpu_milli;
+}
+
+static int wshape_cmp(const void *a, const void *b) {
+  const sched_workload_shape *x = a, *y = b;
+  if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
+  if (x->gpus != y->gpus) return x->gpus < y->gpus ? -1 : 1;
+  return x->milli < y->milli ? -1 : x->milli > y->milli;
+}
+
+/* The trace's jobs as the workload FGD measures fragmentation against (its typical pods), when
+ * the caller gave none: every pod of the trace counts once; shapes merged once here rather
+ * than by every cycle. */
+static ts_rc use_workload(sim *s, const sim_trace *t) {
+  size_t n = 0;
+  s->cfg_own = *s->cfg;
+  s->cfg = &s->cfg_own;
+  if (s->cfg_own.workload) return TS_OK;
+  if (!(s->workload = ts_calloc(t->n + 1, sizeof *s->workload)))
+    return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  for (size_t i = 0; i < t->n; i++) {
+    const sim_job *job = &t->jobs[i];
+    s->workload[i] = (sched_workload_shape){.cpu = job->cpu_milli,
+                                            .gpus = job->gpus ? job->gpus : job->gpu_milli > 0,
+                                            .milli = job->gpus ? 1000 : job->gpu_milli,
+                                            .count = job->pods};
+  }
+  if (t->n) qsort(s->workload, t->n, sizeof *s->workload, wshape_cmp);
+  for (size_t i = 0; i < t->n; i++)
+    if (n && !wshape_cmp(&s->workload[n - 1], &s->workload[i]))
+      s->workload[n - 1].count += s->workload[i].count;
+    else
+      s->workload[n++] = s->workload[i];
+  s->cfg_own.workload = s->workload, s->cfg_own.nworkload = n;
+  return TS_OK;
+}
+
 static ts_rc apply(sim *s, json_t *o) {
   ts_rc rc;
   if (!o) return ts_err_set(s->err, TS_ENOMEM, "out of memory");
@@ -159,12 +200,13 @@ static ts_rc submit(sim *s, size_t i, int64_t now) {
                             group, "namespace", q->ns, "creationTimestamp", ts, "spec", "minMember",
                             job->pods));
   for (int32_t k = 0; rc == TS_OK && k < job->pods; k++) {
-    json_t *limits = json_object(), *spec;
+    json_t *limits = json_object(), *spec, *annotations = json_object();
     pod_name(name, sizeof name, i, j->attempt, k);
     labels = json_object();
-    if (!limits || !labels) {
+    if (!limits || !labels || !annotations) {
       json_decref(limits);
       json_decref(labels);
+      json_decref(annotations);
       return ts_err_set(s->err, TS_ENOMEM, "out of memory");
     }
     if (job->pods > 1)
@@ -173,23 +215,28 @@ static ts_rc submit(sim *s, size_t i, int64_t now) {
       json_object_set_new(labels, "kueue.x-k8s.io/queue-name", json_string(q->local_queue));
     snprintf(amount, sizeof amount, "%d", job->gpus);
     if (job->gpus) json_object_set_new(limits, "nvidia.com/gpu", json_string(amount));
+    if (!job->gpus && job->gpu_milli) { /* a share of one GPU, as KAI's gpu-fraction says it */
+      snprintf(amount, sizeof amount, "0.%03d", (int)job->gpu_milli);
+      json_object_set_new(annotations, "gpu-fraction", json_string(amount));
+    }
     snprintf(amount, sizeof amount, "%lldm", (long long)job->cpu_milli);
     if (job->cpu_milli) json_object_set_new(limits, "cpu", json_string(amount));
     snprintf(amount, sizeof amount, "%lldMi", (long long)job->memory_mib);
     if (job->memory_mib) json_object_set_new(limits, "memory", json_string(amount));
-    if (!job->gpus && !job->cpu_milli) json_object_set_new(limits, "cpu", json_string("1"));
+    if (!job->gpu_milli && !job->cpu_milli) json_object_set_new(limits, "cpu", json_string("1"));
     spec = json_pack("{s:s, s:[{s:s, s:s, s:{s:o}}]}", "schedulerName", s->cfg->scheduler_name,
                      "containers", "name", "c", "image", "sim", "resources", "limits", limits);
     if (spec && job->has_priority)
       json_object_set_new(spec, "priority", json_integer(job->priority));
     if (spec && job->gpu_spec) json_object_set_new(spec, "affinity", gpu_models(job->gpu_spec));
-    if (spec && job->gpus) /* as the API server's ExtendedResourceToleration admission adds it */
+    if (spec && job->gpu_milli) /* as ExtendedResourceToleration admission (or KAI) adds it */
       json_object_set_new(spec, "tolerations",
                           json_pack("[{s:s, s:s, s:s}]", "key", "nvidia.com/gpu", "operator",
                                     "Exists", "effect", "NoSchedule"));
-    rc = apply(s, json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:o}, s:o}", "apiVersion", "v1", "kind",
-                            "Pod", "metadata", "name", name, "namespace", q->ns,
-                            "creationTimestamp", ts, "labels", labels, "spec", spec));
+    rc = apply(s,
+               json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:o, s:o}, s:o}", "apiVersion", "v1", "kind",
+                         "Pod", "metadata", "name", name, "namespace", q->ns, "creationTimestamp",
+                         ts, "labels", labels, "annotations", annotations, "spec", spec));
   }
   j->state = J_PENDING;
   j->bound = 0;
@@ -236,7 +283,7 @@ static ts_rc finish(sim *s, size_t i, int64_t now) {
   double jct = (double)(now - job->submit_s);
   withdraw(s, i);
   j->state = J_DONE;
-  s->qgpus[j->q] -= (int64_t)job->pods * job->gpus;
+  s->qgpus[j->q] -= job_milli(job);
   s->r->jobs[i].end_s = now;
   s->running--;
   s->r->queues[j->q].done++;
@@ -247,7 +294,7 @@ static ts_rc finish(sim *s, size_t i, int64_t now) {
 }
 
 static double held_hours(const sim_job *job, int64_t secs) {
-  return (double)job->pods * job->gpus * (double)secs / 3600.0;
+  return (double)job_milli(job) / 1000 * (double)secs / 3600.0;
 }
 
 /* A job's run was cut by an eviction at now: it goes back to the queue. */
@@ -267,7 +314,7 @@ static ts_rc preempted(sim *s, size_t i, int64_t now) {
   s->r->queues[j->q].preemptions++;
   s->r->all.preemptions++;
   s->r->jobs[i].preemptions++;
-  s->qgpus[j->q] -= (int64_t)job->pods * job->gpus;
+  s->qgpus[j->q] -= job_milli(job);
   withdraw(s, i);
   s->running--;
   j->attempt++;
@@ -282,7 +329,7 @@ static ts_rc started(sim *s, size_t i, int64_t now) {
   j->state = J_RUNNING;
   j->start_s = now;
   j->end_s = now + j->left_s;
-  s->qgpus[j->q] += (int64_t)s->t->jobs[i].pods * s->t->jobs[i].gpus;
+  s->qgpus[j->q] += job_milli(&s->t->jobs[i]);
   if (!j->started) s->r->jobs[i].first_start_s = now;
   s->r->jobs[i].last_start_s = now;
   j->started = true;
@@ -330,24 +377,28 @@ static ts_rc sample(sim *s, int64_t now) {
   sim_sample x = {
       .t_s = now, .pending_jobs = (int32_t)s->pending, .running_jobs = (int32_t)s->running};
   sim_sample *v;
-  for (size_t n = 0; n < s->nnodes; n++) {
-    int64_t used = model_node_used(s->nodes[n], s->gpu),
-            alloc = model_node_alloc(s->nodes[n], s->gpu);
-    x.gpus_used += used;
-    if (used > 0 && alloc > used) x.gpus_idle_frag += alloc - used;
+  int64_t all_used = 0, all_frag = 0;
+  for (size_t n = 0; n < s->nnodes; n++) { /* in thousandths: shared GPUs count their shares */
+    const model_node *nd = s->nodes[n];
+    int64_t used = model_node_used(nd, s->gpu) * 1000, alloc = model_node_alloc(nd, s->gpu) * 1000;
+    for (uint32_t g = 0; g < nd->ngpu_shares; g++)
+      if (nd->gpu_shares[g]) used -= 1000 - nd->gpu_shares[g];
+    all_used += used;
+    if (used > 0 && alloc > used) all_frag += alloc - used;
   }
+  x.gpus_used = (double)all_used / 1000, x.gpus_idle_frag = (double)all_frag / 1000;
   size_t nq = s->r->nqueues, at = s->r->nsamples;
   if (at && s->r->samples[at - 1].t_s == now) {
     at--; /* a second sample at the same time replaces the first */
   } else if (at >= 1024 && (at & (at - 1)) == 0) { /* grow at powers of two */
-    int64_t *qg = ts_realloc(s->r->queue_gpus, 2 * at * (nq ? nq : 1) * sizeof *qg);
+    double *qg = ts_realloc(s->r->queue_gpus, 2 * at * (nq ? nq : 1) * sizeof *qg);
     if (qg) s->r->queue_gpus = qg;
     v = qg ? ts_realloc(s->r->samples, 2 * at * sizeof *v) : NULL;
     if (!v) return ts_err_set(s->err, TS_ENOMEM, "out of memory");
     s->r->samples = v;
   }
   s->r->samples[at] = x;
-  memcpy(s->r->queue_gpus + at * nq, s->qgpus, nq * sizeof *s->qgpus);
+  for (size_t q = 0; q < nq; q++) s->r->queue_gpus[at * nq + q] = (double)s->qgpus[q] / 1000;
   s->r->nsamples = at + 1;
   return TS_OK;
 }
@@ -488,7 +539,7 @@ static void summarise(sim *s) {
   s->r->all.queue = "";
   for (size_t i = 0; i < s->t->n; i++) {
     const jstate *j = &s->js[i];
-    if (j->state == J_SKIPPED || j->state == J_FUTURE) continue; /* counted: submitted jobs */
+    if (j->state == J_FUTURE) continue; /* counted: submitted jobs */
     s->r->queues[j->q].jobs++;
     s->r->all.jobs++;
     if (!j->started) s->r->queues[j->q].never_started++, s->r->all.never_started++;
@@ -499,13 +550,13 @@ static void summarise(sim *s) {
     }
   }
   for (size_t k = 0; k + 1 < s->r->nsamples; k++)
-    area += (double)s->r->samples[k].gpus_used *
-            (double)(s->r->samples[k + 1].t_s - s->r->samples[k].t_s);
+    area += s->r->samples[k].gpus_used * (double)(s->r->samples[k + 1].t_s - s->r->samples[k].t_s);
   if (s->r->gpus_total && s->r->end_s > 0)
     s->r->utilisation = area / ((double)s->r->gpus_total * (double)s->r->end_s);
 }
 
 static void teardown(sim *s) {
+  ts_free(s->workload);
   for (size_t k = 0; s->qs && k < s->r->nqueues; k++) {
     ts_vec_free(&s->qs[k].wait);
     ts_vec_free(&s->qs[k].jct);
@@ -527,7 +578,9 @@ ts_rc sim_run(model *m, const sched_config *cfg, const sim_trace *t, const sim_o
   ts_rc rc;
   int64_t now = t->n ? t->jobs[0].submit_s : 0;
   memset(out, 0, sizeof *out);
-  if ((rc = setup_cluster(&s)) != TS_OK || (rc = setup_jobs(&s)) != TS_OK) goto done;
+  if ((rc = setup_cluster(&s)) != TS_OK || (rc = use_workload(&s, t)) != TS_OK ||
+      (rc = setup_jobs(&s)) != TS_OK)
+    goto done;
   for (;;) {
     const ending *e;
     bool evicted = true;
@@ -538,14 +591,7 @@ ts_rc sim_run(model *m, const sched_config *cfg, const sim_trace *t, const sim_o
       if ((rc = finish(&s, i, now)) != TS_OK) goto done;
     }
     for (; s.next < t->n && t->jobs[s.next].submit_s <= now; s.next++) { /* arrivals */
-      const sim_job *job = &t->jobs[s.next];
-      if (job->gpu_milli % 1000) {
-        s.js[s.next].state = J_SKIPPED;
-        out->jobs[s.next].skipped = true;
-        out->skipped_shares++;
-        continue;
-      }
-      s.js[s.next].left_s = job->duration_s;
+      s.js[s.next].left_s = t->jobs[s.next].duration_s;
       if ((rc = submit(&s, s.next, now)) != TS_OK) goto done;
     }
     for (int c = 0; evicted && c < CYCLES_PER_EVENT; c++)
@@ -588,35 +634,23 @@ static uint64_t next_random(uint64_t *x) {
 /* The jobs fill mode tries, in order: the trace's (seed 0), or drawn from it at random until the
  * GPUs asked reach 150% of gpus_total. Shallow copies (ids borrowed); from[k]: trace index. */
 static ts_rc fill_order(const sim_trace *t, uint64_t seed, int64_t gpus_total, sim_trace *inst,
-                        size_t **from, size_t *skipped) {
-  size_t cap = t->n + 1, nwhole = 0, *whole = ts_malloc((t->n + 1) * sizeof *whole);
+                        size_t **from) {
+  size_t cap = t->n + 1;
   double asked = 0;
   uint64_t x = seed;
   memset(inst, 0, sizeof *inst);
-  *skipped = 0;
-  if (!whole) return TS_ENOMEM;
-  for (size_t i = 0; i < t->n; i++) {
-    if (t->jobs[i].gpu_milli % 1000)
-      (*skipped)++;
-    else
-      whole[nwhole++] = i;
-  }
-  if (seed && nwhole) cap = 16 * (size_t)(gpus_total > 0 ? gpus_total : 1) + 1024;
+  if (seed && t->n) cap = 16 * (size_t)(gpus_total > 0 ? gpus_total : 1) + 1024;
   inst->jobs = ts_malloc(cap * sizeof *inst->jobs);
   *from = ts_malloc(cap * sizeof **from);
-  if (!inst->jobs || !*from) {
-    ts_free(whole);
-    return TS_ENOMEM;
-  }
-  for (size_t k = 0; k < (seed ? cap - 1 : nwhole); k++) {
-    size_t i = seed ? whole[next_random(&x) % nwhole] : whole[k];
+  if (!inst->jobs || !*from) return TS_ENOMEM;
+  for (size_t k = 0; k < (seed ? cap - 1 : t->n); k++) {
+    size_t i = seed ? next_random(&x) % t->n : k;
     if (seed && asked >= 1.5 * (double)gpus_total) break;
     inst->jobs[inst->n] = t->jobs[i];
     (*from)[inst->n++] = i;
-    asked += (double)t->jobs[i].pods * t->jobs[i].gpus;
+    asked += (double)job_milli(&t->jobs[i]) / 1000;
   }
   inst->format = t->format;
-  ts_free(whole);
   return TS_OK;
 }
 
@@ -632,8 +666,8 @@ ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_
   memset(out, 0, sizeof *out);
   out->first_failure = SIZE_MAX;
   memset(&inst, 0, sizeof inst);
-  if ((rc = setup_cluster(&s)) != TS_OK) goto done;
-  if (fill_order(t, o->seed, r.gpus_total, &inst, &from, &out->skipped_shares) != TS_OK) {
+  if ((rc = setup_cluster(&s)) != TS_OK || (rc = use_workload(&s, t)) != TS_OK) goto done;
+  if (fill_order(t, o->seed, r.gpus_total, &inst, &from) != TS_OK) {
     rc = ts_err_set(err, TS_ENOMEM, "out of memory");
     goto done;
   }
@@ -653,14 +687,15 @@ ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_
         (rc = cycle(&s, (int64_t)i, &evicted)) != TS_OK)
       goto done;
     out->cycles++;
-    arrived += (double)job->pods * job->gpus;
+    arrived += (double)job_milli(job) / 1000;
     if (s.js[i].state == J_RUNNING) {
       out->placed++;
-      allocated += (int64_t)job->pods * job->gpus;
+      allocated += job_milli(job);
     } else {
       if (out->first_failure == SIZE_MAX) {
         out->first_failure = from[i];
-        out->allocated_at_failure = r.gpus_total ? (double)allocated / (double)r.gpus_total : 0;
+        out->allocated_at_failure =
+            r.gpus_total ? (double)allocated / 1000 / (double)r.gpus_total : 0;
       }
       out->failed++;
       withdraw(&s, i);
@@ -668,7 +703,7 @@ ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_
       s.js[i].state = J_DONE;
     }
     out->arrived[out->npoints] = arrived;
-    out->allocated[out->npoints++] = (double)allocated;
+    out->allocated[out->npoints++] = (double)allocated / 1000;
     if (o->progress) o->progress(o->progress_ud, (int64_t)i, i + 1, inst.n);
   }
 done:

@@ -24,7 +24,8 @@ typedef struct sim_job {
   const char *queue;    /* interned queue (team), "" when the trace has none */
   int32_t pods;         /* pods that start together */
   int32_t gpus;         /* whole GPUs per pod */
-  int32_t gpu_milli;    /* GPU per pod in thousandths (1000 per whole GPU; < 1000: a share) */
+  int32_t gpu_milli;    /* GPU per pod in thousandths (1000 per whole GPU; < 1000: a share of
+                           one, asked for as KAI's gpu-fraction) */
   int64_t cpu_milli;    /* CPU request per pod in millicores (0: not given) */
   int64_t memory_mib;   /* memory request per pod in MiB (0: not given) */
   const char *gpu_spec; /* interned GPU models the pod may use ("A|B"), or NULL */
@@ -79,18 +80,17 @@ typedef struct sim_stats {
 
 /* One point of the timeline, at each event time (after its cycle). */
 typedef struct sim_sample {
-  int64_t t_s;            /* virtual time */
-  int64_t gpus_used;      /* GPUs held by bound pods */
-  int64_t gpus_idle_frag; /* free GPUs on nodes that have some GPUs in use (fragmentation) */
-  int32_t pending_jobs;   /* jobs submitted and not running */
-  int32_t running_jobs;   /* jobs running */
+  int64_t t_s;           /* virtual time */
+  double gpus_used;      /* GPUs held by bound pods (a shared GPU counts its shares) */
+  double gpus_idle_frag; /* free GPUs on nodes that have some GPUs in use (fragmentation) */
+  int32_t pending_jobs;  /* jobs submitted and not running */
+  int32_t running_jobs;  /* jobs running */
 } sim_sample;
 
 /* What became of one job of the trace (same index). -1: did not happen by the end. */
 typedef struct sim_job_result {
   int64_t first_start_s, last_start_s, end_s;
   int32_t preemptions; /* runs of it cut by an eviction */
-  bool skipped;        /* left out (a share of a GPU) */
 } sim_job_result;
 
 typedef struct sim_result {
@@ -99,14 +99,13 @@ typedef struct sim_result {
   double utilisation;    /* time-weighted mean of gpus_used / gpus_total over [0, end_s] */
   size_t cycles;         /* scheduling cycles run */
   size_t bound, evicted; /* pods bound, pods evicted */
-  size_t skipped_shares; /* jobs left out: a share of a GPU (GPU sharing is not built yet) */
   sim_stats all;         /* the whole trace */
   sim_stats *queues;     /* owned, per queue by name */
   size_t nqueues;        /* entries */
   sim_job_result *jobs;  /* owned, one per job of the trace, in its order */
   sim_sample *samples;   /* owned, in time order */
   size_t nsamples;       /* entries */
-  int64_t *queue_gpus;   /* owned: [nsamples x nqueues] GPUs held per queue at each sample */
+  double *queue_gpus;    /* owned: [nsamples x nqueues] GPUs held per queue at each sample */
 } sim_result;
 
 /* Runs the trace over m (nodes, queues; pods it adds and removes itself) with cfg, from an
@@ -122,7 +121,6 @@ void sim_result_free(sim_result *r);
 typedef struct sim_fill_result {
   int64_t gpus_total;          /* GPUs of the schedulable nodes */
   size_t placed, failed;       /* jobs placed whole, jobs that did not fit (removed) */
-  size_t skipped_shares;       /* jobs left out: a share of a GPU */
   size_t first_failure;        /* trace index of the first job that did not fit, or SIZE_MAX */
   double allocated_at_failure; /* share of the GPUs allocated just before it (0..1) */
   double *arrived, *allocated; /* owned, per job tried: GPUs asked so far, GPUs allocated */
@@ -134,8 +132,8 @@ typedef struct sim_fill_result {
  * cycle is removed and counted, and the next one comes. With o->seed 0 the jobs come once, in
  * trace order; with a seed they are drawn at random (with replacement, a fixed sequence per seed)
  * until the GPUs asked reach 150% of the cluster's, as the FGD paper inflates its workloads.
- * Durations and submit times are ignored; jobs asking for a share of a GPU are left out. The
- * points are per job tried; first_failure indexes the trace. */
+ * Durations and submit times are ignored. GPUs are counted in thousandths (a share of a GPU
+ * counts its share). The points are per job tried; first_failure indexes the trace. */
 ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_opts *o,
                sim_fill_result *out, ts_err *err);
 void sim_fill_result_free(sim_fill_result *r);

@@ -93,7 +93,8 @@ static void expect_job(const sim_result *r, size_t i, int64_t first, int64_t las
 /* a1 (team-a, 2 x 8 GPUs) runs at 0 on 8 GPUs borrowed from team-b; b1 (team-b, 4 GPUs) comes at
  * 10 and reclaims them: a1 is evicted and b1 starts at 10. a2 (team-a, 4 GPUs) fits at 20 and
  * ends at 50; a1 needs all 16 GPUs again and gets them when b1 ends at 60, running 100 s again
- * (ends 160) or the 90 s it had left (ends 150). The half-GPU job is left out. */
+ * (ends 160) or the 90 s it had left (ends 150). The half-GPU job of team-b comes at 25: its
+ * quota counts it as one GPU (5 of 8 used), and it runs on a GPU of the other node, 25 to 35. */
 static void test_small_timeline(void **state) {
   sim_trace t;
   sim_result r;
@@ -104,14 +105,13 @@ static void test_small_timeline(void **state) {
   expect_job(&r, 0, 0, 60, 160, 1);
   expect_job(&r, 1, 10, 10, 60, 0);
   expect_job(&r, 2, 20, 20, 50, 0);
-  assert_true(r.jobs[3].skipped);
-  assert_int_equal(r.skipped_shares, 1);
+  expect_job(&r, 3, 25, 25, 35, 0);
   assert_int_equal(r.end_s, 160);
   assert_int_equal(r.gpus_total, 16);
   assert_int_equal(r.evicted, 2);
-  assert_int_equal(r.bound, 6); /* a1 twice, b1, a2 */
-  /* 16x10 + 4x10 + 8x5 + 8x25 + 4x10 + 16x100 GPU-seconds over 16 GPUs x 160 s */
-  assert_true(r.utilisation > 0.8124 && r.utilisation < 0.8126);
+  assert_int_equal(r.bound, 7); /* a1 twice, b1, a2, the share */
+  /* 16x10 + 4x10 + 8x5 + 8x25 + 4x10 + 16x100 + 0.5x10 GPU-seconds over 16 GPUs x 160 s */
+  assert_true(r.utilisation > 2085.0 / 2560 - 1e-9 && r.utilisation < 2085.0 / 2560 + 1e-9);
   assert_int_equal(r.nqueues, 2);
   assert_string_equal(r.queues[0].queue, "team-a");
   assert_int_equal(r.queues[0].preemptions, 1);
@@ -124,6 +124,9 @@ static void test_small_timeline(void **state) {
   assert_int_equal(r.samples[1].t_s, 10);
   assert_int_equal(r.samples[1].gpus_used, 4);
   assert_int_equal(r.samples[1].gpus_idle_frag, 4); /* b1's node has 4 free, the other 8 */
+  assert_int_equal(r.samples[3].t_s, 25);
+  assert_true(r.samples[3].gpus_used == 8.5);      /* b1, a2 and half a GPU */
+  assert_true(r.samples[3].gpus_idle_frag == 7.5); /* the share's node: 7 GPUs and a half */
   sim_result_free(&r);
   sim_trace_free(&t);
   o.resume = true;
@@ -231,10 +234,11 @@ static model *two_nodes(void) { /* n0 and n1, 8 GPUs each */
   return m;
 }
 
-/* Fill mode on two 8-GPU nodes, jobs of 5, 5, 4 and 2 GPUs: the 5s take a node each (3 free on
- * each), the 4 fits nowhere (first failure, 10 of 16 allocated), the 2 still fits. */
+/* Fill mode on two 8-GPU nodes, jobs of 5, 5, 4 and 2 GPUs and half a GPU: the 5s take a node
+ * each (3 free on each), the 4 fits nowhere (first failure, 10 of 16 allocated), the 2 and the
+ * half still fit. */
 static void test_fill(void **state) {
-  static const double arrived[] = {5, 10, 14, 16}, allocated[] = {5, 10, 10, 12};
+  static const double arrived[] = {5, 10, 14, 16, 16.5}, allocated[] = {5, 10, 10, 12, 12.5};
   const char *trace = write_tmp("fill.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
                                             "p0,1000,1024,5,1000\n"
                                             "p1,1000,1024,5,1000\n"
@@ -256,12 +260,11 @@ static void test_fill(void **state) {
   assert_int_equal(t.jobs[4].gpu_milli, 500);
   assert_int_equal(sim_fill(m, &cfg, &t, &o, &f, &e), TS_OK);
   assert_int_equal(f.gpus_total, 16);
-  assert_int_equal(f.placed, 3);
+  assert_int_equal(f.placed, 4);
   assert_int_equal(f.failed, 1);
-  assert_int_equal(f.skipped_shares, 1);
   assert_int_equal(f.first_failure, 2);
   assert_true(f.allocated_at_failure == 10.0 / 16);
-  assert_int_equal(f.npoints, 4);
+  assert_int_equal(f.npoints, 5);
   assert_memory_equal(f.arrived, arrived, sizeof arrived);
   assert_memory_equal(f.allocated, allocated, sizeof allocated);
   sim_fill_result_free(&f);
