@@ -203,8 +203,9 @@ static void test_node_accounting(void **state) {
   model_free(m);
 }
 
-/* Bin-packing: the fullest node, then the fullest GPU with room; a GPU given to shares is not a
- * free whole GPU; the reasons say which pods fit nowhere and why. */
+/* Bin-packing (FGD's measure here, as pods share GPUs): shares fill a GPU before opening
+ * another; a GPU given to shares is not a free whole GPU; the reasons say which pods fit
+ * nowhere and why. */
 static void test_binpack_places_shares(void **state) {
   model *m = model_new();
   sched_result r;
@@ -221,7 +222,9 @@ static void test_binpack_places_shares(void **state) {
   pod(m, "mem-8", 8, "gpu-memory: \"40961\"", "cpu: 1", NULL);
   pod(m, "tenth-9", 9, "gpu-fraction: \"0.1\"", "cpu: 1", NULL);
   r = run(m, SCHED_BINPACK);
-  /* n2 (one GPU) is the fuller node for the first share; its GPU takes the second too. */
+  /* The first share goes to n2: the gpu-memory pods cannot use n2's GPU (n2 does not say how
+   * much memory its GPUs have), so it is fragmentation for them already; its GPU takes the
+   * second share too. */
   assert_string_equal(where(&r, "half-1"), "n2/0");
   assert_string_equal(where(&r, "half-2"), "n2/0");
   assert_string_equal(where(&r, "half-3"), "n1/0");
@@ -282,7 +285,9 @@ static void test_policies_choose_gpus(void **state) {
 
 /* FGD: the workload's typical pod asks for 4 cores and a whole GPU. A share with 2 cores fits
  * the fuller node a, but leaves it 3 cores, with which no typical pod can use its 3.5 free GPUs;
- * on b it strands only half a GPU. Bin-packing takes a, FGD b. */
+ * on b it strands only half a GPU. Measured against the model's own pods (the share alone, and a
+ * pod without GPUs), a keeps room for them: bin-packing takes a. Given the workload, FGD takes
+ * b; so does it when such pods wait in the model. */
 static void test_fgd_keeps_gpus_usable(void **state) {
   static const sched_workload_shape typical[] = {{4000, 1, 1000, 0, 10}, {0, 0, 0, 0, 5}};
   sched_config cfg;
