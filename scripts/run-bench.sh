@@ -62,7 +62,7 @@ mv bench/results/dra.txt.tmp bench/results/dra.txt
 cat bench/results/dra.txt
 # tessera simulate on the real traces of ../shared/traces (skipped without them): ITP cluster04
 # (60 days, 15,802 jobs) on 128 x 8 and 64 x 8 GPUs, without and with a Kueue ClusterQueue; the
-# openb fills with every policy. What the user's command prints, and its wall time.
+# openb fills (its three pod lists) with every policy. What the user's command prints, and its wall time.
 TR=../shared/traces
 if [ -d "$TR/itp" ] && [ -d "$TR/openb" ]; then
   echo "== simulate"
@@ -80,7 +80,7 @@ if [ -d "$TR/itp" ] && [ -d "$TR/openb" ]; then
     run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 64x8
     run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 64x8 --queues $Q
     run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 64x8 --policy all
-    for l in multigpu50 default; do
+    for l in multigpu50 default gpushare100; do
       run_sim --trace $TR/openb/openb_pod_list_$l.csv --nodes $TR/openb/openb_node_list_gpu_node.csv \
         --fill --seed 1 --policy all
     done
