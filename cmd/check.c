@@ -86,14 +86,6 @@ static void kai_queue_notes(const json_t *spec, const char *at, const char *name
       printf("%s: KAI Queue %s: spec.resources.%s.overQuotaWeight: not mapped: the queue's "
              "fair-sharing weight is gpu's overQuotaWeight (%g)\n",
              at, name, res[i], w);
-    for (int k = 0; !i && k < 2; k++) {
-      const char *f = k ? "limit" : "quota";
-      double v = json_number_value(json_object_get(x, f));
-      if (v > 0 && v != (double)(long long)v)
-        printf("%s: KAI Queue %s: spec.resources.gpu.%s: not mapped: a fraction of a GPU; %lld "
-               "whole GPUs count\n",
-               at, name, f, (long long)v);
-    }
   }
   if (json_object_get(spec, "preemptMinRuntime") || json_object_get(spec, "reclaimMinRuntime"))
     printf("%s: KAI Queue %s: spec.preemptMinRuntime, spec.reclaimMinRuntime: not mapped: running "

@@ -11,7 +11,7 @@
 
 static json_t *quantity(const model_resources *rt, int id, int64_t v) {
   char q[TS_QUANTITY_STR_MAX];
-  model_resource_format(rt, id, v, q);
+  q_format(rt, id, v, q);
   return json_string(q);
 }
 

@@ -51,9 +51,9 @@ static void print_cq(FILE *out, json_t *arr, const model *m, q_tree *t,
         char u[TS_QUANTITY_STR_MAX], nom[TS_QUANTITY_STR_MAX], b[TS_QUANTITY_STR_MAX];
         q_usage x;
         if (q_tree_usage(t, name, cq->groups[g].flavors[f].flavor, id, &x) != TS_OK) continue;
-        model_resource_format(rt, id, x.usage, u);
-        model_resource_format(rt, id, x.nominal, nom);
-        model_resource_format(rt, id, x.borrowed, b);
+        q_format(rt, id, x.usage, u);
+        q_format(rt, id, x.nominal, nom);
+        q_format(rt, id, x.borrowed, b);
         if (arr)
           json_array_append_new(usage,
                                 json_pack("{s:s, s:s, s:s, s:s, s:s}", "flavor",

@@ -174,8 +174,9 @@ static void head(pbuf *b, const char *name, const char *type, const char *help) 
 }
 
 /* A resource amount as Kueue reports it: cpu in cores, the rest in units. */
-static double amount(int resource, int64_t v) {
-  return resource == MODEL_RES_CPU ? (double)v / 1000.0 : (double)v;
+/* A quota tree's amount in the metric's unit (cores, GPUs, bytes). */
+static double amount(const model_resources *rt, int resource, int64_t v) {
+  return resource == MODEL_RES_CPU ? (double)v / 1000.0 : (double)v / (double)q_scale(rt, resource);
 }
 
 /* One sample: name{labels} value. */
@@ -191,10 +192,10 @@ static void cq_frs(pbuf *b, const model *m, const char *name, const q_cq_report 
   const model_resources *rt = model_resources_of(m);
   for (uint32_t i = 0; i < c->nfrs; i++) {
     const q_fr_report *x = &c->frs[i];
-    double v = what == FRV_USAGE     ? amount(x->resource, x->usage)
-               : what == FRV_NOMINAL ? amount(x->resource, x->nominal)
-               : what == FRV_BLIMIT  ? amount(x->resource, x->borrowing_limit)
-                                     : amount(x->resource, x->lending_limit);
+    double v = what == FRV_USAGE     ? amount(rt, x->resource, x->usage)
+               : what == FRV_NOMINAL ? amount(rt, x->resource, x->nominal)
+               : what == FRV_BLIMIT  ? amount(rt, x->resource, x->borrowing_limit)
+                                     : amount(rt, x->resource, x->lending_limit);
     if ((what == FRV_BLIMIT && !x->has_borrowing_limit) ||
         (what == FRV_LLIMIT && !x->has_lending_limit))
       continue;
@@ -322,7 +323,7 @@ static void lq_gauges(pbuf *b, const model *m, const q_report *r, pbuf *l) {
       lq_labels(l, &r->lqs[i]);
       label(l, "flavor", x->flavor);
       label(l, "resource", model_resource_name(rt, x->resource));
-      sample(b, "kueue_local_queue_resource_usage", l, amount(x->resource, x->usage));
+      sample(b, "kueue_local_queue_resource_usage", l, amount(rt, x->resource, x->usage));
     }
 }
 

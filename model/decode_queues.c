@@ -18,7 +18,8 @@
  *   nominalQuota   = quota, but at most limit
  *   borrowingLimit = limit - nominalQuota (none when limit is -1)
  *   gpu's overQuotaWeight -> fairSharing.weight; parentQueue -> cohort.
- * A fraction of a GPU in quota or limit counts as the whole GPUs below it. */
+ * A fraction of a GPU in quota or limit counts to the thousandth (the quota tree counts GPUs in
+ * thousandths, as pods sharing GPUs ask for them). */
 #include "model/model_int.h"
 
 #include <math.h>
@@ -240,8 +241,8 @@ static ts_quantity kai_amount(int which, double v) {
       return ts_quantity_from_int(INT64_C(1) << 60, TS_QFMT_BINARY_SI);
     return ts_quantity_from_int((int64_t)llround(v * 1e6), TS_QFMT_DECIMAL_SI);
   }
-  return ts_quantity_from_int((int64_t)floor(v < 0 || v >= UNLIMITED ? UNLIMITED : v),
-                              TS_QFMT_DECIMAL_SI);
+  if (v < 0 || v >= UNLIMITED) return ts_quantity_from_int((int64_t)UNLIMITED, TS_QFMT_DECIMAL_SI);
+  return ts_quantity_from_milli((int64_t)floor(v * 1000), TS_QFMT_DECIMAL_SI); /* GPUs */
 }
 
 ts_rc model__decode_kai_queue(mdec *d, json_t *root, model_obj *o) {

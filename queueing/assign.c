@@ -61,7 +61,7 @@ static void why(ast *s, const char *fmt, ...) {
 }
 
 static const char *amount_str(const ast *s, int res, int64_t v, char *buf) {
-  model_resource_format(model_resources_of(s->c->t->m), res, v, buf);
+  q_format(model_resources_of(s->c->t->m), res, v, buf);
   return buf;
 }
 

@@ -1,6 +1,7 @@
 /* queueing/devmap.c - DRA devices charged to quota, as Kueue's deviceClassMappings, with a
  * weight per DeviceClass so that a partition (a MIG slice) can count as a fraction of a GPU.
- * Sums are exact quantities per resource, rounded up to whole units once at the end. */
+ * Sums are exact quantities per resource, rounded up once at the end to the quota tree's units
+ * (q_amount: thousandths for cpu and nvidia.com/gpu, else whole units). */
 #include "queueing/q_int.h"
 
 #include <string.h>
@@ -72,9 +73,11 @@ static ts_rc flush(const q_devmap *m, const ts_quantity *sum, const bool *used, 
                    ts_err *err) {
   int64_t v[Q_DEVMAP_MAX_RESOURCES];
   for (uint32_t r = 0; r < m->nres; r++) {
-    int id = strcmp(m->res[r], "cpu") ? MODEL_RES_FIRST_OTHER : MODEL_RES_CPU; /* the units */
+    /* the units: thousandths for cpu and nvidia.com/gpu (q_amount), else whole units */
+    bool milli = !strcmp(m->res[r], "cpu") || !strcmp(m->res[r], "nvidia.com/gpu");
     if (used[r] &&
-        (model_resource_amount(id, &sum[r], &v[r]) != TS_OK || !ts_add_ok(out[r], v[r], &v[r])))
+        ((milli ? ts_quantity_milli(&sum[r], &v[r]) : ts_quantity_value(&sum[r], &v[r])) != TS_OK ||
+         !ts_add_ok(out[r], v[r], &v[r])))
       return ts_err_set(err, TS_EOVERFLOW, "%s: device quota out of range", m->res[r]);
   }
   for (uint32_t r = 0; r < m->nres; r++)

@@ -25,6 +25,17 @@
 #include "common/ts.h"
 #include "model/model.h"
 
+/* ---- units ----------------------------------------------------------------------------- */
+
+/* Amounts in the quota tree (quotas, pod sets' requests, usage) are in the model's units
+ * (model_resource_amount), except nvidia.com/gpu: thousandths of a GPU, so that a pod sharing
+ * a GPU (KAI's gpu-fraction) counts exactly its share against a quota, and a whole GPU 1000.
+ * q_scale is that factor (1000 for nvidia.com/gpu, else 1); q_amount converts a quantity to
+ * the tree's units, q_format an amount of the tree back ("1500m" GPUs, "2"). */
+int64_t q_scale(const model_resources *t, int id);
+ts_rc q_amount(const model_resources *t, int id, const ts_quantity *q, int64_t *out);
+void q_format(const model_resources *t, int id, int64_t amount, char *out);
+
 /* ---- DRA: device classes charged to quota ---------------------------------------------- */
 
 /* Kueue's deviceClassMappings with a weight: each device of a mapped DeviceClass counts as
@@ -58,8 +69,8 @@ typedef struct q_device_request {
 
 /* Adds the quota needed by a pod's device requests to out[slot] (slot: the index of the
  * resource in m->res; out has m->nres entries): per resource, the sum of count x weight,
- * rounded up to whole units once (cpu to millicores). TS_ENOTFOUND naming the class when a
- * class is not mapped; out is untouched on failure. */
+ * rounded up once to the quota tree's units (q_amount: thousandths of cpu and nvidia.com/gpu).
+ * TS_ENOTFOUND naming the class when a class is not mapped; out is untouched on failure. */
 ts_rc q_devmap_quota(const q_devmap *m, const q_device_request *reqs, size_t n, int64_t *out,
                      ts_err *err);
 /* Same for the requests of a ResourceClaim spec: `exactly` requests count; a `firstAvailable`

@@ -203,14 +203,15 @@ static ts_rc cohort_ensure(q_tree *t, const char *name, const model_cohort *obj,
 static ts_rc set_quota(q_tree *t, q__node *n, const char *what, uint32_t fr, int res,
                        const model_quota *q) {
   int64_t v;
-  if (model_resource_amount(res, &q->nominal, &v) != TS_OK)
+  const model_resources *rt = model_resources_of(t->m);
+  if (q_amount(rt, res, &q->nominal, &v) != TS_OK)
     return q__problem(t, "%s: nominalQuota of %s: out of range", what,
                       model_resource_name(model_resources_of(t->m), res));
   n->nominal[fr] = v;
-  if (q->has_borrowing && model_resource_amount(res, &q->borrowing, &n->blimit[fr]) != TS_OK)
+  if (q->has_borrowing && q_amount(rt, res, &q->borrowing, &n->blimit[fr]) != TS_OK)
     return q__problem(t, "%s: borrowingLimit of %s: out of range", what,
                       model_resource_name(model_resources_of(t->m), res));
-  if (q->has_lending && model_resource_amount(res, &q->lending, &n->llimit[fr]) != TS_OK)
+  if (q->has_lending && q_amount(rt, res, &q->lending, &n->llimit[fr]) != TS_OK)
     return q__problem(t, "%s: lendingLimit of %s: out of range", what,
                       model_resource_name(model_resources_of(t->m), res));
   return TS_OK;
@@ -519,7 +520,8 @@ static ts_rc foreign_roots(q_tree *t) {
     const model_node *node = (const model_node *)o;
     if (node->unschedulable) continue;
     for (uint32_t s = 0; s < t->nres; s++)
-      cap[s] = ts_add_sat(cap[s], model_node_alloc(node, t->res_id[s]));
+      cap[s] = ts_add_sat(cap[s], ts_mul_sat(model_node_alloc(node, t->res_id[s]),
+                                             q_scale(model_resources_of(t->m), t->res_id[s])));
   }
   for (int k = 0; k < 2; k++) {
     q__node *r = t->froot[k] ? cohort_get(t, t->froot[k]) : NULL;

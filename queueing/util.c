@@ -5,6 +5,29 @@
 #include <stdio.h>
 #include <string.h>
 
+static bool gpu_milli(const model_resources *t, int id) {
+  const char *name = id >= MODEL_RES_FIRST_OTHER ? model_resource_name(t, id) : NULL;
+  return name && !strcmp(name, "nvidia.com/gpu");
+}
+
+int64_t q_scale(const model_resources *t, int id) {
+  return gpu_milli(t, id) ? 1000 : 1;
+}
+
+ts_rc q_amount(const model_resources *t, int id, const ts_quantity *q, int64_t *out) {
+  return gpu_milli(t, id) ? ts_quantity_milli(q, out) : model_resource_amount(id, q, out);
+}
+
+void q_format(const model_resources *t, int id, int64_t amount, char *out) {
+  ts_quantity q;
+  if (!gpu_milli(t, id)) {
+    model_resource_format(t, id, amount, out);
+    return;
+  }
+  q = ts_quantity_from_milli(amount, TS_QFMT_DECIMAL_SI);
+  ts_quantity_format(&q, out);
+}
+
 const char *q__msg(q__ctx *c, const char *fmt, ...) {
   char buf[Q__MSG_MAX * 4];
   char *s;

@@ -89,11 +89,11 @@ const char *sched__queue_cq(const model *m, const char *ns, const sched_qref *re
   return lq ? lq->cluster_queue : NULL;
 }
 
-/* Fills ps with the requests of p as Kueue counts them: without the pod slot, which is not a
- * container resource, and with the devices of its claims (as the cycle resolved them) as the
- * mapped quota resources (arena copy); a share of a GPU counts as one nvidia.com/gpu (quota in
- * whole GPUs cannot hold a fraction: counting the share whole never admits more than the
- * quota). Returns false with *why set when a device class is not mapped. */
+/* Fills ps with the requests of p as Kueue counts them, in the quota tree's units (q_amount):
+ * without the pod slot, which is not a container resource, and with the devices of its claims
+ * (as the cycle resolved them) as the mapped quota resources (arena copy); a share of a GPU
+ * counts its thousandths of nvidia.com/gpu (a gpu-memory share, whose fraction depends on the
+ * node, counts a whole GPU). Returns false with *why set when a device class is not mapped. */
 static bool podset_requests(sched_view *v, const sched_pending *p, q_podset *ps, const char **why) {
   int64_t extra[Q_DEVMAP_MAX_RESOURCES] = {0};
   uint32_t k = 0, nextra = 0;
@@ -122,11 +122,12 @@ static bool podset_requests(sched_view *v, const sched_pending *p, q_podset *ps,
     }
     dev[nextra++] = (model_rq){(uint16_t)id, extra[r]};
   }
-  if (model_pod_shares_gpu(p->pod) && v->share_res >= 0) {
-    uint32_t e = 0;
+  if (model_pod_shares_gpu(p->pod) && v->share_res >= 0 && !p->pod->share_problem) {
+    uint32_t e = 0; /* its share, in the tree's thousandths of a GPU */
+    int32_t s = p->pod->gpu_share ? p->pod->gpu_share : 1000; /* gpu-memory: per node; whole */
     while (e < nextra && dev[e].id != v->share_res) e++;
     if (e == nextra) dev[nextra++] = (model_rq){(uint16_t)v->share_res, 0};
-    dev[e].v = ts_add_sat(dev[e].v, 1);
+    dev[e].v = ts_add_sat(dev[e].v, s);
   }
   copy = ts_arena_alloc(v->arena, ((size_t)req->n + nextra + 1) * sizeof *copy);
   if (!copy) return false;
@@ -136,7 +137,8 @@ static bool podset_requests(sched_view *v, const sched_pending *p, q_podset *ps,
     if (id == MODEL_RES_PODS) continue;
     for (uint32_t e = 0; e < nextra; e++)
       if (dev[e].id == id) add = dev[e].v, dev[e].v = 0;
-    copy[k++] = (model_rq){id, ts_add_sat(req->v[i].v, add)};
+    copy[k++] = (model_rq){
+        id, ts_add_sat(id == v->share_res ? ts_mul_sat(req->v[i].v, 1000) : req->v[i].v, add)};
   }
   for (uint32_t e = 0; e < nextra; e++) /* device-only resources, keeping id order */
     if (dev[e].v) {
@@ -865,6 +867,7 @@ ts_rc sched_queue_tree(const model *m, const sched_config *cfg, ts_arena *arena,
   memset(&v, 0, sizeof v);
   memset(&ad, 0, sizeof ad);
   v.m = m, v.cfg = cfg, v.arena = arena, v.out = arena;
+  v.share_res = model_resource_find(model_resources_of(m), "nvidia.com/gpu"); /* quota units */
   ad.v = &v;
   if ((rc = q_tree_build(m, &ad.tree, err)) != TS_OK) return rc;
   if ((rc = running_gangs(&ad)) != TS_OK) {

@@ -150,7 +150,7 @@ static int amount(const char *res, json_t *q, int64_t *out) {
   int id = model_resource_id(cur_table, res);
   const char *s = json_string_value(q);
   if (id < 0 || !s || ts_quantity_parse(s, &x, NULL) != TS_OK) return -1;
-  return model_resource_amount(id, &x, out) == TS_OK ? 0 : -1;
+  return q_amount(cur_table, id, &x, out) == TS_OK ? 0 : -1;
 }
 
 /* Per-pod requests as a model_rq list sorted by resource id. */

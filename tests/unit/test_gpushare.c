@@ -320,9 +320,9 @@ static void test_fgd_keeps_gpus_usable(void **state) {
   model_free(m);
 }
 
-/* Quota: a share counts as one nvidia.com/gpu, so a ClusterQueue with one GPU admits one of two
- * half-GPU pods. */
-static void test_quota_counts_share_whole(void **state) {
+/* Quota counts a share exactly: a ClusterQueue with one GPU admits two half-GPU pods, not a
+ * third; its status reads 1 GPU used, and half of one after the first pod goes. */
+static void test_quota_counts_shares(void **state) {
   model *m = model_new();
   sched_result r;
   (void)state;
@@ -336,10 +336,44 @@ static void test_quota_counts_share_whole(void **state) {
            "namespace: t}\nspec: {clusterQueue: cq}\n");
   pod_l(m, "s1", 1, "kueue.x-k8s.io/queue-name: lq", "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
   pod_l(m, "s2", 2, "kueue.x-k8s.io/queue-name: lq", "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
+  pod_l(m, "s3", 3, "kueue.x-k8s.io/queue-name: lq", "gpu-fraction: \"0.25\"", "cpu: 1", NULL);
   r = run(m, SCHED_BINPACK);
   assert_string_equal(where(&r, "s1"), "n/0");
-  assert_string_equal(where(&r, "s2"), "(pending)");
-  assert_int_equal(decision(&r, "s2")->why, SCHED_WHY_QUEUED);
+  assert_string_equal(where(&r, "s2"), "n/0");
+  assert_string_equal(where(&r, "s3"), "(pending)");
+  assert_int_equal(decision(&r, "s3")->why, SCHED_WHY_QUEUED);
+  assert_non_null(strstr(decision(&r, "s3")->reason,
+                         "insufficient unused quota for nvidia.com/gpu in flavor f, 250m more"));
+  for (size_t i = 0; i < r.ndecisions; i++)
+    assert_int_equal(sched_decision_apply(m, &r.decisions[i]), TS_OK);
+  sched_result_free(&r);
+  assert_int_equal(model_remove(m, MODEL_POD, "t", "s1"), TS_OK);
+  r = run(m, SCHED_BINPACK); /* half a GPU of quota free: the quarter fits (FGD keeps GPU 0's
+                                half for a typical half and opens GPU 1) */
+  assert_string_equal(where(&r, "s3"), "n/1");
+  sched_result_free(&r);
+  model_free(m);
+}
+
+/* A KAI queue's fractional GPU quota (1.5 GPUs, limit 1.5) holds three half-GPU pods. */
+static void test_kai_fractional_quota(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  node(m, "n", 4, 0, 64000);
+  apply(m, "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: q}\nspec:\n"
+           "  resources: {gpu: {quota: 1.5, limit: 1.5}, cpu: {quota: -1, limit: -1}, memory: "
+           "{quota: -1, limit: -1}}\n");
+  for (int i = 0; i < 4; i++) {
+    char name[8];
+    snprintf(name, sizeof name, "h%d", i);
+    pod_l(m, name, i, "kai.scheduler/queue: q", "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
+  }
+  r = run(m, SCHED_FIRST_FIT);
+  assert_string_equal(where(&r, "h0"), "n/0");
+  assert_string_equal(where(&r, "h1"), "n/0");
+  assert_string_equal(where(&r, "h2"), "n/1");
+  assert_string_equal(where(&r, "h3"), "(pending)");
   sched_result_free(&r);
   model_free(m);
 }
@@ -441,13 +475,10 @@ static void test_cycle_matches_full_scan(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_annotations),
-      cmocka_unit_test(test_node_accounting),
-      cmocka_unit_test(test_binpack_places_shares),
-      cmocka_unit_test(test_policies_choose_gpus),
-      cmocka_unit_test(test_fgd_keeps_gpus_usable),
-      cmocka_unit_test(test_quota_counts_share_whole),
-      cmocka_unit_test(test_cycle_matches_full_scan),
+      cmocka_unit_test(test_annotations),           cmocka_unit_test(test_node_accounting),
+      cmocka_unit_test(test_binpack_places_shares), cmocka_unit_test(test_policies_choose_gpus),
+      cmocka_unit_test(test_fgd_keeps_gpus_usable), cmocka_unit_test(test_quota_counts_shares),
+      cmocka_unit_test(test_kai_fractional_quota),  cmocka_unit_test(test_cycle_matches_full_scan),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

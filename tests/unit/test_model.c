@@ -719,9 +719,9 @@ static void test_foreign_queues(void **state) {
   assert_int_equal(k->obj.kind, MODEL_KAI_QUEUE);
   assert_string_equal(k->groups[0].flavors[0].flavor, "scheduling.run.ai");
   assert_string_equal(k->cohort, "dept");
-  x = queue_quota(k, "nvidia.com/gpu"); /* 2.5 GPUs: the 2 whole ones; limit 6 */
-  assert_qty(&x->nominal, "2");
-  assert_qty(&x->borrowing, "4");
+  x = queue_quota(k, "nvidia.com/gpu"); /* 2.5 GPUs, to the thousandth; limit 6 */
+  assert_qty(&x->nominal, "2500m");
+  assert_qty(&x->borrowing, "3500m");
   x = queue_quota(k, "cpu"); /* millicores; the limit caps the quota */
   assert_qty(&x->nominal, "1");
   assert_qty(&x->borrowing, "0");

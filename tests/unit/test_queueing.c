@@ -159,7 +159,7 @@ static void parse_requests(fx *f, const char *reqs, q_podset *ps) {
     snprintf(val, sizeof val, "%.*s", (int)(end - eq - 1), eq + 1);
     id = model_resource_id(model_resources_of(f->m), name);
     assert_int_equal(ts_quantity_parse(val, &q, NULL), TS_OK);
-    assert_int_equal(model_resource_amount(id, &q, &v), TS_OK);
+    assert_int_equal(q_amount(model_resources_of(f->m), id, &q, &v), TS_OK);
     for (at = n; at > 0 && rq[at - 1].id > id; at--) rq[at] = rq[at - 1];
     rq[at] = (model_rq){(uint16_t)id, v};
     n++;
@@ -859,13 +859,13 @@ static void test_device_classes(void **state) {
   assert_int_equal(q_devmap_add(&m, "x.example.com", "nvidia.com/gpu", "0", &e), TS_EINVAL);
   assert_string_equal(e.text, "deviceClassMappings[x.example.com].weight: must be greater than 0");
   assert_int_equal(q_devmap_quota(&m, whole, 1, out, &e), TS_OK);
-  assert_int_equal(out[gpu], 2);
-  /* 7 slices x 1/8 = 0.875, rounded up once: 1 GPU of quota */
+  assert_int_equal(out[gpu], 2000); /* nvidia.com/gpu in thousandths (q_amount) */
+  /* 7 slices x 1/8 = 0.875 GPU of quota, exactly */
   assert_int_equal(q_devmap_quota(&m, mig, 2, out, &e), TS_OK);
-  assert_int_equal(out[gpu], 3);
+  assert_int_equal(out[gpu], 2875);
   assert_int_equal(q_devmap_quota(&m, bad, 1, out, &e), TS_ENOTFOUND);
   assert_non_null(strstr(e.text, "DeviceClass fpga.example.com: not mapped"));
-  assert_int_equal(out[gpu], 3);
+  assert_int_equal(out[gpu], 2875);
   q_devmap_free(&m);
 }
 
@@ -887,7 +887,7 @@ static void test_device_claim(void **state) {
   assert_int_equal(q_devmap_claim(&m, &c->spec, out, &e), TS_OK);
   assert_int_equal(m.nres, 1);
   assert_string_equal(m.res[0], "nvidia.com/gpu");
-  assert_int_equal(out[0], 6);
+  assert_int_equal(out[0], 6000);
   q_devmap_free(&m);
 }
 

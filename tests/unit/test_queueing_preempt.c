@@ -231,7 +231,8 @@ static int64_t gpus(fx *f, q__node *n, const int64_t *v) {
   int fl = q__flavor_index(f->t, "scheduling.run.ai");
   (void)n;
   assert_true(res >= 0 && fl >= 0);
-  return v[q__fr(f->t, (uint32_t)fl, res)];
+  assert_int_equal(v[q__fr(f->t, (uint32_t)fl, res)] % 1000, 0); /* whole GPUs here */
+  return v[q__fr(f->t, (uint32_t)fl, res)] / 1000; /* the tree counts thousandths of a GPU */
 }
 
 static void kai_queue(fx *f, const char *name, const char *parent, const char *gpu) {
