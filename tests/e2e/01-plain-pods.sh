@@ -14,7 +14,7 @@ scenario() {
   say "small-0 -> $(node_of team-a small-0), small-1 -> $(node_of team-a small-1)"
   # bin-packing: both on one node
   [ "$(node_of team-a small-0)" = "$(node_of team-a small-1)" ] || fail "not bin-packed"
-  wait_until 20 test -n "$(unschedulable_message team-a huge)" || fail "huge has no PodScheduled=False"
+  wait_until 20 has_unschedulable_message team-a huge || fail "huge has no PodScheduled=False"
   say "huge: $(unschedulable_message team-a huge)"
   unschedulable_message team-a huge | grep -q "0/2 nodes are available: 2 Insufficient nvidia.com/gpu." ||
     fail "unexpected reason"

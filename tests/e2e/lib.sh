@@ -195,3 +195,6 @@ YAML
 unschedulable_message() {
   k get pod "$2" -n "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].message}'
 }
+# True once the pod has that message (for wait_until, which runs its command each time:
+# `wait_until 20 test -n "$(unschedulable_message ...)"` would read the message only once).
+has_unschedulable_message() { [ -n "$(unschedulable_message "$1" "$2")" ]; }
