@@ -152,6 +152,11 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
     c->objects++;
     return TS_OK;
   }
+  if (o && o->kind == MODEL_POD && ((const model_pod *)o)->share_problem) {
+    /* KAI's admission refuses it; Tessera would keep it pending with this reason */
+    fprintf(stderr, "%s: Pod %s: %s\n", at, o->key, ((const model_pod *)o)->share_problem);
+    c->errors++;
+  }
   if (o) {
     c->objects++;
     check_cel(c, at, o);
