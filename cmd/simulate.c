@@ -49,7 +49,8 @@ static int usage(void) {
       "  --fill     the FGD paper's fill mode: jobs in trace order (--seed N: shuffled), never\n"
       "             ending, until the cluster is full; the share of GPUs that could be\n"
       "             allocated, and the unallocated GPUs as the GPUs asked grow\n"
-      "  --policy   node scoring: binpack, spread, first-fit, best-fit, dot-product, fgd;\n"
+      "  --policy   node scoring: binpack, spread, first-fit, best-fit, dot-product,\n"
+      "             gpu-packing, fgd;\n"
       "             all: each on the same inputs, side by side\n",
       stderr);
   return 2;

@@ -20,14 +20,17 @@ typedef enum sched_scoring {
   SCHED_BEST_FIT,    /* the node left with the least free GPU, CPU and memory (a baseline) */
   SCHED_DOT_PRODUCT, /* the node whose free resources align best with the request (Tetris's
                         dot product; a baseline) */
+  SCHED_GPU_PACKING, /* the FGD paper's GPU packing: a share on a GPU already shared (the
+                        fullest), else a node already in use, else the empty node with the fewest
+                        GPUs (a baseline) */
   SCHED_FGD,         /* fragmentation gradient descent (Weng et al., ATC '23): the node (and
                         GPU) whose GPU fragmentation, measured against the workload's typical
                         pods, grows least */
   SCHED_SCORING_COUNT
 } sched_scoring;
 
-/* "binpack", "spread", "first-fit", "best-fit", "dot-product", "fgd" (static), and back: false
- * when the name is none of them. */
+/* "binpack", "spread", "first-fit", "best-fit", "dot-product", "gpu-packing", "fgd" (static),
+ * and back: false when the name is none of them. */
 const char *sched_scoring_name(sched_scoring s);
 bool sched_scoring_parse(const char *name, sched_scoring *out);
 

@@ -57,10 +57,11 @@ bool sched__slot_takes(const sched_view *v, uint32_t k, const uint16_t *sh, uint
 /* True when node k has a GPU that can take the pod's share (true for a pod sharing none). */
 static bool share_fits(const sched_view *v, const model_pod *p, uint32_t k) {
   uint32_t n;
+  const uint16_t *sh;
+  int32_t s;
   if (!model_pod_shares_gpu(p)) return true;
-  const uint16_t *sh = sched__shares_of(v, k, &n);
-  int32_t s = model_pod_gpu_share_on(p, v->nodes[k]);
-  if (s > 1000) return false;
+  sh = sched__shares_of(v, k, &n);
+  if ((s = model_pod_gpu_share_on(p, v->nodes[k])) > 1000) return false;
   for (uint32_t j = 0; j < n; j++)
     if (sched__slot_takes(v, k, sh, j, s)) return true;
   return false;
@@ -88,7 +89,9 @@ static uint32_t share_pick(const sched_view *v, const model_pod *p, uint32_t k, 
 }
 
 int32_t sched__gpu_slot(const sched_view *v, const model_pod *p) {
-  uintptr_t at = (uintptr_t)ts_map_get(&v->share_slot, p->obj.key, strlen(p->obj.key));
+  uintptr_t at;
+  if (!v->share || !model_pod_shares_gpu(p)) return -1; /* no lookup for the others */
+  at = (uintptr_t)ts_map_get(&v->share_slot, p->obj.key, strlen(p->obj.key));
   return at ? (int32_t)at - 1 : -1;
 }
 
@@ -351,7 +354,7 @@ void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s) 
 }
 
 static const char *const scoring_names[SCHED_SCORING_COUNT] = {
-    "binpack", "spread", "first-fit", "best-fit", "dot-product", "fgd"};
+    "binpack", "spread", "first-fit", "best-fit", "dot-product", "gpu-packing", "fgd"};
 
 const char *sched_scoring_name(sched_scoring s) {
   return (unsigned)s < SCHED_SCORING_COUNT ? scoring_names[s] : "?";
@@ -366,6 +369,30 @@ bool sched_scoring_parse(const char *name, sched_scoring *out) {
   return false;
 }
 
+/* The FGD paper's GPU packing, as its simulator scores it, for pods asking for nvidia.com/gpu or
+ * a share of one (others score 0: ties go by node name): a share that fits a GPU already
+ * shared, the one with the least room left first; else a node with some GPU in use (fewer
+ * whole GPUs taken first); else an empty node, the one with the fewest GPUs first. */
+static int64_t gpu_packing(const sched_view *v, const sched_shape *s, uint32_t k) {
+  uint32_t n, opened = 0;
+  const uint16_t *sh = sched__shares_of(v, k, &n);
+  int64_t whole = 0, free_whole = sched__whole_free(v, k), alloc, best = -1;
+  int32_t share = s->share ? model_pod_gpu_share_on(s->pod, v->nodes[k]) : 0;
+  if (v->share_res < 0) return 0;
+  for (int g = 0; g < s->ngpu; g++)
+    if (s->gpu[g] == v->share_res) whole = s->gpu_req[g];
+  if (!whole && !s->share) return 0;
+  alloc = v->cap[(size_t)k * (size_t)v->stride + (size_t)v->share_res].alloc;
+  for (uint32_t j = 0; j < n; j++) {
+    opened += sh[j] > 0;
+    if (share && sh[j] && sh[j] + share <= 1000 && (best < 0 || 1000 - sh[j] < best))
+      best = 1000 - sh[j]; /* the room left on the fullest shared GPU that takes it */
+  }
+  if (best >= 0) return 300000 + (1000 - best);
+  if (free_whole == alloc && !opened) return free_whole < 100000 ? 100000 - free_whole : 0;
+  return 200000 - (s->share ? 1 : whole);
+}
+
 /* The baselines of the FGD paper's comparison, on GPUs, CPU and memory (higher is better, the
  * node name breaks ties). Best fit: least free capacity left after the placement (the mean over
  * the resources the node has of the free share). Dot product: the mean over them of (request /
@@ -376,6 +403,7 @@ static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_
   int res[2 + SCHED_MAX_GPU_RESOURCES], nres = 2;
   int64_t req[2 + SCHED_MAX_GPU_RESOURCES];
   if (v->cfg->scoring == SCHED_FIRST_FIT) return 0;
+  if (v->cfg->scoring == SCHED_GPU_PACKING) return gpu_packing(v, s, node) << 30;
   res[0] = MODEL_RES_CPU, req[0] = s->cpu, res[1] = MODEL_RES_MEMORY, req[1] = s->mem;
   for (int g = 0; g < s->ngpu; g++) res[nres] = s->gpu[g], req[nres++] = s->gpu_req[g];
   if (s->share) { /* a share: its fraction of the node's GPUs, shares counted as fractions */

@@ -31,7 +31,7 @@ grep -q '"utilisation": 0.814453125' "$dir/j" || fail "JSON: $(head -c 300 "$dir
 # --policy all: every policy on the same inputs, a table and a report per policy.
 "$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --policy all --report "$dir/all" >"$dir/all.out" ||
   fail "--policy all failed"
-for p in binpack spread first-fit best-fit dot-product fgd; do
+for p in binpack spread first-fit best-fit dot-product gpu-packing fgd; do
   grep -q "^$p  *81.4%" "$dir/all.out" || fail "--policy all: no row for $p: $(cat "$dir/all.out")"
   [ -f "$dir/all/$p/report.html" ] || fail "--policy all: no report for $p"
 done

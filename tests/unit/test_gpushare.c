@@ -261,11 +261,12 @@ static void test_policies_choose_gpus(void **state) {
     sched_scoring s;
     const char *want;
   } cases[] = {
-      {SCHED_BINPACK, "n/1"},   /* the fullest with room */
-      {SCHED_BEST_FIT, "n/1"},  /* same */
-      {SCHED_FIRST_FIT, "n/0"}, /* the lowest-numbered with room */
-      {SCHED_SPREAD, "n/2"},    /* an unshared one */
-      {SCHED_FGD, "n/1"},       /* closes GPU 1; GPU 0 keeps room for the typical 0.3 */
+      {SCHED_BINPACK, "n/1"},     /* the fullest with room */
+      {SCHED_BEST_FIT, "n/1"},    /* same */
+      {SCHED_FIRST_FIT, "n/0"},   /* the lowest-numbered with room */
+      {SCHED_SPREAD, "n/2"},      /* an unshared one */
+      {SCHED_GPU_PACKING, "n/1"}, /* the fullest with room */
+      {SCHED_FGD, "n/1"},         /* closes GPU 1; GPU 0 keeps room for the typical 0.3 */
   };
   (void)state;
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -281,6 +282,32 @@ static void test_policies_choose_gpus(void **state) {
     sched_result_free(&r);
     model_free(m);
   }
+}
+
+/* GPU packing's tiers: a share on a GPU already shared; else a node with GPUs in use; else the
+ * empty node with the fewest GPUs (first fit would take big). */
+static void test_gpu_packing_tiers(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  node(m, "a", 4, 0, 64000);
+  node(m, "big", 8, 0, 64000);
+  node(m, "small", 2, 0, 64000);
+  pod(m, "x", 0, "gpu-fraction: \"0.7\", tessera.dev/gpu-index: \"0\"", "cpu: 1", "a");
+  pod(m, "s1", 1, "gpu-fraction: \"0.3\"", "cpu: 1", NULL);
+  pod(m, "s2", 2, "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
+  pod(m, "w1", 3, "", "cpu: 1, nvidia.com/gpu: 1", NULL);
+  pod(m, "w2", 4, "", "cpu: 1, nvidia.com/gpu: 2", NULL);
+  r = run(m, SCHED_GPU_PACKING);
+  assert_string_equal(where(&r, "s1"), "a/0");   /* fills x's GPU */
+  assert_string_equal(where(&r, "s2"), "a/1");   /* no shared GPU has room: a node in use */
+  assert_string_equal(where(&r, "w1"), "a");     /* a node in use */
+  assert_string_equal(where(&r, "w2"), "small"); /* a has one GPU left: the smaller empty node */
+  sched_result_free(&r);
+  r = run(m, SCHED_FIRST_FIT);
+  assert_string_equal(where(&r, "w2"), "big");
+  sched_result_free(&r);
+  model_free(m);
 }
 
 /* FGD: the workload's typical pod asks for 4 cores and a whole GPU. A share with 2 cores fits
@@ -475,10 +502,15 @@ static void test_cycle_matches_full_scan(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_annotations),           cmocka_unit_test(test_node_accounting),
-      cmocka_unit_test(test_binpack_places_shares), cmocka_unit_test(test_policies_choose_gpus),
-      cmocka_unit_test(test_fgd_keeps_gpus_usable), cmocka_unit_test(test_quota_counts_shares),
-      cmocka_unit_test(test_kai_fractional_quota),  cmocka_unit_test(test_cycle_matches_full_scan),
+      cmocka_unit_test(test_annotations),
+      cmocka_unit_test(test_node_accounting),
+      cmocka_unit_test(test_binpack_places_shares),
+      cmocka_unit_test(test_policies_choose_gpus),
+      cmocka_unit_test(test_gpu_packing_tiers),
+      cmocka_unit_test(test_fgd_keeps_gpus_usable),
+      cmocka_unit_test(test_quota_counts_shares),
+      cmocka_unit_test(test_kai_fractional_quota),
+      cmocka_unit_test(test_cycle_matches_full_scan),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
