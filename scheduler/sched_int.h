@@ -180,6 +180,7 @@ typedef struct sched_view {
   bool fgd_ready;              /* the typical shapes are known */
   bool fgd_on;                 /* nodes score as FGD: scoring fgd, or binpack with pods sharing
                                   GPUs in the model */
+  bool score_other;            /* scoring is not plain bin-packing or spreading without shares */
   size_t decisions_cap;        /* capacity of the result's decision array */
   size_t events_cap;           /* capacity of the result's workload events */
 } sched_view;

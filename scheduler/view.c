@@ -155,6 +155,7 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   /* Bin-packing scores as FGD when pods share GPUs: on openb's three pod lists, where a third
    * to all of the GPU pods share one, FGD left the fewest GPUs unallocated (README). */
   v->fgd_on = cfg->scoring == SCHED_FGD || (cfg->scoring == SCHED_BINPACK && v->share);
+  v->score_other = v->fgd_on || cfg->scoring >= SCHED_FIRST_FIT || v->share;
   return v->fgd_on ? sched__fgd_prepare(v) : TS_OK;
 }
 
@@ -435,13 +436,13 @@ static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_
  * prefers high utilisation, spreading low. Utilisations are integers (millionths) so that
  * equal scores tie exactly and the node name decides. The baselines (first fit, best fit, dot
  * product) score as their papers define them, without the tier. */
-int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
-  int64_t gpu = 0, cpumem, tier = s->ngpu || s->dra_devices || s->share || !v->has_gpu[node];
+__attribute__((always_inline)) static inline int64_t
+score(const sched_view *v, const sched_shape *s, uint32_t node, bool shares) {
+  int64_t gpu = 0, cpumem, tier = s->ngpu || s->dra_devices || !v->has_gpu[node];
   int parts = s->ngpu;
-  if (v->fgd_on) return sched__fgd_score(v, s, node);
-  if (v->cfg->scoring >= SCHED_FIRST_FIT) return baseline_score(v, s, node);
   for (int g = 0; g < s->ngpu; g++) gpu += util_after(v, node, s->gpu[g], s->gpu_req[g]);
-  if (s->share) { /* the node's GPUs in use with the share, shares counted as fractions */
+  if (shares && s->share) { /* the node's GPUs in use with the share, as fractions */
+    tier = 1;
     gpu += share_util_after(v, node, model_pod_gpu_share_on(s->pod, v->nodes[node]));
     parts++;
   }
@@ -469,6 +470,19 @@ int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
       2;
   if (v->cfg->scoring == SCHED_SPREAD) gpu = SCORE_SCALE - gpu, cpumem = SCORE_SCALE - cpumem;
   return tier << 61 | gpu << 30 | cpumem;
+}
+
+/* FGD, the baselines, and spreading with pods sharing GPUs: out of the common path. */
+__attribute__((noinline)) static int64_t score_other(const sched_view *v, const sched_shape *s,
+                                                     uint32_t node) {
+  if (v->fgd_on) return sched__fgd_score(v, s, node);
+  if (v->cfg->scoring >= SCHED_FIRST_FIT) return baseline_score(v, s, node);
+  return score(v, s, node, true);
+}
+
+int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
+  if (v->score_other) return score_other(v, s, node);
+  return score(v, s, node, false); /* bin-packing or spreading, no pod sharing a GPU */
 }
 
 /* Takes (sign 1) or gives back (-1) the pod's share of GPU j of node k: a GPU that gets its
