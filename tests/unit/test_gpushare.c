@@ -392,7 +392,7 @@ static void test_kai_fractional_quota(void **state) {
            "  resources: {gpu: {quota: 1.5, limit: 1.5}, cpu: {quota: -1, limit: -1}, memory: "
            "{quota: -1, limit: -1}}\n");
   for (int i = 0; i < 4; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "h%d", i);
     pod_l(m, name, i, "kai.scheduler/queue: q", "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
   }
