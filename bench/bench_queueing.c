@@ -223,7 +223,7 @@ static void run(const char *label, bool fair) {
   build_model(&s);
   make_jobs(&s);
   ts_err_clear(&e);
-  if (q_tree_build(s.m, &s.t, &e) != TS_OK || !(s.qs = q_queues_new())) die("tree", e.text);
+  if (q_tree_build(s.m, NULL, &s.t, &e) != TS_OK || !(s.qs = q_queues_new())) die("tree", e.text);
   while (s.completed < s.njobs) {
     advance(&s);
     if (cycle(&s, &cfg)) continue;

@@ -53,7 +53,7 @@ size_t cmd_queue_problems(const model *m, int *errors) {
   ts_err err;
   size_t n = 0;
   ts_err_clear(&err);
-  if (q_tree_build(m, &t, &err) != TS_OK) {
+  if (q_tree_build(m, NULL, &t, &err) != TS_OK) {
     fprintf(stderr, "queues: %s\n", err.text);
     (*errors)++;
     return 1;

@@ -397,6 +397,18 @@ void ts_quantity_format(const ts_quantity *q, char *out) {
   ts_strlcpy(out + put_i128(out, v), bin_suffixes[k], 4);
 }
 
+ts_quantity ts_quantity_add_sat(const ts_quantity *a, const ts_quantity *b) {
+  ts_quantity out, x = *a, y = *b;
+  /* Each step drops the last digit of the operand with the finer scale (or of both): at one
+   * scale two mantissas below 2^63 sum below 2^64, so a few steps always suffice. */
+  while (ts_quantity_add(&x, &y, &out) != TS_OK) {
+    ts_quantity *fine = x.scale < y.scale ? &x : &y;
+    if (x.scale == y.scale) x.mant /= 10, x.scale++;
+    fine->mant /= 10, fine->scale++;
+  }
+  return out;
+}
+
 ts_quantity ts_quantity_sub0(const ts_quantity *a, const ts_quantity *b) {
   ts_quantity out;
   if (ts_quantity_cmp(a, b) <= 0 || ts_quantity_sub(a, b, &out) != TS_OK)

@@ -37,7 +37,8 @@
   X(EELSEWHERE, "allocated by someone else meanwhile")                                             \
   X(EBUDGET, "refused by a disruption budget")                                                     \
   X(ENOTLEADER, "not the leader")                                                                  \
-  X(EAGAIN, "more input needed")
+  X(EAGAIN, "more input needed")                                                                   \
+  X(EFAULT, "injected fault")
 
 typedef enum ts_rc {
 #define TS__ENUM(name, msg) TS_##name,
@@ -290,6 +291,9 @@ ts_rc ts_quantity_add(const ts_quantity *a, const ts_quantity *b, ts_quantity *o
 ts_rc ts_quantity_sub(const ts_quantity *a, const ts_quantity *b, ts_quantity *out);
 /* max(0, a - b) (0 too when the difference does not fit). */
 ts_quantity ts_quantity_sub0(const ts_quantity *a, const ts_quantity *b);
+/* a + b, exact when it fits, else rounded toward zero to the fewest digits that fit (a sum of
+ * quotas past any cluster: "more than anything" is the reading that matters, never an error). */
+ts_quantity ts_quantity_add_sat(const ts_quantity *a, const ts_quantity *b);
 ts_rc ts_quantity_mul_int(const ts_quantity *a, int64_t k, ts_quantity *out);
 int ts_quantity_sign(const ts_quantity *q);     /* -1, 0 or 1 */
 bool ts_quantity_is_zero(const ts_quantity *q); /* sign 0 */

@@ -10,6 +10,9 @@
  *   lendingLimit   = nominalQuota - guarantee (none without guarantee: all of it is lent)
  *   weight -> fairSharing.weight; reclaimable: false -> not_reclaimable; parent -> cohort;
  *   dequeueStrategy fifo -> StrictFIFO, traverse (the default) -> BestEffortFIFO.
+ * A quantity past what the quota tree counts is read as the most it counts, which is more than
+ * any cluster: 10^15 cores or units, 2^60 bytes of memory (so that sums of such quotas
+ * saturate instead of failing, and no queue is refused for a value Volcano accepts).
  *
  * KAI, per resource gpu (nvidia.com/gpu), cpu (millicores) and memory (megabytes, 10^6 bytes);
  * a field left out is 0, as KAI reads it (so a queue that leaves out a resource admits nothing
@@ -90,6 +93,12 @@ static qres *qset_get(mdec *d, qset *s, const char *name) {
   return &s->r[s->n++];
 }
 
+/* The most the quota tree counts of a resource (see the header). */
+static ts_quantity most(const char *res) {
+  if (!strcmp(res, "memory")) return ts_quantity_from_int(INT64_C(1) << 60, TS_QFMT_BINARY_SI);
+  return ts_quantity_from_int((int64_t)UNLIMITED, TS_QFMT_DECIMAL_SI);
+}
+
 /* One ResourceList of a Volcano queue into field f of each resource. */
 static ts_rc resource_list(mdec *d, json_t *parent, const char *key, qset *s, int f) {
   ts_rc rc;
@@ -104,6 +113,10 @@ static ts_rc resource_list(mdec *d, json_t *parent, const char *key, qset *s, in
     if (!r) return d->err->code;
     if ((rc = model__quantity_value(d, v, &r->v[f])) != TS_OK) return rc;
     if (ts_quantity_sign(&r->v[f]) < 0) return model__fail(d, TS_EINVAL, "must not be negative");
+    {
+      ts_quantity cap = most(name);
+      if (ts_quantity_cmp(&r->v[f], &cap) > 0) r->v[f] = cap;
+    }
     r->has[f] = true;
     model__pop(d, m2);
   }

@@ -53,10 +53,58 @@ static ts_quantity zero(void) {
   return ts_quantity_from_int(0, TS_QFMT_DECIMAL_SI);
 }
 
-/* Parent p (kind's queues v[n]) as a Cohort under parent, its quotas net of its children's. */
-static ts_rc as_cohort(q_tree *t, const model_cluster_queue *p, model_obj **v, size_t n,
+/* The queues of one kind grouped by parent: kids[at[i] .. at[i] + n[i]) are the children of
+ * the queue whose name is the key, found in O(1), so that the tree is built in O(queues). */
+typedef struct kidmap {
+  ts_map by_parent;       /* parent name -> 1 + index into at/cnt */
+  const model_obj **kids; /* the queues, grouped by parent (arena) */
+  uint32_t *at, *cnt;     /* per parent: first kid and how many (arena) */
+} kidmap;
+
+static int by_parent_cmp(const void *a, const void *b) {
+  const model_cluster_queue *x = *(const model_cluster_queue *const *)a;
+  const model_cluster_queue *y = *(const model_cluster_queue *const *)b;
+  return strcmp(x->cohort ? x->cohort : "", y->cohort ? y->cohort : "");
+}
+
+static ts_rc kidmap_build(q_tree *t, model_obj **v, size_t n, kidmap *km) {
+  size_t np = 0;
+  ts_map_init(&km->by_parent);
+  km->kids = q__zalloc(t, (n + 1) * sizeof *km->kids);
+  km->at = q__zalloc(t, (n + 1) * sizeof *km->at);
+  km->cnt = q__zalloc(t, (n + 1) * sizeof *km->cnt);
+  if (!km->kids || !km->at || !km->cnt) return TS_ENOMEM;
+  if (n) memcpy(km->kids, v, n * sizeof *v);
+  qsort(km->kids, n, sizeof *km->kids, by_parent_cmp);
+  for (size_t i = 0; i < n; i++) {
+    const char *p = ((const model_cluster_queue *)km->kids[i])->cohort;
+    if (!p) continue;
+    if (np && !strcmp(((const model_cluster_queue *)km->kids[km->at[np - 1]])->cohort, p)) {
+      km->cnt[np - 1]++;
+      continue;
+    }
+    km->at[np] = (uint32_t)i, km->cnt[np] = 1;
+    if (ts_map_put(&km->by_parent, p, strlen(p), (void *)(uintptr_t)(++np), NULL) != TS_OK)
+      return TS_ENOMEM;
+  }
+  return TS_OK;
+}
+
+/* The children of the queue named name: *n of them from the returned pointer. */
+static const model_obj *const *kids_of(const kidmap *km, const char *name, uint32_t *n) {
+  uintptr_t k = (uintptr_t)ts_map_get(&km->by_parent, name, strlen(name));
+  *n = k ? km->cnt[k - 1] : 0;
+  return k ? km->kids + km->at[k - 1] : NULL;
+}
+
+/* Parent p (its children in km) as a Cohort under parent, its quotas net of its children's.
+ * Sums of the children's quotas never fail: past what a quantity holds they round (a quota
+ * beyond any cluster's capacity is "more than anything" whatever its last digits). */
+static ts_rc as_cohort(q_tree *t, const model_cluster_queue *p, const kidmap *km,
                        const char *parent, model_obj **out) {
   model_cohort *c = q__zalloc(t, sizeof *c);
+  uint32_t nk;
+  const model_obj *const *kids = kids_of(km, p->obj.name, &nk);
   if (!c) return TS_ENOMEM;
   c->obj = p->obj;
   c->parent = parent;
@@ -78,18 +126,16 @@ static ts_rc as_cohort(q_tree *t, const model_cluster_queue *p, model_obj **v, s
       for (uint32_t r = 0; r < pf->nresources; r++) {
         const model_quota *pq = &pf->resources[r];
         model_quota *cq = &cf->resources[r];
-        ts_quantity kids = zero(), held, cap;
+        ts_quantity sum = zero(), held, cap;
         *cq = *pq;
-        for (size_t i = 0; i < n; i++) {
-          const model_cluster_queue *k = (const model_cluster_queue *)v[i];
-          const model_quota *kq =
-              k->cohort && !strcmp(k->cohort, p->obj.name) ? quota_of(k, pq->resource) : NULL;
-          if (kq && ts_quantity_add(&kids, &kq->nominal, &kids) != TS_OK) return TS_EOVERFLOW;
+        for (uint32_t i = 0; i < nk; i++) {
+          const model_quota *kq = quota_of((const model_cluster_queue *)kids[i], pq->resource);
+          if (kq) sum = ts_quantity_add_sat(&sum, &kq->nominal);
         }
-        held = ts_quantity_cmp(&pq->nominal, &kids) >= 0 ? pq->nominal : kids;
-        cq->nominal = ts_quantity_sub0(&pq->nominal, &kids);
+        held = ts_quantity_cmp(&pq->nominal, &sum) >= 0 ? pq->nominal : sum;
+        cq->nominal = ts_quantity_sub0(&pq->nominal, &sum);
         if (pq->has_borrowing) {
-          if (ts_quantity_add(&pq->nominal, &pq->borrowing, &cap) != TS_OK) return TS_EOVERFLOW;
+          cap = ts_quantity_add_sat(&pq->nominal, &pq->borrowing);
           cq->borrowing = ts_quantity_sub0(&cap, &held);
         }
         if (pq->has_lending && ts_quantity_cmp(&cq->lending, &cq->nominal) > 0)
@@ -113,16 +159,13 @@ static const char *taken(const model *m, model_kind kind, const char *name) {
 static ts_rc one_kind(q_tree *t, model_kind kind, q__foreign *out, size_t *cqcap, size_t *chcap) {
   model_obj **v = NULL;
   size_t n = 0;
-  ts_map parents;
+  kidmap km;
   ts_rc rc = model_list(t->m, kind, &v, &n);
   const char *root = ts_intern_cstr(model_queue_flavor(kind));
   const char *pfield = kind == MODEL_KAI_QUEUE ? "spec.parentQueue" : "spec.parent";
-  ts_map_init(&parents);
+  ts_map_init(&km.by_parent);
   if (rc == TS_OK && n && !root) rc = TS_ENOMEM;
-  for (size_t i = 0; rc == TS_OK && i < n; i++) {
-    const char *p = ((const model_cluster_queue *)v[i])->cohort;
-    if (p) rc = ts_map_put(&parents, p, strlen(p), (void *)p, NULL);
-  }
+  if (rc == TS_OK) rc = kidmap_build(t, v, n, &km);
   for (size_t i = 0; rc == TS_OK && i < n; i++) {
     const model_cluster_queue *q = (const model_cluster_queue *)v[i];
     const char *parent = q->cohort, *other = taken(t->m, kind, q->obj.name);
@@ -139,8 +182,8 @@ static ts_rc one_kind(q_tree *t, model_kind kind, q__foreign *out, size_t *cqcap
       if (rc != TS_OK) break;
     }
     if (!parent) parent = root;
-    if (ts_map_get(&parents, q->obj.name, strlen(q->obj.name))) {
-      if ((rc = as_cohort(t, q, v, n, parent, &o)) == TS_OK)
+    if (ts_map_get(&km.by_parent, q->obj.name, strlen(q->obj.name))) {
+      if ((rc = as_cohort(t, q, &km, parent, &o)) == TS_OK)
         rc = push(t, &out->cohorts, &out->ncohorts, chcap, o);
     } else {
       model_cluster_queue *c = q__zalloc(t, sizeof *c);
@@ -165,7 +208,7 @@ static ts_rc one_kind(q_tree *t, model_kind kind, q__foreign *out, size_t *cqcap
     }
     t->froot[kind == MODEL_KAI_QUEUE] = root;
   }
-  ts_map_free(&parents);
+  ts_map_free(&km.by_parent);
   ts_free(v);
   return rc;
 }

@@ -38,9 +38,19 @@ struct q__node {
   uint32_t nkids;          /* entries of kids */
   int height;              /* cohorts: distance to the furthest leaf (getNodeHeight) */
   int64_t *lendable;       /* cohorts: [nres] calculateLendable, fixed per tree */
-  int mark;                /* build: cycle detection state */
+  int mark;                /* build: nesting check state */
   const model_cohort *obj; /* cohorts: the Cohort object, NULL when implicit */
+  uint8_t cause;           /* cohorts: why it is inactive (q__cause), Q__CAUSE_NONE if active */
+  const char *cause_text;  /* cohorts: the problem behind the cause (in t->problems), or NULL */
 };
+
+/* Why a cohort is inactive; the queues under it are inactive for the same cause. */
+typedef enum q__cause {
+  Q__CAUSE_NONE,   /* active */
+  Q__CAUSE_CYCLE,  /* in a cycle of parents, or under one */
+  Q__CAUSE_DEEP,   /* nested deeper than Q__MAX_DEPTH, or under such a cohort */
+  Q__CAUSE_BROKEN, /* its own definition failed to build (cause_text says how), or an ancestor's */
+} q__cause;
 
 /* One resource group of a ClusterQueue: resources and flavors in order. */
 typedef struct q__group {
@@ -110,6 +120,7 @@ struct q_tree {
   bool sorted_ok;                     /* sorted is current */
   uint64_t serial;                    /* unique per build (q_memo tells trees apart) */
   const char *froot[2];               /* root cohorts of Volcano's, KAI's queues, or NULL */
+  const q_fault *fault;               /* the configuration's injected fault, or NULL */
 };
 
 /* The slot of a resource id, -1 when no queue of the tree covers it. */

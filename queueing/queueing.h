@@ -84,6 +84,19 @@ typedef enum q_fs_strategy {
   Q_FS_LESS_THAN_INITIAL_SHARE,           /* rule S2-b */
 } q_fs_strategy;
 
+/* Fault injection, for the tests that prove an error stays inside the object that caused it: one
+ * stage fails for one object as an unexpected error would (TS_EFAULT). Zero in production. */
+typedef enum q_fault_stage {
+  Q_FAULT_NONE,   /* no fault */
+  Q_FAULT_TREE,   /* building the ClusterQueue, Cohort, Volcano or KAI Queue named */
+  Q_FAULT_ASSIGN, /* assigning flavors to the workload whose key ("ns/name") is named */
+} q_fault_stage;
+
+typedef struct q_fault {
+  q_fault_stage stage; /* which stage fails */
+  const char *object;  /* for which object (compared by text) */
+} q_fault;
+
 typedef struct q_config {
   bool fair_sharing;               /* fairSharing.enable */
   q_fs_strategy fs_strategies[2];  /* fairSharing.preemptionStrategies, in order */
@@ -100,6 +113,7 @@ typedef struct q_config {
                                       without a queue name (not used by the cycle here) */
   q_devmap devmap;                 /* deviceClassMappings (owned: q_config_free); the
                                       scheduler charges claims' devices with it */
+  q_fault fault;                   /* tests only: a stage that fails for one object */
 } q_config;
 
 /* Kueue v0.19's defaults: no fair sharing, strategies S2-a then S2-b, the gates above on, no
@@ -186,11 +200,14 @@ int32_t q_priority(const model *m, const char *wpc, const char *pc);
 typedef struct q_tree q_tree;
 
 /* Builds the quota tree from the Kueue objects of m (borrowed: m must outlive the tree and
- * its Kueue objects stay unchanged). Problems in the objects (a cohort cycle, a missing
- * flavor) do not fail the build: the ClusterQueues concerned become inactive and each problem
- * is recorded (q_tree_problems). A stopped queue is inactive too, but no problem. Returns new in
- * *out; fails only when out of memory. Cost: O(objects + queues x flavor-resources). */
-ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err);
+ * its Kueue objects stay unchanged). Problems in the objects (a cohort cycle, nesting deeper
+ * than 32, a missing flavor, a quota out of range, any error building one of them) do not fail
+ * the build: the ClusterQueues concerned (the object's, and every one under a cohort concerned)
+ * become inactive and each problem is recorded (q_tree_problems), whatever order the objects
+ * come in. A stopped queue is inactive too, but no problem. cfg (may be NULL) is read for its
+ * fault only. Returns new in *out; fails only when out of memory. Cost: O(objects log objects +
+ * queues x flavor-resources), no recursion deeper than 32. */
+ts_rc q_tree_build(const model *m, const q_config *cfg, q_tree **out, ts_err *err);
 void q_tree_free(q_tree *t); /* NULL is a no-op; the admitted workloads stay the caller's */
 
 /* The problems found while building, each naming the object and field, e.g.

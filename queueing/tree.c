@@ -52,21 +52,38 @@ ts_rc q__problem(q_tree *t, const char *fmt, ...) {
 }
 
 /* Makes cq inactive for reason (a Kueue condition reason), the last problem recorded saying
- * why. */
+ * why (its text after "Kind name: "). */
 static void deactivate(q_tree *t, q__cq *cq, const char *reason) {
   const char *last = t->problems.n ? t->problems.v[t->problems.n - 1] : NULL;
-  size_t skip = strlen("ClusterQueue ") + strlen(cq->node.name) + 2;
+  size_t skip = strlen(q__kind_label(cq->obj->obj.kind)) + 1 + strlen(cq->node.name) + 2;
   cq->node.active = false;
-  cq->inactive = reason;
+  if (!cq->inactive) cq->inactive = reason;
   if (!cq->problem && last && strlen(last) > skip) cq->problem = last + skip;
 }
 
+/* The injected fault of the tree stage, when it names this object. */
+static bool faulty(const q_tree *t, const char *name) {
+  return t->fault && t->fault->stage == Q_FAULT_TREE && t->fault->object &&
+         !strcmp(t->fault->object, name);
+}
+
 const model_obj *q_problem_object(const model *m, const char *problem) {
+  static const struct {
+    const char *label;
+    model_kind kind;
+  } two[] = {{"Volcano Queue ", MODEL_VOLCANO_QUEUE}, {"KAI Queue ", MODEL_KAI_QUEUE}};
   char kind[64], key[600];
   const char *slash;
-  model_kind k;
-  if (sscanf(problem, "%63s %599[^:]", kind, key) != 2) return NULL;
-  if ((k = model_kind_of(kind)) == MODEL_KIND_COUNT) return NULL;
+  model_kind k = MODEL_KIND_COUNT;
+  for (size_t i = 0; i < sizeof two / sizeof *two; i++) /* labels of two words */
+    if (!strncmp(problem, two[i].label, strlen(two[i].label))) {
+      k = two[i].kind;
+      if (sscanf(problem + strlen(two[i].label), "%599[^:]", key) != 1) return NULL;
+    }
+  if (k == MODEL_KIND_COUNT) {
+    if (sscanf(problem, "%63s %599[^:]", kind, key) != 2) return NULL;
+    if ((k = model_kind_of(kind)) == MODEL_KIND_COUNT) return NULL;
+  }
   if ((slash = strchr(key, '/'))) {
     char ns[300];
     snprintf(ns, sizeof ns, "%.*s", (int)(slash - key), key);
@@ -199,22 +216,26 @@ static ts_rc cohort_ensure(q_tree *t, const char *name, const model_cohort *obj,
   return TS_OK;
 }
 
-/* Converts one quota to node arrays; a value out of range is recorded as a problem. */
+/* Converts one quota to node arrays. A value the tree cannot count is recorded as a problem
+ * naming the field, and TS_ERANGE returned: the caller makes the node inactive. */
 static ts_rc set_quota(q_tree *t, q__node *n, const char *what, uint32_t fr, int res,
                        const model_quota *q) {
-  int64_t v;
   const model_resources *rt = model_resources_of(t->m);
+  const char *field = NULL;
+  int64_t v;
   if (q_amount(rt, res, &q->nominal, &v) != TS_OK)
-    return q__problem(t, "%s: nominalQuota of %s: out of range", what,
-                      model_resource_name(model_resources_of(t->m), res));
-  n->nominal[fr] = v;
-  if (q->has_borrowing && q_amount(rt, res, &q->borrowing, &n->blimit[fr]) != TS_OK)
-    return q__problem(t, "%s: borrowingLimit of %s: out of range", what,
-                      model_resource_name(model_resources_of(t->m), res));
-  if (q->has_lending && q_amount(rt, res, &q->lending, &n->llimit[fr]) != TS_OK)
-    return q__problem(t, "%s: lendingLimit of %s: out of range", what,
-                      model_resource_name(model_resources_of(t->m), res));
-  return TS_OK;
+    field = "nominalQuota";
+  else if (q->has_borrowing && q_amount(rt, res, &q->borrowing, &n->blimit[fr]) != TS_OK)
+    field = "borrowingLimit";
+  else if (q->has_lending && q_amount(rt, res, &q->lending, &n->llimit[fr]) != TS_OK)
+    field = "lendingLimit";
+  if (!field) {
+    n->nominal[fr] = v;
+    return TS_OK;
+  }
+  if (q__problem(t, "%s: %s of %s: out of range", what, field, model_resource_name(rt, res)))
+    return TS_ENOMEM;
+  return TS_ERANGE;
 }
 
 static ts_rc set_quotas(q_tree *t, q__node *n, const char *what, const model_resource_group *g,
@@ -240,6 +261,13 @@ static const char *cohort_field(const model_cluster_queue *q) {
   if (q->obj.kind == MODEL_VOLCANO_QUEUE) return "spec.parent";
   if (q->obj.kind == MODEL_KAI_QUEUE) return "spec.parentQueue";
   return strcmp(q->obj.api_version, "kueue.x-k8s.io/v1beta1") ? "spec.cohortName" : "spec.cohort";
+}
+
+/* Where an object of kind k keeps its quotas, for messages. */
+static const char *quota_field(model_kind k) {
+  if (k == MODEL_VOLCANO_QUEUE) return "spec.deserved";
+  if (k == MODEL_KAI_QUEUE) return "spec.resources";
+  return "spec.resourceGroups";
 }
 
 static ts_rc cq_groups(q_tree *t, q__cq *cq) {
@@ -293,23 +321,43 @@ static ts_rc cq_add(q_tree *t, const model_cluster_queue *o) {
   cq->obj = o;
   if ((rc = node_init(t, &cq->node, o->obj.name, true)) || (rc = cq_groups(t, cq))) return rc;
   cq->node.weight = ts_quantity_approx(&o->fair_weight);
-  snprintf(what, sizeof what, "ClusterQueue %s: spec.resourceGroups", o->obj.name);
-  if ((rc = set_quotas(t, &cq->node, what, o->groups, o->ngroups))) return rc;
+  cq->node.index = t->ncqs;
+  t->cqs[t->ncqs++] = cq;
+  if ((rc = map_put(&t->cq_by_name, cq->node.name, cq)) != TS_OK) return rc;
   if (o->cohort && (rc = cohort_ensure(t, o->cohort, NULL, &cq->node.parent))) return rc;
+  snprintf(what, sizeof what, "%s %s: %s", q__kind_label(o->obj.kind), o->obj.name,
+           quota_field(o->obj.kind));
+  rc = faulty(t, o->obj.name) ? TS_EFAULT : set_quotas(t, &cq->node, what, o->groups, o->ngroups);
+  if (rc == TS_EFAULT && q__problem(t, "%s: %s", what, ts_strerror(rc))) return TS_ENOMEM;
+  if (rc == TS_ENOMEM) return rc;
+  if (rc != TS_OK) { /* the queue is there, inactive, so that its workloads say why */
+    deactivate(t, cq, "InvalidQuota");
+    return TS_OK;
+  }
   if ((rc = cq_check_flavors(t, cq)) != TS_OK) return rc;
-  if (o->stop_policy != MODEL_STOP_NONE) { /* the administrator's choice, not a problem */
+  if (o->stop_policy != MODEL_STOP_NONE && cq->node.active) { /* the administrator's choice */
     char why[64];
     snprintf(why, sizeof why, "spec.stopPolicy: %s: the queue is stopped", stop[o->stop_policy]);
     cq->node.active = false;
     cq->inactive = "Stopped";
     if (!(cq->problem = ts_arena_strndup(&t->arena, why, strlen(why)))) return TS_ENOMEM;
   }
-  cq->node.index = t->ncqs;
-  t->cqs[t->ncqs++] = cq;
-  return map_put(&t->cq_by_name, cq->node.name, cq);
+  return TS_OK;
 }
 
 /* ---- Cohorts and cycles ---------------------------------------------------------------- */
+
+/* Makes cohort n inactive for cause (the queues under it follow, propagate_inactive). */
+static void cohort_off(q__node *n, q__cause cause, const char *text) {
+  n->active = false;
+  if (n->cause) return; /* the first cause found stays */
+  n->cause = (uint8_t)cause;
+  n->cause_text = text;
+}
+
+static const char *last_problem(const q_tree *t) {
+  return t->problems.n ? t->problems.v[t->problems.n - 1] : NULL;
+}
 
 static ts_rc cohort_add(q_tree *t, const model_cohort *o) {
   q__node *n;
@@ -317,9 +365,13 @@ static ts_rc cohort_add(q_tree *t, const model_cohort *o) {
   ts_rc rc;
   if ((rc = cohort_ensure(t, o->obj.name, o, &n)) != TS_OK) return rc;
   n->weight = ts_quantity_approx(&o->fair_weight);
-  snprintf(what, sizeof what, "Cohort %s: spec.resourceGroups", o->obj.name);
-  if ((rc = set_quotas(t, n, what, o->groups, o->ngroups))) return rc;
-  if (o->parent) return cohort_ensure(t, o->parent, NULL, &n->parent);
+  if (o->parent && (rc = cohort_ensure(t, o->parent, NULL, &n->parent)) != TS_OK) return rc;
+  snprintf(what, sizeof what, "%s %s: %s", q__kind_label(o->obj.kind), o->obj.name,
+           quota_field(o->obj.kind));
+  rc = faulty(t, o->obj.name) ? TS_EFAULT : set_quotas(t, n, what, o->groups, o->ngroups);
+  if (rc == TS_EFAULT && q__problem(t, "%s: %s", what, ts_strerror(rc))) return TS_ENOMEM;
+  if (rc == TS_ENOMEM) return rc;
+  if (rc != TS_OK) cohort_off(n, Q__CAUSE_BROKEN, last_problem(t));
   return TS_OK;
 }
 
@@ -330,52 +382,80 @@ static const char *parent_field(const q__node *n) {
   return "spec.parentName";
 }
 
-/* Reports the cycle through n ("a -> b -> a") and cuts it so that walks terminate. */
-static ts_rc report_cycle(q_tree *t, q__node *n) {
-  char path[Q__MSG_MAX];
-  size_t len = 0;
-  q__node *p = n;
-  path[0] = 0;
-  for (int i = 0; i <= Q__MAX_DEPTH && len < sizeof path; i++) {
-    len += (size_t)snprintf(path + len, sizeof path - len, "%s%s", i ? " -> " : "", p->name);
-    if (i && p == n) break;
-    p = p->parent;
-    if (!p) break;
-  }
-  for (p = n; p && p->mark != 3; p = p->parent) p->mark = 3, p->active = false;
-  n->parent = NULL;
-  return q__problem(t, "%s %s: %s: cycle %s",
-                    q__kind_label(n->obj ? n->obj->obj.kind : MODEL_COHORT), n->name,
-                    parent_field(n), path);
+static const char *cohort_label(const q__node *n) {
+  return q__kind_label(n->obj ? n->obj->obj.kind : MODEL_COHORT);
 }
 
-/* Marks every cohort: 2 = fine, 3 = in a cycle or under one (inactive). Iterative and
- * bounded by Q__MAX_DEPTH. */
-static ts_rc check_cycles(q_tree *t) {
+/* Reports the cycle path[k..len) (each one's parent is the next, the last's is path[k]) as
+ * "a -> b -> a" from path[k] (a long one cut short: its start is enough to find it), and marks
+ * its members inactive. */
+static ts_rc report_cycle(q_tree *t, q__node **path, size_t k, size_t len) {
+  char text[Q__MSG_MAX - 100];
+  size_t at = 0;
   ts_rc rc;
-  for (uint32_t i = 0; i < t->ncohorts; i++) {
-    q__node *n = t->cohorts[i], *p;
-    int depth = 0;
-    if (n->mark) continue;
-    for (p = n; p && !p->mark && depth <= Q__MAX_DEPTH; p = p->parent, depth++) p->mark = 1;
-    if (p && p->mark == 1) {
-      if ((rc = report_cycle(t, p)) != TS_OK) return rc;
-    } else if (p && !p->mark) {
-      p->active = false;
-      p->mark = 3;
-      if ((rc = q__problem(t, "Cohort %s: %s: nesting deeper than %d", p->name, parent_field(p),
-                           Q__MAX_DEPTH)))
-        return rc;
-      p->parent = NULL;
+  for (size_t i = k; i <= len; i++) {
+    const char *name = path[i < len ? i : k]->name;
+    if (at + strlen(name) + 12 >= sizeof text) {
+      snprintf(text + at, sizeof text - at, " -> ...");
+      break;
     }
-    /* Everything walked takes the verdict of where the walk ended. */
-    int verdict = p && p->mark == 3 ? 3 : 2;
-    for (q__node *x = n; x && x->mark == 1; x = x->parent) {
-      x->mark = verdict;
-      if (verdict == 3) x->active = false;
+    at += (size_t)snprintf(text + at, sizeof text - at, "%s%s", i > k ? " -> " : "", name);
+  }
+  rc = q__problem(t, "%s %s: %s: cycle %s", cohort_label(path[k]), path[k]->name,
+                  parent_field(path[k]), text);
+  for (size_t i = k; rc == TS_OK && i < len; i++)
+    cohort_off(path[i], Q__CAUSE_CYCLE, last_problem(t));
+  return rc;
+}
+
+/* The verdict on each node of path[0..len) (each one's parent is the next, the last's parent
+ * is `base`, NULL for a root): its depth, or its inactivity, which passes down. */
+static ts_rc settle_path(q_tree *t, q__node **path, size_t len, const q__node *base) {
+  for (size_t i = len; i-- > 0;) {
+    q__node *x = path[i];
+    x->mark = 2;
+    if (base && base->cause && !x->cause) cohort_off(x, (q__cause)base->cause, base->cause_text);
+    x->depth = base && !base->cause ? base->depth + 1 : 0;
+    if (!x->cause && x->depth > Q__MAX_DEPTH) { /* one report where the limit is crossed */
+      if (q__problem(t, "%s %s: %s: nesting deeper than %d", cohort_label(x), x->name,
+                     parent_field(x), Q__MAX_DEPTH))
+        return TS_ENOMEM;
+      cohort_off(x, Q__CAUSE_DEEP, last_problem(t));
     }
+    base = x;
   }
   return TS_OK;
+}
+
+/* Finds every cycle of parents, every cohort nested deeper than Q__MAX_DEPTH and everything
+ * under those or under a cohort that failed to build, whatever order the names come in: each
+ * cohort is walked once (an iterative walk up to the first node already judged), O(cohorts).
+ * Every inactive cohort is then cut from its parent, so that no walk of the tree (usage
+ * bubbling up, shares, the tournament) is ever longer than Q__MAX_DEPTH + 2. */
+static ts_rc check_nesting(q_tree *t) {
+  q__node **path = q__zalloc(t, (t->ncohorts + 1) * sizeof *path);
+  ts_rc rc = TS_OK;
+  if (!path) return TS_ENOMEM;
+  for (uint32_t i = 0; i < t->ncohorts; i++) t->cohorts[i]->mark = 0;
+  for (uint32_t i = 0; rc == TS_OK && i < t->ncohorts; i++) {
+    q__node *p = t->cohorts[i];
+    size_t len = 0;
+    for (; p && !p->mark; p = p->parent) {
+      p->mark = 1;
+      p->depth = (int)len; /* its place on the path, while it is there */
+      path[len++] = p;
+    }
+    if (p && p->mark == 1) { /* back on this walk's path: a cycle from p to the end */
+      size_t k = (size_t)p->depth;
+      if ((rc = report_cycle(t, path, k, len)) != TS_OK) break;
+      for (size_t j = k; j < len; j++) path[j]->mark = 2, path[j]->depth = 0;
+      len = k;
+    }
+    rc = settle_path(t, path, len, p);
+  }
+  for (uint32_t i = 0; i < t->ncohorts; i++)
+    if (t->cohorts[i]->cause) t->cohorts[i]->parent = NULL, t->cohorts[i]->depth = 0;
+  return rc;
 }
 
 /* ---- tree structure -------------------------------------------------------------------- */
@@ -417,7 +497,8 @@ static ts_rc link_kids(q_tree *t) {
   return TS_OK;
 }
 
-/* SubtreeQuota, heights and depths, bottom-up from n (depth bounded by check_cycles). */
+/* SubtreeQuota, heights and depths, bottom-up from n. The recursion is as deep as the tree,
+ * which check_nesting bounds by Q__MAX_DEPTH + 2 whatever the input. */
 static void accumulate(q_tree *t, q__node *n, int depth) {
   n->depth = depth;
   for (uint32_t f = 0; f < t->nfr; f++) n->subtree[f] = n->nominal[f];
@@ -444,18 +525,31 @@ static ts_rc lendables(q_tree *t) {
   return TS_OK;
 }
 
-/* A queue under a cohort in a cycle is inactive too. */
+/* A queue under an inactive cohort is inactive too, saying why in its cohort's words. */
 static ts_rc propagate_inactive(q_tree *t) {
   for (uint32_t i = 0; i < t->ncqs; i++) {
     q__cq *cq = t->cqs[i];
     const q__node *p = cq->node.parent;
-    while (p && p->active) p = p->parent;
-    if (!p || !cq->node.active) continue;
-    ts_rc rc = q__problem(t, "%s %s: %s: cohort \"%s\" is in or under a cycle",
-                          q__kind_label(cq->obj->obj.kind), cq->node.name, cohort_field(cq->obj),
-                          cq->obj->cohort);
+    const char *what = cq->obj->obj.kind == MODEL_CLUSTER_QUEUE ? "cohort" : "parent queue";
+    ts_rc rc;
+    if (!p || p->active || !cq->node.active) continue; /* inactive cohorts are cut: p is it */
+    if (p->cause == Q__CAUSE_CYCLE)
+      rc = q__problem(t, "%s %s: %s: %s \"%s\" is in or under a cycle",
+                      q__kind_label(cq->obj->obj.kind), cq->node.name, cohort_field(cq->obj), what,
+                      cq->obj->cohort);
+    else if (p->cause == Q__CAUSE_DEEP)
+      rc = q__problem(t, "%s %s: %s: %s \"%s\" is nested deeper than %d",
+                      q__kind_label(cq->obj->obj.kind), cq->node.name, cohort_field(cq->obj), what,
+                      cq->obj->cohort, Q__MAX_DEPTH);
+    else
+      rc = q__problem(t, "%s %s: %s: %s \"%s\" is inactive (%s)", q__kind_label(cq->obj->obj.kind),
+                      cq->node.name, cohort_field(cq->obj), what, cq->obj->cohort,
+                      p->cause_text ? p->cause_text : "see its problem");
     if (rc != TS_OK) return rc;
-    deactivate(t, cq, "CohortCycle");
+    deactivate(t, cq,
+               p->cause == Q__CAUSE_CYCLE  ? "CohortCycle"
+               : p->cause == Q__CAUSE_DEEP ? "CohortTooDeep"
+                                           : "CohortInvalid");
   }
   return TS_OK;
 }
@@ -545,7 +639,7 @@ static ts_rc build_nodes(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs
   for (size_t i = 0; rc == TS_OK && i < ncq; i++)
     rc = cq_add(t, (const model_cluster_queue *)cqs[i]);
   if (rc == TS_OK) rc = collect_cohorts(t);
-  if (rc == TS_OK) rc = check_cycles(t);
+  if (rc == TS_OK) rc = check_nesting(t);
   if (rc == TS_OK) rc = link_kids(t);
   for (uint32_t i = 0; rc == TS_OK && i < t->ncohorts; i++)
     if (!t->cohorts[i]->parent) accumulate(t, t->cohorts[i], 0);
@@ -570,7 +664,7 @@ static void tree_init(q_tree *t, const model *m) {
   ts_map_init(&t->adm_by_key);
 }
 
-ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err) {
+ts_rc q_tree_build(const model *m, const q_config *cfg, q_tree **out, ts_err *err) {
   ts_rc rc = TS_ENOMEM;
   model_obj **cqs = NULL, **chs = NULL, **allq = NULL, **allc = NULL;
   size_t ncq = 0, nch = 0;
@@ -579,6 +673,7 @@ ts_rc q_tree_build(const model *m, q_tree **out, ts_err *err) {
   *out = NULL;
   if (!t) goto out;
   tree_init(t, m);
+  t->fault = cfg && cfg->fault.stage == Q_FAULT_TREE ? &cfg->fault : NULL;
   t->nids = (uint32_t)model_resource_count(model_resources_of(m));
   t->res_id = q__zalloc(t, t->nids * sizeof *t->res_id);
   t->res_slot = q__zalloc(t, t->nids * sizeof *t->res_slot);

@@ -739,8 +739,11 @@ static const char *inactive_queue(admit *ad, const qgang *q) {
   const char *cq = q_tree_cq_of(ad->tree, &q->wl), *problem = NULL, *reason;
   char buf[900];
   if (!cq || !(reason = q_tree_cq_inactive(ad->tree, cq, &problem))) return NULL;
-  snprintf(buf, sizeof buf, "ClusterQueue %s is inactive (%s): %s", cq, reason,
-           problem ? problem : "see tessera check");
+  snprintf(buf, sizeof buf, "%s %s is inactive (%s): %s",
+           q->ref.local_queue               ? "ClusterQueue"
+           : q->ref.kind == MODEL_KAI_QUEUE ? "KAI Queue"
+                                            : "Volcano Queue",
+           cq, reason, problem ? problem : "see tessera check");
   return keep(ad, "%s", buf, NULL);
 }
 
@@ -839,7 +842,7 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
   ts_rc rc;
   size_t moved = 1;
   ts_err_clear(&err);
-  if ((rc = q_tree_build(v->m, &ad.tree, &err)) != TS_OK) return rc;
+  if ((rc = q_tree_build(v->m, &v->cfg->queueing, &ad.tree, &err)) != TS_OK) return rc;
   rc = keep_problems(&ad);
   if (rc == TS_OK && !(ad.queues = q_queues_new())) rc = TS_ENOMEM;
   if (rc == TS_OK) q_queues_set_memo(ad.queues, sched__memo(v->state));
@@ -869,7 +872,7 @@ ts_rc sched_queue_tree(const model *m, const sched_config *cfg, ts_arena *arena,
   v.m = m, v.cfg = cfg, v.arena = arena, v.out = arena;
   v.share_res = model_resource_find(model_resources_of(m), "nvidia.com/gpu"); /* quota units */
   ad.v = &v;
-  if ((rc = q_tree_build(m, &ad.tree, err)) != TS_OK) return rc;
+  if ((rc = q_tree_build(m, cfg ? &cfg->queueing : NULL, &ad.tree, err)) != TS_OK) return rc;
   if ((rc = running_gangs(&ad)) != TS_OK) {
     q_tree_free(ad.tree);
     return ts_err_set(err, rc, "queue usage: %s", ts_strerror(rc));

@@ -449,7 +449,7 @@ static void run(json_t *c, diff *d) {
   ts_err_clear(&err);
   configure(c, &cfg);
   if (!m || !qs || load_workloads(c, &w, d)) goto out;
-  if (q_tree_build(m, &t, &err) != TS_OK) {
+  if (q_tree_build(m, NULL, &t, &err) != TS_OK) {
     say(d, "%s", err.text);
     goto out;
   }

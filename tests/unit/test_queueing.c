@@ -139,7 +139,7 @@ FX void build(fx *f) {
   ts_err e;
   ensure_flavors(f);
   ts_err_clear(&e);
-  if (q_tree_build(f->m, &f->t, &e) != TS_OK) fail_msg("build: %s", e.text);
+  if (q_tree_build(f->m, &f->cfg, &f->t, &e) != TS_OK) fail_msg("build: %s", e.text);
   f->qs = q_queues_new();
 }
 
@@ -263,6 +263,16 @@ FX size_t active_count(fx *f, const char *cqn) {
 FX size_t parked_count(fx *f, const char *cqn) {
   q_workload *const *v;
   return q_queues_parked(f->qs, cqn, &v);
+}
+
+/* A KAI Queue: gpu is its resources.gpu entry (flow YAML); cpu and memory unlimited. */
+FX void kai_queue(fx *f, const char *name, const char *parent, const char *gpu) {
+  char y[512];
+  snprintf(y, sizeof y,
+           "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: %s}\nspec:\n%s%s%s"
+           "  resources: {gpu: %s, cpu: {quota: -1, limit: -1}, memory: {quota: -1, limit: -1}}\n",
+           name, parent ? "  parentQueue: " : "", parent ? parent : "", parent ? "\n" : "", gpu);
+  yaml(f, y);
 }
 
 #ifndef TQ_FIXTURE_ONLY
@@ -611,7 +621,7 @@ static void test_missing_queues_then_sync(void **state) {
   assert_int_equal(how, Q_NO_CLUSTER_QUEUE);
   assert_int_equal(q_queues_add(f->qs, f->t, w, &how), TS_EEXIST);
   lq(f, "t", "later", "a");
-  assert_int_equal(q_tree_build(f->m, &t2, NULL), TS_OK);
+  assert_int_equal(q_tree_build(f->m, NULL, &t2, NULL), TS_OK);
   q_tree_free(f->t);
   f->t = t2;
   assert_int_equal(q_queues_sync(f->qs, f->t), TS_OK);
@@ -763,7 +773,7 @@ static void test_last_assignment_rebuilt(void **state) {
     q_queues_free(f->qs);
     q_tree_free(f->t);
     ts_err_clear(&e);
-    assert_int_equal(q_tree_build(f->m, &f->t, &e), TS_OK);
+    assert_int_equal(q_tree_build(f->m, NULL, &f->t, &e), TS_OK);
     f->qs = q_queues_new();
     q_queues_set_memo(f->qs, mm);
     if (round == 0) { /* w is not queued in this cycle: its record goes */
@@ -778,7 +788,7 @@ static void test_last_assignment_rebuilt(void **state) {
     q_result_free(&r);
     q_queues_free(f->qs);
     q_tree_free(f->t);
-    assert_int_equal(q_tree_build(f->m, &f->t, &e), TS_OK);
+    assert_int_equal(q_tree_build(f->m, NULL, &f->t, &e), TS_OK);
     f->qs = q_queues_new();
     q_queues_set_memo(f->qs, mm);
     queue(f, w);
@@ -961,7 +971,7 @@ static void test_alloc_failures_build(void **state) {
     ts_rc rc;
     bool failed;
     ts_alloc_fail_after(n);
-    rc = q_tree_build(f->m, &t, NULL);
+    rc = q_tree_build(f->m, NULL, &t, NULL);
     failed = ts_alloc_failed();
     ts_alloc_fail_after(-1);
     if (!failed) {

@@ -235,15 +235,6 @@ static int64_t gpus(fx *f, q__node *n, const int64_t *v) {
   return v[q__fr(f->t, (uint32_t)fl, res)] / 1000; /* the tree counts thousandths of a GPU */
 }
 
-static void kai_queue(fx *f, const char *name, const char *parent, const char *gpu) {
-  char y[512];
-  snprintf(y, sizeof y,
-           "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: %s}\nspec:\n%s%s%s"
-           "  resources: {gpu: %s, cpu: {quota: -1, limit: -1}, memory: {quota: -1, limit: -1}}\n",
-           name, parent ? "  parentQueue: " : "", parent ? parent : "", parent ? "\n" : "", gpu);
-  yaml(f, y);
-}
-
 /* KAI's hierarchy: a parent queue is a cohort holding what its children's quotas do not, its
  * limit caps the subtree, and the root holds the cluster beyond every quota. */
 static void test_kai_tree(void **state) {
@@ -312,8 +303,9 @@ static void test_kai_cycle(void **state) {
   build(f);
   assert_int_equal(f->t->problems.n, 2);
   assert_non_null(strstr(f->t->problems.v[0], "KAI Queue a: spec.parentQueue: cycle a -> b -> a"));
-  assert_non_null(strstr(f->t->problems.v[1], "KAI Queue leaf: spec.parentQueue: cohort \"a\" is "
-                                              "in or under a cycle"));
+  assert_non_null(strstr(f->t->problems.v[1],
+                         "KAI Queue leaf: spec.parentQueue: parent queue \"a\" is "
+                         "in or under a cycle"));
   assert_true(q_tree_has_cq(f->t, "leaf", MODEL_KAI_QUEUE));
   assert_false(q_tree_cq_active(f->t, "leaf"));
 }
