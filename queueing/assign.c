@@ -323,6 +323,9 @@ ts_rc q__assign(q__ctx *c, q__cq *cq, const q_workload *wl, const int32_t *count
   ts_rc rc;
   memset(out, 0, sizeof *out);
   out->mode = Q_FIT;
+  if (c->cfg->fault.stage == Q_FAULT_ASSIGN && c->cfg->fault.object &&
+      !strcmp(c->cfg->fault.object, wl->key))
+    return TS_EFAULT; /* injected: as an unexpected error of the search would */
   if ((rc = init_state(&s, c, cq, wl, start, out)) != TS_OK) return rc;
   out->nps = wl->npodsets;
   if (!(out->ps = ts_arena_alloc(c->arena, (wl->npodsets + 1) * sizeof *out->ps))) return TS_ENOMEM;

@@ -197,8 +197,19 @@ static ts_rc assignments(cyc *y, entry *e) {
   return TS_OK;
 }
 
+/* An error (not out of memory) while evaluating one head: it is left out of this cycle and
+ * parked with a message naming it, what failed and why; the other heads go on. */
+static void contain(cyc *y, entry *e, const char *what, ts_rc rc) {
+  e->nominated = false;
+  e->status = E_NOT_NOMINATED;
+  e->why = Q__RQ_ERROR;
+  e->outcome = Q_INADMISSIBLE;
+  e->msg = q__msg(&y->c, "%s of workload %s failed: %s", what, e->wl->name, ts_strerror(rc));
+}
+
 static ts_rc nominate(cyc *y, entry *e) {
   static const model_labels none;
+  ts_rc rc;
   const model_obj *ns = model_get(y->c.t->m, MODEL_NAMESPACE, NULL, e->wl->ns);
   const model_labels *labels = ns ? &ns->labels : &none;
   if (!model_label_selector_match(&e->cq->obj->ns_selector, labels)) {
@@ -210,7 +221,10 @@ static ts_rc nominate(cyc *y, entry *e) {
   }
   e->nominated = true;
   e->start = q__memo_start(y->memo, e->cq, e->wl);
-  return assignments(y, e);
+  rc = assignments(y, e);
+  if (rc == TS_OK || rc == TS_ENOMEM) return rc;
+  contain(y, e, "flavor assignment", rc); /* this workload alone; the cycle goes on */
+  return TS_OK;
 }
 
 /* ---- order ----------------------------------------------------------------------------- */
@@ -421,6 +435,15 @@ static ts_rc setup(cyc *y, q__head *h, size_t n) {
   return TS_OK;
 }
 
+/* process, with an error other than out of memory contained to the head. */
+static ts_rc process_one(cyc *y, entry *e) {
+  ts_rc rc = process(y, e);
+  if (rc == TS_OK || rc == TS_ENOMEM) return rc;
+  skip(e, q__msg(&y->c, "admission of workload %s failed: %s", e->wl->name, ts_strerror(rc)));
+  e->why = Q__RQ_ERROR;
+  return TS_OK;
+}
+
 static ts_rc run_classical(cyc *y) {
   entry **tmp;
   ts_rc rc = TS_OK;
@@ -428,7 +451,7 @@ static ts_rc run_classical(cyc *y) {
     if (y->e[i].nominated) y->order[y->norder++] = &y->e[i];
   if (!(tmp = ts_arena_alloc(y->c.arena, (y->norder + 1) * sizeof *tmp))) return TS_ENOMEM;
   q__sort(y->order, y->norder, sizeof *y->order, classical_cmp, y, tmp);
-  for (size_t i = 0; rc == TS_OK && i < y->norder; i++) rc = process(y, y->order[i]);
+  for (size_t i = 0; rc == TS_OK && i < y->norder; i++) rc = process_one(y, y->order[i]);
   return rc;
 }
 
@@ -443,7 +466,7 @@ static ts_rc run_fair(cyc *y) {
   while (rc == TS_OK && (e = fs_pop(y, by_cq))) {
     e->done = true;
     y->order[y->norder++] = e;
-    rc = process(y, e);
+    rc = process_one(y, e);
   }
   return rc;
 }
@@ -479,7 +502,7 @@ static void remember(cyc *y, entry *e) {
 }
 
 static q_decision decision_of(cyc *y, entry *e, size_t *victim0) {
-  q_decision d = {e->wl, e->outcome, admission_of(e), e->msg, 0, 0, false};
+  q_decision d = {e->wl, e->outcome, admission_of(e), e->msg, 0, 0, false, e->why == Q__RQ_ERROR};
   if (e->outcome == Q_PREEMPTING) d.victim0 = *victim0, d.nvictims = e->ntg, *victim0 += e->ntg;
   remember(y, e);
   if (e->status == E_ASSUMED) {

@@ -324,6 +324,8 @@ typedef enum q__requeue {
   Q__RQ_NO_CANDIDATES,
   Q__RQ_FAILED_AFTER_NOMINATION,
   Q__RQ_PENDING_PREEMPTION,
+  Q__RQ_ERROR, /* evaluating it failed: parked, as a namespace mismatch is, so that its queue's
+                  next workloads get their turn */
 } q__requeue;
 
 /* A head popped for a cycle. */

@@ -413,6 +413,8 @@ typedef struct q_decision {
   size_t victim0;        /* PREEMPTING: first victim in q_result.victims */
   size_t nvictims;       /* PREEMPTING: victims */
   bool parked;           /* requeued as inadmissible (waits for quota to be released) */
+  bool failed;           /* evaluating it failed (reason names it and the error); contained to
+                            it: the cycle went on for the others */
 } q_decision;
 
 typedef struct q_result {

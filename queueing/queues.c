@@ -361,7 +361,7 @@ bool q__queues_requeue(q_queues *qs, q_workload *wl, q__requeue why, bool pendin
   bool now;
   if (!q || q == &waiting_marker) return false;
   if (q->strict)
-    now = why != Q__RQ_NS_MISMATCH;
+    now = why != Q__RQ_NS_MISMATCH && why != Q__RQ_ERROR;
   else
     now = why == Q__RQ_FAILED_AFTER_NOMINATION || why == Q__RQ_PENDING_PREEMPTION;
   now = now || pending_flavors; /* Kueue: flavors left to try are tried in the next cycle */

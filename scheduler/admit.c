@@ -27,6 +27,7 @@ typedef struct qgang {
   uint32_t *placed;      /* pending members' nodes once committed (UINT32_MAX: none) */
   uint32_t *podset_of;   /* pending member -> pod set index */
   bool decided;          /* decisions were written for it */
+  bool failed;           /* evaluating it failed: reason says what (SCHED_WHY_ERROR) */
   const char *reason;    /* the last reason Kueue gave while it was a head (result arena) */
   sched_qref ref;        /* where it queues */
 } qgang;
@@ -531,7 +532,11 @@ static bool hook_placeable(void *ctx, const q_candidate *c, char *why, size_t ca
     }
   set_flavors(&sub, NULL);
   if (got) return true;
-  snprintf(why, cap, "%u of its %u pods fit on the nodes of flavor %s", best, sub.npods, c->flavor);
+  if (sched__gang_failure(v, &sub))
+    snprintf(why, cap, "%s", sched__gang_failure(v, &sub));
+  else
+    snprintf(why, cap, "%u of its %u pods fit on the nodes of flavor %s", best, sub.npods,
+             c->flavor);
   return false;
 }
 
@@ -594,7 +599,10 @@ static bool hook_commit(void *ctx, const q_workload *wl, const q_admission *adm,
   if (got < whole.npods) {
     unplace_workload(v, q);
     set_flavors(q->g, NULL);
-    snprintf(why, cap, "only %u of the %u admitted pods could be placed", best, whole.npods);
+    if (sched__gang_failure(v, &whole))
+      snprintf(why, cap, "%s", sched__gang_failure(v, &whole));
+    else
+      snprintf(why, cap, "only %u of the %u admitted pods could be placed", best, whole.npods);
     return false;
   }
   for (uint32_t k = 0; k < whole.npods; k++) q->placed[at[k]] = placed[k];
@@ -727,6 +735,7 @@ static ts_rc apply_round(admit *ad, const q_result *res, size_t *moved) {
       if (rc == TS_OK) rc = pend_all(ad, q, keep(ad, "%s", d->reason, NULL));
     } else if (d->reason) {
       q->reason = keep(ad, "%s", d->reason, NULL);
+      q->failed = d->failed;
     }
     if (rc != TS_OK) return rc;
   }
@@ -758,7 +767,10 @@ static ts_rc decide_rest(admit *ad) {
     why = q->reason;
     if (!why) why = inactive_queue(ad, q);
     if (!why) why = keep(ad, "queued in %s: waits for its turn", queue_label(ad, q), NULL);
-    if (!why || (rc = pend_all(ad, q, why)) != TS_OK) return TS_ENOMEM;
+    if (!why) return TS_ENOMEM;
+    q->decided = true;
+    rc = pend_gang(ad, q->g, why, q->failed ? SCHED_WHY_ERROR : SCHED_WHY_QUEUED);
+    if (rc != TS_OK) return rc;
   }
   return TS_OK;
 }
@@ -779,6 +791,18 @@ static const char *not_queued(admit *ad, qgang *q, q_queued how) {
   default:
     return NULL;
   }
+}
+
+/* "making the workload of PodGroup t/x failed: ..." (result arena), for an error met while
+ * turning a gang into its workload. */
+static const char *failed_workload(admit *ad, const sched_gang *g, ts_rc rc) {
+  char buf[900];
+  if (g->kind == SCHED_GANG_SINGLE)
+    snprintf(buf, sizeof buf, "admission of pod %s failed: %s", g->pods[0].pod->obj.key,
+             ts_strerror(rc));
+  else
+    snprintf(buf, sizeof buf, "admission of %s %s failed: %s", g->what, g->name, ts_strerror(rc));
+  return ts_arena_strndup(ad->v->out, buf, strlen(buf));
 }
 
 /* Queues the gangs whose pods name a queue; handled[i] is set for each of them (the cycle's other
@@ -808,7 +832,15 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n, bool *handled) {
         continue;
       }
     }
-    if ((rc = pending_workload(ad, &gangs[i], &ref, &q)) != TS_OK) return rc;
+    rc = sched__gang_faulted(ad->v, SCHED_STAGE_ADMISSION, &gangs[i])
+             ? TS_EFAULT
+             : pending_workload(ad, &gangs[i], &ref, &q);
+    if (rc == TS_ENOMEM) return rc;
+    if (rc != TS_OK) { /* this workload alone: its pods wait, saying why */
+      if ((rc = pend_gang(ad, &gangs[i], failed_workload(ad, &gangs[i], rc), SCHED_WHY_ERROR)))
+        return rc;
+      continue;
+    }
     ad->pending[ad->npending++] = q;
     if (!q->wl.podsets) { /* its devices cannot be charged to quota */
       if ((rc = pend_all(ad, q, q->reason)) != TS_OK) return rc;

@@ -291,6 +291,11 @@ static bool allocate_on(sched_view *v, const sched_pending *p, uint32_t k) {
   res = ts_arena_alloc(&v->dra_scratch, (n + 1) * sizeof *res);
   if (n == UINT32_MAX || !res) return false;
   ts_err_clear(&err);
+  if (sched__fault(v, SCHED_STAGE_DRA, p->pod)) { /* as an allocator error would */
+    v->dra_error = v->fail_text;
+    v->dra_error_pod = p->pod;
+    return false;
+  }
   if (dra_allocate(v->dra, v->nodes[k]->obj.name, &v->nodes[k]->obj.labels, specs, names, n,
                    &v->dra_scratch, res, &ok, &err) != TS_OK) {
     v->dra_error = ts_arena_strndup(v->out, err.text, strlen(err.text));

@@ -89,6 +89,7 @@ const char *sched_pending_why_name(sched_pending_why w) {
       [SCHED_WHY_QUEUED] = "Queued",
       [SCHED_WHY_BACKOFF] = "Backoff",
       [SCHED_WHY_NO_QUEUE] = "NoQueueName",
+      [SCHED_WHY_ERROR] = "Error",
   };
   return (unsigned)w < SCHED_WHY_COUNT ? names[w] : "Unschedulable";
 }
@@ -106,6 +107,43 @@ static const char *message(sched_view *v, const char *fmt, ...) {
   va_end(ap);
   ts_buf_free(&b);
   return out;
+}
+
+/* ---- errors contained to one object ---------------------------------------------------- */
+
+static const char *stage_name(sched_stage st) {
+  static const char *const names[] = {"",          "admission", "claim allocation",
+                                      "placement", "scoring",   "decision"};
+  return (unsigned)st < sizeof names / sizeof *names ? names[st] : "?";
+}
+
+void sched__fail(sched_view *v, const model_pod *p, ts_rc rc, const char *what) {
+  if (v->fail_pod == p) return; /* the first failure says it */
+  v->fail_pod = p;
+  v->fail_text = message(v, "%s of pod %s failed: %s", what, p->obj.key, ts_strerror(rc));
+}
+
+static bool fault_names(const sched_view *v, sched_stage stage, const model_pod *p) {
+  const sched_fault *f = &v->cfg->fault;
+  return f->stage == stage && f->pod && !strcmp(f->pod, p->obj.key);
+}
+
+bool sched__fault(sched_view *v, sched_stage stage, const model_pod *p) {
+  if (!v->cfg || !fault_names(v, stage, p)) return false;
+  sched__fail(v, p, TS_EFAULT, stage_name(stage));
+  return true;
+}
+
+bool sched__gang_faulted(const sched_view *v, sched_stage stage, const sched_gang *g) {
+  for (uint32_t i = 0; v->cfg && i < g->npods; i++)
+    if (fault_names(v, stage, g->pods[i].pod)) return true;
+  return false;
+}
+
+const char *sched__gang_failure(const sched_view *v, const sched_gang *g) {
+  for (uint32_t i = 0; v->fail_pod && i < g->npods; i++)
+    if (g->pods[i].pod == v->fail_pod) return v->fail_text;
+  return NULL;
 }
 
 ts_rc sched_decision_apply(model *m, const sched_decision *d) {
@@ -184,12 +222,18 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
     }
     return rc;
   }
-  got = sched__place_run(v, pods, n, NULL, 0, placed);
-  for (uint32_t i = 0; i < n && rc == TS_OK; i++) {
-    if (i < got) {
+  /* A pod whose attempt failed (sched__fail) ends its run's prefix: it is decided alone, and
+   * the run goes on after it as though it were not there. */
+  for (uint32_t start = 0;;) {
+    got = start + sched__place_run(v, pods + start, n - start, NULL, 0, placed + start);
+    for (uint32_t i = start; i < got && rc == TS_OK; i++)
       rc = add_decision(v, r, sched__bind(v, &pods[i], placed[i], NULL));
-      continue;
-    }
+    if (rc != TS_OK || got == n || v->fail_pod != pods[got].pod) break;
+    rc = add_decision(v, r, pend(&pods[got], v->fail_text, NULL, SCHED_WHY_ERROR));
+    start = got + 1;
+    if (start == n) return rc;
+  }
+  for (uint32_t i = got; i < n && rc == TS_OK; i++) {
     if (!reason) {
       reason = pods[i].blocked ? pods[i].blocked : sched__why_pending(v, &pods[i]);
       reason_of = i;
@@ -217,6 +261,11 @@ static ts_rc decide_in_class(sched_view *v, const sched_gang *g, sched_result *r
   uint32_t k;
   ts_rc rc;
   if (!c) return TS_ENOMEM;
+  if (sched__fault(v, SCHED_STAGE_PLACEMENT, p->pod) ||
+      sched__fault(v, SCHED_STAGE_SCORING, p->pod)) {
+    sched__class_done(v, c);
+    return add_decision(v, r, pend(p, v->fail_text, NULL, SCHED_WHY_ERROR));
+  }
   k = sched__class_pick(v, c);
   if (k != UINT32_MAX) {
     sched__place(v, p->pod, k);
@@ -282,6 +331,11 @@ static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
   if (oom) return TS_ENOMEM;
   if (reason) kind = g->blocked ? SCHED_WHY_BLOCKED : SCHED_WHY_GANG;
   if (!reason) got = sched__place_gang(v, g, sched__gang_needed(g), placed, &best);
+  if (!got && !reason && (reason = sched__gang_failure(v, g))) { /* a member's attempt failed */
+    reason = message(v, "%s: %s", label, reason);
+    kind = SCHED_WHY_ERROR;
+    if (!reason) return TS_ENOMEM;
+  }
   if (!got && !reason && !(reason = gang_reason(v, g, label, best, placed))) return TS_ENOMEM;
   for (uint32_t i = 0; i < g->npods && rc == TS_OK; i++) {
     const sched_pending *p = &g->pods[i];
@@ -314,6 +368,31 @@ static ts_rc decide_held(sched_view *v, const sched_gang *g, const char *why,
   for (uint32_t i = 0; i < g->npods; i++) {
     ts_rc rc = add_decision(v, r, pend(&g->pods[i], why, label, kind));
     if (rc != TS_OK) return rc;
+  }
+  return TS_OK;
+}
+
+/* The cycle's last safety net: deciding gangs[0..n) failed with rc (not out of memory) after
+ * decisions[mark..] were added. Their pods without a decision are decided pending with the
+ * error, and the cycle goes on for everyone else. The stages fail before they bind anything,
+ * so no gang is half bound here. */
+static ts_rc contain(sched_view *v, const sched_gang *g, size_t n, size_t mark, ts_rc rc,
+                     sched_result *r) {
+  for (size_t k = 0; k < n; k++) {
+    const char *label =
+        single(&g[k]) ? g[k].pods[0].pod->obj.key : message(v, "%s %s", g[k].what, g[k].name);
+    const char *why = label ? message(v, "deciding %s failed: %s", label, ts_strerror(rc)) : NULL;
+    if (!why) return TS_ENOMEM;
+    for (uint32_t i = 0; i < g[k].npods; i++) {
+      bool decided = false;
+      ts_rc rc2;
+      for (size_t d = mark; d < r->ndecisions && !decided; d++)
+        decided = r->decisions[d].pod == g[k].pods[i].pod;
+      if (decided) continue;
+      rc2 = add_decision(v, r,
+                         pend(&g[k].pods[i], why, single(&g[k]) ? NULL : label, SCHED_WHY_ERROR));
+      if (rc2 != TS_OK) return rc2;
+    }
   }
   return TS_OK;
 }
@@ -351,7 +430,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
   if (rc == TS_OK && !cfg->queueing.manage_jobs_without_queue)
     rc = count_classes(&v, gangs, n, handled);
   while (rc == TS_OK && i < n) {
-    size_t j = i + 1;
+    size_t j = i + 1, mark = out->ndecisions;
     if (i + 4 < n && gangs[i + 4].npods) sched__prefetch_pod(gangs[i + 4].pods[0].pod);
     const char *held = handled[i] ? NULL : sched__ready_hold(&v, state, gangs[i].key);
     if (handled[i]) {
@@ -363,6 +442,8 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
                        SCHED_WHY_NO_QUEUE, out);
     } else if (held) {
       rc = decide_held(&v, &gangs[i], held, SCHED_WHY_BACKOFF, out);
+    } else if (sched__gang_faulted(&v, SCHED_STAGE_DECISION, &gangs[i])) {
+      rc = TS_EFAULT; /* as an unexpected error deciding this gang would */
     } else if (!single(&gangs[i])) {
       rc = decide_gang(&v, &gangs[i], out);
     } else if (sched__class_eligible(&gangs[i].pods[0])) {
@@ -374,6 +455,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
         j++;
       rc = decide_singles(&v, gangs + i, (uint32_t)(j - i), out);
     }
+    if (rc != TS_OK && rc != TS_ENOMEM) rc = contain(&v, gangs + i, j - i, mark, rc, out);
     i = j;
   }
   if (rc == TS_OK) rc = sched__evictions_issued(state, out);

@@ -69,6 +69,12 @@ static uint32_t best_node(sched_view *v, const sched_pending *p, const sched_sig
   return best.node;
 }
 
+/* True when placing or scoring for p fails (an injected fault: no real error is possible in
+ * these stages yet, but the callers handle one as they would). */
+static bool failed(sched_view *v, const model_pod *p) {
+  return sched__fault(v, SCHED_STAGE_PLACEMENT, p) || sched__fault(v, SCHED_STAGE_SCORING, p);
+}
+
 /* Places pods[0..n), all of one shape, on the best nodes among `subset` (all nodes when
  * NULL); placed[i] receives the node of pods[i]. Returns how many were placed: a prefix, as a
  * pod that does not fit means no later pod of the shape fits either. A placement that takes a
@@ -81,7 +87,7 @@ uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const 
   sched_shape shape;
   size_t nh;
   uint32_t i = 0;
-  if (!sig || first->blocked) return 0;
+  if (!sig || first->blocked || failed(v, first->pod)) return 0;
   sched__shape_init(v, first->pod, &shape);
   shape.dra_devices = sched__dra_devices(first);
   if (n == 1) { /* a run of one: a linear scan for the best node is enough */
@@ -97,6 +103,7 @@ uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const 
   while (i < n && nh) {
     uint32_t k = h[0].node;
     bool shared = false;
+    if (i && failed(v, pods[i].pod)) break; /* its attempt ends the prefix */
     if (pods[i].nclaims && !sched__dra_commit(v, &pods[i], k, &shared)) {
       h[0] = h[--nh]; /* cannot happen after fits(); drop the node rather than loop */
       heap_down(h, nh, 0);

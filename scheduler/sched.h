@@ -47,6 +47,22 @@ typedef struct sched_workload_shape {
   double count;  /* pods of the workload with this shape */
 } sched_workload_shape;
 
+/* The stages of a cycle that work on one object, for fault injection: the tests that prove an
+ * error stays inside the object that caused it make one stage fail for one pod (as TS_EFAULT). */
+typedef enum sched_stage {
+  SCHED_STAGE_NONE,      /* no fault */
+  SCHED_STAGE_ADMISSION, /* making the Kueue workload of the pod's gang */
+  SCHED_STAGE_DRA,       /* allocating the pod's ResourceClaims */
+  SCHED_STAGE_PLACEMENT, /* choosing a node for the pod */
+  SCHED_STAGE_SCORING,   /* scoring nodes for the pod */
+  SCHED_STAGE_DECISION,  /* deciding the pod's gang at all (the cycle's last safety net) */
+} sched_stage;
+
+typedef struct sched_fault {
+  sched_stage stage; /* which stage fails */
+  const char *pod;   /* for which pod ("ns/name"; its gang, for gang-wide stages) */
+} sched_fault;
+
 typedef struct sched_config {
   const char *scheduler_name;               /* interned; pods whose spec.schedulerName is this */
   sched_scoring scoring;                    /* node scoring */
@@ -69,6 +85,7 @@ typedef struct sched_config {
   q_config queueing;                        /* Kueue's settings: fair sharing, strategies,
                                                gates, manageJobsWithoutQueueName,
                                                deviceClassMappings (owned) */
+  sched_fault fault;                        /* tests only: a stage that fails for one pod */
 } sched_config;
 
 /* What the scheduler remembers from one cycle to the next (requeue backoffs). A cycle given
@@ -116,9 +133,11 @@ typedef enum sched_pending_why {
   SCHED_WHY_QUEUED,        /* Kueue: waits for quota or its turn, or its queue cannot admit */
   SCHED_WHY_BACKOFF,       /* in its requeue backoff after an eviction */
   SCHED_WHY_NO_QUEUE,      /* no queue label, and manageJobsWithoutQueueName holds such pods */
+  SCHED_WHY_ERROR,         /* evaluating it (its own objects) failed: the message names what and
+                              where; everything else was decided as without it */
   SCHED_WHY_COUNT
 } sched_pending_why;
-/* "Unschedulable", "WaitingForGang", "Blocked", "Queued", "Backoff", "NoQueueName". */
+/* "Unschedulable", "WaitingForGang", "Blocked", "Queued", "Backoff", "NoQueueName", "Error". */
 const char *sched_pending_why_name(sched_pending_why w);
 
 typedef struct sched_decision {
@@ -175,7 +194,9 @@ typedef struct sched_result {
  * priority (highest first), then creation time, then namespace/name. The model is read,
  * never changed; decisions are returned in *out (initialised here; free with
  * sched_result_free). state (may be NULL) carries what earlier cycles decided; now_ns is the
- * cycle's clock. */
+ * cycle's clock. An error while deciding one gang (or queue, claim, node) is contained: its pods
+ * are decided pending with a reason naming the object (SCHED_WHY_ERROR, or an inactive queue)
+ * and every other pod is decided as without it. Fails only when out of memory. */
 ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, int64_t now_ns,
                   sched_result *out, ts_err *err);
 void sched_result_free(sched_result *r); /* frees decisions and messages; r is then empty */

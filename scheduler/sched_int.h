@@ -117,6 +117,8 @@ typedef struct sched_view {
   sched_cand *heap;                 /* one heap buffer of n entries for every run */
   dra_world *dra;                   /* devices of every ResourceSlice, and what is in use */
   ts_arena dra_scratch;             /* memory of trial allocations, reset before each */
+  const model_pod *fail_pod;        /* a pod whose attempt failed in this cycle (sched__fail) */
+  const char *fail_text;            /* why, naming the pod and the stage (result arena) */
   const char *dra_error;            /* an allocation error met while filtering (result arena) */
   const model_pod *dra_error_pod;   /* the pod it was met for: its other nodes are not tried */
   ts_map claim_refs;   /* "ns/name" (scratch arena) -> uint32_t: pods naming an unallocated
@@ -294,6 +296,18 @@ bool sched__evicting(const sched_state *st, const model_pod *p);
 q_memo *sched__memo(sched_state *st);
 void sched__evictions_seen(sched_state *st, const model *m);
 ts_rc sched__evictions_issued(sched_state *st, const sched_result *r);
+
+/* Errors contained to one pod (cycle.c): records that the pod's attempt failed (rc, and a
+ * message that names the pod and says what failed); its other nodes are not tried and it is
+ * decided pending with that message (SCHED_WHY_ERROR), its gang with it. */
+void sched__fail(sched_view *v, const model_pod *p, ts_rc rc, const char *what);
+/* True, having recorded the failure as sched__fail does, when the configured fault makes stage
+ * fail for p. */
+bool sched__fault(sched_view *v, sched_stage stage, const model_pod *p);
+/* True when the fault of stage names a pod of g. */
+bool sched__gang_faulted(const sched_view *v, sched_stage stage, const sched_gang *g);
+/* The failure recorded for a pod of g (its message), or NULL. */
+const char *sched__gang_failure(const sched_view *v, const sched_gang *g);
 
 /* Kueue admission (admit.c): queued gangs (pods labelled kueue.x-k8s.io/queue-name) are
  * admitted through their LocalQueues with placement; handled[i] says which gangs it decided. */
