@@ -367,10 +367,57 @@ static void test_faults_contained(void **state) {
   }
 }
 
+/* Queues whose children's quotas add up past int64 (three Volcano queues of 2^63 - 1 cores and
+ * GPUs, ten KAI queues of 10^15 GPUs, each inside its project's range) once failed every cycle
+ * with "arithmetic overflow": nothing was bound anywhere, not even a pod of no queue. */
+static void test_quota_overflow_binds_others(void **state) {
+  model *m = load(NULL, NULL);
+  sched_config cfg;
+  outcome o;
+  in_docs docs = {0};
+  ts_err e;
+  char y[8192];
+  int len = 0;
+  (void)state;
+  len += snprintf(y + len, sizeof y - (size_t)len,
+                  "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: "
+                  "vtop}\nspec: {deserved: {cpu: '1'}}\n---\n"
+                  "apiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: ktop}\n"
+                  "spec: {resources: {gpu: {quota: 1, limit: -1}}}\n");
+  for (int i = 0; i < 3; i++)
+    len += snprintf(y + len, sizeof y - (size_t)len,
+                    "---\napiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: "
+                    "{name: v%d}\nspec: {parent: vtop, deserved: {cpu: '9223372036854775807', "
+                    "nvidia.com/gpu: '9223372036854775807'}}\n",
+                    i);
+  for (int i = 0; i < 10; i++)
+    len += snprintf(y + len, sizeof y - (size_t)len,
+                    "---\napiVersion: scheduling.run.ai/v2\nkind: Queue\nmetadata: {name: k%d}\n"
+                    "spec: {parentQueue: ktop, resources: {gpu: {quota: 1000000000000000, limit: "
+                    "-1}, cpu: {quota: -1, limit: -1}, memory: {quota: -1, limit: -1}}}\n",
+                    i);
+  ts_err_clear(&e);
+  if (in_yaml_parse(y, strlen(y), &docs, &e) != TS_OK) fail_msg("yaml: %s", e.text);
+  for (size_t i = 0; i < docs.n; i++)
+    if (model_apply_json(m, docs.v[i].value, MODEL_ADDED, NULL, NULL, NULL, &e) != TS_OK)
+      fail_msg("apply: %s", e.text);
+  in_docs_free(&docs);
+  sched_config_default(&cfg);
+  run(m, &cfg, &o);
+  for (size_t k = 0; k < NPODS; k++) {
+    char want[64];
+    snprintf(want, sizeof want, "bind %s", baseline[k]);
+    if (!o.seen[k] || strcmp(o.text[k], want)) fail_msg("%s: %s", pods[k], o.text[k]);
+  }
+  sched_config_free(&cfg);
+  model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_baseline),
       cmocka_unit_test(test_faults_contained),
+      cmocka_unit_test(test_quota_overflow_binds_others),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
