@@ -1,6 +1,9 @@
 /* model/decode_core.c - Pod, Node, Namespace, PriorityClass and PodDisruptionBudget. */
 #include "model/model_int.h"
 
+#include <ctype.h>
+#include <strings.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -252,16 +255,78 @@ static int64_t whole_number(const char *s, int64_t max) {
   return v;
 }
 
-/* gpu-fraction in thousandths (1..1000, rounded up past the third decimal), or -1 unless a
- * number in (0, 1) as KAI's admission requires. */
+/* True when s[0..n) are digits of the base (10 or 16), Go's underscores allowed between digits
+ * only with a base prefix (us: the prefix was given); *count receives the digits. */
+static bool go_digits(const char *s, size_t n, int base, bool us, size_t *count) {
+  *count = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool digit = base == 16 ? isxdigit((unsigned char)s[i]) : isdigit((unsigned char)s[i]);
+    if (digit) {
+      (*count)++;
+      continue;
+    }
+    if (s[i] != '_' || !us) return false;
+  }
+  return true;
+}
+
+/* True when Go's strconv.ParseFloat would read all of s as a number (KAI parses gpu-fraction
+ * with it): [+-], then "inf"/"infinity"/"nan" in any case (nan without a sign), or a decimal
+ * mantissa (digits, optional point, at least one digit) with an optional e exponent, or 0x and a
+ * hex mantissa with a mandatory p exponent; underscores only after a 0x prefix, and never
+ * first, last or doubled; no space anywhere. *special is set for inf and nan. */
+static bool go_float_syntax(const char *s, bool *special) {
+  size_t i = 0, n = strlen(s), d1 = 0, d2 = 0, de = 0;
+  int base = 10;
+  const char *dot, *exp, *end;
+  *special = false;
+  if (!strcasecmp(s, "nan")) return *special = true;
+  if (s[0] == '+' || s[0] == '-') i = 1;
+  if (!strcasecmp(s + i, "inf") || !strcasecmp(s + i, "infinity")) return *special = true;
+  if (n - i > 2 && s[i] == '0' && (s[i + 1] == 'x' || s[i + 1] == 'X')) base = 16, i += 2;
+  end = s + n;
+  exp = NULL;
+  for (const char *c = s + i; c < end; c++)
+    if (base == 16 ? (*c == 'p' || *c == 'P') : (*c == 'e' || *c == 'E')) exp = c;
+  if (base == 16 && !exp) return false; /* "hexadecimal mantissa requires a 'p' exponent" */
+  if (!exp) exp = end;
+  dot = memchr(s + i, '.', (size_t)(exp - (s + i)));
+  if (!go_digits(s + i, (size_t)((dot ? dot : exp) - (s + i)), base, base == 16, &d1) ||
+      (dot && !go_digits(dot + 1, (size_t)(exp - dot - 1), base, base == 16, &d2)) || d1 + d2 == 0)
+    return false;
+  if (exp < end) {
+    const char *e = exp + 1;
+    if (*e == '+' || *e == '-') e++;
+    if (!go_digits(e, (size_t)(end - e), 10, base == 16, &de) || !de) return false;
+  }
+  if (base == 16) { /* Go's underscoreOK: each '_' between digits or after the prefix */
+    for (const char *c = s + i; c < end; c++)
+      if (*c == '_' && (c + 1 == end || c[1] == '_' || !isxdigit((unsigned char)c[1]) ||
+                        (c > s + i && !isxdigit((unsigned char)c[-1]))))
+        return false;
+  }
+  return true;
+}
+
+/* gpu-fraction in thousandths, rounded up (a share never takes less than it asked: 1e-10 is one
+ * thousandth of a GPU, 0.9999 all of it), or -1 unless KAI's admission accepts it: Go's
+ * strconv.ParseFloat reads all of it and the value is in (0, 1); NaN, which KAI lets through,
+ * is refused (no share can be counted for it). */
 static int32_t fraction_milli(const char *s) {
-  char *end;
+  char buf[128];
+  size_t k = 0;
+  bool special;
   double f, v, r;
-  if (!s || !*s) return -1;
-  f = strtod(s, &end);
-  if (*end || !(f > 0 && f < 1)) return -1;
+  int64_t m;
+  if (!s || !*s || strlen(s) >= sizeof buf || !go_float_syntax(s, &special) || special) return -1;
+  for (; *s; s++) /* strtod knows C's grammar: Go's is checked above, its underscores go */
+    if (*s != '_') buf[k++] = *s;
+  buf[k] = 0;
+  f = strtod(buf, NULL);
+  if (!(f > 0 && f < 1)) return -1;
   v = f * 1000, r = (double)(int64_t)(v + 0.5);
-  return (int32_t)(v - r < 1e-6 && r - v < 1e-6 ? r : (double)(int64_t)v + 1);
+  m = v - r < 1e-6 && r - v < 1e-6 ? (int64_t)r : (int64_t)v + 1; /* "0.3" is 300, not 301 */
+  return (int32_t)(m < 1 ? 1 : m > 1000 ? 1000 : m);
 }
 
 /* KAI Scheduler's GPU-sharing annotations, read as its admission validates them: gpu-fraction a
@@ -269,19 +334,23 @@ static int32_t fraction_milli(const char *s) {
  * nvidia.com/gpu request; a share of several devices (gpu-fraction-num-devices) is not
  * supported here. A pod breaking a rule is kept (bound, it still holds its node's cpu and
  * memory) with share_problem set: the scheduler does not place it and says why. The GPU a bound
- * share pod was given is tessera.dev/gpu-index (KAI's runai-gpu); an unreadable index is no
- * index (the model counts the share on a GPU with room). */
+ * share pod was given is tessera.dev/gpu-index, else KAI's runai-gpu annotation; KAI's binder
+ * also labels the pods sharing one GPU with one runai-gpu-group. An unreadable index is no index
+ * (the model counts the share against every GPU of its node, model.c). */
 static void pod_gpu_share(mdec *d, model_pod *p) {
-  static const char *once[4];
+  static const char *once[6];
   const model_labels *a = &p->obj.annotations;
   const char *frac = model_labels_get(a, ts_intern_once(&once[0], "gpu-fraction")),
              *mem = model_labels_get(a, ts_intern_once(&once[1], "gpu-memory")),
              *devs = model_labels_get(a, ts_intern_once(&once[2], "gpu-fraction-num-devices")),
-             *idx = model_labels_get(a, ts_intern_once(&once[3], "tessera.dev/gpu-index"));
+             *idx = model_labels_get(a, ts_intern_once(&once[3], "tessera.dev/gpu-index")),
+             *kai = model_labels_get(a, ts_intern_once(&once[4], "runai-gpu"));
   int gpu = model_resource_find(d->res, "nvidia.com/gpu");
   bool whole = gpu >= 0 && model_rlist_get(&p->requests, gpu) > 0;
   int64_t v;
+  if (!idx) idx = kai; /* KAI's (and Run:ai's) GPU index of a shared pod */
   p->gpu_index = (int32_t)(idx ? whole_number(idx, MODEL_MAX_SHARED_GPUS - 1) : -1);
+  p->gpu_group = model_labels_get(&p->obj.labels, ts_intern_once(&once[5], "runai-gpu-group"));
   p->gpu_slot = -1;
   for (uint32_t i = 0; i < p->nunresolved && !whole; i++)
     whole = !strcmp(p->unresolved[i].name, "nvidia.com/gpu");
@@ -299,7 +368,8 @@ static void pod_gpu_share(mdec *d, model_pod *p) {
                               "and a whole nvidia.com/gpu request";
   else if (frac && (p->gpu_share = fraction_milli(frac)) < 0)
     p->gpu_share = 0, p->share_problem = "metadata.annotations[gpu-fraction]: must be a number "
-                                         "greater than 0 and smaller than 1";
+                                         "greater than 0 and smaller than 1 (as Go's "
+                                         "strconv.ParseFloat reads it)";
   else if (mem && (v = whole_number(mem, INT32_MAX)) <= 0)
     p->share_problem = "metadata.annotations[gpu-memory]: must be a positive whole number of MiB";
   else if (mem)

@@ -151,34 +151,71 @@ static void bucket_maybe_drop(model *m, model_pod_bucket *b) {
 /* Adds (sign 1) or removes (-1) a pod's requests from its node's usage. A total past int64
  * saturates (the node is full for that resource: nothing more is placed there) and is
  * recounted from the node's pods once a pod leaves. */
-/* Counts (sign 1) or stops counting (-1) a share pod's share on one of the node's GPUs: the
- * GPU its tessera.dev/gpu-index names when that one has room, else the lowest-numbered GPU
- * already shared that has room, else the lowest-numbered unshared one. A GPU that gets its
- * first share counts as one used nvidia.com/gpu, and stops when its last share goes. */
+/* Another counted pod of p's KAI GPU group on node n whose share is counted at slot (a GPU
+ * index, or MODEL_GPU_UNKNOWN with want_holder: one that counts the group's used GPU; without:
+ * one that does not), or NULL. O(pods of the node). */
+static model_pod *group_peer(const model_node *n, const model_pod *p, int32_t slot, bool holder) {
+  ts_list *it;
+  if (!p->gpu_group || !n->bucket) return NULL;
+  ts_list_foreach(it, &n->bucket->pods) {
+    model_pod *q = ts_container_of(it, model_pod, node_link);
+    if (q == p || q->node != n || q->gpu_group != p->gpu_group || q->gpu_charged <= 0) continue;
+    if (slot >= 0 ? q->gpu_slot >= 0 : q->gpu_slot == slot && q->gpu_holds == holder) return q;
+  }
+  return NULL;
+}
+
+static void used_gpus(model_node *n, int delta) {
+  if (n->usage_overflow) return; /* recounted when a pod leaves */
+  if (delta > 0 && !ts_add_ok(n->used[n->gpu_res], delta, &n->used[n->gpu_res]))
+    n->used[n->gpu_res] = INT64_MAX, n->usage_overflow = true;
+  else if (delta < 0)
+    n->used[n->gpu_res] += delta;
+}
+
+/* Counts (sign 1) or stops counting (-1) a share pod's share on the node's GPUs. The GPU is the
+ * one its index names (Tessera's tessera.dev/gpu-index, KAI's runai-gpu), else the one a pod of
+ * its KAI GPU group is known to be on, and the share is counted there whatever that GPU already
+ * holds (a GPU that others filled past 1000 stays full). Without one, the share is counted
+ * against every GPU (gpu_unknown: no GPU takes a share that would pass 1000 with it) and as one
+ * used GPU, once per GPU group. A GPU with a known share counts as one used nvidia.com/gpu until
+ * its last share goes. */
 static void charge_share(model_node *n, model_pod *p, int sign) {
-  uint32_t k, open = UINT32_MAX;
-  int32_t s;
+  model_pod *q;
+  int32_t s, k;
   if (sign < 0) {
-    if (p->gpu_charged <= 0 || (uint32_t)p->gpu_slot >= n->ngpu_shares) return;
-    n->gpu_shares[p->gpu_slot] = (uint16_t)(n->gpu_shares[p->gpu_slot] - p->gpu_charged);
-    if (!n->gpu_shares[p->gpu_slot] && !n->usage_overflow) n->used[n->gpu_res]--;
-    p->gpu_slot = -1, p->gpu_charged = 0;
+    if (p->gpu_charged <= 0) return;
+    if (p->gpu_slot >= 0 && (uint32_t)p->gpu_slot < n->ngpu_shares) {
+      n->gpu_shares[p->gpu_slot] -= (uint32_t)p->gpu_charged;
+      if (!n->gpu_shares[p->gpu_slot]) used_gpus(n, -1);
+    } else if (p->gpu_slot == MODEL_GPU_UNKNOWN) {
+      n->gpu_unknown -= (uint32_t)p->gpu_charged;
+      if (p->gpu_holds && (q = group_peer(n, p, MODEL_GPU_UNKNOWN, false)))
+        q->gpu_holds = true; /* the group still holds its GPU */
+      else if (p->gpu_holds)
+        used_gpus(n, -1), n->gpu_unknown_gpus--;
+    }
+    p->gpu_slot = -1, p->gpu_charged = 0, p->gpu_holds = false;
     return;
   }
-  p->gpu_slot = -1, p->gpu_charged = 0;
+  p->gpu_slot = -1, p->gpu_charged = 0, p->gpu_holds = false;
   if (!model_pod_shares_gpu(p) || p->share_problem || !n->ngpu_shares) return;
   if ((s = model_pod_gpu_share_on(p, n)) > 1000) s = 1000; /* bound there all the same */
-  k = (uint32_t)p->gpu_index;
-  if (p->gpu_index < 0 || k >= n->ngpu_shares || n->gpu_shares[k] + s > 1000)
-    for (k = 0; k < n->ngpu_shares; k++) {
-      if (!n->gpu_shares[k] && open == UINT32_MAX) open = k;
-      if (n->gpu_shares[k] && n->gpu_shares[k] + s <= 1000) break;
-    }
-  if (k == n->ngpu_shares && (k = open) == UINT32_MAX) return; /* every GPU full: not counted */
-  if (!n->gpu_shares[k] && !ts_add_ok(n->used[n->gpu_res], 1, &n->used[n->gpu_res]))
-    n->used[n->gpu_res] = INT64_MAX, n->usage_overflow = true;
-  n->gpu_shares[k] = (uint16_t)(n->gpu_shares[k] + s);
-  p->gpu_slot = (int32_t)k, p->gpu_charged = s;
+  k = p->gpu_index;
+  if (k < 0 && (q = group_peer(n, p, 0, false))) k = q->gpu_slot;
+  p->gpu_charged = s;
+  if (k >= 0 && (uint32_t)k < n->ngpu_shares) {
+    if (!n->gpu_shares[k]) used_gpus(n, 1);
+    n->gpu_shares[k] += (uint32_t)s;
+    p->gpu_slot = k;
+    return;
+  }
+  n->gpu_unknown += (uint32_t)s;
+  p->gpu_slot = MODEL_GPU_UNKNOWN;
+  if (group_peer(n, p, MODEL_GPU_UNKNOWN, true)) return; /* its group's GPU is counted */
+  p->gpu_holds = true;
+  n->gpu_unknown_gpus++;
+  used_gpus(n, 1);
 }
 
 static void charge(model_node *n, model_pod *p, int sign) {
@@ -200,9 +237,14 @@ static void recount(model_node *n) {
   ts_list *it;
   if (n->nres) memset(n->used, 0, n->nres * sizeof *n->used);
   if (n->ngpu_shares) memset(n->gpu_shares, 0, n->ngpu_shares * sizeof *n->gpu_shares);
+  n->gpu_unknown = n->gpu_unknown_gpus = 0;
   n->usage_overflow = false;
   n->npods = 0;
   if (!n->bucket) return;
+  ts_list_foreach(it, &n->bucket->pods) { /* no stale share is taken for a group's peer */
+    model_pod *p = ts_container_of(it, model_pod, node_link);
+    p->gpu_slot = -1, p->gpu_charged = 0, p->gpu_holds = false;
+  }
   ts_list_foreach(it, &n->bucket->pods) {
     model_pod *p = ts_container_of(it, model_pod, node_link);
     if (p->node == n) charge(n, p, 1);
@@ -323,7 +365,7 @@ static void node_unindex(model *m, model_node *n) {
   if (b) {
     ts_list_foreach(it, &b->pods) {
       model_pod *p = ts_container_of(it, model_pod, node_link);
-      p->node = NULL, p->gpu_slot = -1, p->gpu_charged = 0;
+      p->node = NULL, p->gpu_slot = -1, p->gpu_charged = 0, p->gpu_holds = false;
     }
     b->node = NULL;
     bucket_maybe_drop(m, b);

@@ -332,13 +332,19 @@ typedef struct model_pod {
   /* A share of one GPU (KAI's annotations; see model_pod_gpu_share_on): */
   int32_t gpu_share;         /* gpu-fraction in thousandths of a GPU (1..1000), 0 when none */
   int32_t gpu_memory;        /* gpu-memory: MiB of one GPU's memory, 0 when none */
-  int32_t gpu_index;         /* tessera.dev/gpu-index: the GPU its share was given, -1 none */
+  int32_t gpu_index;         /* the GPU its share was given, -1 when not known: Tessera's
+                                tessera.dev/gpu-index, else KAI's runai-gpu annotation */
+  const char *gpu_group;     /* KAI's label runai-gpu-group (interned): pods of one group on a
+                                node share one GPU; NULL when none */
   const char *share_problem; /* why its share annotations cannot be honoured ("metadata.
                                 annotations[gpu-fraction]: ..."; static), or NULL */
   /* maintained by the model */
   struct model_node *node; /* read-only: the node it is bound to, when known and counted */
-  int32_t gpu_slot;        /* read-only: the node's GPU its share is counted on, -1 none */
+  int32_t gpu_slot;        /* read-only: the node's GPU its share is counted on, -1 none,
+                              MODEL_GPU_UNKNOWN when counted against every GPU */
   int32_t gpu_charged;     /* private: thousandths counted there */
+  bool gpu_holds;          /* private: a share of unknown GPU that counts one used GPU for its
+                              group (or itself) */
   ts_list node_link;       /* private: in the bucket of pods of node_name */
   ts_list unresolved_link; /* private: in the model's pods with unresolved requests */
 } model_pod;
@@ -371,14 +377,21 @@ typedef struct model_node {
   struct model_pod_bucket *bucket; /* private: pods naming this node */
   int32_t gpu_memory;              /* label nvidia.com/gpu.memory: MiB per GPU, 0 when absent */
   int gpu_res;                     /* model-maintained: the id of nvidia.com/gpu, -1 when none */
-  uint16_t *gpu_shares;            /* model-maintained (owned): thousandths of each GPU, by
-                                      index, that pods sharing it hold; a GPU with some counts
+  uint32_t *gpu_shares;            /* model-maintained (owned): thousandths of each GPU, by
+                                      index, that pods sharing it are known to hold (more than
+                                      1000 when others overcommitted it); a GPU with some counts
                                       as one used nvidia.com/gpu */
+  uint32_t gpu_unknown;            /* model-maintained: thousandths held by shares whose GPU
+                                      is not known, counted against every GPU (none of them
+                                      has room for more than 1000 minus this) */
+  uint32_t gpu_unknown_gpus;       /* model-maintained: used nvidia.com/gpu counted for them,
+                                      one per share or per KAI GPU group */
   uint32_t ngpu_shares;            /* entries: allocatable nvidia.com/gpu, at most
                                       MODEL_MAX_SHARED_GPUS */
 } model_node;
 
-#define MODEL_MAX_SHARED_GPUS 256 /* GPUs of one node that pods may share */
+#define MODEL_MAX_SHARED_GPUS 256  /* GPUs of one node that pods may share */
+#define MODEL_GPU_UNKNOWN     (-2) /* model_pod.gpu_slot of a share whose GPU is not known */
 
 /* True when the pod asks for a share of one GPU (KAI's gpu-fraction or gpu-memory). */
 static inline bool model_pod_shares_gpu(const model_pod *p) {

@@ -29,10 +29,10 @@ static ts_rc share_init(sched_view *v) {
   v->share_at[v->n] = total;
   if (!(v->share = ts_arena_alloc(v->arena, ((size_t)total + 1) * sizeof *v->share)))
     return TS_ENOMEM;
-  for (uint32_t k = 0; k < v->n; k++)
-    if (v->nodes[k]->ngpu_shares)
-      memcpy(v->share + v->share_at[k], v->nodes[k]->gpu_shares,
-             v->nodes[k]->ngpu_shares * sizeof *v->share);
+  for (uint32_t k = 0; k < v->n; k++) /* a GPU others filled past 1000 is full here */
+    for (uint32_t j = 0; j < v->nodes[k]->ngpu_shares; j++)
+      v->share[v->share_at[k] + j] =
+          (uint16_t)(v->nodes[k]->gpu_shares[j] > 1000 ? 1000 : v->nodes[k]->gpu_shares[j]);
   return TS_OK;
 }
 
@@ -47,11 +47,13 @@ int64_t sched__whole_free(const sched_view *v, uint32_t k) {
   return v->share_res < 0 ? 0 : v->cap[(size_t)k * (size_t)v->stride + (size_t)v->share_res].free;
 }
 
-/* True when GPU j of node k can take a share of s thousandths: it is shared and has room, or it
- * is unshared and the node has a whole GPU free (an unshared GPU may be one used whole: which
- * ones are is the device plugin's business, so any unshared one stands for a free one). */
+/* True when GPU j of node k can take a share of s thousandths: it is shared, or it is unshared
+ * and the node has a whole GPU free (an unshared GPU may be one used whole: which ones are is
+ * the device plugin's business, so any unshared one stands for a free one); and its known shares,
+ * the node's shares of unknown GPU (which may be on it) and s make at most 1000. */
 bool sched__slot_takes(const sched_view *v, uint32_t k, const uint16_t *sh, uint32_t j, int32_t s) {
-  return sh[j] ? sh[j] + s <= 1000 : sched__whole_free(v, k) >= 1;
+  int64_t unknown = v->nodes[k]->gpu_unknown;
+  return (sh[j] || sched__whole_free(v, k) >= 1) && sh[j] + unknown + s <= 1000;
 }
 
 /* True when node k has a GPU that can take the pod's share (true for a pod sharing none). */

@@ -382,7 +382,7 @@ static ts_rc sample(sim *s, int64_t now) {
     const model_node *nd = s->nodes[n];
     int64_t used = model_node_used(nd, s->gpu) * 1000, alloc = model_node_alloc(nd, s->gpu) * 1000;
     for (uint32_t g = 0; g < nd->ngpu_shares; g++)
-      if (nd->gpu_shares[g]) used -= 1000 - nd->gpu_shares[g];
+      if (nd->gpu_shares[g]) used -= 1000 - (int64_t)nd->gpu_shares[g];
     all_used += used;
     if (used > 0 && alloc > used) all_frag += alloc - used;
   }

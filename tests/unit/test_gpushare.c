@@ -126,6 +126,29 @@ static void test_annotations(void **state) {
       {"gpu-fraction: \"half\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
       {"gpu-fraction: \"0.5x\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
       {"gpu-fraction: \"-0.5\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      /* Go's strconv.ParseFloat, which KAI reads it with: exponents, a sign, hex floats with a
+       * p exponent and underscores after 0x are numbers; spaces, C's hex without p, NaN and
+       * infinities are not (NaN passes KAI's range check, but no share can be counted for it).
+       * Below a thousandth rounds up to one: once 1e-10 was 0, and the pod was no share. */
+      {"gpu-fraction: \"1e-10\"", "cpu: 1", 1, 0, NULL},
+      {"gpu-fraction: \"5e-1\"", "cpu: 1", 500, 0, NULL},
+      {"gpu-fraction: \"+0.5\"", "cpu: 1", 500, 0, NULL},
+      {"gpu-fraction: \"0x1p-1\"", "cpu: 1", 500, 0, NULL},
+      {"gpu-fraction: \"0x_1p-2\"", "cpu: 1", 250, 0, NULL},
+      {"gpu-fraction: \"0.9999\"", "cpu: 1", 1000, 0, NULL},
+      {"gpu-fraction: \"0.0001\"", "cpu: 1", 1, 0, NULL},
+      {"gpu-fraction: \"5.e-1\"", "cpu: 1", 500, 0, NULL},
+      {"gpu-fraction: \" 0.5\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"0.5 \"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"0x0.8\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"0_5\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"0x1_p-1\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"NaN\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"+nan\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"-Inf\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"1e-400\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \".\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
+      {"gpu-fraction: \"5e\"", "cpu: 1", 0, 0, "annotations[gpu-fraction]: must be a number"},
       {"gpu-memory: \"0\"", "cpu: 1", 0, 0, "annotations[gpu-memory]: must be a positive"},
       {"gpu-memory: \"20Gi\"", "cpu: 1", 0, 0, "annotations[gpu-memory]: must be a positive"},
       {"gpu-memory: \"99999999999\"", "cpu: 1", 0, 0, "annotations[gpu-memory]: must be"},
@@ -158,9 +181,10 @@ static void test_annotations(void **state) {
   }
 }
 
-/* A bound pod's share is counted on the GPU its tessera.dev/gpu-index names while that one has
- * room, else on a shared GPU with room, else on an unshared one; a shared GPU is one used
- * nvidia.com/gpu until its last share goes. */
+/* A bound pod's share is counted on the GPU its index names (tessera.dev/gpu-index, KAI's
+ * runai-gpu), whatever that GPU holds already; a share whose GPU is not known is counted against
+ * every GPU (gpu_unknown) and as one used GPU, once per KAI GPU group (runai-gpu-group), whose
+ * members share one GPU; a shared GPU is one used nvidia.com/gpu until its last share goes. */
 static void test_node_accounting(void **state) {
   model *m = model_new();
   model_node *n;
@@ -171,35 +195,133 @@ static void test_node_accounting(void **state) {
   pod(m, "a", 0, "gpu-fraction: \"0.5\", tessera.dev/gpu-index: \"1\"", "cpu: 1", "n");
   assert_int_equal(n->gpu_shares[1], 500);
   assert_int_equal(gpus_used(m, "n"), 1);
-  pod(m, "b", 1, "gpu-memory: \"20000\"", "cpu: 1", "n"); /* half of 40000 MiB: with a */
-  assert_int_equal(n->gpu_shares[1], 1000);
-  assert_int_equal(get_pod(m, "b")->gpu_slot, 1);
-  pod(m, "c", 2, "gpu-fraction: \"0.3\", tessera.dev/gpu-index: \"1\"", "cpu: 1", "n"); /* full */
-  assert_int_equal(get_pod(m, "c")->gpu_slot, 0);
-  assert_int_equal(n->gpu_shares[0], 300);
+  pod(m, "b", 1, "gpu-memory: \"20000\"", "cpu: 1", "n"); /* no index: half of any GPU */
+  assert_int_equal(get_pod(m, "b")->gpu_slot, MODEL_GPU_UNKNOWN);
+  assert_int_equal(n->gpu_unknown, 500);
+  assert_int_equal(gpus_used(m, "n"), 2);
+  pod(m, "c", 2, "gpu-fraction: \"0.6\", runai-gpu: \"1\"", "cpu: 1", "n"); /* KAI's index */
+  assert_int_equal(get_pod(m, "c")->gpu_slot, 1);
+  assert_int_equal(n->gpu_shares[1], 1100); /* counted where it is, past 1000: full */
   assert_int_equal(gpus_used(m, "n"), 2);
   pod(m, "d", 3, "tessera.dev/gpu-index: \"junk\", gpu-fraction: \"0.2\"", "cpu: 1", "n");
   assert_int_equal(get_pod(m, "d")->gpu_index, -1);
-  assert_int_equal(n->gpu_shares[0], 500);
+  assert_int_equal(n->gpu_unknown, 700);
+  assert_int_equal(gpus_used(m, "n"), 3); /* each share of unknown GPU may hold its own */
   assert_int_equal(model_remove(m, MODEL_POD, "t", "a"), TS_OK);
-  assert_int_equal(n->gpu_shares[1], 500);
+  assert_int_equal(n->gpu_shares[1], 600);
+  assert_int_equal(model_remove(m, MODEL_POD, "t", "c"), TS_OK);
+  assert_int_equal(n->gpu_shares[1], 0);
   assert_int_equal(gpus_used(m, "n"), 2);
   assert_int_equal(model_remove(m, MODEL_POD, "t", "b"), TS_OK);
-  assert_int_equal(n->gpu_shares[1], 0);
-  assert_int_equal(gpus_used(m, "n"), 1);
-  pod(m, "w", 4, "", "nvidia.com/gpu: 1", "n"); /* a whole GPU beside the shared one */
-  assert_int_equal(gpus_used(m, "n"), 2);
-  assert_int_equal(model_remove(m, MODEL_POD, "t", "c"), TS_OK);
   assert_int_equal(model_remove(m, MODEL_POD, "t", "d"), TS_OK);
-  assert_int_equal(n->gpu_shares[0], 0);
+  assert_int_equal(n->gpu_unknown, 0);
+  assert_int_equal(gpus_used(m, "n"), 0);
+  /* KAI's GPU groups: members share one GPU. Unknown: one used GPU for the group, kept while a
+   * member is left; known through one member: the others are counted there too. */
+  pod_l(m, "g1", 4, "runai-gpu-group: aa", "gpu-fraction: \"0.3\"", "cpu: 1", "n");
+  pod_l(m, "g2", 5, "runai-gpu-group: aa", "gpu-fraction: \"0.4\"", "cpu: 1", "n");
+  assert_int_equal(n->gpu_unknown, 700);
+  assert_int_equal(n->gpu_unknown_gpus, 1);
+  assert_int_equal(gpus_used(m, "n"), 1);
+  assert_int_equal(model_remove(m, MODEL_POD, "t", "g1"), TS_OK); /* the holder leaves */
+  assert_int_equal(gpus_used(m, "n"), 1);
+  assert_true(get_pod(m, "g2")->gpu_holds);
+  assert_int_equal(model_remove(m, MODEL_POD, "t", "g2"), TS_OK);
+  assert_int_equal(gpus_used(m, "n"), 0);
+  pod_l(m, "k1", 6, "runai-gpu-group: bb", "gpu-fraction: \"0.3\", runai-gpu: \"1\"", "cpu: 1",
+        "n");
+  pod_l(m, "k2", 7, "runai-gpu-group: bb", "gpu-fraction: \"0.3\"", "cpu: 1", "n");
+  assert_int_equal(get_pod(m, "k2")->gpu_slot, 1);
+  assert_int_equal(n->gpu_shares[1], 600);
   assert_int_equal(gpus_used(m, "n"), 1);
   /* A pod that finished holds nothing. */
-  pod(m, "e", 5, "gpu-fraction: \"0.5\"", "cpu: 1", NULL);
+  pod(m, "e", 8, "gpu-fraction: \"0.2\"", "cpu: 1", NULL);
   assert_int_equal(model_pod_bind_gpu(m, get_pod(m, "e"), ts_intern_cstr("n"), 1), TS_OK);
-  assert_int_equal(n->gpu_shares[1], 500);
+  assert_int_equal(n->gpu_shares[1], 800);
   assert_int_equal(model_pod_bind(m, get_pod(m, "e"), NULL), TS_OK);
-  assert_int_equal(n->gpu_shares[1], 0);
-  assert_int_equal(gpus_used(m, "n"), 1);
+  assert_int_equal(n->gpu_shares[1], 600);
+  model_free(m);
+}
+
+/* Shares placed by others, as the audit found them: a pod KAI put on GPU 1 (its runai-gpu
+ * annotation) was counted on GPU 0, so a new 0.6 went onto GPU 1 (1.2 in all); two 0.6 shares
+ * bound by nodeName on a one-GPU node were counted as one, and a 0.4 was placed (1.6). Now no
+ * share goes where the known shares, plus those of unknown GPU, would pass one GPU. */
+static void test_foreign_shares(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  node(m, "two", 2, 0, 8000);
+  pod_l(m, "kai", 0, "runai-gpu-group: g", "gpu-fraction: \"0.6\", runai-gpu: \"1\"", "cpu: 1",
+        "two");
+  pod(m, "new", 1, "gpu-fraction: \"0.6\"", "cpu: 1", NULL);
+  r = run(m, SCHED_BINPACK);
+  assert_string_equal(where(&r, "new"), "two/0");
+  sched_result_free(&r);
+  model_free(m);
+
+  m = model_new();
+  node(m, "one", 1, 0, 8000);
+  pod(m, "x", 0, "gpu-fraction: \"0.6\"", "cpu: 1", "one");
+  pod(m, "y", 1, "gpu-fraction: \"0.6\"", "cpu: 1", "one");
+  pod(m, "z", 2, "gpu-fraction: \"0.4\"", "cpu: 1", NULL);
+  for (int s = 0; s < SCHED_SCORING_COUNT; s++) {
+    r = run(m, (sched_scoring)s);
+    assert_string_equal(where(&r, "z"), "(pending)");
+    sched_result_free(&r);
+  }
+  model_free(m);
+
+  m = model_new(); /* known shares past 1000 on the only GPU: nothing more goes there */
+  node(m, "one", 1, 0, 8000);
+  pod(m, "x", 0, "gpu-fraction: \"0.6\", tessera.dev/gpu-index: \"0\"", "cpu: 1", "one");
+  pod(m, "y", 1, "gpu-fraction: \"0.6\", runai-gpu: \"0\"", "cpu: 1", "one");
+  pod(m, "z", 2, "gpu-fraction: \"0.001\"", "cpu: 1", NULL);
+  for (int s = 0; s < SCHED_SCORING_COUNT; s++) {
+    r = run(m, (sched_scoring)s);
+    assert_string_equal(where(&r, "z"), "(pending)");
+    sched_result_free(&r);
+  }
+  model_free(m);
+}
+
+/* Fifty pods of gpu-fraction 1e-10 once rounded to no share at all: all fifty were bound to a
+ * node without GPUs, and a ClusterQueue of no GPU quota admitted twenty of twenty. */
+static void test_tiny_fraction(void **state) {
+  model *m = model_new();
+  sched_result r;
+  char name[32];
+  (void)state;
+  node(m, "cpu-only", 0, 0, 64000);
+  for (int i = 0; i < 50; i++) {
+    snprintf(name, sizeof name, "tiny-%d", i);
+    pod(m, name, i % 60, "gpu-fraction: \"1e-10\"", "cpu: 100m", NULL);
+  }
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 0);
+  assert_int_equal(r.npending, 50);
+  sched_result_free(&r);
+  model_free(m);
+
+  m = model_new();
+  node(m, "gpu", 8, 0, 64000);
+  apply(m, "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n"
+           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+           "spec: {namespaceSelector: {}, resourceGroups: [{coveredResources: [cpu, "
+           "nvidia.com/gpu], flavors: [{name: f, resources: [{name: cpu, nominalQuota: 100}, "
+           "{name: nvidia.com/gpu, nominalQuota: 0}]}]}]}\n---\n"
+           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, "
+           "namespace: t}\nspec: {clusterQueue: cq}\n");
+  for (int i = 0; i < 20; i++) {
+    snprintf(name, sizeof name, "q-%d", i);
+    pod_l(m, name, i, "kueue.x-k8s.io/queue-name: lq", "gpu-fraction: \"1e-10\"", "cpu: 100m",
+          NULL);
+  }
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(r.nbound, 0);
+  assert_int_equal(r.npending, 20);
+  assert_non_null(strstr(decision(&r, "q-0")->reason, "nvidia.com/gpu"));
+  sched_result_free(&r);
   model_free(m);
 }
 
@@ -504,6 +626,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_annotations),
       cmocka_unit_test(test_node_accounting),
+      cmocka_unit_test(test_foreign_shares),
+      cmocka_unit_test(test_tiny_fraction),
       cmocka_unit_test(test_binpack_places_shares),
       cmocka_unit_test(test_policies_choose_gpus),
       cmocka_unit_test(test_gpu_packing_tiers),
