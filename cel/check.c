@@ -111,9 +111,12 @@ static const cel_type *denoted_type(const char *name) {
   return cel__ty_parse(name, strlen(name), false);
 }
 
-/* A type name used as a value (type(x) == int). */
-static bool type_literal(node *n) {
+/* A type name used as a value (type(x) == int). Unchecked, `dyn` is no value: cel-go's runtime
+ * knows the types of values (its type provider), and no value has type dyn, so a bare `dyn`
+ * is an unknown variable there. */
+static bool type_literal(const checker *c, node *n) {
   const char *name = n->name[0] == '.' ? n->name + 1 : n->name;
+  if (!c->typed && !strcmp(name, "dyn")) return false;
   for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
     if (!strcmp(name, type_names[i])) {
       n->kind = N_LIT;
@@ -219,7 +222,7 @@ static void ident(checker *c, node *n) {
     n->type = c->env->vars.v[n->var].type;
     return;
   }
-  if (type_literal(n)) return;
+  if (type_literal(c, n)) return;
   if (!c->typed) { /* unchecked: evaluating it is an error, which || and && may absorb */
     n->type = dyn();
     return;
@@ -618,7 +621,7 @@ static void walk(checker *c, node *n) {
       if (dotted(n, name, sizeof name)) {
         const char *saved = n->name;
         n->name = ts_intern_cstr(name);
-        if (type_literal(n)) break;
+        if (type_literal(c, n)) break;
         n->name = saved;
       }
     }

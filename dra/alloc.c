@@ -416,7 +416,7 @@ static ts_rc gather_pools(alloc *a) {
     uint32_t si = j >= w->nglobal || (i < local->n && local->v[i] < w->global[j]) ? local->v[i++]
                                                                                   : w->global[j++];
     const model_slice *s = w->slices[si];
-    if (!w->f.partitionable_devices && (s->per_device_node_selection || s->ncounter_sets)) continue;
+    if (!w->f.partitionable_devices && s->per_device_node_selection) continue; /* as 1.34 */
     if (slice_reaches(a, s) && !add_slice(a, si)) return TS_ENOMEM;
   }
   for (i = 0; i < a->npools; i++) {

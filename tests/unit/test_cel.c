@@ -43,6 +43,36 @@ static void expect_error(const char *expr, const char *want) {
   if (!strstr(err.text, want)) fail_msg("%s: error \"%s\", want \"%s\"", expr, err.text, want);
 }
 
+/* As run, compiled without the checker (cel-go's parse-only programs). */
+static ts_rc run_unchecked(const char *expr, cel_value *out, ts_err *err) {
+  static cel_eval_ctx *ctx;
+  cel_env *e = cel_env_new();
+  cel_program *p = NULL;
+  ts_rc rc;
+  if (!ctx) ctx = cel_eval_ctx_new();
+  ts_err_clear(err);
+  rc = cel_compile(e, expr, CEL_NO_CHECK, &p, err);
+  if (rc == TS_OK) rc = cel_eval(p, ctx, NULL, 0, out, err);
+  cel_program_free(p);
+  cel_env_free(e);
+  return rc;
+}
+
+/* Unchecked, a bare `dyn` is an unknown variable, as in cel-go (whose runtime knows the types
+ * of values only); `int` is still the type int, and checked `dyn` is the type dyn. */
+static void test_cel_unchecked_dyn(void **state) {
+  cel_value v;
+  ts_err err;
+  (void)state;
+  assert_int_not_equal(run_unchecked("dyn", &v, &err), TS_OK);
+  assert_non_null(strstr(err.text, "no such attribute: dyn"));
+  assert_int_equal(run_unchecked("type(1) == int", &v, &err), TS_OK);
+  assert_true(v.kind == CEL_BOOL && v.u.b);
+  assert_int_equal(run_unchecked("dyn == dyn || true", &v, &err), TS_OK); /* absorbed by || */
+  assert_int_equal(run("type(dyn) == type", &v, &err), TS_OK);
+  assert_true(v.kind == CEL_BOOL && v.u.b);
+}
+
 static void test_cel_errors(void **state) {
   (void)state;
   /* Optional list entries, the first one too ("[?" is one token to the lexer), as cel-go. */
@@ -414,6 +444,7 @@ static void test_cel_article_selector(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cel_errors),
+      cmocka_unit_test(test_cel_unchecked_dyn),
       cmocka_unit_test(test_cel_semantics),
       cmocka_unit_test(test_cel_bounds),
       cmocka_unit_test(test_cel_cost_limit),
