@@ -66,6 +66,9 @@ size_t cmd_validate(json_t *obj, const char *at, int *errors);
  * error ("file:line: ClusterQueue x: field: message") and counted in *errors; returns how
  * many. A stopped queue (stopPolicy) is the administrator's choice, not a problem. */
 size_t cmd_queue_problems(const model *m, int *errors);
+/* The Priority admission's refusals of the model's pods, printed and counted as load errors.
+ * With remove (replay), pods refused are removed from the model, and pods that carry
+ * spec.priority are recorded state, not judged (tessera run takes them as they are). */
 void cmd_validate_priorities(model *m, int *errors, bool remove);
 
 /* load.c: loads the objects of path (a file or a directory) into m as replay does: each

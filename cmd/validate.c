@@ -38,6 +38,10 @@ void cmd_validate_priorities(model *m, int *errors, bool remove) {
   for (size_t it = 0; model_next(m, MODEL_POD, &it, &o);) {
     char what[700];
     located l = {errors, o->origin ? o->origin : "", what};
+    /* A pod with spec.priority went through the Priority admission when it was created:
+     * recorded state, whatever its class became since (a class deleted, a new globalDefault),
+     * is what the cluster holds and what `tessera run` sees. Only manifests are judged. */
+    if (remove && ((const model_pod *)o)->has_priority) continue;
     snprintf(what, sizeof what, "Pod %s", o->key);
     if (model_validate_priority(m, (const model_pod *)o, on_refusal, &l) && remove)
       (void)ts_vec_push(&refused, o); /* out of memory: it stays, reported all the same */

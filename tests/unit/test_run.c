@@ -665,6 +665,66 @@ static void test_run_snapshot_replay(void **state) {
   }
 }
 
+/* Recorded pods are taken as the API server stored them, by replay as by run: a running pod
+ * whose spec.priority differs from its class now (the class deleted, a globalDefault class
+ * added since) still holds its node. Replay once applied the Priority admission to it and
+ * dropped it: the node looked free and a new 8-GPU pod was bound onto the full node. */
+static void test_replay_run_recorded_priority(void **state) {
+  static const char *const objs[] = {
+      "apiVersion: v1\nkind: Namespace\nmetadata: {name: t}\n",
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus: {allocatable: {cpu: '32', "
+      "memory: 256Gi, pods: '110', nvidia.com/gpu: '8'}}\n",
+      "apiVersion: v1\nkind: Node\nmetadata: {name: n2}\nstatus: {allocatable: {cpu: '32', "
+      "memory: 256Gi, pods: '110', nvidia.com/gpu: '2'}}\n",
+      "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: now-default}\n"
+      "value: 100\nglobalDefault: true\n",
+      /* created before now-default existed: priority 0; its class "gone" was deleted since */
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: full, namespace: t}\nspec: {schedulerName: "
+      "tessera, nodeName: n1, priority: 0, containers: [{name: c, image: busybox, resources: "
+      "{limits: {nvidia.com/gpu: '4'}}}]}\nstatus: {phase: Running}\n",
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: gone, namespace: t}\nspec: {schedulerName: "
+      "tessera, nodeName: n1, priority: 7, priorityClassName: gone, containers: [{name: c, image: "
+      "busybox, resources: {limits: {nvidia.com/gpu: '4'}}}]}\nstatus: {phase: Running}\n",
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: new, namespace: t}\nspec: {schedulerName: "
+      "tessera, priority: 100, containers: [{name: c, image: busybox, resources: {limits: "
+      "{nvidia.com/gpu: '8'}}}]}\n",
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: ok, namespace: t}\nspec: {schedulerName: "
+      "tessera, priority: 100, containers: [{name: c, image: busybox, resources: {limits: "
+      "{nvidia.com/gpu: '2'}}}]}\n",
+  };
+  fa_server *s = srv = fa_start();
+  char file[400], cmd[1200], line[512];
+  bool bound_new = false, bound_ok = false, pending_new = false;
+  FILE *f, *p;
+  pid_t pid;
+  (void)state;
+  assert_non_null(s);
+  snprintf(file, sizeof file, "%s/recorded.yaml", fa_dir(s));
+  assert_non_null(f = fopen(file, "w"));
+  for (size_t i = 0; i < sizeof objs / sizeof *objs; i++) {
+    fprintf(f, "%s---\n", objs[i]);
+    assert_true(fa_put(s, objs[i]));
+  }
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "%s replay %s 2>&1", tessera(), file);
+  assert_non_null(p = popen(cmd, "r"));
+  while (fgets(line, sizeof line, p)) {
+    bound_new |= !strncmp(line, "bind t/new ", 11);
+    bound_ok |= !strncmp(line, "bind t/ok -> n2", 15);
+    pending_new |= !strncmp(line, "pending t/new:", 14);
+    assert_null(strstr(line, "forbidden")); /* no admission refusal of recorded pods */
+  }
+  assert_int_equal(pclose(p) >> 8, 0);
+  assert_false(bound_new);
+  assert_true(pending_new && bound_ok);
+  pid = spawn(s, "a"); /* the scheduler on the same objects: ok is bound, new is not */
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/ok/binding 201", 1, 15000));
+  assert_true(bound_to(s, "ok", "n2"));
+  usleep(500000); /* a few more cycles */
+  assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/new/binding"), 0);
+  stop(pid, SIGTERM);
+}
+
 /* True when tessera-ID's log has a line holding text. */
 static bool logged(const fa_server *s, const char *id, const char *text) {
   char path[400], line[1024];
@@ -1065,6 +1125,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_queue_status_left_to_kueue, teardown),
       cmocka_unit_test_teardown(test_run_queue_status_settings, teardown),
       cmocka_unit_test_teardown(test_run_snapshot_replay, teardown),
+      cmocka_unit_test_teardown(test_replay_run_recorded_priority, teardown),
       cmocka_unit_test_teardown(test_run_gang_pod_by_pod, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
       cmocka_unit_test_teardown(test_run_queue_problems, teardown),
