@@ -13,7 +13,34 @@ typedef struct check {
   int objects; /* objects of kinds Tessera reads */
   int errors;  /* problems found */
   model *m;    /* what was read (PriorityClasses for pods' admission), objects keep their place */
+  ts_map here; /* "Kind key" (owned) -> first place, of the objects of the PATH being read: one
+                  snapshot or manifest set, where an object given twice is an error */
 } check;
+
+/* Forgets the objects of the PATH read before (each PATH is a cluster of its own). */
+static void here_clear(check *c) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  while (ts_map_next(&c->here, &it, &s)) ts_free((char *)s->key), ts_free(s->value);
+  ts_map_free(&c->here);
+  ts_map_init(&c->here);
+}
+
+/* Reports o when this PATH gave an object of its kind and key already (kubectl would apply one
+ * over the other); remembers it otherwise. */
+static void once_per_path(check *c, const model_obj *o, const char *at) {
+  char key[TS_KEY_MAX + 64], *k = NULL, *v = NULL;
+  const char *first;
+  snprintf(key, sizeof key, "%s %s", model_kind_name(o->kind), o->key);
+  if ((first = ts_map_get(&c->here, key, strlen(key)))) {
+    fprintf(stderr, "%s: %s: defined again (first at %s)\n", at, key, first);
+    c->errors++;
+    return;
+  }
+  if (!(k = ts_strdup(key)) || !(v = ts_strdup(at)) ||
+      ts_map_put(&c->here, k, strlen(k), v, NULL) != TS_OK)
+    ts_free(k), ts_free(v); /* out of memory: one duplicate less found */
+}
 
 /* Compiles one selector as the API server would; reports where it is and why it fails. */
 static void check_selector(check *c, const char *where, const model_obj *o, const char *field,
@@ -160,6 +187,7 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
   if (o) {
     c->objects++;
     check_cel(c, at, o);
+    once_per_path(c, o, at);
     o->origin = ts_intern_cstr(at); /* for the checks that need every object read first */
     if (model_upsert(c->m, o) != TS_OK) return TS_ENOMEM;
   }
@@ -175,6 +203,7 @@ int cmd_check(int argc, char **argv) {
   check c = {0};
   int paths = 0;
   if (!(c.m = model_new())) return 1;
+  ts_map_init(&c.here);
   for (int i = 0; i < argc; i++) {
     if (!strcmp(argv[i], "--config") && i + 1 < argc) {
       cfg_tessera cfg;
@@ -192,12 +221,15 @@ int cmd_check(int argc, char **argv) {
       return 2;
     } else {
       paths++;
+      here_clear(&c);
       if (in_load_path(argv[i], on_object, on_error, &c) != TS_OK) c.errors++;
     }
   }
   cmd_validate_priorities(c.m, &c.errors, false); /* against the PriorityClasses read */
   cmd_queue_problems(c.m, &c.errors);             /* the files read as one cluster */
   model_free(c.m);
+  here_clear(&c);
+  ts_map_free(&c.here);
   if (paths) printf("%d objects checked, %d errors\n", c.objects, c.errors);
   if (!paths && argc == 0) {
     fprintf(stderr, "usage: tessera check [--config FILE] [PATH...]\n");

@@ -17,6 +17,17 @@ static bool str_is(const json_t *v, const char *s) {
   return json_is_string(v) && !strcmp(json_string_value(v), s);
 }
 
+/* An object already loaded under the same kind, namespace and name: the last one is used, as
+ * a second apply would; say so, with both places. */
+static void warn_again(const model *m, json_t *obj, const char *origin) {
+  const char *ns, *name;
+  model_kind k = model_decode_key(obj, &ns, &name);
+  const model_obj *was;
+  if (k == MODEL_KIND_COUNT || !(was = model_get(m, k, *ns ? ns : NULL, name))) return;
+  fprintf(stderr, "warning: %s: %s %s: defined again (first at %s); the last one is used\n", origin,
+          model_kind_name(k), was->key, was->origin ? was->origin : "?");
+}
+
 static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int index) {
   loader *l = ud;
   char origin[4200];
@@ -39,6 +50,7 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
     return TS_OK;
   }
   if (cmd_validate(obj, origin, &l->c->errors)) return TS_OK; /* refused: a load error */
+  warn_again(l->m, obj, origin);
   if (model_apply_json(l->m, obj, MODEL_ADDED, ts_intern_cstr(origin), NULL, &skipped, &err) !=
       TS_OK) {
     fprintf(stderr, "%s: %s\n", origin, err.text);
@@ -50,6 +62,10 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
 }
 
 static void on_error(void *ud, const ts_err *err) {
+  if (err->code == TS_EEXIST) { /* a duplicate key: the API server warns and takes the last */
+    fprintf(stderr, "warning: %s\n", err->text);
+    return;
+  }
   fprintf(stderr, "%s\n", err->text);
   ((loader *)ud)->c->errors++;
 }

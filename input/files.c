@@ -1,5 +1,5 @@
 /* input/files.c - loading snapshot files and directories into objects. */
-#include "input/input.h"
+#include "input/in_int.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -132,7 +132,16 @@ static ts_rc load_file(const char *path, in_object_fn fn, in_error_fn on_error, 
   }
   /* Documents before a syntax error in a YAML stream still load. */
   for (size_t i = 0; i < docs.n; i++) {
-    ts_rc frc = emit_doc(&docs.v[i], path, fn, ud);
+    ts_rc frc;
+    if (docs.v[i].dup.n && on_error) { /* the API server's warning; strict callers refuse */
+      ts_err w;
+      char said[300];
+      in_dup_text(&docs.v[i].dup, said, sizeof said);
+      ts_err_set(&w, TS_EEXIST, "%s: %s", path, said);
+      w.line = docs.v[i].dup.line, w.column = docs.v[i].dup.col;
+      on_error(ud, &w);
+    }
+    frc = emit_doc(&docs.v[i], path, fn, ud);
     if (frc != TS_OK) {
       in_docs_free(&docs);
       ts_free(text);

@@ -21,11 +21,26 @@ ts_rc in_json_parse(const char *text, size_t len, json_t **out, ts_err *err);
 /* The same for a piece of a larger text that starts at line, col of it: errors give
  * positions in the larger text. */
 ts_rc in_json_parse_at(const char *text, size_t len, int line, int col, json_t **out, ts_err *err);
+/* Duplicate keys met in the objects of one value. The last value of a key is kept, as jansson,
+ * Go's decoder and the API server keep it; kubectl in strict mode refuses such input, and so
+ * does `tessera check` (replay warns). */
+typedef struct in_dup {
+  size_t n;     /* duplicate keys met */
+  int line;     /* where the first is (1-based; 0 when unknown) */
+  int col;      /* its column */
+  char key[64]; /* it, cut to fit */
+} in_dup;
+
+/* "line L column C: duplicate key "k" (the last value is used)", and how many more, in out
+ * (cap bytes); "" when d holds none. */
+void in_dup_text(const in_dup *d, char *out, size_t cap);
+
 /* Where a value starts (line, col) and, after in_json_parse_prefix, where it ended and how many
- * bytes it took (used). */
+ * bytes it took (used), and the duplicate keys it holds (dup). */
 typedef struct in_json_pos {
   int line, col;
   size_t used;
+  in_dup dup;
 } in_json_pos;
 /* Parses the value at the start of text (whitespace before it skipped) and leaves what follows
  * it: pos->used, line, col say where it ended. With more (text goes on past len), a value cut
@@ -47,6 +62,7 @@ typedef struct in_doc {
   int line;        /* 1-based line where the document's value starts */
   int *item_lines; /* owned: line of each element of a top-level "items" sequence, or NULL */
   size_t nitems;   /* number of entries in item_lines */
+  in_dup dup;      /* duplicate keys in its mappings (objects) */
 } in_doc;
 
 typedef TS_VEC(in_doc) in_docs;
@@ -74,7 +90,10 @@ void in_docs_free(in_docs *docs);
 typedef ts_rc (*in_object_fn)(void *ud, json_t *obj, const char *file, int line, int index);
 
 /* Per-file problems (unreadable file, syntax error) are reported through this callback and
- * the walk continues with the next file. err holds the file, line and column. */
+ * the walk continues with the next file. err holds the file, line and column. Duplicate keys
+ * in an object come here too, before the object, with err->code TS_EEXIST: a warning where the
+ * API server warns (the last value is used), an error where strict (kubectl --validate=strict,
+ * tessera check). */
 typedef void (*in_error_fn)(void *ud, const ts_err *err);
 
 /* Loads PATH: a JSON file (one object or a List), a YAML file of one or more documents, or

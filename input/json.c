@@ -4,12 +4,14 @@
  * buffer directly, takes strings without escapes in one copy, and parses integers inline.
  * It accepts exactly RFC 8259 JSON (UTF-8 validated, no NaN, no trailing commas), bounds the
  * nesting depth, and reports errors with line and column. Values are what json_loadb would
- * build (duplicate keys keep the last value), except that integers beyond int64, which jansson
- * refuses, become reals as they do in Go's decoder. */
-#include "input/input.h"
+ * build (duplicate keys keep the last value, and are counted where the caller asks: in_dup),
+ * except that integers beyond int64, which jansson refuses, become reals as they do in Go's
+ * decoder. */
+#include "input/in_int.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,7 +29,31 @@ typedef struct reader {
   const unsigned char *bol;   /* after the last of them, NULL before the first */
   bool partial;               /* more text follows end: a failure close to it means "read more" */
   bool truncated;             /* set by fail() in that case (err untouched) */
+  in_dup *dup;                /* duplicate keys go here, or NULL */
 } reader;
+
+/* The line and column of q in the whole text. O(q - start): for the first duplicate only. */
+static void where(const reader *r, const unsigned char *q, int *line, int *col) {
+  *line = r->line0, *col = r->col0;
+  for (const unsigned char *c = r->start; c < q && c < r->end; c++)
+    if (*c == '\n')
+      (*line)++, *col = 1;
+    else
+      (*col)++;
+}
+
+void in_dup_text(const in_dup *d, char *out, size_t cap) {
+  if (!cap) return;
+  out[0] = 0;
+  if (!d->n) return;
+  if (d->n == 1)
+    snprintf(out, cap, "line %d column %d: duplicate key \"%s\" (the last value is used)", d->line,
+             d->col, d->key);
+  else
+    snprintf(out, cap,
+             "line %d column %d: duplicate key \"%s\" (the last value is used), and %zu more",
+             d->line, d->col, d->key, d->n - 1);
+}
 
 static ts_rc fail(reader *r, const char *what) {
   int line = r->line0, col = r->col0;
@@ -247,12 +273,13 @@ static ts_rc object(reader *r, json_t **out) {
   if (r->p < r->end && *r->p == '}') return r->p++, *out = o, TS_OK;
   for (;;) {
     const char *k;
-    size_t kn;
+    size_t kn, size;
     char kbuf[256], *key;
+    const unsigned char *at;
     json_t *v = NULL;
     skip_ws(r);
     if (r->p >= r->end || *r->p != '"') return json_decref(o), fail(r, "expected a string key");
-    r->p++;
+    at = r->p++;
     if (string(r, &k, &kn) != TS_OK) return json_decref(o), TS_EPARSE;
     key =
         kn < sizeof kbuf ? kbuf : ts_malloc(kn + 1); /* the scratch buffer is reused by the value */
@@ -264,10 +291,15 @@ static ts_rc object(reader *r, json_t **out) {
       return free_key(key, kbuf), json_decref(o), fail(r, "expected ':'");
     r->p++;
     if (value(r, &v) != TS_OK) return free_key(key, kbuf), json_decref(o), TS_EPARSE;
+    size = json_object_size(o);
     if (json_object_setn_new_nocheck(o, key, kn, v)) {
       free_key(key, kbuf);
       json_decref(o);
       return ts_err_set(r->err, TS_ENOMEM, "out of memory");
+    }
+    if (r->dup && json_object_size(o) == size && r->dup->n++ == 0) { /* replaced: a duplicate */
+      where(r, at, &r->dup->line, &r->dup->col);
+      ts_strlcpy(r->dup->key, key, sizeof r->dup->key);
     }
     free_key(key, kbuf);
     skip_ws(r);
@@ -373,6 +405,8 @@ ts_rc in_json_parse_prefix(const char *text, size_t len, bool more, in_json_pos 
   ts_rc rc;
   *out = NULL;
   reader_init(&r, text, len, pos->line, pos->col, err);
+  memset(&pos->dup, 0, sizeof pos->dup);
+  r.dup = &pos->dup;
   r.partial = more;
   rc = value(&r, out);
   ts_buf_free(&r.scratch);
@@ -390,11 +424,25 @@ ts_rc in_json_parse_prefix(const char *text, size_t len, bool more, in_json_pos 
   return TS_OK;
 }
 
+static ts_rc parse_at(const char *text, size_t len, int line, int col, in_dup *dup, json_t **out,
+                      ts_err *err);
+
 ts_rc in_json_parse_at(const char *text, size_t len, int line, int col, json_t **out, ts_err *err) {
+  return parse_at(text, len, line, col, NULL, out, err);
+}
+
+ts_rc in__json_parse_dup(const char *text, size_t len, in_dup *dup, json_t **out, ts_err *err) {
+  memset(dup, 0, sizeof *dup);
+  return parse_at(text, len, 1, 1, dup, out, err);
+}
+
+static ts_rc parse_at(const char *text, size_t len, int line, int col, in_dup *dup, json_t **out,
+                      ts_err *err) {
   reader r;
   ts_rc rc;
   *out = NULL;
   reader_init(&r, text, len, line, col, err);
+  r.dup = dup;
   if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) r.p += 3; /* a UTF-8 byte order mark */
   rc = value(&r, out);
   if (rc == TS_OK) {

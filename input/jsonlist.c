@@ -9,7 +9,7 @@
  * are passed at once; from the first that does not, the rest is skipped by a scan and read
  * again from there once the kind is known. Memory: the buffer (grown to the largest item) and
  * one item's tree. */
-#include "input/input.h"
+#include "input/in_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -29,7 +29,20 @@ typedef struct src {
   int line, col;      /* position of buf[lo] */
   ts_err *err;        /* where problems go */
   bool mem;           /* a buffer in memory, not a file: its items are always passed on */
+  in_error_fn warn;   /* duplicate keys go here (TS_EEXIST), or nowhere when NULL */
+  void *warn_ud;      /* for warn */
 } src;
+
+/* Reports the duplicate keys of a value just read (see in_error_fn). */
+static void warn_dups(const src *s, const in_dup *d) {
+  ts_err w;
+  char text[300];
+  if (!d->n || !s->warn) return;
+  in_dup_text(d, text, sizeof text);
+  ts_err_set(&w, TS_EEXIST, "%s: %s", s->path, text);
+  w.line = d->line, w.column = d->col;
+  s->warn(s->warn_ud, &w);
+}
 
 /* Reads more bytes, keeping buf[lo..hi). False at the end of the file or on an error (err). */
 static bool fill(src *s) {
@@ -143,7 +156,7 @@ static ts_rc syntax(src *s, const char *what) {
 /* Parses the value at the current position and consumes it. The parse itself finds the end
  * (no scan first): a value cut by the end of the buffer is parsed again once the buffer holds
  * at least twice as much (so a value costs at most about three parses of itself). */
-static ts_rc take_value(src *s, json_t **out) {
+static ts_rc take_value(src *s, json_t **out, in_dup *dup) {
   *out = NULL;
   for (;;) {
     in_json_pos pos = {s->line, s->col, 0};
@@ -151,6 +164,7 @@ static ts_rc take_value(src *s, json_t **out) {
     ts_rc rc = in_json_parse_prefix(s->buf + s->lo, avail, !s->eof && !s->mem, &pos, out, s->err);
     if (rc == TS_OK) {
       s->lo += pos.used, s->line = pos.line, s->col = pos.col;
+      if (dup) *dup = pos.dup;
       return TS_OK;
     }
     if (rc != TS_EAGAIN) return rc;
@@ -202,6 +216,7 @@ static ts_rc items(src *s, list_ctx *l, ts_rc *stop, bool from_item) {
   }
   for (;; index++) {
     json_t *item;
+    in_dup dup;
     int line;
     skip_ws(s);
     line = s->line;
@@ -212,7 +227,7 @@ static ts_rc items(src *s, list_ctx *l, ts_rc *stop, bool from_item) {
     } else {
       long long off = s->base + (long long)s->lo;
       int col = s->col;
-      if ((rc = take_value(s, &item)) != TS_OK) return rc;
+      if ((rc = take_value(s, &item, &dup)) != TS_OK) return rc;
       /* Items of built-in List kinds (PodList, ...) omit kind and apiVersion. */
       if (!l->kind && (!json_is_object(item) || !json_object_get(item, "kind"))) {
         json_decref(item); /* its kind comes after the items: skip the rest, come back here */
@@ -226,7 +241,8 @@ static ts_rc items(src *s, list_ctx *l, ts_rc *stop, bool from_item) {
         if (l->api && !json_object_get(item, "apiVersion"))
           json_object_set(item, "apiVersion", l->api);
       }
-      if (item) {
+      if (item) { /* (one read again later says it then) */
+        warn_dups(s, &dup);
         rc = l->fn(l->ud, item, s->path, line, index);
         json_decref(item);
         l->passed++;
@@ -276,11 +292,15 @@ static ts_rc top_object(src *s, in_object_fn fn, void *ud, ts_rc *stop, json_t *
   if ((c = skip_ws(s)) == '}') advance(s, 1);
   while (c != '}') {
     json_t *key = NULL, *v = NULL;
+    in_dup dup;
+    int key_line, key_col;
     if (skip_ws(s) != '"') {
       rc = expect(s, '"', "a member name was expected");
       break;
     }
-    if ((rc = take_value(s, &key)) != TS_OK || (rc = expect(s, ':', "':' expected")) != TS_OK) {
+    key_line = s->line, key_col = s->col;
+    if ((rc = take_value(s, &key, NULL)) != TS_OK ||
+        (rc = expect(s, ':', "':' expected")) != TS_OK) {
       json_decref(key);
       break;
     }
@@ -297,8 +317,15 @@ static ts_rc top_object(src *s, in_object_fn fn, void *ud, ts_rc *stop, json_t *
       if (!items_done) l.kind = NULL;
       rc = items(s, &l, stop, false);
       json_object_del(top, "items");
-    } else if ((rc = take_value(s, &v)) == TS_OK) {
+    } else if ((rc = take_value(s, &v, &dup)) == TS_OK) {
+      size_t size = json_object_size(top);
+      warn_dups(s, &dup);
       json_object_set_new(top, json_string_value(key), v);
+      if (json_object_size(top) == size) { /* a member given twice */
+        in_dup d = {1, key_line, key_col, ""};
+        ts_strlcpy(d.key, json_string_value(key), sizeof d.key);
+        warn_dups(s, &d);
+      }
     }
     json_decref(key);
     if (rc != TS_OK) break;
@@ -374,6 +401,7 @@ ts_rc in_json_stream(const char *path, size_t chunk, in_object_fn fn, in_error_f
   int c, line = 1;
   ts_err_clear(&err);
   s.path = path, s.err = &err, s.line = 1, s.col = 1;
+  s.warn = on_error, s.warn_ud = ud;
   s.chunk = chunk ? chunk : DEFAULT_CHUNK;
   if (!(s.f = fopen(path, "rb"))) {
     ts_err_set(&err, TS_EIO, "%s: %s", path, strerror(errno));

@@ -1,5 +1,5 @@
 /* input/yaml.c - YAML streams to jansson values, with lines, anchors, aliases, merges. */
-#include "input/input.h"
+#include "input/in_int.h"
 
 #include <errno.h>
 #include <math.h>
@@ -29,6 +29,7 @@ typedef struct yconv {
   TS_VEC(anchor) anchors;
   int *item_lines; /* lines of the document's items[] elements */
   size_t nitems, items_cap;
+  in_dup *dup; /* the document's duplicate keys */
 } yconv;
 
 static ts_rc parse_node(yconv *c, yaml_event_t *ev, json_t **out, int role);
@@ -253,6 +254,7 @@ static void merge_into(json_t *obj, json_t *src) {
 static ts_rc parse_mapping(yconv *c, json_t *obj, int role) {
   for (;;) {
     yaml_event_t kev;
+    yaml_mark_t kmark;
     json_t *v = NULL;
     char *key;
     int vrole;
@@ -270,6 +272,7 @@ static ts_rc parse_mapping(yconv *c, json_t *obj, int role) {
       return rc;
     }
     key = ts_strdup((const char *)kev.data.scalar.value);
+    kmark = kev.start_mark;
     yaml_event_delete(&kev);
     if (!key) return ts_err_set(c->err, TS_ENOMEM, "out of memory");
     vrole = role == ROLE_ROOT && !strcmp(key, "items") ? ROLE_ITEMS : ROLE_OTHER;
@@ -281,8 +284,13 @@ static ts_rc parse_mapping(yconv *c, json_t *obj, int role) {
     if (rc == TS_OK && !strcmp(key, "<<") && (json_is_object(v) || json_is_array(v))) {
       merge_into(obj, v);
       json_decref(v);
-    } else if (rc == TS_OK && json_object_set_new(obj, key, v)) {
-      rc = ts_err_set(c->err, TS_ENOMEM, "out of memory");
+    } else if (rc == TS_OK) {
+      size_t size = json_object_size(obj);
+      if (json_object_set_new(obj, key, v))
+        rc = ts_err_set(c->err, TS_ENOMEM, "out of memory");
+      else if (json_object_size(obj) == size && c->dup && c->dup->n++ == 0) /* replaced */
+        c->dup->line = (int)kmark.line + 1, c->dup->col = (int)kmark.column + 1,
+        ts_strlcpy(c->dup->key, key, sizeof c->dup->key);
     }
     ts_free(key);
     if (rc != TS_OK) return rc;
@@ -346,9 +354,11 @@ static ts_rc parse_document(yconv *c, in_docs *docs) {
   ts_rc rc = next_event(c, &ev);
   if (rc != TS_OK) return rc;
   d.line = (int)ev.start_mark.line + 1;
+  c->dup = &d.dup;
   c->nitems = 0;
   c->decoded = c->aliased = 0;
   rc = parse_node(c, &ev, &d.value, ROLE_ROOT);
+  c->dup = NULL; /* d is this call's */
   yaml_event_delete(&ev);
   if (rc == TS_OK) rc = next_event(c, &ev); /* DOCUMENT-END */
   if (rc == TS_OK) yaml_event_delete(&ev);
@@ -430,7 +440,7 @@ ts_rc in_yaml_parse(const char *text, size_t len, in_docs *docs, ts_err *err) {
 
 ts_rc in_json_doc(const char *text, size_t len, in_docs *docs, ts_err *err) {
   in_doc d = {0};
-  ts_rc rc = in_json_parse(text, len, &d.value, err);
+  ts_rc rc = in__json_parse_dup(text, len, &d.dup, &d.value, err);
   if (rc != TS_OK) return rc;
   d.line = 1;
   if (ts_vec_push(docs, d) != TS_OK) {

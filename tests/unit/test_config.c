@@ -327,6 +327,58 @@ static void collected_free(collected *c) {
   memset(c, 0, sizeof *c);
 }
 
+/* Duplicate keys in one object, in every form a file comes in: each is reported once, with
+ * its position and TS_EEXIST (the API server warns and keeps the last value; kubectl --validate=
+ * strict refuses), before the object, which holds the last value. */
+static void test_duplicate_keys(void **state) {
+  char dir[] = "/tmp/tessera-cfg-XXXXXX", p[256];
+  collected c = {0};
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  /* YAML */
+  snprintf(p, sizeof p, "%s/d.yaml", dir);
+  write_file(p, "kind: Pod\nmetadata:\n  name: a\n  name: b\n---\nkind: Node\nmetadata: {name: "
+                "n}\n");
+  assert_int_equal(in_load_path(p, collect, collect_error, &c), TS_OK);
+  assert_int_equal(c.errors, 1);
+  assert_non_null(strstr(c.error, "d.yaml: line 4 column 3: duplicate key \"name\" (the last "
+                                  "value is used)"));
+  assert_int_equal(c.n, 2);
+  assert_string_equal(c.text[0], "{\"kind\":\"Pod\",\"metadata\":{\"name\":\"b\"}}");
+  collected_free(&c);
+  /* JSON read whole (not one object at the top: an array is YAML's business, so a JSON text
+   * that starts with '[' goes through in_json_doc) */
+  snprintf(p, sizeof p, "%s/d.json", dir);
+  write_file(p, "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"a\",\n \"name\": \"b\", \"x\": "
+                "1, \"x\": 2}}\n");
+  for (size_t chunk = 1; chunk <= 64; chunk *= 4) {
+    assert_int_equal(in_json_stream(p, chunk, collect, collect_error, &c), TS_OK);
+    assert_int_equal(c.errors, 1);
+    assert_non_null(strstr(c.error, "d.json: line 2 column 2: duplicate key \"name\" (the last "
+                                    "value is used), and 1 more"));
+    assert_int_equal(c.n, 1);
+    collected_free(&c);
+  }
+  /* a List's items, in pieces, kubectl's order: each item with its own position, once */
+  write_file(p, "{\"items\": [\n{\"metadata\": {\"name\": \"p\", \"name\": \"q\"}}\n],\n"
+                "\"kind\": \"PodList\", \"apiVersion\": \"v1\", \"kind\": \"PodList\"}\n");
+  for (size_t chunk = 1; chunk <= 1 << 20; chunk *= 4) {
+    assert_int_equal(in_json_stream(p, chunk, collect, collect_error, &c), TS_OK);
+    assert_int_equal(c.n, 1);
+    assert_int_equal(c.errors, 2); /* the item's "name", the List's "kind" */
+    assert_string_equal(c.text[0], "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{"
+                                   "\"name\":\"q\"}}");
+    if (!strstr(c.error, "d.json: line 2 column 28: duplicate key \"name\""))
+      fail_msg("%zu: %s", chunk, c.error); /* last */
+    collected_free(&c);
+  }
+  /* none: nothing said */
+  write_file(p, "{\"kind\": \"Pod\", \"metadata\": {\"name\": \"a\"}}\n");
+  assert_int_equal(in_load_path(p, collect, collect_error, &c), TS_OK);
+  assert_int_equal(c.errors, 0);
+  collected_free(&c);
+}
+
 /* A List read in pieces: kubectl's order (items before kind and apiVersion), a typed List
  * whose items get their kind and apiVersion, strings holding brackets, quotes and escapes, a
  * number at a piece's edge. Every piece size from 1 byte gives the same objects and lines as
@@ -697,6 +749,7 @@ int main(void) {
       cmocka_unit_test(test_load_path),
       cmocka_unit_test(test_json_item_lines),
       cmocka_unit_test(test_json_stream),
+      cmocka_unit_test(test_duplicate_keys),
       cmocka_unit_test(test_json_stream_item_cap),
       cmocka_unit_test(test_tessera_defaults_and_example),
       cmocka_unit_test(test_tessera_errors),
