@@ -26,6 +26,23 @@ int cmd_rbac(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 
+/* outfile.c: a file written whole or not at all. cmd_out_open creates PATH.tmp-XXXXXX beside
+ * PATH (O_EXCL, mode 0644) and returns its stream (NULL with errno set); cmd_out_commit flushes,
+ * syncs and renames it over PATH (a symlink at PATH is replaced, never followed), 0 or -1 with
+ * errno (the temporary file is then removed and PATH untouched); cmd_out_abort drops it. */
+typedef struct cmd_out {
+  FILE *f;         /* the temporary file's stream, NULL once committed or aborted */
+  char path[4096]; /* where it goes */
+  char tmp[4110];  /* the temporary file */
+} cmd_out;
+FILE *cmd_out_open(cmd_out *o, const char *path);
+int cmd_out_commit(cmd_out *o);
+void cmd_out_abort(cmd_out *o);
+/* Writes s as one CSV cell: quoted when it holds a comma, quote or line break, and with a
+ * leading ' when it starts with =, +, -, @, tab or CR, so that a spreadsheet opening the file
+ * takes it as text, never as a formula (OWASP's advice on CSV injection). */
+void cmd_csv_cell(FILE *f, const char *s);
+
 /* A queue's status as Kueue writes it, {"status": ...} for a merge patch of the status
  * subresource in kueue.x-k8s.io version (v1beta2 or v1beta1); NULL when out of memory. */
 json_t *queue_status_json(const live_queue_status *st, const char *version);
@@ -111,10 +128,10 @@ json_t *replay_claims_json(const sched_decision *d); /* returns new */
 void replay_dra_summary(FILE *out, json_t *summary, const model *m, const sched_result *res);
 
 /* simulate_html.c: the report of a simulation as one self-contained HTML page (inline SVG, no
- * script); 0, or -1 with errno set. */
+ * script) written to f; 0, or -1 (out of memory, a write error). */
 struct sim_trace;
 struct sim_result;
-int simulate_html(const char *path, const char *trace, const struct sim_trace *t,
-                  const struct sim_result *r, bool resume, bool fair_sharing);
+int simulate_html(FILE *f, const char *trace, const struct sim_trace *t, const struct sim_result *r,
+                  bool resume, bool fair_sharing);
 
 #endif

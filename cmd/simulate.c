@@ -70,8 +70,8 @@ static bool parse_until(const char *s, int64_t *out) {
     v *= DAY_S, end++;
   else if (*end == 's')
     end++;
-  if (*end || v > 1e12) return false;
-  *out = (int64_t)v;
+  if (*end || v > 1e9) return false; /* the longest span a trace may cover */
+  *out = (int64_t)ceil(v);           /* 0.5 is a second, not 0 (no limit) */
   return true;
 }
 
@@ -233,52 +233,62 @@ static void print_text(const sim_args *a, const sim_trace *t, const sim_result *
   if (r->nqueues > 1) print_stats_row(&r->all);
 }
 
+/* The report's files, each written whole or not at all (cmd_out), none followed through a
+ * symlink planted in dir; text from the trace (job ids, queues) is written as CSV text. */
 static int write_report(const char *dir, json_t *summary, const sim_trace *t, const sim_result *r) {
   char path[4096];
+  cmd_out o;
   FILE *f;
   if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
     fprintf(stderr, "tessera simulate: %s: %s\n", dir, strerror(errno));
     return 1;
   }
   snprintf(path, sizeof path, "%s/summary.json", dir);
-  if (json_dump_file(summary, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0) goto fail;
+  if (!(f = cmd_out_open(&o, path))) goto fail;
+  if (json_dumpf(summary, f, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 || cmd_out_commit(&o)) goto fail;
   snprintf(path, sizeof path, "%s/timeline.csv", dir);
-  if (!(f = fopen(path, "w"))) goto fail;
+  if (!(f = cmd_out_open(&o, path))) goto fail;
   fprintf(f, "t_s,gpus_used,gpus_idle_on_used_nodes,pending_jobs,running_jobs\n");
   for (size_t i = 0; i < r->nsamples; i++)
     fprintf(f, "%lld,%.10g,%.10g,%d,%d\n", (long long)r->samples[i].t_s, r->samples[i].gpus_used,
             r->samples[i].gpus_idle_frag, r->samples[i].pending_jobs, r->samples[i].running_jobs);
-  if (fclose(f) != 0) goto fail;
+  if (cmd_out_commit(&o)) goto fail;
   snprintf(path, sizeof path, "%s/queues.csv", dir);
-  if (!(f = fopen(path, "w"))) goto fail;
+  if (!(f = cmd_out_open(&o, path))) goto fail;
   fprintf(f, "queue,jobs,done,never_started,preemptions,gpu_hours,wait_p50_s,wait_p95_s,"
              "wait_p99_s,jct_p50_s,jct_p95_s,jct_p99_s\n");
   for (size_t i = 0; i <= r->nqueues; i++) {
     const sim_stats *s = i < r->nqueues ? &r->queues[i] : &r->all;
-    fprintf(f, "%s,%zu,%zu,%zu,%zu,%.3f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n",
-            i < r->nqueues ? s->queue : "(all)", s->jobs, s->done, s->never_started, s->preemptions,
-            s->gpu_hours, s->wait_p50, s->wait_p95, s->wait_p99, s->jct_p50, s->jct_p95,
-            s->jct_p99);
+    cmd_csv_cell(f, i < r->nqueues ? s->queue : "(all)");
+    fprintf(f, ",%zu,%zu,%zu,%zu,%.3f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", s->jobs, s->done,
+            s->never_started, s->preemptions, s->gpu_hours, s->wait_p50, s->wait_p95, s->wait_p99,
+            s->jct_p50, s->jct_p95, s->jct_p99);
   }
-  if (fclose(f) != 0) goto fail;
+  if (cmd_out_commit(&o)) goto fail;
   snprintf(path, sizeof path, "%s/report.html", dir);
-  if (simulate_html(path, json_string_value(json_object_get(summary, "trace")), t, r,
+  if (!(f = cmd_out_open(&o, path))) goto fail;
+  if (simulate_html(f, json_string_value(json_object_get(summary, "trace")), t, r,
                     !strcmp(json_string_value(json_object_get(summary, "preempted")), "resume"),
-                    json_is_true(json_object_get(summary, "fairSharing"))))
+                    json_is_true(json_object_get(summary, "fairSharing"))) ||
+      cmd_out_commit(&o))
     goto fail;
   snprintf(path, sizeof path, "%s/jobs.csv", dir);
-  if (!(f = fopen(path, "w"))) goto fail;
+  if (!(f = cmd_out_open(&o, path))) goto fail;
   fprintf(f, "job_id,queue,submit_s,first_start_s,last_start_s,end_s,preemptions\n");
   for (size_t i = 0; i < t->n; i++) {
     const sim_job_result *j = &r->jobs[i];
-    fprintf(f, "%s,%s,%lld,%lld,%lld,%lld,%d\n", t->jobs[i].id, t->jobs[i].queue,
-            (long long)t->jobs[i].submit_s, (long long)j->first_start_s, (long long)j->last_start_s,
-            (long long)j->end_s, j->preemptions);
+    cmd_csv_cell(f, t->jobs[i].id);
+    fputc(',', f);
+    cmd_csv_cell(f, t->jobs[i].queue);
+    fprintf(f, ",%lld,%lld,%lld,%lld,%d\n", (long long)t->jobs[i].submit_s,
+            (long long)j->first_start_s, (long long)j->last_start_s, (long long)j->end_s,
+            j->preemptions);
   }
-  if (fclose(f) != 0) goto fail;
+  if (cmd_out_commit(&o)) goto fail;
   return 0;
 fail:
-  fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno));
+  fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno ? errno : EIO));
+  cmd_out_abort(&o);
   return 1;
 }
 
@@ -360,21 +370,25 @@ static json_t *run_fill(const sim_args *a, model *m, const cfg_tessera *cfg, con
     }
     if (report) {
       char path[4096];
+      cmd_out w = {0};
       FILE *out;
       snprintf(path, sizeof path, "%.2000s", report);
       if (mkdir(report, 0755) != 0 && errno != EEXIST) *status = 1; /* path names it */
       snprintf(path, sizeof path, "%s/fill.json", report);
-      if (*status == 0 && json_dump_file(j, path, JSON_INDENT(2) | JSON_SORT_KEYS) != 0)
+      if (*status == 0 &&
+          (!(out = cmd_out_open(&w, path)) ||
+           json_dumpf(j, out, JSON_INDENT(2) | JSON_SORT_KEYS) != 0 || cmd_out_commit(&w)))
         *status = 1;
       snprintf(path, sizeof path, "%s/fill.csv", report);
-      if (*status == 0 && (out = fopen(path, "w"))) {
+      if (*status == 0 && (out = cmd_out_open(&w, path))) {
         fprintf(out, "jobs_tried,gpus_asked,gpus_allocated\n");
         for (size_t i = 0; i < f.npoints; i++)
           fprintf(out, "%zu,%.10g,%.10g\n", i + 1, f.arrived[i], f.allocated[i]);
-        if (fclose(out) != 0) *status = 1;
+        if (cmd_out_commit(&w)) *status = 1;
       } else if (*status == 0) {
         *status = 1;
       }
+      cmd_out_abort(&w);
       if (*status) fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno));
     }
   }

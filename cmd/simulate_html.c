@@ -36,26 +36,21 @@ static void esc(FILE *f, const char *s) {
   }
 }
 
-/* The value of series `which` at sample i: 0 GPUs used, 1 free GPUs on used nodes, 2 jobs
- * pending, 3 jobs running, 4 + q: GPUs held by queue q. */
-static double value(const sim_result *r, size_t i, int which) {
-  const sim_sample *s = &r->samples[i];
-  switch (which) {
-  case 0:
-    return (double)s->gpus_used;
-  case 1:
-    return (double)s->gpus_idle_frag;
-  case 2:
-    return (double)s->pending_jobs;
-  case 3:
-    return (double)s->running_jobs;
-  default:
-    return (double)r->queue_gpus[i * r->nqueues + (size_t)(which - 4)];
+/* Series `which` at every sample (out: nsamples entries): 0 GPUs used, 1 free GPUs on used
+ * nodes, 2 jobs pending, 3 jobs running. */
+static void sample_series(const sim_result *r, int which, double *out) {
+  for (size_t i = 0; i < r->nsamples; i++) {
+    const sim_sample *x = &r->samples[i];
+    out[i] = which == 0   ? x->gpus_used
+             : which == 1 ? x->gpus_idle_frag
+             : which == 2 ? (double)x->pending_jobs
+                          : (double)x->running_jobs;
   }
 }
 
-/* out[b]: the time-weighted mean of the series over slice b of [0, end]. O(samples + BUCKETS). */
-static void buckets(const sim_result *r, int which, double *out) {
+/* out[b]: the time-weighted mean of v (one value per sample) over slice b of [0, end].
+ * O(samples + BUCKETS). */
+static void buckets(const sim_result *r, const double *v, double *out) {
   double span = r->end_s > 0 ? (double)r->end_s : 1, width = span / BUCKETS;
   size_t i = 0;
   for (int b = 0; b < BUCKETS; b++) {
@@ -64,7 +59,7 @@ static void buckets(const sim_result *r, int which, double *out) {
     for (size_t k = i; k < r->nsamples && (double)r->samples[k].t_s < hi; k++) {
       double from = fmax(lo, (double)r->samples[k].t_s);
       double to = k + 1 < r->nsamples ? fmin(hi, (double)r->samples[k + 1].t_s) : hi;
-      if (to > from) area += (to - from) * value(r, k, which);
+      if (to > from) area += (to - from) * v[k];
     }
     out[b] = area / width;
   }
@@ -113,9 +108,10 @@ static void axes(FILE *f, const sim_result *r, double ymax, const char *ylabel) 
   fputs("</text>\n", f);
 }
 
-static void series(FILE *f, const sim_result *r, int which, double ymax, const char *color) {
+static void series(FILE *f, const sim_result *r, const double *vals, double ymax,
+                   const char *color) {
   double v[BUCKETS], width = (r->end_s > 0 ? (double)r->end_s : 1) / BUCKETS;
-  buckets(r, which, v);
+  buckets(r, vals, v);
   fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\" points=\"", color);
   for (int b = 0; b < BUCKETS; b++)
     fprintf(f, "%s%.1f,%.1f", b ? " " : "", px(r, (b + 0.5) * width), py(v[b], ymax));
@@ -127,10 +123,33 @@ static void hline(FILE *f, double y, double ymax, const char *color) {
           ML, W - MR, py(y, ymax), py(y, ymax), color);
 }
 
-static double series_max(const sim_result *r, int which) {
+static double series_max(const sim_result *r, const double *v) {
   double m = 0;
-  for (size_t i = 0; i < r->nsamples; i++) m = fmax(m, value(r, i, which));
+  for (size_t i = 0; i < r->nsamples; i++) m = fmax(m, v[i]);
   return m;
+}
+
+/* The queues drawn one by one: the NCOLORS - 1 that held the most GPU-hours (the first of
+ * equals), in queue order, or all of them when there are no more than NCOLORS; the others are
+ * drawn together as one line. O(NCOLORS x queues). */
+static size_t shown_queues(const sim_result *r, size_t *shown) {
+  size_t n = 0, cap = r->nqueues <= NCOLORS ? r->nqueues : NCOLORS - 1;
+  while (n < cap) {
+    size_t best = SIZE_MAX;
+    for (size_t q = 0; q < r->nqueues; q++) {
+      bool taken = false;
+      for (size_t k = 0; k < n && !taken; k++) taken = shown[k] == q;
+      if (!taken && (best == SIZE_MAX || r->queues[q].gpu_hours > r->queues[best].gpu_hours))
+        best = q;
+    }
+    shown[n++] = best;
+  }
+  for (size_t i = 1; i < n; i++) /* queue order */
+    for (size_t k = i; k > 0 && shown[k - 1] > shown[k]; k--) {
+      size_t t = shown[k];
+      shown[k] = shown[k - 1], shown[k - 1] = t;
+    }
+  return n;
 }
 
 static void legend(FILE *f, const char *color, const char *what, bool dashed) {
@@ -151,12 +170,16 @@ static void stats_row(FILE *f, const sim_stats *s, const char *name) {
           s->jct_p99 / 3600);
 }
 
-int simulate_html(const char *path, const char *trace, const sim_trace *t, const sim_result *r,
-                  bool resume, bool fair_sharing) {
-  FILE *f = fopen(path, "w");
-  double ymax, wsum = 0;
+int simulate_html(FILE *f, const char *trace, const sim_trace *t, const sim_result *r, bool resume,
+                  bool fair_sharing) {
+  double ymax, wsum = 0, *v = ts_malloc((r->nsamples + 1) * sizeof *v),
+               *other = ts_malloc((r->nsamples + 1) * sizeof *other);
+  size_t shown[NCOLORS], nshown;
   char buf[160];
-  if (!f) return -1;
+  if (!v || !other) {
+    ts_free(v), ts_free(other);
+    return -1;
+  }
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         "<title>tessera simulate</title>\n<style>\n"
         "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;max-width:960px}\n"
@@ -183,46 +206,66 @@ int simulate_html(const char *path, const char *trace, const sim_trace *t, const
         f);
   axes(f, r, ymax, "GPUs");
   hline(f, (double)r->gpus_total, ymax, "#888");
-  series(f, r, 0, ymax, palette[0]);
+  sample_series(r, 0, v);
+  series(f, r, v, ymax, palette[0]);
   fputs("</svg>\n", f);
   for (size_t q = 0; q < r->nqueues; q++) wsum += r->queues[q].weight;
+  nshown = shown_queues(r, shown);
   if (fair_sharing)
     fputs("<h2>GPUs held per queue</h2>\n<p class=\"note\">Each queue's GPUs over time (solid) "
           "and its weight's share of the cluster (dashed): weight / sum of weights &times; GPUs. "
-          "A queue above its line is using what others left idle, or more than its share.</p>\n"
-          "<p>",
+          "A queue above its line is using what others left idle, or more than its share.",
           f);
   else
     fputs("<h2>GPUs held per queue</h2>\n<p class=\"note\">Each queue's GPUs over time. Fair "
-          "sharing is off (tessera.yaml), so weights do not act and no share line is drawn.</p>\n"
-          "<p>",
+          "sharing is off (tessera.yaml), so weights do not act and no share line is drawn.",
           f);
-  for (size_t q = 0; q < r->nqueues; q++) {
+  if (nshown < r->nqueues)
+    fprintf(f,
+            " The %zu queues that held the most GPU-hours are drawn one by one, the other %zu "
+            "together (queues.csv has every queue).",
+            nshown, r->nqueues - nshown);
+  fputs("</p>\n<p>", f);
+  for (size_t k = 0; k < nshown; k++) {
+    size_t q = shown[k];
     snprintf(buf, sizeof buf, "%s (weight %g)", *r->queues[q].queue ? r->queues[q].queue : "(none)",
              r->queues[q].weight);
-    legend(f, palette[q % NCOLORS], buf, false);
+    legend(f, palette[k % NCOLORS], buf, false);
+  }
+  if (nshown < r->nqueues) {
+    snprintf(buf, sizeof buf, "the other %zu queues", r->nqueues - nshown);
+    legend(f, palette[NCOLORS - 1], buf, false);
   }
   fputs("</p>\n", f);
   axes(f, r, ymax, "GPUs");
-  for (size_t q = 0; fair_sharing && q < r->nqueues && wsum > 0; q++)
-    hline(f, (double)r->gpus_total * r->queues[q].weight / wsum, ymax, palette[q % NCOLORS]);
-  for (size_t q = 0; q < r->nqueues; q++) series(f, r, 4 + (int)q, ymax, palette[q % NCOLORS]);
+  for (size_t k = 0; fair_sharing && k < nshown && wsum > 0; k++)
+    hline(f, (double)r->gpus_total * r->queues[shown[k]].weight / wsum, ymax, palette[k % NCOLORS]);
+  if (nshown < r->nqueues) sim_queue_series(r, SIZE_MAX, other); /* every queue ... */
+  for (size_t k = 0; k < nshown; k++) {
+    sim_queue_series(r, shown[k], v);
+    series(f, r, v, ymax, palette[k % NCOLORS]);
+    for (size_t i = 0; nshown < r->nqueues && i < r->nsamples; i++) other[i] -= v[i];
+  }
+  if (nshown < r->nqueues) series(f, r, other, ymax, palette[NCOLORS - 1]); /* ... but those */
   fputs("</svg>\n", f);
-  ymax = nice_max(fmax(1, series_max(r, 1)));
+  sample_series(r, 1, v);
+  ymax = nice_max(fmax(1, series_max(r, v)));
   fputs("<h2>Fragmentation</h2>\n<p class=\"note\">Free GPUs on nodes that have some GPUs in use: "
         "capacity a job asking for whole nodes cannot use.</p>\n",
         f);
   axes(f, r, ymax, "free GPUs");
-  series(f, r, 1, ymax, palette[1]);
+  series(f, r, v, ymax, palette[1]);
   fputs("</svg>\n", f);
-  ymax = nice_max(fmax(1, fmax(series_max(r, 2), series_max(r, 3))));
+  sample_series(r, 2, v);
+  sample_series(r, 3, other);
+  ymax = nice_max(fmax(1, fmax(series_max(r, v), series_max(r, other))));
   fputs("<h2>Jobs waiting and running</h2>\n<p>", f);
   legend(f, palette[3], "waiting (submitted, not running)", false);
   legend(f, palette[2], "running", false);
   fputs("</p>\n", f);
   axes(f, r, ymax, "jobs");
-  series(f, r, 2, ymax, palette[3]);
-  series(f, r, 3, ymax, palette[2]);
+  series(f, r, v, ymax, palette[3]);
+  series(f, r, other, ymax, palette[2]);
   fputs("</svg>\n", f);
   fputs("<h2>Per queue</h2>\n<p class=\"note\">Wait: submission to the job's last start. "
         "Completion: submission to its end. Nearest-rank percentiles over the jobs that started "
@@ -234,5 +277,6 @@ int simulate_html(const char *path, const char *trace, const sim_trace *t, const
     stats_row(f, &r->queues[q], *r->queues[q].queue ? r->queues[q].queue : "(none)");
   if (r->nqueues > 1) stats_row(f, &r->all, "all");
   fputs("</table>\n</body></html>\n", f);
-  return fclose(f) == 0 ? 0 : -1;
+  ts_free(v), ts_free(other);
+  return ferror(f) ? -1 : 0;
 }

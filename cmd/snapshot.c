@@ -8,6 +8,7 @@
  * and managedFields. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -117,6 +118,7 @@ static int write_file(snap *s, json_t *version) {
   const ts_map_slot *sl;
   entry **items = malloc((s->objs.count + 1) * sizeof *items);
   json_t *config = cfg_tessera_json(s->t), *rec;
+  cmd_out o;
   FILE *f;
   bool ok;
   if (!items || !config) {
@@ -133,8 +135,8 @@ static int write_file(snap *s, json_t *version) {
   }
   qsort(items, n, sizeof *items, entry_cmp);
   rec = record(version, counts);
-  if (!(f = fopen(s->out, "w"))) {
-    fprintf(stderr, "tessera snapshot: %s: cannot write\n", s->out);
+  if (!(f = cmd_out_open(&o, s->out))) { /* beside it, renamed over it once whole */
+    fprintf(stderr, "tessera snapshot: %s: cannot write: %s\n", s->out, strerror(errno));
     free(items);
     json_decref(config);
     json_decref(rec);
@@ -150,13 +152,12 @@ static int write_file(snap *s, json_t *version) {
     fputs(items[i]->text, f);
   }
   fputs("\n]}\n", f);
-  ok = !ferror(f);
-  ok &= fclose(f) == 0;
+  ok = cmd_out_commit(&o) == 0; /* a failed write leaves the previous snapshot whole */
   free(items);
   json_decref(config);
   json_decref(rec);
   if (!ok) {
-    fprintf(stderr, "tessera snapshot: %s: write failed\n", s->out);
+    fprintf(stderr, "tessera snapshot: %s: write failed: %s\n", s->out, strerror(errno));
     return 1;
   }
   ts_log(TS_LOG_INFO, "wrote %s: %zu objects (%zu environment values left out)", s->out, n,

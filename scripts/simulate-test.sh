@@ -68,6 +68,32 @@ err=$("$T" simulate --trace $S/trace.csv --nodes 8by8 2>&1)
 printf 'job_id,submit_s,duration_s,queue,num_pods,gpus_per_pod,gpu_mem_gib,priority\nj,0,x,q,1,1,,\n' >"$dir/bad.csv"
 err=$("$T" simulate --trace "$dir/bad.csv" --nodes 1x8 2>&1)
 [ $? -eq 2 ] && echo "$err" | grep -q 'bad.csv:2: duration_s: must be a number of seconds' || fail "bad trace: $err"
+# Hostile input (issue 30): times past what a run can cover are refused, naming the job (a
+# submission at 8e9 s once overflowed the event loop's nanoseconds); --until 0.5 is a second, not
+# 0 (which means no limit); a GPU-less trace in fill mode is refused at once (it drew jobs
+# without end); a node listed twice in an openb node list is refused (it replaced the first).
+printf 'job_id,submit_s,duration_s,queue,num_pods,gpus_per_pod,gpu_mem_gib,priority\nlate,8000000000,9,q,1,1,,\n' >"$dir/late.csv"
+err=$("$T" simulate --trace "$dir/late.csv" --nodes 1x8 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q 'job late: submitted at 8000000000s and running 9s ends past 10^9 s' || fail "late job: $err"
+printf 'job_id,submit_s,duration_s,queue,num_pods,gpus_per_pod,gpu_mem_gib,priority\na,0,5,q,1,8,,\nb,0,5,q,1,8,,\n' >"$dir/two.csv"
+"$T" simulate --trace "$dir/two.csv" --nodes 1x8 --until 0.5 --output json >"$dir/until" || fail "--until 0.5 failed"
+grep -q '"done": 0' "$dir/until" && grep -q '"neverStarted": 1' "$dir/until" || fail "--until 0.5: $(head -c 400 "$dir/until")"
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\nc,1000,1024,0,0,,BE,Running,0,,0\n' >"$dir/cpu.csv"
+err=$("$T" simulate --trace "$dir/cpu.csv" --nodes 4x8 --fill --seed 1 2>&1)
+[ $? -eq 1 ] && echo "$err" | grep -q 'no job of the trace asks for a GPU' || fail "GPU-less fill: $err"
+printf 'sn,cpu_milli,memory_mib,gpu,model\nn1,96000,1000,8,A\nn1,96000,1000,4,B\n' >"$dir/nodes.csv"
+err=$("$T" simulate --trace "$dir/two.csv" --nodes "$dir/nodes.csv" 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q 'nodes.csv:3: sn: node "n1" is listed again (first on line 2)' || fail "node twice: $err"
+# --report: a symlink planted in the directory is replaced, its target never written; a cell
+# that a spreadsheet would read as a formula goes out as text.
+printf 'job_id,submit_s,duration_s,queue,num_pods,gpus_per_pod,gpu_mem_gib,priority\n=HYPERLINK(1),0,5,@q,1,1,,\n' >"$dir/inj.csv"
+mkdir "$dir/rep" && echo precious >"$dir/target" && ln -s "$dir/target" "$dir/rep/jobs.csv"
+"$T" simulate --trace "$dir/inj.csv" --nodes 1x8 --report "$dir/rep" >/dev/null || fail "--report with a planted symlink failed"
+[ "$(cat "$dir/target")" = precious ] || fail "--report wrote through a symlink"
+[ -f "$dir/rep/jobs.csv" ] && [ ! -L "$dir/rep/jobs.csv" ] || fail "--report: jobs.csv is still a symlink"
+grep -q "^'=HYPERLINK(1),'@q,0,0,0,5,0$" "$dir/rep/jobs.csv" || fail "CSV injection: $(cat "$dir/rep/jobs.csv")"
+grep -q "^'@q,1," "$dir/rep/queues.csv" || fail "CSV injection (queues): $(cat "$dir/rep/queues.csv")"
+ls "$dir/rep" | grep -q tmp && fail "--report left a temporary file: $(ls "$dir/rep")"
 ITP=../shared/traces/itp/itp_cluster04_replay.csv
 if [ -f "$ITP" ]; then
   "$T" simulate --trace "$ITP" --nodes 128x8 --output json >"$dir/itp" || fail "ITP cluster04 failed"

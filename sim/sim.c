@@ -55,10 +55,14 @@ typedef struct sim {
   sched_state *st;
   jstate *js;
   qinfo *qs;
-  TS_VEC(ending) heap;  /* runs by end time */
-  int gpu;              /* resource id of nvidia.com/gpu */
-  int64_t *qgpus;       /* [nqueues] thousandths of GPUs held by each queue's running jobs */
-  sched_config cfg_own; /* cfg with the trace's workload (FGD's typical pods) */
+  TS_VEC(ending) heap;    /* runs by end time */
+  int gpu;                /* resource id of nvidia.com/gpu */
+  int64_t *qgpus;         /* [nqueues] thousandths of GPUs held by each queue's running jobs */
+  int64_t *qlast;         /* [nqueues] what the last point of each queue said */
+  uint8_t *qdirty;        /* [nqueues] qgpus changed since the last sample */
+  TS_VEC(uint32_t) dirty; /* those queues */
+  size_t points_cap;      /* capacity of r->queue_points */
+  sched_config cfg_own;   /* cfg with the trace's workload (FGD's typical pods) */
   sched_workload_shape *workload; /* owned */
   model_node **nodes;             /* schedulable nodes (they do not change during a run) */
   size_t nnodes;
@@ -277,13 +281,20 @@ static size_t job_of(const sim *s, const model_pod *p, uint32_t *attempt) {
 
 /* ---- events ---------------------------------------------------------------------------- */
 
+/* The GPUs queue q holds change by delta thousandths: the next sample records it. Out of
+ * memory for the list of changed queues: the queue's change is recorded at a later sample. */
+static void queue_gpus(sim *s, uint32_t q, int64_t delta) {
+  s->qgpus[q] += delta;
+  if (!s->qdirty[q] && ts_vec_push(&s->dirty, q) == TS_OK) s->qdirty[q] = 1;
+}
+
 static ts_rc finish(sim *s, size_t i, int64_t now) {
   jstate *j = &s->js[i];
   const sim_job *job = &s->t->jobs[i];
   double jct = (double)(now - job->submit_s);
   withdraw(s, i);
   j->state = J_DONE;
-  s->qgpus[j->q] -= job_milli(job);
+  queue_gpus(s, j->q, -job_milli(job));
   s->r->jobs[i].end_s = now;
   s->running--;
   s->r->queues[j->q].done++;
@@ -314,7 +325,7 @@ static ts_rc preempted(sim *s, size_t i, int64_t now) {
   s->r->queues[j->q].preemptions++;
   s->r->all.preemptions++;
   s->r->jobs[i].preemptions++;
-  s->qgpus[j->q] -= job_milli(job);
+  queue_gpus(s, j->q, -job_milli(job));
   withdraw(s, i);
   s->running--;
   j->attempt++;
@@ -329,7 +340,7 @@ static ts_rc started(sim *s, size_t i, int64_t now) {
   j->state = J_RUNNING;
   j->start_s = now;
   j->end_s = now + j->left_s;
-  s->qgpus[j->q] += job_milli(&s->t->jobs[i]);
+  queue_gpus(s, j->q, job_milli(&s->t->jobs[i]));
   if (!j->started) s->r->jobs[i].first_start_s = now;
   s->r->jobs[i].last_start_s = now;
   j->started = true;
@@ -373,6 +384,49 @@ static ts_rc cycle(sim *s, int64_t now, bool *evicted) {
   return rc;
 }
 
+/* A point for each queue whose GPUs changed since the last sample (at: this sample). */
+static ts_rc queue_points(sim *s, uint32_t at) {
+  sim_result *r = s->r;
+  for (size_t i = 0; i < s->dirty.n; i++) {
+    uint32_t q = s->dirty.v[i];
+    s->qdirty[q] = 0;
+    if (s->qgpus[q] == s->qlast[q]) continue;
+    if (r->nqueue_points == s->points_cap) {
+      size_t ncap = s->points_cap ? s->points_cap * 2 : 1024;
+      sim_queue_point *np = ts_realloc(r->queue_points, ncap * sizeof *np);
+      if (!np) return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+      r->queue_points = np, s->points_cap = ncap;
+    }
+    r->queue_points[r->nqueue_points++] = (sim_queue_point){at, q, (double)s->qgpus[q] / 1000};
+    s->qlast[q] = s->qgpus[q];
+  }
+  s->dirty.n = 0;
+  return TS_OK;
+}
+
+void sim_queue_series(const sim_result *r, size_t q, double *out) {
+  double now = 0;
+  size_t k = 0;
+  if (q == SIZE_MAX) { /* every queue: the sum, from each queue's last value */
+    double *last = ts_calloc(r->nqueues + 1, sizeof *last);
+    for (size_t i = 0; i < r->nsamples; i++) {
+      for (; k < r->nqueue_points && r->queue_points[k].sample <= i; k++) {
+        const sim_queue_point *p = &r->queue_points[k];
+        now += p->gpus - (last ? last[p->queue] : 0);
+        if (last) last[p->queue] = p->gpus;
+      }
+      out[i] = last ? now : 0;
+    }
+    ts_free(last);
+    return;
+  }
+  for (size_t i = 0; i < r->nsamples; i++) {
+    for (; k < r->nqueue_points && r->queue_points[k].sample <= i; k++)
+      if (r->queue_points[k].queue == q) now = r->queue_points[k].gpus;
+    out[i] = now;
+  }
+}
+
 static ts_rc sample(sim *s, int64_t now) {
   sim_sample x = {
       .t_s = now, .pending_jobs = (int32_t)s->pending, .running_jobs = (int32_t)s->running};
@@ -387,20 +441,17 @@ static ts_rc sample(sim *s, int64_t now) {
     if (used > 0 && alloc > used) all_frag += alloc - used;
   }
   x.gpus_used = (double)all_used / 1000, x.gpus_idle_frag = (double)all_frag / 1000;
-  size_t nq = s->r->nqueues, at = s->r->nsamples;
+  size_t at = s->r->nsamples;
   if (at && s->r->samples[at - 1].t_s == now) {
     at--; /* a second sample at the same time replaces the first */
   } else if (at >= 1024 && (at & (at - 1)) == 0) { /* grow at powers of two */
-    double *qg = ts_realloc(s->r->queue_gpus, 2 * at * (nq ? nq : 1) * sizeof *qg);
-    if (qg) s->r->queue_gpus = qg;
-    v = qg ? ts_realloc(s->r->samples, 2 * at * sizeof *v) : NULL;
-    if (!v) return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+    if (!(v = ts_realloc(s->r->samples, 2 * at * sizeof *v)))
+      return ts_err_set(s->err, TS_ENOMEM, "out of memory");
     s->r->samples = v;
   }
   s->r->samples[at] = x;
-  for (size_t q = 0; q < nq; q++) s->r->queue_gpus[at * nq + q] = (double)s->qgpus[q] / 1000;
   s->r->nsamples = at + 1;
-  return TS_OK;
+  return queue_points(s, (uint32_t)at);
 }
 
 /* ---- set-up and summary ---------------------------------------------------------------- */
@@ -527,7 +578,8 @@ static ts_rc setup_jobs(sim *s) {
     return ts_err_set(s->err, TS_ENOMEM, "out of memory");
   if ((rc = queues(s)) != TS_OK) return rc;
   if (!(s->qgpus = ts_calloc(s->r->nqueues + 1, sizeof *s->qgpus)) ||
-      !(s->r->queue_gpus = ts_malloc(1024 * (s->r->nqueues + 1) * sizeof *s->r->queue_gpus)))
+      !(s->qlast = ts_calloc(s->r->nqueues + 1, sizeof *s->qlast)) ||
+      !(s->qdirty = ts_calloc(s->r->nqueues + 1, sizeof *s->qdirty)))
     return ts_err_set(s->err, TS_ENOMEM, "out of memory");
   return TS_OK;
 }
@@ -569,6 +621,9 @@ static void teardown(sim *s) {
   ts_free(s->js);
   ts_free(s->nodes);
   ts_free(s->qgpus);
+  ts_free(s->qlast);
+  ts_free(s->qdirty);
+  ts_vec_free(&s->dirty);
   sched_state_free(s->st);
 }
 
@@ -617,7 +672,7 @@ void sim_result_free(sim_result *r) {
   ts_free(r->queues);
   ts_free(r->jobs);
   ts_free(r->samples);
-  ts_free(r->queue_gpus);
+  ts_free(r->queue_points);
   memset(r, 0, sizeof *r);
 }
 
@@ -663,9 +718,15 @@ ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_
   double arrived = 0;
   int64_t allocated = 0;
   ts_rc rc;
+  bool gpus = false;
   memset(out, 0, sizeof *out);
   out->first_failure = SIZE_MAX;
   memset(&inst, 0, sizeof inst);
+  for (size_t i = 0; i < t->n && !gpus; i++) gpus = job_milli(&t->jobs[i]) > 0;
+  if (!gpus) /* drawing jobs until they ask for 150% of the GPUs would never end */
+    return ts_err_set(err, TS_EINVAL,
+                      "no job of the trace asks for a GPU: fill mode measures how much of the "
+                      "cluster's GPUs can be allocated");
   if ((rc = setup_cluster(&s)) != TS_OK || (rc = use_workload(&s, t)) != TS_OK) goto done;
   if (fill_order(t, o->seed, r.gpus_total, &inst, &from) != TS_OK) {
     rc = ts_err_set(err, TS_ENOMEM, "out of memory");

@@ -87,6 +87,15 @@ typedef struct sim_sample {
   int32_t running_jobs;  /* jobs running */
 } sim_sample;
 
+/* A change of the GPUs a queue holds: from sample `sample` on (until its next point), queue
+ * `queue` holds `gpus` (before its first point, none). Only changes are kept, so a trace of a
+ * queue per job costs memory in proportion to its events, not events x queues. */
+typedef struct sim_queue_point {
+  uint32_t sample; /* index in sim_result.samples */
+  uint32_t queue;  /* index in sim_result.queues */
+  double gpus;     /* GPUs held by the queue's running jobs */
+} sim_queue_point;
+
 /* What became of one job of the trace (same index). -1: did not happen by the end. */
 typedef struct sim_job_result {
   int64_t first_start_s, last_start_s, end_s;
@@ -94,19 +103,24 @@ typedef struct sim_job_result {
 } sim_job_result;
 
 typedef struct sim_result {
-  int64_t end_s;         /* virtual time of the last event processed */
-  int64_t gpus_total;    /* GPUs of the schedulable nodes */
-  double utilisation;    /* time-weighted mean of gpus_used / gpus_total over [0, end_s] */
-  size_t cycles;         /* scheduling cycles run */
-  size_t bound, evicted; /* pods bound, pods evicted */
-  sim_stats all;         /* the whole trace */
-  sim_stats *queues;     /* owned, per queue by name */
-  size_t nqueues;        /* entries */
-  sim_job_result *jobs;  /* owned, one per job of the trace, in its order */
-  sim_sample *samples;   /* owned, in time order */
-  size_t nsamples;       /* entries */
-  double *queue_gpus;    /* owned: [nsamples x nqueues] GPUs held per queue at each sample */
+  int64_t end_s;                 /* virtual time of the last event processed */
+  int64_t gpus_total;            /* GPUs of the schedulable nodes */
+  double utilisation;            /* time-weighted mean of gpus_used / gpus_total over [0, end_s] */
+  size_t cycles;                 /* scheduling cycles run */
+  size_t bound, evicted;         /* pods bound, pods evicted */
+  sim_stats all;                 /* the whole trace */
+  sim_stats *queues;             /* owned, per queue by name */
+  size_t nqueues;                /* entries */
+  sim_job_result *jobs;          /* owned, one per job of the trace, in its order */
+  sim_sample *samples;           /* owned, in time order */
+  size_t nsamples;               /* entries */
+  sim_queue_point *queue_points; /* owned: per-queue GPUs, by sample (then as they came) */
+  size_t nqueue_points;          /* entries */
 } sim_result;
+
+/* The GPUs queue q holds at each sample (out: nsamples entries), from the points; q SIZE_MAX:
+ * every queue together. O(samples + points). */
+void sim_queue_series(const sim_result *r, size_t q, double *out);
 
 /* Runs the trace over m (nodes, queues; pods it adds and removes itself) with cfg, from an
  * empty state. A job of queue Q goes to namespace Q (lowercased; letters, digits and '-'), and

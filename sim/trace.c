@@ -15,6 +15,10 @@
 #define MAX_FIELDS  16
 #define MAX_PODS    100000 /* per job */
 #define MAX_SECONDS (INT64_C(1) << 40)
+/* The longest span a run may cover: a job's submission (from the trace's start) plus its run.
+ * Virtual time becomes nanoseconds after the epoch (creation timestamps, the cycle's clock);
+ * 10^9 s (31 years) from 2026 stays far inside int64 nanoseconds, where 7.5e9 s did not. */
+#define MAX_SPAN_S INT64_C(1000000000)
 
 static const char *const neutral_cols[] = {"job_id",   "submit_s",     "duration_s",  "queue",
                                            "num_pods", "gpus_per_pod", "gpu_mem_gib", "priority"};
@@ -305,6 +309,14 @@ ts_rc sim_trace_readf(FILE *fp, const char *path, sim_trace *out, ts_err *err) {
   if (rc == TS_OK && !header) rc = ts_err_set(err, TS_EPARSE, "%s: empty trace", path);
   if (rc == TS_OK && fmt == FMT_ITP) /* rebased to 0, as the neutral files are */
     for (size_t i = 0; i < out->n; i++) out->jobs[i].submit_s -= first;
+  for (size_t i = 0; rc == TS_OK && i < out->n; i++) {
+    const sim_job *j = &out->jobs[i];
+    if (j->submit_s > MAX_SPAN_S || (j->duration_s > 0 && j->duration_s > MAX_SPAN_S - j->submit_s))
+      rc = ts_err_set(err, TS_ERANGE,
+                      "%s: job %s: submitted at %llds and running %llds ends past 10^9 s (31 "
+                      "years) from the trace's start, more than a run can cover",
+                      path, j->id, (long long)j->submit_s, (long long)j->duration_s);
+  }
   for (size_t i = 0; rc == TS_OK && i < out->n; i++) /* openb pods never deleted: to the end */
     if (out->jobs[i].duration_s < 0) out->jobs[i].duration_s = last - out->jobs[i].submit_s;
   if (rc == TS_OK && (rc = sort_jobs(out)) != TS_OK) ts_err_set(err, rc, "out of memory");
@@ -328,9 +340,13 @@ ts_rc sim_nodes_read(const char *path, model *m, ts_err *err) {
   ssize_t len;
   rd r = {path, 0, err};
   ts_rc rc = TS_OK;
+  ts_map rows; /* node name (owned) -> its line */
   if (!fp) return ts_err_set(err, TS_EIO, "%s: %s", path, strerror(errno));
+  ts_map_init(&rows);
   while (rc == TS_OK && (len = getline(&line, &cap, fp)) >= 0) {
     int64_t cpu, mem, gpus;
+    uintptr_t first;
+    char *name;
     char cpus[32], mib[32], g[16];
     json_t *o;
     int n;
@@ -352,6 +368,18 @@ ts_rc sim_nodes_read(const char *path, model *m, ts_err *err) {
         (rc = amount(&r, "memory_mib", f[2], 1, INT64_C(1) << 40, &mem)) ||
         (rc = amount(&r, "gpu", f[3], 0, 1024, &gpus)))
       break;
+    if ((first = (uintptr_t)ts_map_get(&rows, f[0], strlen(f[0])))) { /* once replaced the first */
+      rc = ts_err_set(err, TS_EEXIST,
+                      "%s:%zu: sn: node \"%.100s\" is listed again (first on line %zu)", path,
+                      r.line, f[0], (size_t)first);
+      break;
+    }
+    if (!(name = ts_strdup(f[0])) ||
+        ts_map_put(&rows, name, strlen(name), (void *)(uintptr_t)r.line, NULL) != TS_OK) {
+      ts_free(name);
+      rc = ts_err_set(err, TS_ENOMEM, "out of memory");
+      break;
+    }
     snprintf(cpus, sizeof cpus, "%lldm", (long long)cpu);
     snprintf(mib, sizeof mib, "%lldMi", (long long)mem);
     snprintf(g, sizeof g, "%lld", (long long)gpus);
@@ -373,6 +401,12 @@ ts_rc sim_nodes_read(const char *path, model *m, ts_err *err) {
   }
   free(line);
   fclose(fp);
+  {
+    size_t it = 0;
+    const ts_map_slot *sl;
+    while (ts_map_next(&rows, &it, &sl)) ts_free((char *)sl->key);
+    ts_map_free(&rows);
+  }
   if (rc == TS_OK && r.line == 0) rc = ts_err_set(err, TS_EPARSE, "%s: empty node list", path);
   return rc;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <curl/curl.h>
@@ -615,10 +616,26 @@ static void test_run_snapshot_replay(void **state) {
   }
   write_config(s, 20000 + (int)(getpid() % 10000) * 2, cfg, sizeof cfg);
   snprintf(snapf, sizeof snapf, "%s/snapshot.json", fa_dir(s));
-  {
+  { /* a symlink where the snapshot goes is replaced by the file, never written through */
+    char target[400];
+    FILE *t;
+    snprintf(target, sizeof target, "%s/precious", fa_dir(s));
+    assert_non_null(t = fopen(target, "w"));
+    fputs("precious\n", t);
+    fclose(t);
+    assert_int_equal(symlink(target, snapf), 0);
     const char *args[] = {
         "snapshot", "--kubeconfig", fa_kubeconfig(s), "--config", cfg, "-o", snapf, NULL};
     assert_int_equal(run_tessera(args), 0);
+    assert_non_null(t = fopen(target, "r"));
+    assert_non_null(fgets(line, sizeof line, t));
+    fclose(t);
+    assert_string_equal(line, "precious\n");
+    {
+      struct stat st;
+      assert_int_equal(lstat(snapf, &st), 0);
+      assert_true(S_ISREG(st.st_mode));
+    }
   }
   assert_non_null(p = fopen(snapf, "r"));
   fclose(p);

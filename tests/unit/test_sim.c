@@ -17,6 +17,14 @@
 #include "scheduler/sched.h"
 #include "sim/sim.h"
 
+/* How reports and snapshots are written is part of the binary, not of the library. */
+#include "cmd/outfile.c"
+
+#include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+
 #define SMALL "tests/scenarios/simulate-small/"
 
 static char *write_tmp(const char *name, const char *text) {
@@ -127,6 +135,26 @@ static void test_small_timeline(void **state) {
   assert_int_equal(r.samples[3].t_s, 25);
   assert_true(r.samples[3].gpus_used == 8.5);      /* b1, a2 and half a GPU */
   assert_true(r.samples[3].gpus_idle_frag == 7.5); /* the share's node: 7 GPUs and a half */
+  { /* GPUs per queue, kept as changes only: team-a 16 (0), 0 (10), 4 (20), 0 (50), 16 (60) */
+    double a[64], b[64], all[64];
+    assert_true(r.nsamples < 64);
+    sim_queue_series(&r, 0, a);
+    sim_queue_series(&r, 1, b);
+    sim_queue_series(&r, SIZE_MAX, all);
+    for (size_t i = 0; i < r.nsamples; i++) {
+      int64_t t_s = r.samples[i].t_s;
+      double want_a = t_s < 10    ? 16
+                      : t_s < 20  ? 0
+                      : t_s < 50  ? 4
+                      : t_s < 60  ? 0
+                      : t_s < 160 ? 16
+                                  : 0;
+      if (a[i] != want_a) fail_msg("team-a at %lld: %g, want %g", (long long)t_s, a[i], want_a);
+      if (all[i] != a[i] + b[i]) fail_msg("all at %lld: %g", (long long)t_s, all[i]);
+    }
+    assert_true(b[3] == 4.5); /* at 25: b1 and the share */
+    assert_true(r.nqueue_points <= 2 * r.nsamples);
+  }
   sim_result_free(&r);
   sim_trace_free(&t);
   o.resume = true;
@@ -305,11 +333,53 @@ static void test_deterministic(void **state) {
   sim_trace_free(&t2);
 }
 
+/* A report or snapshot whose write fails (a full disk: here a file size limit) leaves the file
+ * it replaces whole and no temporary file behind; once a snapshot was left cut at 4,096
+ * bytes. */
+static void test_out_failed_write(void **state) {
+  char dir[] = "/tmp/tessera-out-XXXXXX", path[300];
+  FILE *f;
+  pid_t pid;
+  int status, n = 0;
+  DIR *d;
+  struct dirent *e;
+  (void)state;
+  assert_non_null(mkdtemp(dir));
+  snprintf(path, sizeof path, "%s/snapshot.json", dir);
+  assert_non_null(f = fopen(path, "w"));
+  fputs("the previous snapshot\n", f);
+  fclose(f);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    struct rlimit lim = {8192, 8192};
+    cmd_out o;
+    signal(SIGXFSZ, SIG_IGN); /* the write fails with EFBIG, as on a full disk with ENOSPC */
+    if (setrlimit(RLIMIT_FSIZE, &lim) != 0 || !(f = cmd_out_open(&o, path))) _exit(2);
+    for (int i = 0; i < 10000; i++) fputs("{\"kind\": \"Pod\"},\n", f);
+    _exit(cmd_out_commit(&o) == 0 ? 1 : 0);
+  }
+  assert_int_equal(waitpid(pid, &status, 0), pid);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  assert_non_null(f = fopen(path, "r"));
+  assert_non_null(fgets(path, sizeof path, f));
+  fclose(f);
+  assert_string_equal(path, "the previous snapshot\n");
+  assert_non_null(d = opendir(dir));
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') n++;
+  closedir(d);
+  assert_int_equal(n, 1); /* no temporary file left */
+  snprintf(path, sizeof path, "rm -rf %s", dir);
+  assert_int_equal(system(path), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_small_timeline), cmocka_unit_test(test_gangs_and_stuck),
-      cmocka_unit_test(test_itp_format),     cmocka_unit_test(test_trace_errors),
-      cmocka_unit_test(test_deterministic),  cmocka_unit_test(test_fill),
+      cmocka_unit_test(test_small_timeline),   cmocka_unit_test(test_gangs_and_stuck),
+      cmocka_unit_test(test_itp_format),       cmocka_unit_test(test_trace_errors),
+      cmocka_unit_test(test_deterministic),    cmocka_unit_test(test_fill),
+      cmocka_unit_test(test_out_failed_write),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
