@@ -55,17 +55,21 @@ const char *tessera_build_date(void);
 
 /* health.c: /healthz (200 while the loop runs), /readyz (200 when ready(ud, why, cap), else
  * 503 "not ready: WHY") and /metrics (metrics(ud, buf)) on addr:port (IPv4 or IPv6), one
- * request per connection, each closed after HEALTH_IDLE_MS without a whole request, at most
- * HEALTH_CONN_MAX open. Returns new, NULL with err when it cannot listen. health_server_stop
- * closes it, connections in progress included (NULL is a no-op). */
-#define HEALTH_IDLE_MS  5000
-#define HEALTH_CONN_MAX 64
+ * request per connection: its head within HEALTH_HEAD_MS, the whole connection within
+ * HEALTH_IDLE_MS; at most HEALTH_CONN_MAX open, HEALTH_PER_CLIENT per peer address, a new
+ * connection making room by closing the oldest (health.c says why). Returns new, NULL with err
+ * when it cannot listen. health_server_stop closes it, connections in progress included (NULL
+ * is a no-op). */
+#define HEALTH_HEAD_MS    1000
+#define HEALTH_IDLE_MS    5000
+#define HEALTH_CONN_MAX   64
+#define HEALTH_PER_CLIENT 8
 typedef struct health_server health_server;
 health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
                                    bool (*ready)(void *ud, char *why, size_t cap),
                                    void (*metrics)(void *ud, ts_buf *out), void *ud, ts_err *err);
 void health_server_stop(health_server *h);
-/* Connections closed at once because HEALTH_CONN_MAX were open. */
+/* Connections closed to make room for newer ones (too many open, or from one address). */
 uint64_t health_server_refused(const health_server *h);
 /* The request read so far, req[0..n): HEALTH_REQ_INCOMPLETE, HEALTH_REQ_TOO_LARGE, or
  * HEALTH_REQ_OK with the path of a GET into path (cap bytes; "" for another method or a path

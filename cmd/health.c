@@ -1,8 +1,14 @@
 /* cmd/health.c - /healthz, /readyz and /metrics on a small libuv HTTP server: one
- * request per connection, answered and closed. Requests over 8 KiB are refused; a connection
- * that has not sent its request within HEALTH_IDLE_MS is closed, and at most HEALTH_CONN_MAX are
- * open at once (more are closed as they come), so that half-sent requests cannot take every
- * descriptor and stop /healthz from answering. */
+ * request per connection, answered and closed. It must answer the kubelet's probes whatever
+ * other clients do (a liveness probe that fails restarts the scheduler):
+ *   - a request's head must arrive within HEALTH_HEAD_MS of connecting, and a connection lives
+ *     at most HEALTH_IDLE_MS (its answer written or not); requests over 8 KiB are refused;
+ *   - at most HEALTH_CONN_MAX connections are open, at most HEALTH_PER_CLIENT from one address;
+ *   - a new connection is always taken: past either bound, the oldest connection (of that
+ *     address, else of all) is closed to make room. A probe sends its request at once and is
+ *     answered within the loop turn that reads it, so a flood of half-sent requests (which
+ *     once took every slot, refreshed before the deadline, and failed 18 of 20 probes) only
+ *     closes its own older connections. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,16 +22,20 @@ struct health_server {
   bool (*ready)(void *ud, char *why, size_t cap); /* /readyz */
   void (*metrics)(void *ud, ts_buf *out);         /* /metrics */
   void *ud;                                       /* for both */
-  int open;                                       /* connections not yet closed */
-  uint64_t refused;                               /* connections closed at once (over the cap) */
+  int open;                                       /* handles not yet closed (and the server) */
+  int live;                                       /* connections not closing */
+  ts_list conns;                                  /* those, oldest first */
+  uint64_t refused;                               /* connections closed to make room */
   bool stopping;                                  /* health_server_stop was called */
 };
 
 typedef struct conn {
   uv_tcp_t tcp;      /* the connection */
-  uv_timer_t idle;   /* closes it when the request is slow */
+  uv_timer_t idle;   /* closes it when the request is slow, or the connection too old */
   int handles;       /* of tcp and idle, not yet closed */
   health_server *h;  /* server */
+  ts_list link;      /* in h->conns while not closing */
+  char client[64];   /* the peer's address, without its port */
   char req[REQ_MAX]; /* request so far */
   size_t n;          /* bytes */
   uv_write_t w;      /* the answer */
@@ -49,6 +59,8 @@ static void handle_closed(uv_handle_t *hd) {
 static void conn_close(conn *c) {
   if (c->closing) return;
   c->closing = true;
+  ts_list_remove(&c->link);
+  c->h->live--;
   uv_timer_stop(&c->idle);
   uv_close((uv_handle_t *)&c->idle, handle_closed);
   uv_close((uv_handle_t *)&c->tcp, handle_closed);
@@ -84,6 +96,8 @@ static void answer(conn *c, int code, const char *type, const char *body, size_t
   b.len += len;
   b.base = c->answer;
   c->w.data = c;
+  uv_timer_stop(&c->idle); /* from now on the connection's whole life is the bound */
+  uv_timer_start(&c->idle, on_idle, HEALTH_IDLE_MS - HEALTH_HEAD_MS, 0);
   uv_write(&c->w, (uv_stream_t *)&c->tcp, &b, 1, written);
 }
 
@@ -161,21 +175,57 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
   }
 }
 
+/* Makes room for one more connection from client: closes the oldest of its own when it has
+ * HEALTH_PER_CLIENT, else the oldest of all when HEALTH_CONN_MAX are open. O(connections). */
+static void make_room(health_server *h, const char *client) {
+  ts_list *it;
+  conn *oldest = NULL;
+  int mine = 0;
+  ts_list_foreach(it, &h->conns) {
+    conn *c = ts_container_of(it, conn, link);
+    if (strcmp(c->client, client)) continue;
+    if (!oldest) oldest = c;
+    mine++;
+  }
+  if (mine < HEALTH_PER_CLIENT) {
+    oldest = NULL;
+    if (h->live >= HEALTH_CONN_MAX) oldest = ts_container_of(h->conns.next, conn, link);
+  }
+  if (!oldest) return;
+  h->refused++;
+  conn_close(oldest);
+}
+
+static void peer_address(conn *c) {
+  struct sockaddr_storage sa;
+  int len = sizeof sa;
+  c->client[0] = '\0';
+  if (uv_tcp_getpeername(&c->tcp, (struct sockaddr *)&sa, &len)) return;
+  if (sa.ss_family == AF_INET6)
+    uv_ip6_name((struct sockaddr_in6 *)&sa, c->client, sizeof c->client);
+  else
+    uv_ip4_name((struct sockaddr_in *)&sa, c->client, sizeof c->client);
+}
+
 static void on_connection(uv_stream_t *server, int status) {
   health_server *h = server->data;
   conn *c;
   if (status < 0 || !(c = ts_calloc(1, sizeof *c))) return;
   c->h = h, c->handles = 2;
-  h->open++;
+  h->open++, h->live++;
+  ts_list_insert_tail(&h->conns, &c->link);
   uv_tcp_init(server->loop, &c->tcp);
   uv_timer_init(server->loop, &c->idle);
   c->tcp.data = c->idle.data = c;
-  if (uv_accept(server, (uv_stream_t *)&c->tcp) || h->open > HEALTH_CONN_MAX || h->stopping) {
-    h->refused += h->open > HEALTH_CONN_MAX;
+  if (uv_accept(server, (uv_stream_t *)&c->tcp) || h->stopping) {
     conn_close(c);
     return;
   }
-  uv_timer_start(&c->idle, on_idle, HEALTH_IDLE_MS, 0);
+  peer_address(c);
+  ts_list_remove(&c->link), h->live--; /* not its own victim */
+  make_room(h, c->client);
+  ts_list_insert_tail(&h->conns, &c->link), h->live++;
+  uv_timer_start(&c->idle, on_idle, HEALTH_HEAD_MS, 0);
   uv_read_start((uv_stream_t *)&c->tcp, alloc_cb, on_read);
 }
 
@@ -189,6 +239,7 @@ health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
   int rc;
   if (!h) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
   h->ready = ready, h->metrics = metrics, h->ud = ud;
+  ts_list_init(&h->conns);
   if (uv_ip4_addr(addr && *addr ? addr : "0.0.0.0", port, (struct sockaddr_in *)&sa) &&
       uv_ip6_addr(addr, port, (struct sockaddr_in6 *)&sa)) {
     ts_free(h);

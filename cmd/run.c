@@ -330,7 +330,8 @@ static void metrics(void *ud, ts_buf *out) {
       "answer, no memory); each kind is logged once.\n"
       "# TYPE tessera_writes_failed_total counter\ntessera_writes_failed_total %llu\n"
       "# HELP tessera_endpoint_connections_refused_total Connections to /healthz, "
-      "/readyz and /metrics closed at once because too many were open.\n"
+      "/readyz and /metrics closed to make room for newer ones (too many open, or from one "
+      "address).\n"
       "# TYPE tessera_endpoint_connections_refused_total counter\n"
       "tessera_endpoint_connections_refused_total %llu\n",
       r->gate.open ? 1 : 0, (unsigned long long)(r->writer ? kc_writer_events_sent(r->writer) : 0),

@@ -217,6 +217,19 @@ static void test_chart_renders(void **state) {
   assert_int_equal(kinds, 10); /* ConfigMap, Deployment, NetworkPolicy, PodDisruptionBudget,
                                   ServiceAccount, ClusterRole and Role with their bindings,
                                   Service */
+  { /* every ingress rule names who may come: none is open to the whole cluster (the probes come
+     * from the pod's node, which a NetworkPolicy always allows) */
+    json_t *o, *rule;
+    size_t i, k, rules = 0;
+    json_array_foreach(docs, i, o) {
+      if (strcmp(str(o, "kind"), "NetworkPolicy")) continue;
+      json_array_foreach(at(o, "spec.ingress"), k, rule) {
+        assert_true(json_array_size(json_object_get(rule, "from")) >= 1);
+        rules++;
+      }
+    }
+    assert_int_equal(rules, 1); /* /metrics from monitoring */
+  }
   json_decref(docs);
   /* the plain manifests are this rendering */
   if (getenv("TESSERA_WRITE_MANIFESTS")) {
@@ -240,6 +253,30 @@ static void test_chart_renders(void **state) {
   assert_int_equal(kinds, 10);
   assert_non_null(strstr(out, "kind: ServiceMonitor"));
   assert_null(strstr(out, "kind: NetworkPolicy"));
+  json_decref(docs);
+  free(out);
+  /* networkPolicy.healthFrom opens the health port to those peers only */
+  json_object_set_new(json_object_get(values, "networkPolicy"), "enabled", json_true());
+  json_object_set_new(json_object_get(values, "networkPolicy"), "healthFrom",
+                      json_pack("[{s:{s:s}}]", "ipBlock", "cidr", "10.0.0.0/8"));
+  out = render_chart(values);
+  docs = parse_all(out);
+  {
+    json_t *o, *rule;
+    size_t i, k;
+    bool health = false;
+    json_array_foreach(docs, i, o) {
+      if (strcmp(str(o, "kind"), "NetworkPolicy")) continue;
+      json_array_foreach(at(o, "spec.ingress"), k, rule) {
+        if (json_integer_value(json_object_get(json_array_get(json_object_get(rule, "ports"), 0),
+                                               "port")) != 10259)
+          continue;
+        health = true;
+        assert_string_equal(str(rule, "from.0.ipBlock.cidr"), "10.0.0.0/8");
+      }
+    }
+    assert_true(health);
+  }
   json_decref(docs);
   free(out);
   json_decref(values);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -543,15 +544,23 @@ static int free_port(void) {
   return port;
 }
 
-static int connect_nb(int port) {
-  struct sockaddr_in a = {0};
+/* A connection from 127.0.0.host (every 127/8 address is this machine's) to port. */
+static int connect_from(int host, int port) {
+  struct sockaddr_in a = {0}, me = {0};
   int fd = socket(AF_INET, SOCK_STREAM, 0);
+  me.sin_family = AF_INET;
+  me.sin_addr.s_addr = htonl(0x7f000000u | (uint32_t)host);
+  assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof me), 0);
   a.sin_family = AF_INET;
   a.sin_port = htons((uint16_t)port);
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
   fcntl(fd, F_SETFL, O_NONBLOCK);
   return fd;
+}
+
+static int connect_nb(int port) {
+  return connect_from(1, port);
 }
 
 /* true when the peer has closed fd (read gives 0 or an error other than EAGAIN). */
@@ -583,9 +592,9 @@ static int get(uv_loop_t *loop, int port, const char *path, char *body, size_t c
   return status;
 }
 
-/* 300 clients that connect and never finish their request: at most HEALTH_CONN_MAX are kept
- * (the rest closed at once and counted), the kept ones are closed after HEALTH_IDLE_MS, and
- * /healthz answers again; /readyz says why it is not ready. */
+/* 300 connections from one address that never finish their request: only the newest
+ * HEALTH_PER_CLIENT are kept (each new one closes that address's oldest, counted), the kept ones
+ * are closed after their deadline, and /healthz answers; /readyz says why it is not ready. */
 static void test_health_half_sent_requests(void **state) {
   uv_loop_t loop;
   ts_err err;
@@ -603,15 +612,80 @@ static void test_health_half_sent_requests(void **state) {
     uv_run(&loop, UV_RUN_NOWAIT);
   }
   for (int i = 0; i < 50; i++) uv_run(&loop, UV_RUN_NOWAIT), usleep(1000);
-  assert_true(health_server_refused(hs) >= 300 - HEALTH_CONN_MAX);
+  assert_int_equal(health_server_refused(hs), 300 - HEALTH_PER_CLIENT);
   for (int i = 0; i < 300; i++) closed += closed_by_peer(fds[i]);
-  assert_true(closed >= 300 - HEALTH_CONN_MAX);
-  assert_true(closed < 300); /* the first ones wait for their request */
-  for (int t = 0; t < HEALTH_IDLE_MS + 2000; t += 10) uv_run(&loop, UV_RUN_NOWAIT), usleep(10000);
+  assert_int_equal(closed, 300 - HEALTH_PER_CLIENT);
+  for (int i = 300 - HEALTH_PER_CLIENT; i < 300; i++) /* the newest wait for their request */
+    assert_false(closed_by_peer(fds[i]));
+  for (int t = 0; t < HEALTH_HEAD_MS + 1000; t += 10) uv_run(&loop, UV_RUN_NOWAIT), usleep(10000);
   closed = 0;
   for (int i = 0; i < 300; i++) closed += closed_by_peer(fds[i]), close(fds[i]);
   assert_int_equal(closed, 300);
   assert_int_equal(get(&loop, port, "/healthz", NULL, 0), 200);
+  health_server_stop(hs);
+  uv_run(&loop, UV_RUN_DEFAULT);
+  assert_int_equal(uv_loop_close(&loop), 0);
+}
+
+/* A whole GET /healthz from 127.0.0.host, the loop run meanwhile: the milliseconds until the
+ * answer's status line came (its status in *status), or -1 when none came within 3 s. */
+static long probe(uv_loop_t *loop, int host, int port, int *status) {
+  struct timespec t0, t1;
+  int fd = connect_from(host, port);
+  char resp[512];
+  size_t n = 0;
+  long ms = -1;
+  *status = 0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  static const char req[] = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n";
+  (void)!write(fd, req, sizeof req - 1);
+  for (;;) {
+    ssize_t r;
+    uv_run(loop, UV_RUN_NOWAIT);
+    r = read(fd, resp + n, sizeof resp - 1 - n);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    if (r > 0) n += (size_t)r;
+    resp[n] = 0;
+    if (strstr(resp, "\r\n")) {
+      sscanf(resp, "HTTP/1.1 %d", status);
+      ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+      break;
+    }
+    if (r == 0 || (t1.tv_sec - t0.tv_sec) >= 3) break;
+    usleep(500);
+  }
+  close(fd);
+  return ms;
+}
+
+/* A slow-client flood, as the audit ran it and worse: 300 half-sent requests refreshed
+ * before their deadline, from 30 addresses and from the probe's own address too, while the
+ * kubelet probes. Every probe is answered 200 within a second (once 18 of 20 failed: the flood
+ * held every slot). */
+static void test_health_slow_client_flood(void **state) {
+  uv_loop_t loop;
+  ts_err err;
+  int port = free_port(), fds[300], status;
+  health_server *hs;
+  (void)state;
+  assert_int_equal(uv_loop_init(&loop), 0);
+  assert_non_null(hs = health_server_start(&loop, "127.0.0.1", port, ready_cb, NULL, NULL, &err));
+  for (int i = 0; i < 300; i++) fds[i] = -1;
+  for (int round = 0; round < 20; round++) {
+    long ms;
+    for (int i = 0; i < 300; i++) { /* refresh the flood: every slot asked for again */
+      if (fds[i] >= 0) close(fds[i]);
+      fds[i] = connect_from(i % 31 + 1, port); /* 127.0.0.1 (the probe's) to 127.0.0.31 */
+      (void)!write(fds[i], "GET /heal", 9);
+      if (i % 16 == 0) uv_run(&loop, UV_RUN_NOWAIT);
+    }
+    uv_run(&loop, UV_RUN_NOWAIT);
+    ms = probe(&loop, 1, port, &status);
+    if (ms < 0 || ms > 1000 || status != 200)
+      fail_msg("probe %d: status %d after %ld ms", round, status, ms);
+  }
+  assert_true(health_server_refused(hs) >= 20 * 300 - HEALTH_CONN_MAX);
+  for (int i = 0; i < 300; i++) close(fds[i]);
   health_server_stop(hs);
   uv_run(&loop, UV_RUN_DEFAULT);
   assert_int_equal(uv_loop_close(&loop), 0);
@@ -780,6 +854,7 @@ int main(void) {
       cmocka_unit_test(test_endless_list),
       cmocka_unit_test(test_retry_after_capped),
       cmocka_unit_test(test_health_half_sent_requests),
+      cmocka_unit_test(test_health_slow_client_flood),
       cmocka_unit_test(test_health_request_parser),
       cmocka_unit_test(test_health_ipv6),
       cmocka_unit_test(test_kubeconfig_refusals),
