@@ -321,6 +321,15 @@ static int affected_at(const fault_case *c, const char *pod) {
   return n;
 }
 
+/* Every pod decided as without any fault. */
+static void expect_baseline(const outcome *o) {
+  for (size_t k = 0; k < NPODS; k++) {
+    char want[64];
+    snprintf(want, sizeof want, "bind %s", baseline[k]);
+    if (!o->seen[k] || strcmp(o->text[k], want)) fail_msg("%s: %s", pods[k], o->text[k]);
+  }
+}
+
 static void test_baseline(void **state) {
   model *m = load(NULL, NULL);
   sched_config cfg;
@@ -328,11 +337,7 @@ static void test_baseline(void **state) {
   (void)state;
   sched_config_default(&cfg);
   run(m, &cfg, &o);
-  for (size_t k = 0; k < NPODS; k++) {
-    char want[64];
-    snprintf(want, sizeof want, "bind %s", baseline[k]);
-    if (!o.seen[k] || strcmp(o.text[k], want)) fail_msg("%s: %s", pods[k], o.text[k]);
-  }
+  expect_baseline(&o);
   sched_config_free(&cfg);
   model_free(m);
 }
@@ -404,11 +409,7 @@ static void test_quota_overflow_binds_others(void **state) {
   in_docs_free(&docs);
   sched_config_default(&cfg);
   run(m, &cfg, &o);
-  for (size_t k = 0; k < NPODS; k++) {
-    char want[64];
-    snprintf(want, sizeof want, "bind %s", baseline[k]);
-    if (!o.seen[k] || strcmp(o.text[k], want)) fail_msg("%s: %s", pods[k], o.text[k]);
-  }
+  expect_baseline(&o);
   sched_config_free(&cfg);
   model_free(m);
 }

@@ -14,19 +14,24 @@
 #include "dra/dra.h"
 #include "cel/regex.h"
 
-/* Compiles and evaluates expr in a fresh environment; returns the rc, out and err filled. */
-static ts_rc run(const char *expr, cel_value *out, ts_err *err) {
+/* Compiles (with flags) and evaluates expr in a fresh environment; returns the rc, out and err
+ * filled. */
+static ts_rc run_flags(const char *expr, int flags, cel_value *out, ts_err *err) {
   static cel_eval_ctx *ctx;
   cel_env *e = cel_env_new();
   cel_program *p = NULL;
   ts_rc rc;
   if (!ctx) ctx = cel_eval_ctx_new();
   ts_err_clear(err);
-  rc = cel_compile(e, expr, 0, &p, err);
+  rc = cel_compile(e, expr, flags, &p, err);
   if (rc == TS_OK) rc = cel_eval(p, ctx, NULL, 0, out, err);
   cel_program_free(p);
   cel_env_free(e);
   return rc;
+}
+
+static ts_rc run(const char *expr, cel_value *out, ts_err *err) {
+  return run_flags(expr, 0, out, err);
 }
 
 static void expect_bool(const char *expr, bool want) {
@@ -45,17 +50,7 @@ static void expect_error(const char *expr, const char *want) {
 
 /* As run, compiled without the checker (cel-go's parse-only programs). */
 static ts_rc run_unchecked(const char *expr, cel_value *out, ts_err *err) {
-  static cel_eval_ctx *ctx;
-  cel_env *e = cel_env_new();
-  cel_program *p = NULL;
-  ts_rc rc;
-  if (!ctx) ctx = cel_eval_ctx_new();
-  ts_err_clear(err);
-  rc = cel_compile(e, expr, CEL_NO_CHECK, &p, err);
-  if (rc == TS_OK) rc = cel_eval(p, ctx, NULL, 0, out, err);
-  cel_program_free(p);
-  cel_env_free(e);
-  return rc;
+  return run_flags(expr, CEL_NO_CHECK, out, err);
 }
 
 /* Unchecked, a bare `dyn` is an unknown variable, as in cel-go (whose runtime knows the types
