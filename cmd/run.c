@@ -141,11 +141,12 @@ static void report_done(void *ud, ts_rc res, const kc_write_info *info) {
 }
 
 static void w_unschedulable(void *ud, void *token, const char *ns, const char *name,
-                            const char *uid, const char *message) {
+                            const char *uid, const char *reason, const char *message) {
   runner *r = ud;
   kc_writer *w = r->writer;
-  kc_pod_unschedulable(w, ns, name, "Unschedulable", message, report_done, token);
-  kc_event_emit(w, ns, name, uid, "Warning", "FailedScheduling", message);
+  kc_pod_unschedulable(w, ns, name, reason, message, report_done, token);
+  if (strcmp(reason, "SchedulingGated")) /* kube-scheduler says nothing of gated pods either */
+    kc_event_emit(w, ns, name, uid, "Warning", "FailedScheduling", message);
 }
 
 /* A problem of the Kueue objects: logged, and a Warning Event about the object it names. */

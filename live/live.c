@@ -79,7 +79,8 @@ typedef struct report_memo {
 } report_memo;
 
 typedef struct pend_report {
-  const char *reason; /* the copy kept in l->reported */
+  const char *why;    /* the condition's reason (static: sched_pending_why_name) */
+  const char *reason; /* the message: the copy kept in l->reported */
   char *ns, *name;    /* owned block: ns, name and uid */
   const char *uid;    /* in the block */
 } pend_report;
@@ -603,8 +604,8 @@ static void report_pending(live *l, const sched_decision *d, int64_t now_ns) {
   memcpy(block, d->pod->obj.ns, ns + 1);
   memcpy(block + ns + 1, d->pod->obj.name, name + 1);
   memcpy(block + ns + name + 2, uid, u + 1);
-  if (ts_vec_push(&l->reports, ((pend_report){memo->text, block, block + ns + 1,
-                                              block + ns + name + 2})) != TS_OK) {
+  if (ts_vec_push(&l->reports, ((pend_report){sched_pending_why_name(d->why), memo->text, block,
+                                              block + ns + 1, block + ns + name + 2})) != TS_OK) {
     ts_free(block);
     return;
   }
@@ -623,7 +624,7 @@ static void send_reports(live *l) {
     if (m && m->text == p->reason) {
       l->st.unschedulable++;
       l->reports_inflight++;
-      l->w.unschedulable(l->w.ud, l, p->ns, p->name, p->uid, p->reason);
+      l->w.unschedulable(l->w.ud, l, p->ns, p->name, p->uid, p->why, p->reason);
     }
     ts_free(p->ns);
     p->ns = NULL;

@@ -334,7 +334,7 @@ static void pending_gauge(pbuf *b, const sched_result *res, pbuf *l) {
       n[res->decisions[i].why]++;
   head(b, "tessera_pending_pods", "gauge",
        "Pods the last cycle left pending, by kind of reason (Unschedulable, WaitingForGang, "
-       "Blocked, Queued, Backoff, NoQueueName, Error).");
+       "Blocked, WaitingForQuota, Backoff, NoQueueName, SchedulerError, SchedulingGated).");
   for (int w = 0; w < SCHED_WHY_COUNT; w++) {
     ts_buf_reset(l->b);
     label(l, "reason", sched_pending_why_name((sched_pending_why)w));

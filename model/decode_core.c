@@ -183,6 +183,25 @@ static ts_rc pod_claim_statuses(mdec *d, json_t *status, model_pod *p) {
   return TS_OK;
 }
 
+/* spec.schedulingGates: the names, in order (the API server refuses duplicates). */
+static ts_rc scheduling_gates(mdec *d, json_t *spec, model_pod *p) {
+  ts_rc rc;
+  json_t *arr = model__array(d, spec, "schedulingGates", &rc), *e;
+  size_t i, mark;
+  if (rc != TS_OK || !arr || !json_array_size(arr)) return rc;
+  if ((rc = model__alloc_array(d, json_array_size(arr), sizeof *p->gates, (void **)&p->gates)))
+    return rc;
+  mark = model__push(d, "schedulingGates");
+  json_array_foreach(arr, i, e) {
+    size_t m2 = model__push_index(d, i);
+    if ((rc = model__intern(d, e, "name", &p->gates[i], true)) != TS_OK) return rc;
+    p->ngates++;
+    model__pop(d, m2);
+  }
+  model__pop(d, mark);
+  return TS_OK;
+}
+
 static ts_rc conditions(mdec *d, json_t *status, model_condition **out, uint32_t *n) {
   ts_rc rc;
   json_t *arr = model__array(d, status, "conditions", &rc), *e;
@@ -236,7 +255,8 @@ static ts_rc pod_spec(mdec *d, json_t *spec, model_pod *p) {
       (rc = model__labels(d, spec, "nodeSelector", false, &p->node_selector)) ||
       (rc = pod_affinity(d, spec, p)) ||
       (rc = model__tolerations(d, spec, "tolerations", &p->tolerations, &p->ntolerations)) ||
-      (rc = pod_requests(d, spec, p)) || (rc = pod_claims(d, spec, p)))
+      (rc = pod_requests(d, spec, p)) || (rc = pod_claims(d, spec, p)) ||
+      (rc = scheduling_gates(d, spec, p)))
     return rc;
   p->has_priority = has;
   p->preempt_never = policy == 1;
@@ -432,6 +452,7 @@ void model__free_pod(model_obj *o) {
   model__labels_free(&p->node_selector, false);
   model__node_selector_free(&p->affinity);
   ts_free(p->tolerations);
+  ts_free(p->gates);
   for (uint32_t i = 0; i < p->nclaims; i++) {
     ts_free(p->claims[i].claim_name);
     ts_free(p->claims[i].template_name);

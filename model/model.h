@@ -332,6 +332,9 @@ typedef struct model_pod {
   /* A share of one GPU (KAI's annotations; see model_pod_gpu_share_on): */
   int32_t gpu_share;         /* gpu-fraction in thousandths of a GPU (1..1000), 0 when none */
   int32_t gpu_memory;        /* gpu-memory: MiB of one GPU's memory, 0 when none */
+  const char **gates;        /* owned array of interned spec.schedulingGates[].name: while any
+                                is left, nobody may bind it (the API server refuses) */
+  uint32_t ngates;           /* entries */
   int32_t gpu_index;         /* the GPU its share was given, -1 when not known: Tessera's
                                 tessera.dev/gpu-index, else KAI's runai-gpu annotation */
   const char *gpu_group;     /* KAI's label runai-gpu-group (interned): pods of one group on a

@@ -28,6 +28,8 @@ typedef struct qgang {
   uint32_t *podset_of;   /* pending member -> pod set index */
   bool decided;          /* decisions were written for it */
   bool failed;           /* evaluating it failed: reason says what (SCHED_WHY_ERROR) */
+  bool vetoed;           /* quota would admit it on some flavor whose nodes could not hold it:
+                            more nodes would help (SCHED_WHY_UNSCHEDULABLE) */
   const char *reason;    /* the last reason Kueue gave while it was a head (result arena) */
   sched_qref ref;        /* where it queues */
 } qgang;
@@ -532,11 +534,14 @@ static bool hook_placeable(void *ctx, const q_candidate *c, char *why, size_t ca
     }
   set_flavors(&sub, NULL);
   if (got) return true;
-  if (sched__gang_failure(v, &sub))
+  if (sched__gang_failure(v, &sub)) {
+    q->failed = true;
     snprintf(why, cap, "%s", sched__gang_failure(v, &sub));
-  else
+  } else {
+    q->vetoed = true;
     snprintf(why, cap, "%u of its %u pods fit on the nodes of flavor %s", best, sub.npods,
              c->flavor);
+  }
   return false;
 }
 
@@ -599,10 +604,13 @@ static bool hook_commit(void *ctx, const q_workload *wl, const q_admission *adm,
   if (got < whole.npods) {
     unplace_workload(v, q);
     set_flavors(q->g, NULL);
-    if (sched__gang_failure(v, &whole))
+    if (sched__gang_failure(v, &whole)) {
+      q->failed = true;
       snprintf(why, cap, "%s", sched__gang_failure(v, &whole));
-    else
+    } else {
+      q->vetoed = true;
       snprintf(why, cap, "only %u of the %u admitted pods could be placed", best, whole.npods);
+    }
     return false;
   }
   for (uint32_t k = 0; k < whole.npods; k++) q->placed[at[k]] = placed[k];
@@ -632,10 +640,10 @@ static ts_rc pend_gang(admit *ad, const sched_gang *g, const char *reason, sched
   return TS_OK;
 }
 
-/* Every pod of a queued gang waits: Kueue did not admit it. */
-static ts_rc pend_all(admit *ad, qgang *q, const char *reason) {
+/* Every pod of a queued gang waits, for the kind of reason why: Kueue did not admit it. */
+static ts_rc pend_all(admit *ad, qgang *q, const char *reason, sched_pending_why why) {
   q->decided = true;
-  return pend_gang(ad, q->g, reason, SCHED_WHY_QUEUED);
+  return pend_gang(ad, q->g, reason, why);
 }
 
 static const char *keep(admit *ad, const char *fmt, const char *a, const char *b) {
@@ -732,7 +740,7 @@ static ts_rc apply_round(admit *ad, const q_result *res, size_t *moved) {
       (*moved)++;
     } else if (d->outcome == Q_PREEMPTING) {
       rc = evict_victims(ad, res, d);
-      if (rc == TS_OK) rc = pend_all(ad, q, keep(ad, "%s", d->reason, NULL));
+      if (rc == TS_OK) rc = pend_all(ad, q, keep(ad, "%s", d->reason, NULL), SCHED_WHY_QUEUED);
     } else if (d->reason) {
       q->reason = keep(ad, "%s", d->reason, NULL);
       q->failed = d->failed;
@@ -764,12 +772,15 @@ static ts_rc decide_rest(admit *ad) {
     const char *why = NULL;
     ts_rc rc;
     if (q->decided) continue;
+    sched_pending_why kind = q->failed   ? SCHED_WHY_ERROR
+                             : q->vetoed ? SCHED_WHY_UNSCHEDULABLE /* quota held: nodes lack */
+                                         : SCHED_WHY_QUEUED;
     why = q->reason;
-    if (!why) why = inactive_queue(ad, q);
+    if (!why && (why = inactive_queue(ad, q))) kind = SCHED_WHY_BLOCKED;
     if (!why) why = keep(ad, "queued in %s: waits for its turn", queue_label(ad, q), NULL);
     if (!why) return TS_ENOMEM;
     q->decided = true;
-    rc = pend_gang(ad, q->g, why, q->failed ? SCHED_WHY_ERROR : SCHED_WHY_QUEUED);
+    rc = pend_gang(ad, q->g, why, kind);
     if (rc != TS_OK) return rc;
   }
   return TS_OK;
@@ -818,9 +829,9 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n, bool *handled) {
     sched_qref ref;
     bool oom;
     if (i + 4 < n && gangs[i + 4].npods) __builtin_prefetch(gangs[i + 4].pods[0].pod->obj.labels.v);
-    if (!gangs[i].npods || gangs[i].blocked ||
+    if (!gangs[i].npods || gangs[i].blocked || gangs[i].gated ||
         !sched__queue_ref(ad->v->m, gangs[i].pods[0].pod, &ref))
-      continue;
+      continue; /* gated gangs wait, outside their queue, as Kueue's gated pods do */
     handled[i] = true;
     if (gangs[i].kind != SCHED_GANG_SINGLE) { /* fewer members than its minimum: not a workload */
       if (!(label = gang_label(ad, &gangs[i]))) return TS_ENOMEM;
@@ -843,11 +854,13 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n, bool *handled) {
     }
     ad->pending[ad->npending++] = q;
     if (!q->wl.podsets) { /* its devices cannot be charged to quota */
-      if ((rc = pend_all(ad, q, q->reason)) != TS_OK) return rc;
+      if ((rc = pend_all(ad, q, q->reason, SCHED_WHY_BLOCKED)) != TS_OK) return rc;
       continue;
     }
     if ((rc = q_queues_add(ad->queues, ad->tree, &q->wl, &how)) != TS_OK) return rc;
-    if (how != Q_QUEUED && (rc = pend_all(ad, q, not_queued(ad, q, how))) != TS_OK) return rc;
+    if (how != Q_QUEUED &&
+        (rc = pend_all(ad, q, not_queued(ad, q, how), SCHED_WHY_BLOCKED)) != TS_OK)
+      return rc; /* its queue is missing or stopped: no node would help */
   }
   return TS_OK;
 }

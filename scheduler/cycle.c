@@ -86,10 +86,11 @@ const char *sched_pending_why_name(sched_pending_why w) {
       [SCHED_WHY_UNSCHEDULABLE] = "Unschedulable",
       [SCHED_WHY_GANG] = "WaitingForGang",
       [SCHED_WHY_BLOCKED] = "Blocked",
-      [SCHED_WHY_QUEUED] = "Queued",
+      [SCHED_WHY_QUEUED] = "WaitingForQuota",
       [SCHED_WHY_BACKOFF] = "Backoff",
       [SCHED_WHY_NO_QUEUE] = "NoQueueName",
-      [SCHED_WHY_ERROR] = "Error",
+      [SCHED_WHY_ERROR] = "SchedulerError",
+      [SCHED_WHY_GATED] = "SchedulingGated",
   };
   return (unsigned)w < SCHED_WHY_COUNT ? names[w] : "Unschedulable";
 }
@@ -435,6 +436,8 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
     const char *held = handled[i] ? NULL : sched__ready_hold(&v, state, gangs[i].key);
     if (handled[i]) {
       /* decided by Kueue admission */
+    } else if (gangs[i].gated) { /* not scheduled, and not unschedulable either */
+      rc = decide_held(&v, &gangs[i], gangs[i].gated, SCHED_WHY_GATED, out);
     } else if (cfg->queueing.manage_jobs_without_queue && !gangs[i].blocked) {
       rc = decide_held(&v, &gangs[i],
                        "has no kueue.x-k8s.io/queue-name label and pods without a "
@@ -449,7 +452,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
     } else if (sched__class_eligible(&gangs[i].pods[0])) {
       rc = decide_in_class(&v, &gangs[i], out);
     } else {
-      while (j < n && single(&gangs[j]) && !handled[j] &&
+      while (j < n && single(&gangs[j]) && !handled[j] && !gangs[j].gated &&
              !sched__ready_hold(&v, state, gangs[j].key) &&
              sched__same_shape(&gangs[i].pods[0], &gangs[j].pods[0]))
         j++;

@@ -248,6 +248,22 @@ static int gang_cmp(const void *a, const void *b) {
   return c ? c : (int)x->kind - (int)y->kind;
 }
 
+/* Why gang g waits for its member p's scheduling gates, as kube-scheduler says it of a pod
+ * ("waiting for scheduling gates: [a b]"; a gang's names the member), in the result arena. */
+static const char *gated(sched_view *v, const sched_gang *g, const model_pod *p) {
+  ts_buf b;
+  const char *out;
+  ts_buf_init(&b, 4096);
+  if (g->kind != SCHED_GANG_SINGLE)
+    ts_buf_printf(&b, "%s %s: pod %s is ", g->what, g->name, p->obj.key);
+  ts_buf_puts(&b, "waiting for scheduling gates: [");
+  for (uint32_t i = 0; i < p->ngates; i++) ts_buf_printf(&b, "%s%s", i ? " " : "", p->gates[i]);
+  ts_buf_puts(&b, "]");
+  out = b.data ? ts_arena_strndup(v->out, b.data, b.len) : NULL;
+  ts_buf_free(&b);
+  return out;
+}
+
 /* Adds pending pod p to gang g: its entry is *e (laid out in the gang's pods later). */
 static ts_rc gang_add_pod(sched_view *v, sched_gang *g, sched_pending *e, const model_pod *p,
                           int32_t prio) {
@@ -258,6 +274,7 @@ static ts_rc gang_add_pod(sched_view *v, sched_gang *g, sched_pending *e, const 
     snprintf(why, sizeof why, "pod %s: %s", p->obj.key, e->blocked);
     g->blocked = ts_arena_strndup(v->out, why, strlen(why));
   }
+  if (p->ngates && !g->gated && !(g->gated = gated(v, g, p))) return TS_ENOMEM;
   g->npods++;
   if (prio > g->priority || g->npods == 1) g->priority = prio;
   if (p->obj.created_ns < g->created || g->npods == 1) g->created = p->obj.created_ns;

@@ -125,19 +125,32 @@ typedef struct sched_claim {
                                        the cycle name it (scheduler internal), else NULL */
 } sched_claim;
 
-/* Which kind of reason keeps a pod pending (a metric's label; the message says the rest). */
+/* Which kind of reason keeps a pod pending: its PodScheduled=False condition's reason in a
+ * cluster, and a metric's label. Only SCHED_WHY_UNSCHEDULABLE says that more or other nodes
+ * would help: cluster-autoscaler and Karpenter add nodes for exactly the pods whose reason is
+ * "Unschedulable", and leave the others alone (the message says the rest). */
 typedef enum sched_pending_why {
-  SCHED_WHY_UNSCHEDULABLE, /* no node has room for it (or no domain for its gang) */
-  SCHED_WHY_GANG,          /* its gang has fewer pods than its minimum: waits for the rest */
-  SCHED_WHY_BLOCKED,       /* an object it needs is missing (PodGroup, claim, owner) */
-  SCHED_WHY_QUEUED,        /* Kueue: waits for quota or its turn, or its queue cannot admit */
-  SCHED_WHY_BACKOFF,       /* in its requeue backoff after an eviction */
-  SCHED_WHY_NO_QUEUE,      /* no queue label, and manageJobsWithoutQueueName holds such pods */
+  SCHED_WHY_UNSCHEDULABLE, /* no node has room for it, or no domain for its gang, or its claims
+                              fit no node's devices ("Unschedulable": nodes would help) */
+  SCHED_WHY_GANG,          /* its gang has fewer pods than its minimum: waits for the rest
+                              ("WaitingForGang") */
+  SCHED_WHY_BLOCKED,       /* an object it needs is missing, or its queue cannot admit anything
+                              (a PodGroup, claim, owner or LocalQueue missing; a queue inactive
+                              or stopped): "Blocked" */
+  SCHED_WHY_QUEUED,        /* waits for quota or its turn in its queue, or for the preemption
+                              made for it ("WaitingForQuota") */
+  SCHED_WHY_BACKOFF,       /* in its requeue backoff after an eviction ("Backoff") */
+  SCHED_WHY_NO_QUEUE,      /* no queue label, and manageJobsWithoutQueueName holds such pods
+                              ("NoQueueName") */
   SCHED_WHY_ERROR,         /* evaluating it (its own objects) failed: the message names what and
-                              where; everything else was decided as without it */
+                              where; everything else was decided as without it
+                              ("SchedulerError", as kube-scheduler says it) */
+  SCHED_WHY_GATED,         /* it, or a member of its gang, still has spec.schedulingGates: not
+                              scheduled and not unschedulable ("SchedulingGated", the reason
+                              the API server gives such a pod) */
   SCHED_WHY_COUNT
 } sched_pending_why;
-/* "Unschedulable", "WaitingForGang", "Blocked", "Queued", "Backoff", "NoQueueName", "Error". */
+/* The names above, in that order. */
 const char *sched_pending_why_name(sched_pending_why w);
 
 typedef struct sched_decision {

@@ -269,6 +269,8 @@ typedef struct sched_gang {
   const char *required_level;  /* interned topology key the gang must fit in, or NULL */
   const char *preferred_level; /* interned topology key to try first, or NULL */
   const char *blocked;         /* why the gang cannot be scheduled at all (arena), or NULL */
+  const char *gated;           /* a member still has scheduling gates: "waiting for scheduling
+                                  gates: [a b]" (result arena), or NULL */
   sched_class *cls;            /* a single pod decided through its class: the class, or NULL */
 } sched_gang;
 

@@ -445,6 +445,11 @@ static void w_bind(void *ud, void *token, const char *ns, const char *name, cons
     answer(c, token, TS_ECONFLICT, from);
     return;
   }
+  if (json_array_size(json_object_get(json_object_get(pod, "spec"), "schedulingGates"))) {
+    tc_violation(c, "pod %s bound while it has scheduling gates (the server refuses it)", key);
+    answer(c, token, TS_ECONFLICT, from);
+    return;
+  }
   check_claims_reserved(c, pod, key);
   copy = json_deep_copy(pod);
   start_pod(copy, node);
@@ -481,7 +486,7 @@ static void w_evict(void *ud, void *token, const char *ns, const char *name, con
 }
 
 static void w_unschedulable(void *ud, void *token, const char *ns, const char *name,
-                            const char *uid, const char *message) {
+                            const char *uid, const char *reason, const char *message) {
   tc_cluster *c = ud;
   json_t *pod = get(c, "Pod", ns, name), *copy, *st;
   (void)uid;
@@ -493,7 +498,7 @@ static void w_unschedulable(void *ud, void *token, const char *ns, const char *n
     json_object_set_new(copy, "status", st = json_object());
   json_object_set_new(st, "conditions",
                       json_pack("[{s:s, s:s, s:s, s:s}]", "type", "PodScheduled", "status", "False",
-                                "reason", "Unschedulable", "message", message));
+                                "reason", reason, "message", message));
   put(c, copy, MODEL_MODIFIED);
 }
 

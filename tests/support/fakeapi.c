@@ -622,6 +622,15 @@ static int handle(conn *c, req *q, json_t **out) {
                r.name, r.name, cur);
       return *out = status_body(409, "Conflict", m), 409;
     }
+    if (json_array_size(json_object_get(json_object_get(o->json, "spec"), "schedulingGates"))) {
+      char m[800]; /* as kube-apiserver refuses a gated pod's binding */
+      s->misbound++;
+      snprintf(m, sizeof m,
+               "Operation cannot be fulfilled on pods/binding \"%s\": pod %s has non-empty "
+               ".spec.schedulingGates",
+               r.name, r.name);
+      return *out = status_body(409, "Conflict", m), 409;
+    }
     json_object_set_new(json_object_get(o->json, "spec"), "nodeName", json_string(node));
     { /* as kube-apiserver does (exchange 063): PodScheduled=True, stamped now */
       json_t *st = json_object_get(o->json, "status"), *conds;

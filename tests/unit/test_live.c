@@ -79,14 +79,14 @@ static void w_evict(void *ud, void *token, const char *ns, const char *name, con
 }
 
 static void w_unsched(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                      const char *message) {
-  (void)uid;
+                      const char *reason, const char *message) {
   rec *r = ud;
+  (void)uid;
   if (r->hold_reports) { /* counted, not recorded: there may be many */
     r->held++;
     return;
   }
-  add(ud, NULL, NULL, "unschedulable %s/%s: %s", ns, name, message);
+  add(ud, NULL, NULL, "unschedulable %s/%s (%s): %s", ns, name, reason, message);
   live_report_done(token); /* answered at once */
 }
 
@@ -223,9 +223,10 @@ static void test_live_binds_and_assumes(void **state) {
   answer(f, "bind t/p0 -> n1", TS_OK);
   assert_int_equal(f->r.n, 2);
   answer(f, "bind t/p1 -> n1", TS_OK);
-  assert_int_equal(find_call(f, "unschedulable t/p2: 0/1 nodes are available: 1 Insufficient "
-                                "nvidia.com/gpu."),
-                   2);
+  assert_int_equal(
+      find_call(f, "unschedulable t/p2 (Unschedulable): 0/1 nodes are available: 1 Insufficient "
+                   "nvidia.com/gpu."),
+      2);
   assert_false(live_busy(f->l));
   /* A stale event (the pod as it was before the binding) does not undo the assumption. */
   add_pod(f, MODEL_MODIFIED, "p0", 1, ", labels: {x: y}", "");
@@ -268,9 +269,10 @@ static void test_live_resource_offered_later(void **state) {
   feed(f, MODEL_ADDED, fpga_pod);
   assert_int_equal(pod(f, "f")->nunresolved, 1);
   assert_true(cycle(f));
-  assert_int_equal(find_call(f, "unschedulable t/f: 0/1 nodes are available: 1 Insufficient "
-                                "vendor.example/fpga."),
-                   0);
+  assert_int_equal(
+      find_call(f, "unschedulable t/f (Unschedulable): 0/1 nodes are available: 1 Insufficient "
+                   "vendor.example/fpga."),
+      0);
   rec_clear(&f->r);
   feed(f, MODEL_ADDED,
        "apiVersion: v1\nkind: Node\nmetadata: {name: n2, uid: n2-uid}\n"
@@ -540,7 +542,7 @@ static void test_live_kueue_metrics(void **state) {
   assert_has(m, "\nkueue_pending_workloads{cluster_queue=\"cq\",status=\"active\"} 1\n");
   assert_has(m, "\nkueue_local_queue_pending_workloads{name=\"lq\",namespace=\"t\","
                 "status=\"active\"} 1\n");
-  assert_has(m, "\ntessera_pending_pods{reason=\"Queued\"} 1\n");
+  assert_has(m, "\ntessera_pending_pods{reason=\"WaitingForQuota\"} 1\n");
   free(m);
   answer(f, "evict t/low", TS_EBUDGET);
   m = metrics_text(f);
@@ -653,11 +655,67 @@ static void test_live_pending_reasons(void **state) {
   assert_true(cycle(f));
   m = metrics_text(f);
   assert_has(m, "\ntessera_pending_pods{reason=\"Unschedulable\"} 1\n");
-  assert_has(m, "\ntessera_pending_pods{reason=\"Queued\"} 1\n");
+  assert_has(m, "\ntessera_pending_pods{reason=\"Blocked\"} 1\n"); /* no ClusterQueue */
+  assert_has(m, "\ntessera_pending_pods{reason=\"WaitingForQuota\"} 0\n");
   assert_has(m, "\ntessera_pending_pods{reason=\"WaitingForGang\"} 1\n");
   assert_has(m, "\ntessera_pending_pods{reason=\"Backoff\"} 0\n");
   assert_has(m, "\nkueue_local_queue_status{name=\"lq\",namespace=\"t\",active=\"False\"} 1\n");
   free(m);
+}
+
+/* The condition's reason is the kind of reason, and only pods that nodes would help are
+ * "Unschedulable" (cluster-autoscaler and Karpenter add nodes for exactly those): a pod too
+ * big for any node, and a queued pod whose quota holds but whose flavor's nodes cannot hold it;
+ * not a pod over its queue's quota (WaitingForQuota), a gang short of members (WaitingForGang),
+ * a pod whose LocalQueue's ClusterQueue is missing (Blocked), a gated pod (SchedulingGated, not
+ * scheduled). Once its last gate goes, the gated pod is bound in the next cycle. */
+static void test_live_reasons_for_autoscalers(void **state) {
+  fixture *f = *state;
+  feed(f, MODEL_ADDED, node_yaml);  /* one node, 2 GPUs */
+  feed(f, MODEL_ADDED, kueue_yaml); /* cq: 2 GPUs, LocalQueue t/lq */
+  feed(f, MODEL_ADDED,
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: roomy}\n"
+       "spec: {namespaceSelector: {}, resourceGroups: [{coveredResources: [nvidia.com/gpu], "
+       "flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 16}]}]}]}\n---\n"
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq-roomy, "
+       "namespace: t}\nspec: {clusterQueue: roomy}\n---\n"
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq-none, "
+       "namespace: t}\nspec: {clusterQueue: none}\n");
+  add_pod(f, MODEL_ADDED, "big", 4, "", "");
+  add_pod(f, MODEL_ADDED, "gated", 0, "", "schedulingGates: [{name: example.com/wait}], ");
+  add_pod(f, MODEL_ADDED, "q1", 2, ", labels: {kueue.x-k8s.io/queue-name: lq}", "priority: 9, ");
+  add_pod(f, MODEL_ADDED, "q2", 1, ", labels: {kueue.x-k8s.io/queue-name: lq}", "");
+  add_pod(f, MODEL_ADDED, "wide", 3, ", labels: {kueue.x-k8s.io/queue-name: lq-roomy}", "");
+  add_pod(f, MODEL_ADDED, "lost", 1, ", labels: {kueue.x-k8s.io/queue-name: lq-none}", "");
+  add_pod(f, MODEL_ADDED, "g0", 1,
+          ", labels: {kueue.x-k8s.io/pod-group-name: g}, annotations: "
+          "{kueue.x-k8s.io/pod-group-total-count: \"2\"}",
+          "");
+  assert_true(cycle(f));
+  assert_true(find_call(f, "bind t/q1 -> n1") >= 0);
+  answer(f, "bind t/q1 -> n1", TS_OK); /* the reports follow the cycle's bindings */
+  assert_true(find_call(f, "unschedulable t/big (Unschedulable): 0/1 nodes are available: 1 "
+                           "Insufficient nvidia.com/gpu.") >= 0);
+  assert_true(find_call(f, "unschedulable t/gated (SchedulingGated): waiting for scheduling "
+                           "gates: [example.com/wait]") >= 0);
+  {
+    static const char *const want[][2] = {{"q2", "WaitingForQuota"},
+                                          {"wide", "Unschedulable"}, /* quota holds, node not */
+                                          {"lost", "Blocked"},
+                                          {"g0", "WaitingForGang"}};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+      char head[64];
+      bool found = false;
+      snprintf(head, sizeof head, "unschedulable t/%s (%s): ", want[k][0], want[k][1]);
+      for (int i = 0; i < f->r.n; i++) found |= !strncmp(f->r.calls[i].text, head, strlen(head));
+      if (!found) fail_msg("no report \"%s...\"", head);
+    }
+  }
+  /* The gate goes (the pod updated): bound in the next cycle. */
+  add_pod(f, MODEL_MODIFIED, "gated", 0, "", "");
+  rec_clear(&f->r);
+  assert_true(cycle(f));
+  assert_true(find_call(f, "bind t/gated -> n1") >= 0);
 }
 
 static void test_allocation_json(void **state) {
@@ -713,9 +771,10 @@ static void test_live_report_counts(void **state) {
   feed(f, MODEL_ADDED, node_yaml);
   add_pod(f, MODEL_ADDED, "big", 4, "", "");
   assert_true(cycle_at(f, 100));
-  assert_int_equal(find_call(f, "unschedulable t/big: 0/1 nodes are available: 1 Insufficient "
-                                "nvidia.com/gpu."),
-                   0);
+  assert_int_equal(
+      find_call(f, "unschedulable t/big (Unschedulable): 0/1 nodes are available: 1 Insufficient "
+                   "nvidia.com/gpu."),
+      0);
   rec_clear(&f->r);
   feed(f, MODEL_ADDED,
        "apiVersion: v1\nkind: Node\nmetadata: {name: n2, uid: n2-uid}\n"
@@ -724,8 +783,9 @@ static void test_live_report_counts(void **state) {
   assert_int_equal(f->r.n, 0); /* "0/2 ... 2 Insufficient": counts only, 30 s later */
   assert_true(cycle_at(f, 161));
   expect_calls(f,
-               (const char *[]){"unschedulable t/big: 0/2 nodes are available: 2 Insufficient "
-                                "nvidia.com/gpu."},
+               (const char *[]){
+                   "unschedulable t/big (Unschedulable): 0/2 nodes are available: 2 Insufficient "
+                   "nvidia.com/gpu."},
                1);
   rec_clear(&f->r);
   feed(f, MODEL_MODIFIED,
@@ -734,8 +794,9 @@ static void test_live_report_counts(void **state) {
        "\"2\"}}\n");
   assert_true(cycle_at(f, 162));
   expect_calls(f,
-               (const char *[]){"unschedulable t/big: 0/2 nodes are available: 1 Insufficient "
-                                "nvidia.com/gpu, 1 node(s) were unschedulable."},
+               (const char *[]){
+                   "unschedulable t/big (Unschedulable): 0/2 nodes are available: 1 Insufficient "
+                   "nvidia.com/gpu, 1 node(s) were unschedulable."},
                1);
   live_get_stats(f->l, &st);
   assert_int_equal(st.unschedulable, 3);
@@ -807,6 +868,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_kueue_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_pending_reasons, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_reasons_for_autoscalers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_queue_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_allocation_json, setup, teardown),
   };

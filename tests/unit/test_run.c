@@ -742,6 +742,45 @@ static void test_replay_run_recorded_priority(void **state) {
   stop(pid, SIGTERM);
 }
 
+/* A gated pod against the (fake) API server: no binding is tried (the server refuses a gated
+ * pod's binding with 409), its PodScheduled=False says SchedulingGated, no FailedScheduling
+ * Event, and once its gate is removed it is bound; a pod too big for the node says
+ * Unschedulable, which autoscalers act on. */
+static void test_run_gated_and_reasons(void **state) {
+  fa_server *s = srv = fa_start();
+  pid_t pid;
+  char *o;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: gated, namespace: t}\n"
+                        "spec: {schedulerName: tessera, schedulingGates: [{name: example.com/w}], "
+                        "containers: [{name: c, image: busybox, resources: {limits: "
+                        "{nvidia.com/gpu: '1'}}}]}\n"));
+  pod(s, "big", 16, NULL);
+  pid = spawn(s, "a");
+  assert_true(fa_wait(s, "PATCH /api/v1/namespaces/t/pods/gated/status 200", 1, 15000));
+  assert_true(fa_wait(s, "PATCH /api/v1/namespaces/t/pods/big/status 200", 1, 5000));
+  o = fa_get(s, "/api/v1/namespaces/t/pods/gated");
+  assert_non_null(strstr(o, "\"reason\":\"SchedulingGated\""));
+  assert_non_null(strstr(o, "waiting for scheduling gates: [example.com/w]"));
+  free(o);
+  o = fa_get(s, "/api/v1/namespaces/t/pods/big");
+  assert_non_null(strstr(o, "\"reason\":\"Unschedulable\""));
+  free(o);
+  assert_true(fa_wait(s, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 1, 5000));
+  usleep(300000);
+  assert_int_equal(fa_count(s, "POST /apis/events.k8s.io/v1/namespaces/t/events"), 1); /* big's */
+  assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/gated/binding"), 0);
+  /* the gate goes, as a controller removes it */
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: gated, namespace: t}\n"
+                        "spec: {schedulerName: tessera, containers: [{name: c, image: busybox, "
+                        "resources: {limits: {nvidia.com/gpu: '1'}}}]}\n"));
+  assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/gated/binding 201", 1, 10000));
+  assert_int_equal(fa_misbound(s), 0);
+  stop(pid, SIGTERM);
+}
+
 /* True when tessera-ID's log has a line holding text. */
 static bool logged(const fa_server *s, const char *id, const char *text) {
   char path[400], line[1024];
@@ -1143,6 +1182,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_queue_status_settings, teardown),
       cmocka_unit_test_teardown(test_run_snapshot_replay, teardown),
       cmocka_unit_test_teardown(test_replay_run_recorded_priority, teardown),
+      cmocka_unit_test_teardown(test_run_gated_and_reasons, teardown),
       cmocka_unit_test_teardown(test_run_gang_pod_by_pod, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
       cmocka_unit_test_teardown(test_run_queue_problems, teardown),

@@ -104,6 +104,67 @@ static void test_filters_and_reasons(void **state) {
   model_free(m);
 }
 
+/* Scheduling gates, as kube-scheduler reads them: a gated pod is not scheduled and not
+ * unschedulable; a gang with a gated member waits whole, saying which; a gated pod in a Kueue
+ * queue is not its head (the next one is admitted); once the gates go, it is placed. */
+static void test_scheduling_gates(void **state) {
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  add_node(m, "n1", "", "", "cpu: \"8\", nvidia.com/gpu: \"8\"", false);
+  add_pod(m, "gated", "2026-01-01T00:00:00Z", "nvidia.com/gpu: 1",
+          "schedulingGates: [{name: a.example.com/x}, {name: b.example.com/y}]");
+  add_pod(m, "free", "2026-01-01T00:00:01Z", "nvidia.com/gpu: 1", "");
+  apply(m, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: pg, "
+           "namespace: t}\nspec: {minMember: 2}\n");
+  for (int i = 0; i < 2; i++) {
+    char y[1024];
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: pg-%d, namespace: t, labels: "
+             "{scheduling.x-k8s.io/pod-group: pg}, creationTimestamp: \"2026-01-01T00:00:02Z\"}\n"
+             "spec: {schedulerName: tessera, %scontainers: [{name: c, resources: {limits: "
+             "{nvidia.com/gpu: \"1\"}}}]}\n",
+             i, i ? "schedulingGates: [{name: g}], " : "");
+    apply(m, y);
+  }
+  apply(m, "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: f}\n---\n"
+           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+           "spec: {namespaceSelector: {}, queueingStrategy: StrictFIFO, resourceGroups: "
+           "[{coveredResources: [nvidia.com/gpu], flavors: [{name: f, resources: [{name: "
+           "nvidia.com/gpu, nominalQuota: 1}]}]}]}\n---\n"
+           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: "
+           "t}\nspec: {clusterQueue: cq}\n");
+  apply(m, "apiVersion: v1\nkind: Pod\nmetadata: {name: q-next, namespace: t, labels: "
+           "{kueue.x-k8s.io/queue-name: lq}, creationTimestamp: \"2026-01-01T00:00:04Z\"}\nspec: "
+           "{schedulerName: tessera, containers: [{name: c, resources: {limits: {nvidia.com/gpu: "
+           "\"1\"}}}]}\n");
+  apply(m, "apiVersion: v1\nkind: Pod\nmetadata: {name: q-gated, namespace: t, labels: "
+           "{kueue.x-k8s.io/queue-name: lq}, creationTimestamp: \"2026-01-01T00:00:03Z\"}\nspec: "
+           "{schedulerName: tessera, schedulingGates: [{name: kueue.x-k8s.io/admission}], "
+           "containers: [{name: c, resources: {limits: {nvidia.com/gpu: \"1\"}}}]}\n");
+  r = run(m, SCHED_BINPACK);
+  assert_int_equal(decision(&r, "gated")->why, SCHED_WHY_GATED);
+  assert_string_equal(decision(&r, "gated")->reason,
+                      "waiting for scheduling gates: [a.example.com/x b.example.com/y]");
+  assert_string_equal(node_of(&r, "free"), "n1");
+  for (int i = 0; i < 2; i++) {
+    const sched_decision *d = decision(&r, i ? "pg-1" : "pg-0");
+    assert_int_equal(d->kind, SCHED_PENDING);
+    assert_int_equal(d->why, SCHED_WHY_GATED);
+    assert_string_equal(d->reason,
+                        "PodGroup t/pg: pod t/pg-1 is waiting for scheduling gates: [g]");
+  }
+  assert_int_equal(decision(&r, "q-gated")->why, SCHED_WHY_GATED);
+  assert_string_equal(node_of(&r, "q-next"), "n1"); /* StrictFIFO: a gated pod is no head */
+  sched_result_free(&r);
+  /* The gates go: placed. */
+  add_pod(m, "gated", "2026-01-01T00:00:00Z", "nvidia.com/gpu: 1", "");
+  r = run(m, SCHED_BINPACK);
+  assert_string_equal(node_of(&r, "gated"), "n1");
+  sched_result_free(&r);
+  model_free(m);
+}
+
 static void test_tolerations_affinity_pods(void **state) {
   model *m = model_new();
   sched_result r;
@@ -1788,6 +1849,7 @@ static void test_named_claims_match(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_filters_and_reasons),
+      cmocka_unit_test(test_scheduling_gates),
       cmocka_unit_test(test_tolerations_affinity_pods),
       cmocka_unit_test(test_scoring),
       cmocka_unit_test(test_order),
