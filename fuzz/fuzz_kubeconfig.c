@@ -1,5 +1,6 @@
 /* libFuzzer target: kubeconfig loading (kubeclient/auth.c) from an in-memory file. Refusals are
- * fine; crashes and leaks are not. */
+ * fine; crashes and leaks are not. kc_auth_parse: an exec plugin is read, never run (a fuzzer
+ * must not run the commands it makes up). */
 #define _GNU_SOURCE
 #include <stddef.h>
 #include <stdint.h>
@@ -19,8 +20,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (fd < 0) return 0;
   if (write(fd, data, size) == (ssize_t)size) {
     snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    if (kc_auth_load(path, NULL, &a, &err) == TS_OK) kc_auth_free(&a);
-    if (kc_auth_load(path, "other", &a, &err) == TS_OK) kc_auth_free(&a);
+    if (kc_auth_parse(path, NULL, &a, &err) == TS_OK) kc_auth_free(&a);
+    if (kc_auth_parse(path, "other", &a, &err) == TS_OK) kc_auth_free(&a);
   }
   close(fd);
   return 0;

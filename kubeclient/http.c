@@ -325,9 +325,37 @@ static void check_done(kc_client *c) {
     }
 }
 
+/* An exec plugin's credential: run again once it has expired, or when forced after a 401:
+ * once for each credential it gave, and then at most once in KC_EXEC_RETRY_MS (the requests
+ * in flight with the old credential all get the 401). The plugin runs
+ * on the loop's thread: a run is short (KC_EXEC_TIMEOUT_S at most), and nothing can be sent
+ * without its answer anyway. */
+static const char *exec_token(kc_client *c, bool force) {
+  kc_exec *e = c->auth->exec;
+  struct timespec t, m;
+  uint64_t now;
+  clock_gettime(CLOCK_REALTIME, &t);
+  clock_gettime(CLOCK_MONOTONIC, &m); /* the loop's time is cached: a run can be long */
+  now = (uint64_t)m.tv_sec * 1000 + (uint64_t)m.tv_nsec / 1000000;
+  force = force && (c->exec_forced_gen != e->runs || now - c->exec_tried_ms >= KC_EXEC_RETRY_MS);
+  if (!e->runs || force || kc__exec_expired(e, (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec)) {
+    ts_err err;
+    c->exec_tried_ms = now;
+    if (kc__exec_run(e, &err) != TS_OK)
+      ts_log(TS_LOG_WARN, "%s; keeping the credential it gave before", err.text);
+    else
+      ts_log(TS_LOG_INFO, "%s: credential renewed (%llu runs)", e->where,
+             (unsigned long long)e->runs);
+    if (force) c->exec_forced_gen = e->runs; /* the other 401s of the old one: not again */
+  }
+  ts_strlcpy(c->token, e->token, sizeof c->token);
+  return c->token[0] ? c->token : NULL;
+}
+
 /* Re-reads the token file at most every 60 s (and at once when forced, after a 401). */
 static const char *token(kc_client *c, bool force) {
   uint64_t now = uv_now(c->loop);
+  if (c->auth->exec) return exec_token(c, force);
   if (c->auth->token_file && (force || !c->token_read_ms || now - c->token_read_ms > 60000)) {
     char buf[KC_TOKEN_MAX + 1];
     ts_err err;

@@ -38,28 +38,36 @@
 /* ---- authentication ---------------------------------------------------------------------- */
 
 typedef struct kc_auth {
-  char server[512]; /* https://host:port */
-  char *ca_file;    /* owned: certificate-authority path, or NULL */
-  char *ca_data;    /* owned: PEM, or NULL */
-  size_t ca_len;    /* its length */
-  char *cert_file;  /* owned: client-certificate path, or NULL */
-  char *cert_data;  /* owned: PEM, or NULL */
-  size_t cert_len;  /* its length */
-  char *key_file;   /* owned: client-key path, or NULL */
-  char *key_data;   /* owned: PEM, or NULL */
-  size_t key_len;   /* its length */
-  char *token;      /* owned: bearer token, or NULL */
-  char *token_file; /* owned: file re-read as it rotates, or NULL */
-  bool insecure;    /* insecure-skip-tls-verify */
-  char source[600]; /* where it came from ("/home/u/.kube/config, context ci"), for logs */
+  char server[512];     /* https://host:port */
+  char *ca_file;        /* owned: certificate-authority path, or NULL */
+  char *ca_data;        /* owned: PEM, or NULL */
+  size_t ca_len;        /* its length */
+  char *cert_file;      /* owned: client-certificate path, or NULL */
+  char *cert_data;      /* owned: PEM, or NULL */
+  size_t cert_len;      /* its length */
+  char *key_file;       /* owned: client-key path, or NULL */
+  char *key_data;       /* owned: PEM, or NULL */
+  size_t key_len;       /* its length */
+  char *token;          /* owned: bearer token, or NULL */
+  char *token_file;     /* owned: file re-read as it rotates, or NULL */
+  bool insecure;        /* insecure-skip-tls-verify */
+  char source[600];     /* where it came from ("/home/u/.kube/config, context ci"), for logs */
+  struct kc_exec *exec; /* owned: an exec credential plugin (users[].user.exec), whose
+                           credential is kept here and renewed as it expires, or NULL */
 } kc_auth;
 
-/* Finds credentials as kubectl does: kubeconfig_flag, else $KUBECONFIG (first readable file),
- * else the in-cluster service account ($KUBERNETES_SERVICE_HOST/PORT, token and CA under
- * $TESSERA_SA_DIR or /var/run/secrets/kubernetes.io/serviceaccount), else ~/.kube/config.
- * context NULL: the current context. Errors name the file and field
- * ("/p/config: users[0].user.exec: exec credential plugins are not supported"). */
+/* Finds credentials as kubectl does: kubeconfig_flag (that file alone), else $KUBECONFIG (its
+ * files merged as kubectl merges them: the first to name a cluster, user or context, or to set
+ * current-context, wins; missing files are skipped; relative paths are read from the file that
+ * gave them), else the in-cluster service account ($KUBERNETES_SERVICE_HOST/PORT, token and CA
+ * under $TESSERA_SA_DIR or /var/run/secrets/kubernetes.io/serviceaccount), else ~/.kube/config.
+ * context NULL: the current context. A user's exec credential plugin is run once here (its
+ * failure is this call's). Errors name the file and field
+ * ("/p/config: users[0].user.exec.command: missing"). */
 ts_rc kc_auth_load(const char *kubeconfig_flag, const char *context, kc_auth *out, ts_err *err);
+/* The same without running an exec plugin: its first run is at the client's first request
+ * (for tools that only read the kubeconfig, and for fuzzing, which must never run a command). */
+ts_rc kc_auth_parse(const char *kubeconfig_flag, const char *context, kc_auth *out, ts_err *err);
 /* Frees what a kc_auth owns (its strings); the struct itself is the caller's. */
 void kc_auth_free(kc_auth *a);
 

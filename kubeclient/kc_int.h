@@ -7,7 +7,8 @@
 #include "input/input.h"
 #include "kubeclient/kc.h"
 
-#define KC_TOKEN_MAX 8192 /* bytes of a bearer token */
+#define KC_TOKEN_MAX     8192 /* bytes of a bearer token */
+#define KC_EXEC_RETRY_MS 1000 /* an exec plugin run again after a 401 at most this often */
 
 /* An API path with a namespace, a name and a subresource (/apis/G/V/namespaces/NS/R/NAME/S). */
 #define KC_PATH_MAX 800
@@ -74,6 +75,8 @@ struct kc_client {
   uint64_t nreq;                      /* started */
   char token[KC_TOKEN_MAX + 1];       /* bearer token in use */
   uint64_t token_read_ms;             /* when the token file was read */
+  uint64_t exec_tried_ms;             /* when the exec plugin was last run (monotonic ms) */
+  uint64_t exec_forced_gen;           /* its runs after the last run a 401 forced */
   bool https;                         /* the server's URL is https (only that scheme is used) */
   bool multiplexing;                  /* the server speaks HTTP/2: one connection for everything */
   long timeout_ms;                    /* of a request that is not a watch (api.requestTimeout) */
@@ -84,6 +87,29 @@ struct kc_client {
   kc_series series[KC_METRIC_SERIES]; /* tessera_api_requests_total */
   size_t nseries;                     /* entries in use */
 };
+
+/* An exec credential plugin (exec.c) and the credential it gave last. */
+enum { KC_EXEC_NEVER, KC_EXEC_IF_AVAILABLE, KC_EXEC_ALWAYS }; /* interactiveMode */
+typedef struct kc_exec {
+  char *api_version;  /* client.authentication.k8s.io/v1 or /v1beta1 (owned) */
+  char **argv;        /* command (resolved as client-go resolves it) then args, NULL-ended */
+  char **env;         /* "NAME=VALUE" the kubeconfig adds, NULL-ended (owned) */
+  char *install_hint; /* said when the command cannot be run (owned), or NULL */
+  int interactive;    /* KC_EXEC_NEVER, KC_EXEC_IF_AVAILABLE, KC_EXEC_ALWAYS */
+  char *cluster_json; /* spec.cluster given with provideClusterInfo (owned JSON), or NULL */
+  char where[300];    /* "FILE: users[i].user.exec", for messages */
+  /* what the last run gave */
+  char token[KC_TOKEN_MAX + 1]; /* bearer token, "" when it gave a certificate */
+  char *cert_data, *key_data;   /* PEM client certificate and key (owned), or NULL */
+  size_t cert_len, key_len;     /* their lengths */
+  int64_t expiry_ns;            /* status.expirationTimestamp, 0 when it gave none */
+  uint64_t runs;                /* successful runs so far */
+} kc_exec;
+/* Runs the plugin and keeps its credential in e; err names the plugin and what went wrong. */
+ts_rc kc__exec_run(kc_exec *e, ts_err *err);
+/* True once the credential's expiry has passed. */
+bool kc__exec_expired(const kc_exec *e, int64_t now_ns);
+void kc__exec_free(kc_exec *e); /* NULL is a no-op */
 
 /* A bearer token file's content, without trailing white space, into out (KC_TOKEN_MAX + 1
  * bytes): TS_EIO when it cannot be read, TS_ELIMIT when longer than KC_TOKEN_MAX, TS_EINVAL when

@@ -831,11 +831,85 @@ static void test_kubeconfig_refusals(void **state) {
   kc_refused(
       kpath("ftp"),
       "ftp: clusters[0].cluster.server: must be an https:// URL, not \"ftp://127.0.0.1:21\"");
+  /* exec credential plugins, as client-go validates and runs them */
+  kconfig("exec-nomode", "https://127.0.0.1:6443", "",
+          "    exec: {apiVersion: client.authentication.k8s.io/v1, command: aws}");
+  kc_refused(kpath("exec-nomode"), "exec-nomode: users[0].user.exec.interactiveMode: required in "
+                                   "client.authentication.k8s.io/v1");
+  kconfig("exec-alpha", "https://127.0.0.1:6443", "",
+          "    exec: {apiVersion: client.authentication.k8s.io/v1alpha1, command: aws}");
+  kc_refused(kpath("exec-alpha"), "users[0].user.exec.apiVersion: want "
+                                  "client.authentication.k8s.io/v1 or v1beta1, not "
+                                  "client.authentication.k8s.io/v1alpha1");
+  kconfig("exec-nocmd", "https://127.0.0.1:6443", "",
+          "    exec: {apiVersion: client.authentication.k8s.io/v1beta1}");
+  kc_refused(kpath("exec-nocmd"), "users[0].user.exec.command: missing");
+  kconfig("exec-missing", "https://127.0.0.1:6443", "",
+          "    exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: "
+          "tessera-no-such-plugin, installHint: 'install it with: apt install the-plugin'}");
+  kc_refused(kpath("exec-missing"), "users[0].user.exec: the plugin tessera-no-such-plugin could "
+                                    "not be run (not found?): install it with: apt install "
+                                    "the-plugin");
+  kwrite("wrong-kind.sh", "#!/bin/sh\necho '{\"apiVersion\": \"client.authentication.k8s.io/"
+                          "v1beta1\", \"kind\": \"Status\"}'\n");
+  chmod(kpath("wrong-kind.sh"), 0755);
+  kconfig("exec-kind", "https://127.0.0.1:6443", "",
+          "    exec: {apiVersion: client.authentication.k8s.io/v1beta1, command: ./wrong-kind.sh}");
+  kc_refused(kpath("exec-kind"), "the plugin's output: kind: want ExecCredential");
+  {
+    int saved = dup(STDIN_FILENO), null = open("/dev/null", O_RDONLY);
+    dup2(null, STDIN_FILENO), close(null);
+    kconfig("exec-always", "https://127.0.0.1:6443", "",
+            "    exec: {apiVersion: client.authentication.k8s.io/v1, command: ./wrong-kind.sh, "
+            "interactiveMode: Always}");
+    kc_refused(kpath("exec-always"),
+               "interactiveMode Always, but standard input is not a terminal");
+    dup2(saved, STDIN_FILENO), close(saved);
+  }
   kwrite("good-token", "abc\n");
   kconfig("http", "http://127.0.0.1:8080", "", "    tokenFile: good-token");
   assert_int_equal(kc_auth_load(kpath("http"), NULL, &a, &err), TS_OK); /* with a warning */
   assert_string_equal(a.server, "http://127.0.0.1:8080");
   kc_auth_free(&a);
+  {
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", kdir);
+    assert_int_equal(system(cmd), 0);
+  }
+}
+
+/* KUBECONFIG as kubectl merges it: missing files skipped, the first file to name a context,
+ * cluster or user (or to set current-context) wins, and a relative path is read from the file
+ * that gave it. */
+static void test_kubeconfig_merge(void **state) {
+  char list[1024], *old = getenv("KUBECONFIG") ? strdup(getenv("KUBECONFIG")) : NULL;
+  kc_auth a;
+  ts_err err;
+  (void)state;
+  snprintf(kdir, sizeof kdir, "/tmp/tessera-kc-XXXXXX");
+  assert_non_null(mkdtemp(kdir));
+  mkdir(kpath("b"), 0700);
+  kwrite("b/token", "from-b\n");
+  kwrite("a.yaml", "apiVersion: v1\nkind: Config\ncurrent-context: ctx\ncontexts:\n"
+                   "- name: ctx\n  context: {cluster: prod, user: me}\nusers:\n"
+                   "- name: other\n  user: {token: not-this}\n");
+  kwrite("b/b.yaml", "apiVersion: v1\nkind: Config\ncurrent-context: elsewhere\nclusters:\n"
+                     "- name: prod\n  cluster: {server: 'https://10.0.0.1:6443'}\nusers:\n"
+                     "- name: me\n  user: {tokenFile: token}\ncontexts:\n"
+                     "- name: ctx\n  context: {cluster: nothing, user: nobody}\n");
+  snprintf(list, sizeof list, "%s/missing.yaml:%s/a.yaml:%s/b/b.yaml", kdir, kdir, kdir);
+  setenv("KUBECONFIG", list, 1);
+  ts_err_clear(&err);
+  if (kc_auth_load(NULL, NULL, &a, &err) != TS_OK) fail_msg("%s", err.text);
+  assert_string_equal(a.server, "https://10.0.0.1:6443"); /* a's context, b's cluster */
+  assert_non_null(a.token_file);
+  assert_non_null(strstr(a.token_file, "/b/token")); /* relative to b.yaml */
+  assert_string_equal(a.source, "KUBECONFIG, context ctx");
+  kc_auth_free(&a);
+  if (old)
+    setenv("KUBECONFIG", old, 1), free(old);
+  else
+    unsetenv("KUBECONFIG");
   {
     char cmd[128];
     snprintf(cmd, sizeof cmd, "rm -rf %s", kdir);
@@ -858,6 +932,7 @@ int main(void) {
       cmocka_unit_test(test_health_request_parser),
       cmocka_unit_test(test_health_ipv6),
       cmocka_unit_test(test_kubeconfig_refusals),
+      cmocka_unit_test(test_kubeconfig_merge),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

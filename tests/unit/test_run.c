@@ -1142,7 +1142,9 @@ static void test_run_bad_kubeconfig(void **state) {
   (void)state;
   fputs("apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster: "
         "{server: 'https://127.0.0.1:1'}\nusers:\n- name: u\n  user:\n    exec: {command: "
-        "aws}\ncontexts:\n- name: c\n  context: {cluster: k, user: u}\n",
+        "tessera-no-such-plugin, apiVersion: client.authentication.k8s.io/v1, interactiveMode: "
+        "Never, installHint: 'see the EKS guide'}\ncontexts:\n- name: c\n  context: {cluster: k, "
+        "user: u}\n",
         f);
   fclose(f);
   assert_int_equal(pipe(out), 0);
@@ -1163,7 +1165,8 @@ static void test_run_bad_kubeconfig(void **state) {
   waitpid(pid, &status, 0);
   unlink(path);
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 2);
-  assert_non_null(strstr(buf, "users[0].user.exec: exec credential plugins are not supported"));
+  assert_non_null(strstr(buf, "users[0].user.exec: the plugin tessera-no-such-plugin could not be "
+                              "run (not found?): see the EKS guide"));
   assert_non_null(strstr(buf, path));
 }
 

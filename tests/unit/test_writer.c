@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
+#include "input/input.h"
 #include "kubeclient/kc.h"
 #include "tests/support/fakeapi.h"
 
@@ -399,12 +401,135 @@ static void test_events_and_refusals(void **state) {
   stop(&e);
 }
 
+/* Writes a file under the fake server's directory. */
+static void dir_file(const env *e, const char *name, const char *text, int mode) {
+  char path[600];
+  FILE *f;
+  snprintf(path, sizeof path, "%s/%s", fa_dir(e->s), name);
+  assert_non_null(f = fopen(path, "w"));
+  fputs(text, f);
+  fclose(f);
+  chmod(path, (mode_t)mode);
+}
+
+static char *dir_read(const env *e, const char *name) {
+  char path[600];
+  char *text = NULL;
+  size_t len;
+  ts_err err;
+  snprintf(path, sizeof path, "%s/%s", fa_dir(e->s), name);
+  return in_read_file(path, &text, &len, &err) == TS_OK ? text : NULL;
+}
+
+static void expect_file(const env *e, const char *name, const char *want) {
+  char *text = dir_read(e, name);
+  if (!text || strcmp(text, want)) fail_msg("%s: \"%s\", want \"%s\"", name, text, want);
+  ts_free(text);
+}
+
+/* A kubeconfig whose user is an exec credential plugin (client.authentication.k8s.io/v1, cluster
+ * info asked for), as EKS, GKE and AKS write them: the plugin is run at load, its token used
+ * until it expires, and run again then, or after a 401 (a token rotated early); the plugin is
+ * given the cluster and interactive: false; a plugin that fails is the load's error. */
+static void test_exec_credentials(void **state) {
+  env e;
+  outcome o = {0};
+  char *kc, *at, *info, path[600], text[4096];
+  kc_auth failing;
+  ts_err err;
+  (void)state;
+  memset(&e, 0, sizeof e);
+  assert_non_null(e.s = fa_start_http2(false));
+  dir_file(&e, "plugin.sh",
+           "#!/bin/sh\n"
+           "n=$(cat \"$DIR/runs\" 2>/dev/null || echo 0); echo $((n + 1)) >\"$DIR/runs\"\n"
+           "echo \"$KUBERNETES_EXEC_INFO\" >\"$DIR/info\"\n"
+           "echo \"$1 $FROM_KUBECONFIG\" >\"$DIR/args\"\n"
+           "exp=$(date -u -d \"+$(cat \"$DIR/expires\") seconds\" +%Y-%m-%dT%H:%M:%SZ)\n"
+           "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\",\"kind\":"
+           "\"ExecCredential\",\"status\":{\"token\":\"%s\",\"expirationTimestamp\":\"%s\"}}' "
+           "\"$(cat \"$DIR/plugin-token\")\" \"$exp\"\n",
+           0755);
+  dir_file(&e, "plugin-token", "tessera-test-token", 0644);
+  dir_file(&e, "expires", "2", 0644);
+  assert_non_null(kc = dir_read(&e, "kubeconfig"));
+  assert_non_null(at = strstr(kc, "    tokenFile: token\n"));
+  *at = '\0';
+  snprintf(text, sizeof text,
+           "%s    exec:\n      apiVersion: client.authentication.k8s.io/v1\n"
+           "      command: ./plugin.sh\n      args: [token]\n      interactiveMode: Never\n"
+           "      provideClusterInfo: true\n"
+           "      env: [{name: DIR, value: \"%s\"}, {name: FROM_KUBECONFIG, value: yes}]\n%s",
+           kc, fa_dir(e.s), at + strlen("    tokenFile: token\n"));
+  ts_free(kc);
+  dir_file(&e, "exec-kubeconfig", text, 0600);
+  snprintf(path, sizeof path, "%s/exec-kubeconfig", fa_dir(e.s));
+  assert_int_equal(uv_loop_init(&e.loop), 0);
+  ts_err_clear(&err);
+  if (kc_auth_load(path, NULL, &e.auth, &err) != TS_OK) fail_msg("%s", err.text);
+  expect_file(&e, "runs", "1\n");
+  info = dir_read(&e, "info");
+  assert_non_null(strstr(info, "\"kind\":\"ExecCredential\""));
+  assert_non_null(strstr(info, "\"interactive\":false"));
+  assert_non_null(strstr(info, "\"server\":\"https://127.0.0.1:"));
+  assert_non_null(strstr(info, "\"certificate-authority-data\":\"LS0t")); /* "---" */
+  ts_free(info);
+  expect_file(&e, "args", "token yes\n");
+  assert_non_null(e.c = kc_client_new(&e.loop, &e.auth, &err));
+  e.gate.open = true;
+  assert_non_null(e.w = kc_writer_new(e.c, &e.gate, "test", KC_EVENT_INTERVAL_MS));
+  for (int i = 0; i < 3; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "p%d", i);
+    put_pod(&e, "t", name, name, NULL);
+  }
+  kc_bind(e.w, "t", "p0", "p0", "n1", -1, on_done, &o);
+  wait_for(&e, &o, 1);
+  assert_int_equal(o.r, TS_OK);
+  /* The token expires (2 s) and the server takes only the next: the plugin is run again before
+   * the request, which is accepted at once. */
+  fa_set_token(e.s, "second");
+  dir_file(&e, "plugin-token", "second", 0644);
+  dir_file(&e, "expires", "3600", 0644);
+  usleep(2200000);
+  kc_bind(e.w, "t", "p1", "p1", "n1", -1, on_done, &o);
+  wait_for(&e, &o, 2);
+  assert_int_equal(o.r, TS_OK);
+  expect_file(&e, "runs", "2\n");
+  /* Rotated early: the 401 runs it again, and the next request goes through. */
+  fa_set_token(e.s, "third");
+  dir_file(&e, "plugin-token", "third", 0644);
+  kc_bind(e.w, "t", "p2", "p2", "n1", -1, on_done, &o);
+  wait_for(&e, &o, 3);
+  assert_int_equal(o.status, 401);
+  expect_file(&e, "runs", "3\n");
+  kc_bind(e.w, "t", "p2", "p2", "n1", -1, on_done, &o);
+  wait_for(&e, &o, 4);
+  assert_int_equal(o.r, TS_OK);
+  /* a plugin that fails: its exit status, at load */
+  dir_file(&e, "fail.sh", "#!/bin/sh\necho 'token expired, run login' >&2\nexit 3\n", 0755);
+  snprintf(text, sizeof text,
+           "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters: [{name: k, cluster: "
+           "{server: 'https://127.0.0.1:1'}}]\ncontexts: [{name: c, context: {cluster: k, user: "
+           "u}}]\nusers: [{name: u, user: {exec: {apiVersion: client.authentication.k8s.io/"
+           "v1beta1, command: ./fail.sh}}}]\n");
+  dir_file(&e, "fail-kubeconfig", text, 0600);
+  snprintf(path, sizeof path, "%s/fail-kubeconfig", fa_dir(e.s));
+  ts_err_clear(&err);
+  assert_int_not_equal(kc_auth_load(path, NULL, &failing, &err), TS_OK);
+  if (!strstr(err.text, "users[0].user.exec: the plugin ") ||
+      !strstr(err.text, "fail.sh failed (exit status 3"))
+    fail_msg("%s", err.text);
+  stop(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bind_conflict_recorded), cmocka_unit_test(test_bind_lost_answer),
       cmocka_unit_test(test_alloc_failures),         cmocka_unit_test(test_goaway),
       cmocka_unit_test(test_bounded_inflight),       cmocka_unit_test(test_bind_outcome_checked),
       cmocka_unit_test(test_request_timeout),        cmocka_unit_test(test_events_and_refusals),
+      cmocka_unit_test(test_exec_credentials),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
