@@ -43,6 +43,7 @@ typedef struct runner {
   kc_req *kueue_req;      /* that read, in flight */
   kueue_seen kueue;       /* what the last read said */
   bool led;               /* the gate was open at the last tick */
+  bool kueue_admits;      /* queueing.admission: kueue */
 } runner;
 
 static int64_t now_ns(void) {
@@ -196,6 +197,13 @@ static void kueue_decided(runner *r, kueue_seen now, const char *detail) {
   ts_log(now == KUEUE_UNREADABLE ? TS_LOG_WARN : TS_LOG_INFO, said[now], r->qs.kueue_namespace,
          CFG_KUEUE_LEASE, detail);
   live_set_queue_status(r->l, now == KUEUE_ABSENT ? r->qs.interval_ms * 1000000LL : -1);
+  if (now == KUEUE_RUNS && !r->kueue_admits)
+    ts_log(TS_LOG_WARN, "Kueue's controller runs and queueing.admission is tessera: both admit "
+                        "against the same quotas (Kueue ungates, then Tessera admits again); set "
+                        "queueing.admission: kueue to let Kueue admit and Tessera place");
+  else if (now == KUEUE_ABSENT && r->kueue_admits)
+    ts_log(TS_LOG_WARN, "queueing.admission is kueue, but Kueue's controller is not running: "
+                        "pods of LocalQueues wait until it admits their Workloads");
 }
 
 static void on_kueue_lease(void *ud, const kc_response *resp) {
@@ -413,9 +421,13 @@ static health_server *endpoint(runner *r, const char *field, const char *addr) {
  * r's loop. On failure what started stays for shut_down to stop. */
 static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const char *identity,
                    ts_err *err) {
-  static kc_resource_spec kinds[MODEL_KIND_COUNT];
-  kc_informer_opts io = {kinds, MODEL_KIND_COUNT, on_event, on_synced, r, on_skipped};
-  cmd_model_kinds(kinds); /* every kind the model reads */
+  static kc_resource_spec kinds[MODEL_KIND_COUNT], all[MODEL_KIND_COUNT];
+  kc_informer_opts io = {kinds, 0, on_event, on_synced, r, on_skipped};
+  r->kueue_admits = t->sched.kueue_admits;
+  cmd_model_kinds(all); /* every kind the model reads; Kueue's Workloads (many, and large on a
+                           busy Kueue cluster) only when Kueue admits */
+  for (int k = 0; k < MODEL_KIND_COUNT; k++)
+    if (k != MODEL_WORKLOAD || t->sched.kueue_admits) kinds[io.nresources++] = all[k];
   uv_timer_init(r->loop, &r->tick);
   r->tick.data = r;
   uv_timer_init(r->loop, &r->kueue_check);

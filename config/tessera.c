@@ -266,19 +266,25 @@ static ts_rc parse_mappings(cdec *d, json_t *q, cfg_tessera *c) {
 }
 
 static ts_rc parse_queueing(cdec *d, json_t *root, cfg_tessera *c) {
-  static const char *const keys[] = {"manageJobsWithoutQueueName", "fairSharing",
-                                     "waitForPodsReady", "deviceClassMappings", NULL};
+  static const char *const keys[] = {"admission",           "manageJobsWithoutQueueName",
+                                     "fairSharing",         "waitForPodsReady",
+                                     "deviceClassMappings", NULL};
+  char admission[16] = "";
   json_t *q;
   size_t mark;
   ts_rc rc = get_object(d, root, "queueing", &q);
   if (rc != TS_OK || !q) return rc;
   mark = enter(d, "queueing");
   if ((rc = known_keys(d, q, keys)) ||
+      (rc = get_string(d, q, "admission", admission, sizeof admission)) ||
       (rc = get_bool(d, q, "manageJobsWithoutQueueName",
                      &c->sched.queueing.manage_jobs_without_queue)) ||
       (rc = parse_fair_sharing(d, q, c)) || (rc = parse_pods_ready(d, q, c)) ||
       (rc = parse_mappings(d, q, c)))
     return rc;
+  if (*admission && strcmp(admission, "tessera") && strcmp(admission, "kueue"))
+    return fail(d, "admission", "supported values: \"tessera\", \"kueue\"");
+  if (*admission) c->sched.kueue_admits = !strcmp(admission, "kueue");
   leave(d, mark);
   return TS_OK;
 }
@@ -426,12 +432,13 @@ json_t *cfg_tessera_json(const cfg_tessera *c) {
                                           q->devmap.res[q->devmap.v[i].slot], "weight", w));
   }
   o = json_pack("{s:s, s:s, s:s, s:s, s:{s:o}, "
-                "s:{s:b, s:{s:b, s:o}, s:{s:b, s:o, s:o, s:o}, s:o}, "
+                "s:{s:s, s:b, s:{s:b, s:o}, s:{s:b, s:o, s:o, s:o}, s:o}, "
                 "s:{s:b, s:s, s:s, s:o, s:o, s:o}, s:s, s:s, s:{s:o, s:o}, s:{s:s, s:s, s:o}}",
                 "apiVersion", CFG_API_VERSION, "kind", CFG_KIND, "schedulerName", s->scheduler_name,
                 "scoring", sched_scoring_name(s->scoring), "topology", "levels", levels, "queueing",
-                "manageJobsWithoutQueueName", q->manage_jobs_without_queue, "fairSharing", "enable",
-                q->fair_sharing, "preemptionStrategies", strategies, "waitForPodsReady", "enable",
+                "admission", s->kueue_admits ? "kueue" : "tessera", "manageJobsWithoutQueueName",
+                q->manage_jobs_without_queue, "fairSharing", "enable", q->fair_sharing,
+                "preemptionStrategies", strategies, "waitForPodsReady", "enable",
                 s->wait_for_pods_ready, "timeout", dur(s->pods_ready_timeout_ns / 1000000),
                 "requeuingBackoffBase", dur(s->requeue_base_ns / 1000000), "requeuingBackoffMax",
                 dur(s->requeue_max_ns / 1000000), "deviceClassMappings", maps, "leaderElection",

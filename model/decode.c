@@ -30,6 +30,7 @@ static const kind_info kinds[MODEL_KIND_COUNT] = {
     K(RESOURCE_FLAVOR, resource_flavor, model_resource_flavor),
     K(COHORT, cohort, model_cohort),
     K(WORKLOAD_PRIORITY_CLASS, workload_priority_class, model_workload_priority_class),
+    K(WORKLOAD, workload, model_workload),
     K(POD_GROUP, pod_group, model_pod_group),
     K(VOLCANO_POD_GROUP, pod_group, model_pod_group),
     K(KAI_POD_GROUP, pod_group, model_pod_group),

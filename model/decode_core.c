@@ -202,7 +202,7 @@ static ts_rc scheduling_gates(mdec *d, json_t *spec, model_pod *p) {
   return TS_OK;
 }
 
-static ts_rc conditions(mdec *d, json_t *status, model_condition **out, uint32_t *n) {
+ts_rc model__conditions(mdec *d, json_t *status, model_condition **out, uint32_t *n) {
   ts_rc rc;
   json_t *arr = model__array(d, status, "conditions", &rc), *e;
   size_t i, mark;
@@ -432,7 +432,7 @@ ts_rc model__decode_pod(mdec *d, json_t *root, model_obj *o) {
   mark = model__push(d, "status");
   if ((rc = model__enum(d, status, "phase", phases, 5, &phase)) ||
       (rc = model__time(d, status, "startTime", &p->start_ns)) ||
-      (rc = conditions(d, status, &p->conditions, &p->nconditions)) ||
+      (rc = model__conditions(d, status, &p->conditions, &p->nconditions)) ||
       (rc = pod_claim_statuses(d, status, p)))
     return rc;
   p->phase = (model_pod_phase)phase;
@@ -440,7 +440,7 @@ ts_rc model__decode_pod(mdec *d, json_t *root, model_obj *o) {
   return TS_OK;
 }
 
-static void conditions_free(model_condition *c, uint32_t n) {
+void model__conditions_free(model_condition *c, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) ts_free(c[i].message);
   ts_free(c);
 }
@@ -460,7 +460,7 @@ void model__free_pod(model_obj *o) {
   ts_free(p->claims);
   for (uint32_t i = 0; i < p->nclaim_statuses; i++) ts_free(p->claim_statuses[i].claim_name);
   ts_free(p->claim_statuses);
-  conditions_free(p->conditions, p->nconditions);
+  model__conditions_free(p->conditions, p->nconditions);
 }
 
 bool model_pod_counts(const model_pod *p) {
@@ -518,10 +518,10 @@ ts_rc model__decode_node(mdec *d, json_t *root, model_obj *o) {
   }
   for (uint32_t i = 0; rc == TS_OK && i < alloc.n; i++) n->alloc[alloc.v[i].id] = alloc.v[i].v;
   ts_free(alloc.v);
-  if (rc == TS_OK) rc = conditions(d, status, &conds, &nconds);
+  if (rc == TS_OK) rc = model__conditions(d, status, &conds, &nconds);
   for (uint32_t i = 0; rc == TS_OK && i < nconds; i++)
     if (!strcmp(conds[i].type, "Ready")) n->ready = !strcmp(conds[i].status, "True");
-  conditions_free(conds, nconds);
+  model__conditions_free(conds, nconds);
   if (rc == TS_OK) model__pop(d, mark);
   return rc;
 }

@@ -39,6 +39,7 @@
   X(COHORT, "Cohort", "kueue.x-k8s.io", "cohorts", "v1beta2 v1beta1 v1alpha1", false)              \
   X(WORKLOAD_PRIORITY_CLASS, "WorkloadPriorityClass", "kueue.x-k8s.io", "workloadpriorityclasses", \
     "v1beta2 v1beta1", false)                                                                      \
+  X(WORKLOAD, "Workload", "kueue.x-k8s.io", "workloads", "v1beta2 v1beta1", true)                  \
   X(POD_GROUP, "PodGroup", "scheduling.x-k8s.io", "podgroups", "v1alpha1", true)                   \
   X(VOLCANO_POD_GROUP, "PodGroup", "scheduling.volcano.sh", "podgroups", "v1beta1", true)          \
   X(KAI_POD_GROUP, "PodGroup", "scheduling.run.ai", "podgroups", "v2alpha2", true)                 \
@@ -776,6 +777,47 @@ typedef struct model_workload_priority_class {
   model_obj obj; /* header */
   int32_t value; /* value */
 } model_workload_priority_class;
+
+/* One topology domain of a Kueue topology assignment: its value at each level, and how many
+ * pods of the pod set go there. */
+typedef struct model_wl_domain {
+  const char **values; /* interned, one per level of the assignment (owned array) */
+  int32_t count;       /* pods */
+} model_wl_domain;
+
+/* A pod set of a Kueue Workload, with what its admission assigned it. */
+typedef struct model_wl_podset {
+  const char *name;         /* interned spec.podSets[].name ("main" when absent) */
+  int32_t count;            /* spec.podSets[].count */
+  bool assigned;            /* status.admission.podSetAssignments has it */
+  int32_t admitted;         /* its count there (count when absent) */
+  model_kv *flavors;        /* owned: resource -> ResourceFlavor (both interned) */
+  uint32_t nflavors;        /* entries */
+  const char **levels;      /* owned: topologyAssignment.levels (interned node label keys, widest
+                               first), NULL when it has no topology assignment */
+  uint32_t nlevels;         /* entries */
+  model_wl_domain *domains; /* owned: the assignment's domains (v1beta2's slices expanded) */
+  uint32_t ndomains;        /* entries */
+  bool topology_delayed;    /* delayedTopologyRequest: Pending (assignment still to come) */
+} model_wl_podset;
+
+/* Kueue's Workload (kueue.x-k8s.io v1beta2 and v1beta1): what Kueue decided about a job, which
+ * Tessera follows when Kueue admits (queueing.admission: kueue). Only what placement needs is
+ * kept: the pod sets, the admission, and the state of the conditions. */
+typedef struct model_workload {
+  model_obj obj;             /* header */
+  const char *queue_name;    /* interned spec.queueName, or NULL */
+  bool active;               /* spec.active (default true) */
+  model_wl_podset *podsets;  /* owned: spec.podSets, with their assignments */
+  uint32_t npodsets;         /* entries */
+  const char *cluster_queue; /* interned status.admission.clusterQueue, or NULL */
+  bool quota_reserved;       /* condition QuotaReserved is True */
+  bool admitted;             /* condition Admitted is True (quota and admission checks) */
+  bool evicted;              /* condition Evicted is True */
+  bool finished;             /* condition Finished is True */
+  char *why;                 /* owned: why it is not admitted (the message of its Evicted or
+                                QuotaReserved condition, else of Admitted), or NULL */
+} model_workload;
 
 typedef struct model_pod_group {
   model_obj obj;                    /* header */

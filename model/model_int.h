@@ -90,6 +90,10 @@ ts_rc model__enum(mdec *d, json_t *parent, const char *key, const char *const *n
                   int *out);
 /* A list of interned strings. */
 ts_rc model__strings(mdec *d, json_t *parent, const char *key, const char ***out, uint32_t *n);
+/* status.conditions of parent (type, status, reason, message, lastTransitionTime), and
+ * their freeing. */
+ts_rc model__conditions(mdec *d, json_t *parent, model_condition **out, uint32_t *n);
+void model__conditions_free(model_condition *c, uint32_t n);
 /* A list of owned strings. */
 ts_rc model__strdups(mdec *d, json_t *parent, const char *key, char ***out, uint32_t *n);
 
@@ -146,6 +150,7 @@ MODEL__DECL(LOCAL_QUEUE, local_queue)
 MODEL__DECL(RESOURCE_FLAVOR, resource_flavor)
 MODEL__DECL(COHORT, cohort)
 MODEL__DECL(WORKLOAD_PRIORITY_CLASS, workload_priority_class)
+MODEL__DECL(WORKLOAD, workload)
 MODEL__DECL(POD_GROUP, pod_group)
 MODEL__DECL(VOLCANO_QUEUE, volcano_queue)
 MODEL__DECL(KAI_QUEUE, kai_queue)

@@ -293,6 +293,7 @@ static ts_rc drain(admit *ad, qgang *q, const model_local_queue *lq /* NULL: non
   char why[700];
   const char *kept;
   if (!ad->add || q->wl.evicting) return TS_OK; /* usage only, or its eviction was issued */
+  if (sched__kueue_managed(ad->v, q->run[0])) return TS_OK; /* Kueue's controller drains */
   if (cq->stop_policy == MODEL_STOP_HOLD_AND_DRAIN)
     snprintf(why, sizeof why, "ClusterQueue %s is stopped (stopPolicy HoldAndDrain)", cq->obj.name);
   else if (lq && lq->stop_policy == MODEL_STOP_HOLD_AND_DRAIN)
@@ -469,9 +470,7 @@ static ts_rc pending_workload(admit *ad, sched_gang *g, const sched_qref *ref, q
   return TS_OK;
 }
 
-/* The flavors named (interned names; unknown ones and repeats skipped) as a restriction for
- * placement, in the scratch arena; NULL when out of memory. */
-static const sched_flavors *flavors_of(sched_view *v, const char *const *names, uint32_t n) {
+const sched_flavors *sched__flavors_of(sched_view *v, const char *const *names, uint32_t n) {
   sched_flavors *fl = ts_arena_alloc(v->arena, sizeof *fl);
   const model_resource_flavor **buf = ts_arena_alloc(v->arena, (n + 1) * sizeof *buf);
   char key[512] = "";
@@ -525,7 +524,7 @@ static bool hook_placeable(void *ctx, const q_candidate *c, char *why, size_t ca
   sub = podset_gang(q, c->podset, c->count);
   placed = ts_arena_alloc(v->arena, (sub.npods + 1) * sizeof *placed);
   if (!placed) return false;
-  set_flavors(&sub, flavors_of(v, names, 1));
+  set_flavors(&sub, sched__flavors_of(v, names, 1));
   got = sched__place_gang(v, &sub, sub.npods, placed, &best);
   for (uint32_t i = 0; got && i < sub.npods; i++) /* a check only: give everything back */
     if (placed[i] != UINT32_MAX) {
@@ -571,7 +570,7 @@ static bool admitted_gang(sched_view *v, qgang *q, const q_admission *adm, sched
     const char **names = ts_arena_alloc(v->arena, (a->nrf + 1) * sizeof *names);
     if (!names) return false;
     for (uint32_t k = 0; k < a->nrf; k++) names[k] = a->rf[k].flavor;
-    fl[ps] = flavors_of(v, names, a->nrf);
+    fl[ps] = sched__flavors_of(v, names, a->nrf);
     taken[ps] = 0;
   }
   for (uint32_t i = 0; i < q->g->npods; i++) {
@@ -829,9 +828,10 @@ static ts_rc enqueue(admit *ad, sched_gang *gangs, size_t n, bool *handled) {
     sched_qref ref;
     bool oom;
     if (i + 4 < n && gangs[i + 4].npods) __builtin_prefetch(gangs[i + 4].pods[0].pod->obj.labels.v);
-    if (!gangs[i].npods || gangs[i].blocked || gangs[i].gated ||
+    if (handled[i] || !gangs[i].npods || gangs[i].blocked || gangs[i].gated ||
         !sched__queue_ref(ad->v->m, gangs[i].pods[0].pod, &ref))
-      continue; /* gated gangs wait, outside their queue, as Kueue's gated pods do */
+      continue; /* gated gangs wait, outside their queue, as Kueue's gated pods do; Kueue's
+                   own (queueing.admission: kueue) were decided by sched__kueue_place */
     handled[i] = true;
     if (gangs[i].kind != SCHED_GANG_SINGLE) { /* fewer members than its minimum: not a workload */
       if (!(label = gang_label(ad, &gangs[i]))) return TS_ENOMEM;

@@ -167,10 +167,7 @@ bool sched__same_shape(const sched_pending *a, const sched_pending *b) {
 
 /* ---- gangs ----------------------------------------------------------------------------- */
 
-/* Places as many of the gang's pending pods as fit, run by run, within subset (NULL: all
- * nodes); placed[i] = node of pod i or UINT32_MAX. Returns the number placed. When `whole`,
- * stops at the first pod that does not fit. */
-static uint32_t place_members(sched_view *v, const sched_gang *g, const uint32_t *subset,
+uint32_t sched__place_members(sched_view *v, const sched_gang *g, const uint32_t *subset,
                               uint32_t nsubset, bool whole, uint32_t *placed) {
   uint32_t total = 0, i = 0;
   for (uint32_t k = 0; k < g->npods; k++) placed[k] = UINT32_MAX;
@@ -186,7 +183,7 @@ static uint32_t place_members(sched_view *v, const sched_gang *g, const uint32_t
   return total;
 }
 
-static void unplace_members(sched_view *v, const sched_gang *g, const uint32_t *placed) {
+void sched__unplace_members(sched_view *v, const sched_gang *g, const uint32_t *placed) {
   for (uint32_t i = 0; i < g->npods; i++) {
     if (placed[i] == UINT32_MAX) continue;
     sched__unplace(v, g->pods[i].pod, placed[i]);
@@ -201,8 +198,7 @@ static int domain_value_cmp(const void *a, const void *b) {
   return strcmp(((const domain *)a)->value, ((const domain *)b)->value);
 }
 
-/* The domains of a level, computed once per cycle. */
-static const level *level_of(sched_view *v, const char *key) {
+const sched_level *sched__level_of(sched_view *v, const char *key) {
   level *l;
   ts_map by_value;
   for (int i = 0; i < v->nlevels; i++)
@@ -280,8 +276,9 @@ static bool try_level(sched_view *v, const sched_gang *g, const level *l, const 
   }
   qsort(cands, nc, sizeof *cands, domain_free_cmp);
   for (uint32_t i = 0; i < nc; i++) {
-    if (place_members(v, g, cands[i]->nodes, cands[i]->n, true, placed) == g->npods) return true;
-    unplace_members(v, g, placed);
+    if (sched__place_members(v, g, cands[i]->nodes, cands[i]->n, true, placed) == g->npods)
+      return true;
+    sched__unplace_members(v, g, placed);
   }
   return false;
 }
@@ -321,16 +318,16 @@ uint32_t sched__place_gang(sched_view *v, const sched_gang *g, uint32_t needed, 
   *best = 0;
   nlevels = g->npods > 1 ? levels_to_try(v, g, levels) : 0;
   for (int i = 0; i < nlevels; i++) {
-    const level *l = level_of(v, levels[i]);
+    const level *l = sched__level_of(v, levels[i]);
     if (l && try_level(v, g, l, demand, placed)) return *best = g->npods;
   }
   if (g->required_level) {
     for (uint32_t i = 0; i < g->npods; i++) placed[i] = UINT32_MAX;
     return 0;
   }
-  got = *best = place_members(v, g, NULL, 0, false, placed);
+  got = *best = sched__place_members(v, g, NULL, 0, false, placed);
   if (got >= needed && got) return got;
-  unplace_members(v, g, placed);
+  sched__unplace_members(v, g, placed);
   for (uint32_t i = 0; i < g->npods; i++) placed[i] = UINT32_MAX;
   return 0;
 }

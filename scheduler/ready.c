@@ -238,7 +238,8 @@ ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r,
   ts_map_init(&index);
   for (size_t i = 0; rc == TS_OK && i < v->nrunning; i++) {
     const model_pod *p = v->running[i];
-    if (!p->obj.deleted_ns && p->scheduler_name == v->cfg->scheduler_name)
+    if (!p->obj.deleted_ns && p->scheduler_name == v->cfg->scheduler_name &&
+        !sched__kueue_managed(v, p)) /* Kueue's own waitForPodsReady evicts those */
       rc = watch_pod(v, &index, p);
   }
   all = ts_arena_alloc(v->arena, (index.count + 1) * sizeof *all);

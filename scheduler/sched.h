@@ -82,6 +82,10 @@ typedef struct sched_config {
   int64_t pods_ready_timeout_ns;            /* how long after binding (5 min) */
   int64_t requeue_base_ns;                  /* first requeue backoff (1 min), doubled each time */
   int64_t requeue_max_ns;                   /* backoff cap (1 h) */
+  bool kueue_admits;                        /* queueing.admission: kueue. Kueue's controller
+                                               admits (its Workloads say what and on which
+                                               flavors and topology domains); Tessera places
+                                               what Kueue admitted, and charges no quota */
   q_config queueing;                        /* Kueue's settings: fair sharing, strategies,
                                                gates, manageJobsWithoutQueueName,
                                                deviceClassMappings (owned) */

@@ -183,6 +183,8 @@ typedef struct sched_view {
   bool fgd_on;                 /* nodes score as FGD: scoring fgd, or binpack with pods sharing
                                   GPUs in the model */
   bool score_other;            /* scoring is not plain bin-packing or spreading without shares */
+  struct sched_kueue *kueue;   /* Kueue's Workloads indexed by owner (kueue.c), NULL until
+                                  first needed */
   size_t decisions_cap;        /* capacity of the result's decision array */
   size_t events_cap;           /* capacity of the result's workload events */
 } sched_view;
@@ -377,6 +379,28 @@ const char *sched__role_of(const model_pod *p);
  * placed[i] = node of pods[i]. Returns the number placed (a prefix). */
 uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const uint32_t *subset,
                           uint32_t nsubset, uint32_t *placed);
+/* Places as many of the gang's pending pods as fit, run by run, within subset (NULL: all
+ * nodes); placed[i] = node of pod i or UINT32_MAX. Returns the number placed. When `whole`,
+ * stops at the first pod that does not fit. */
+uint32_t sched__place_members(sched_view *v, const sched_gang *g, const uint32_t *subset,
+                              uint32_t nsubset, bool whole, uint32_t *placed);
+/* Gives back what sched__place_members placed (placed[i] != UINT32_MAX). */
+void sched__unplace_members(sched_view *v, const sched_gang *g, const uint32_t *placed);
+/* The topology domains of node label key (each value's nodes, sorted by value), computed once
+ * per cycle; NULL when out of memory or past SCHED_MAX_TOPOLOGY + 1 keys. */
+const sched_level *sched__level_of(sched_view *v, const char *key);
+/* The flavors named (interned names; unknown ones and repeats skipped) as a restriction for
+ * placement, in the scratch arena; NULL when none is known or out of memory. */
+const sched_flavors *sched__flavors_of(sched_view *v, const char *const *names, uint32_t n);
+/* Kueue admits, Tessera places (kueue.c; queueing.admission: kueue): the gangs of pods that
+ * belong to Kueue Workloads are decided here (handled[i] set): an admitted Workload's pod sets
+ * placed whole on its flavors and topology domains, the others pending with Kueue's reason. */
+ts_rc sched__kueue_place(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
+                         ts_rc (*add)(sched_view *, sched_result *, sched_decision), bool *handled);
+/* Kueue admits (queueing.admission: kueue): true when the pod's job is Kueue's to admit (it
+ * names a LocalQueue, or a Workload owns it); false in the other mode. */
+bool sched__kueue_managed(sched_view *v, const model_pod *p);
+void sched__kueue_free(sched_view *v); /* frees the index */
 /* Places a gang (see place.c) on the view; placed[i] = node of g->pods[i] or UINT32_MAX.
  * Returns the number placed, or 0 with everything given back when fewer than needed fit;
  * *best then tells how many fit at most across the cluster. */

@@ -189,6 +189,7 @@ ts_rc sched__view_pods(sched_view *v) {
 }
 
 void sched__view_free(sched_view *v) {
+  sched__kueue_free(v);
   ts_map_free(&v->share_slot);
   sched__dra_free(v);
   sched__classes_free(v);

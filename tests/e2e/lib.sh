@@ -92,8 +92,9 @@ EOF
   true
 }
 
-# start_tessera ID: `tessera run` as the chart's ServiceAccount, short lease timings; its
-# health port is HEALTH_BASE + n for ID a, b, ...
+# start_tessera ID [CONFIG-LINES]: `tessera run` as the chart's ServiceAccount, short lease
+# timings, CONFIG-LINES added to its tessera.yaml; its health port is HEALTH_BASE + n for ID a,
+# b, ...
 start_tessera() {
   local id=$1 port
   port=$(health_port "$id")
@@ -102,6 +103,7 @@ leaderElection: {enable: true, leaseName: tessera, leaseNamespace: kube-system,
   leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 500ms}
 healthAddress: 127.0.0.1:$port
 api: {eventInterval: 5s}
+${2:-}
 EOF
   "$TESSERA" run --kubeconfig "$E2E_OUT/kubeconfig-tessera" --config "$E2E_OUT/tessera-$id.yaml" \
     --identity "tessera-$id" >"$E2E_OUT/tessera-$id.log" 2>&1 &
@@ -189,6 +191,11 @@ kind: LocalQueue
 metadata: {name: lq, namespace: team-a}
 spec: {clusterQueue: cq}
 YAML
+}
+
+# The reason of a pod's PodScheduled=False condition.
+unschedulable_reason() {
+  k get pod "$2" -n "$1" -o jsonpath='{.status.conditions[?(@.type=="PodScheduled")].reason}'
 }
 
 # The message of a pod's PodScheduled=False condition.

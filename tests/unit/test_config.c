@@ -639,6 +639,33 @@ static void test_fair_sharing_strategies(void **state) {
   cfg_tessera_free(&t);
 }
 
+/* queueing.admission: who admits (tessera by default, or Kueue's controller), round-tripped
+ * through the effective configuration that `tessera snapshot` records. */
+static void test_admission_mode(void **state) {
+  cfg_tessera t, back;
+  ts_err e;
+  const char *y = "queueing: {admission: kueue}\n";
+  char *text;
+  json_t *j;
+  (void)state;
+  cfg_tessera_default(&t);
+  assert_false(t.sched.kueue_admits);
+  assert_int_equal(cfg_tessera_parse(y, strlen(y), &t, &e), TS_OK);
+  assert_true(t.sched.kueue_admits);
+  j = cfg_tessera_json(&t);
+  text = json_dumps(j, JSON_COMPACT);
+  assert_non_null(strstr(text, "\"admission\":\"kueue\""));
+  cfg_tessera_default(&back);
+  assert_int_equal(cfg_tessera_parse(text, strlen(text), &back, &e), TS_OK);
+  assert_true(back.sched.kueue_admits);
+  free(text);
+  json_decref(j);
+  cfg_tessera_free(&t);
+  cfg_tessera_free(&back);
+  bad_config("queueing: {admission: both}\n",
+             "tessera.yaml: queueing.admission: supported values: \"tessera\", \"kueue\"");
+}
+
 /* Endpoint addresses as `run` listens on them: IPv4, IPv6 in brackets, every interface. */
 static void test_addresses(void **state) {
   char host[CFG_ADDRESS_MAX];
@@ -754,6 +781,7 @@ int main(void) {
       cmocka_unit_test(test_tessera_defaults_and_example),
       cmocka_unit_test(test_tessera_errors),
       cmocka_unit_test(test_fair_sharing_strategies),
+      cmocka_unit_test(test_admission_mode),
       cmocka_unit_test(test_config_json_round_trip),
       cmocka_unit_test(test_addresses),
       cmocka_unit_test(test_alias_expansion_bounded),

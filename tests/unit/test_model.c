@@ -1230,6 +1230,92 @@ static void test_kind_in_group(void **state) {
   json_decref(o);
 }
 
+/* Kueue's Workload: pod sets, the admission (flavors and the topology assignment, v1beta2's
+ * slices and v1beta1's domains alike) and the conditions; bad ones name the field. */
+static void test_workload(void **state) {
+  model_workload *w = (model_workload *)must_decode(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: job-a, namespace: t}\n"
+      "spec:\n  queueName: lq\n  podSets: [{name: main, count: 5}, {name: launcher, count: 1}]\n"
+      "status:\n  admission:\n    clusterQueue: cq\n    podSetAssignments:\n"
+      "    - name: main\n      count: 5\n      flavors: {nvidia.com/gpu: a100, cpu: default}\n"
+      "      topologyAssignment:\n        levels: [rack, kubernetes.io/hostname]\n"
+      "        slices:\n        - domainCount: 2\n          podCounts: {individual: [3, 1]}\n"
+      "          valuesPerLevel:\n          - universal: r1\n"
+      "          - individual: {prefix: node-, roots: [a, b], suffix: -x}\n"
+      "        - domainCount: 1\n          podCounts: {universal: 1}\n"
+      "          valuesPerLevel: [{universal: r2}, {universal: node-c}]\n"
+      "  conditions:\n  - {type: QuotaReserved, status: 'True', reason: QuotaReserved}\n"
+      "  - {type: Admitted, status: 'True', reason: Admitted}\n");
+  model_workload *old = (model_workload *)must_decode(
+      "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Workload\nmetadata: {name: b, namespace: t}\n"
+      "spec:\n  podSets: [{name: main, count: 2}]\nstatus:\n  admission:\n"
+      "    clusterQueue: cq\n    podSetAssignments:\n    - name: main\n"
+      "      topologyAssignment:\n        levels: [rack]\n"
+      "        domains: [{values: [r1], count: 2}]\n");
+  model_workload *pending = (model_workload *)must_decode(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: c, namespace: t}\n"
+      "spec:\n  active: false\n  podSets: [{count: 1}]\nstatus:\n  conditions:\n"
+      "  - {type: QuotaReserved, status: 'False', reason: Pending, message: "
+      "\"couldn't assign flavors to pod set main: insufficient quota\"}\n");
+  (void)state;
+  assert_string_equal(w->queue_name, "lq");
+  assert_true(w->active && w->admitted && w->quota_reserved && !w->evicted && !w->why);
+  assert_string_equal(w->cluster_queue, "cq");
+  assert_int_equal(w->npodsets, 2);
+  assert_true(w->podsets[0].assigned && !w->podsets[1].assigned);
+  assert_int_equal(w->podsets[0].admitted, 5);
+  assert_int_equal(w->podsets[0].nflavors, 2);
+  assert_int_equal(w->podsets[0].nlevels, 2);
+  assert_int_equal(w->podsets[0].ndomains, 3);
+  assert_string_equal(w->podsets[0].domains[0].values[0], "r1");
+  assert_string_equal(w->podsets[0].domains[0].values[1], "node-a-x");
+  assert_int_equal(w->podsets[0].domains[0].count, 3);
+  assert_string_equal(w->podsets[0].domains[1].values[1], "node-b-x");
+  assert_int_equal(w->podsets[0].domains[1].count, 1);
+  assert_string_equal(w->podsets[0].domains[2].values[0], "r2");
+  assert_int_equal(w->podsets[0].domains[2].count, 1);
+  assert_false(old->admitted); /* no Admitted condition: not admitted, whatever status says */
+  assert_int_equal(old->podsets[0].admitted, 2);
+  assert_int_equal(old->podsets[0].ndomains, 1);
+  assert_string_equal(old->podsets[0].domains[0].values[0], "r1");
+  assert_false(pending->active || pending->admitted || pending->quota_reserved);
+  assert_string_equal(pending->podsets[0].name, "main");
+  assert_string_equal(pending->why, "couldn't assign flavors to pod set main: insufficient quota");
+  model_obj_free(&w->obj);
+  model_obj_free(&old->obj);
+  model_obj_free(&pending->obj);
+  expect_invalid("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: x, "
+                 "namespace: t}\nspec: {podSets: [{name: main, count: 1}]}\nstatus:\n  admission:\n"
+                 "    clusterQueue: cq\n    podSetAssignments: [{name: other}]\n",
+                 "Workload t/x: status.admission.podSetAssignments[0].name: names no pod set of "
+                 "spec.podSets: \"other\"");
+  expect_invalid("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: x, "
+                 "namespace: t}\nspec: {podSets: [{name: main, count: 2}]}\nstatus:\n  admission:\n"
+                 "    clusterQueue: cq\n    podSetAssignments:\n    - name: main\n"
+                 "      topologyAssignment:\n        levels: [a, b]\n        slices:\n"
+                 "        - domainCount: 2\n          podCounts: {universal: 1}\n"
+                 "          valuesPerLevel: [{universal: r}, {individual: {roots: [n1]}}]\n",
+                 "Workload t/x: status.admission.podSetAssignments[0].topologyAssignment.slices[0]."
+                 "valuesPerLevel[1].individual.roots: must have domainCount (2) items");
+  expect_invalid("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: x, "
+                 "namespace: t}\nspec: {podSets: [{name: main, count: 2}]}\nstatus:\n  admission:\n"
+                 "    clusterQueue: cq\n    podSetAssignments:\n    - name: main\n"
+                 "      topologyAssignment:\n        levels: [a]\n        slices:\n"
+                 "        - domainCount: 1\n          podCounts: {individual: [-1]}\n"
+                 "          valuesPerLevel: [{universal: r}]\n",
+                 "Workload t/x: status.admission.podSetAssignments[0].topologyAssignment.slices[0]."
+                 "podCounts.individual[0]: must be from 0 to 2147483647");
+  expect_invalid(
+      "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: x, "
+      "namespace: t}\nspec: {podSets: [{name: main, count: 2}, {name: main, count: 1}]}\n",
+      "Workload t/x: spec.podSets[1].name: Duplicate value: \"main\"");
+  expect_invalid("apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: x, "
+                 "namespace: t}\nspec: {podSets: [{name: main, count: 2}]}\nstatus:\n  admission:\n"
+                 "    clusterQueue: cq\n    podSetAssignments: [{name: main, count: 3}]\n",
+                 "Workload t/x: status.admission.podSetAssignments[0].count: must be from 0 to the "
+                 "pod set's count (2)");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kind_in_group),
@@ -1243,6 +1329,7 @@ int main(void) {
       cmocka_unit_test(test_claims),
       cmocka_unit_test(test_dra_invalid),
       cmocka_unit_test(test_kueue),
+      cmocka_unit_test(test_workload),
       cmocka_unit_test(test_foreign_queues),
       cmocka_unit_test(test_selectors),
       cmocka_unit_test(test_tolerations),

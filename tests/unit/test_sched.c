@@ -1126,6 +1126,142 @@ static void queued_member(model *m, const char *name, const char *job, int gpus,
   apply(m, y);
 }
 
+/* queueing.admission: kueue. Kueue admits, Tessera places: the admitted pod set goes whole on
+ * its flavor's nodes, as many pods in each topology domain as Kueue assigned (a pod whose
+ * nodeSelector names a domain counts for it), with no quota of Tessera's (the ClusterQueue
+ * holds 1 GPU and 8 are placed); what Kueue has not admitted waits, saying so. */
+static void kueue_pod(model *m, const char *name, const char *owner_uid, const char *labels,
+                      int gpus, const char *extra) {
+  char y[2048];
+  snprintf(
+      y, sizeof y,
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, uid: pod-%s, "
+      "creationTimestamp: \"2026-01-01T00:00:00Z\", labels: {kueue.x-k8s.io/queue-name: lq%s%s}"
+      "%s%s%s}\nspec: {schedulerName: tessera, %s%scontainers: [{name: c, resources: {limits: "
+      "{nvidia.com/gpu: \"%d\"}}}]}\n",
+      name, name, *labels ? ", " : "", labels,
+      owner_uid ? ", ownerReferences: [{apiVersion: "
+                  "batch/v1, kind: Job, name: train, controller: true, uid: "
+                : "",
+      owner_uid ? owner_uid : "", owner_uid ? "}]" : "", extra, *extra ? ", " : "", gpus);
+  apply(m, y);
+}
+
+static void test_kueue_admits(void **state) {
+  model *m = model_new();
+  sched_config cfg;
+  sched_result r;
+  ts_err e;
+  (void)state;
+  gpu_node(m, "a1", "rack: r1, gpu: a100", 4);
+  gpu_node(m, "a2", "rack: r1, gpu: a100", 4);
+  gpu_node(m, "a3", "rack: r2, gpu: a100", 4);
+  gpu_node(m, "h1", "rack: r2, gpu: h100", 4);
+  apply(m, "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: a100}\n"
+           "spec: {nodeLabels: {gpu: a100}}\n---\n"
+           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ResourceFlavor\nmetadata: {name: h100}\n"
+           "spec: {nodeLabels: {gpu: h100}}\n---\n"
+           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+           "spec: {namespaceSelector: {}, resourceGroups: [{coveredResources: [nvidia.com/gpu], "
+           "flavors: [{name: a100, resources: [{name: nvidia.com/gpu, nominalQuota: 1}]}]}]}\n---\n"
+           "apiVersion: kueue.x-k8s.io/v1beta2\nkind: LocalQueue\nmetadata: {name: lq, namespace: "
+           "t}\nspec: {clusterQueue: cq}\n");
+  /* A Job of 4 pods of 2 GPUs, admitted on a100 with 2 pods on a1 and 2 on a3; train-0's
+   * nodeSelector names a3 (as Kueue's TopologyUngater writes it). */
+  apply(m,
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: train, namespace: t, uid: u-train}\n"
+        "spec: {parallelism: 4}\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: job-train-1, "
+        "namespace: t, ownerReferences: [{apiVersion: batch/v1, kind: Job, name: train, uid: "
+        "u-train, controller: true}]}\nspec: {queueName: lq, podSets: [{name: main, count: 4}]}\n"
+        "status:\n  admission:\n    clusterQueue: cq\n    podSetAssignments:\n"
+        "    - name: main\n      count: 4\n      flavors: {nvidia.com/gpu: a100}\n"
+        "      topologyAssignment:\n        levels: [rack, kubernetes.io/hostname]\n"
+        "        slices:\n        - domainCount: 2\n          podCounts: {universal: 2}\n"
+        "          valuesPerLevel: [{individual: {prefix: r, roots: ['1', '2']}}, "
+        "{individual: {prefix: a, roots: ['1', '3']}}]\n"
+        "  conditions: [{type: QuotaReserved, status: 'True'}, {type: Admitted, status: "
+        "'True'}]\n");
+  for (int i = 0; i < 4; i++) {
+    char name[16];
+    snprintf(name, sizeof name, "train-%d", i);
+    kueue_pod(m, name, "u-train", "kueue.x-k8s.io/podset: main", 2,
+              i ? "" : "nodeSelector: {kubernetes.io/hostname: a3}");
+  }
+  /* A plain pod admitted on h100 (its Workload owns it), one too big for its flavor, one
+   * Kueue has not admitted, one without a Workload, one still gated by Kueue's topology gate. */
+  apply(m,
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: pod-solo, "
+        "namespace: t, ownerReferences: [{apiVersion: v1, kind: Pod, name: solo, uid: pod-solo}]}\n"
+        "spec: {queueName: lq, podSets: [{name: main, count: 1}]}\nstatus:\n  admission:\n"
+        "    clusterQueue: cq\n    podSetAssignments: [{name: main, flavors: {nvidia.com/gpu: "
+        "h100}}]\n  conditions: [{type: Admitted, status: 'True'}]\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: pod-big, "
+        "namespace: t, ownerReferences: [{apiVersion: v1, kind: Pod, name: big, uid: pod-big}]}\n"
+        "spec: {queueName: lq, podSets: [{name: main, count: 1}]}\nstatus:\n  admission:\n"
+        "    clusterQueue: cq\n    podSetAssignments: [{name: main, flavors: {nvidia.com/gpu: "
+        "a100}}]\n  conditions: [{type: Admitted, status: 'True'}]\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: pod-wait, "
+        "namespace: t, ownerReferences: [{apiVersion: v1, kind: Pod, name: wait, uid: pod-wait}]}\n"
+        "spec: {queueName: lq, podSets: [{name: main, count: 1}]}\nstatus:\n  conditions:\n"
+        "  - {type: QuotaReserved, status: 'False', reason: Pending, message: \"couldn't assign "
+        "flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor a100, "
+        "1 more needed\"}\n---\n"
+        "apiVersion: kueue.x-k8s.io/v1beta2\nkind: Workload\nmetadata: {name: pod-tas, "
+        "namespace: t, ownerReferences: [{apiVersion: v1, kind: Pod, name: tas, uid: pod-tas}]}\n"
+        "spec: {queueName: lq, podSets: [{name: main, count: 1}]}\nstatus:\n  admission:\n"
+        "    clusterQueue: cq\n    podSetAssignments: [{name: main, flavors: {nvidia.com/gpu: "
+        "a100}}]\n  conditions: [{type: Admitted, status: 'True'}]\n");
+  kueue_pod(m, "solo", NULL, "", 4, "");
+  kueue_pod(m, "big", NULL, "", 8, "");
+  kueue_pod(m, "wait", NULL, "", 1, "");
+  kueue_pod(m, "orphan", NULL, "", 1, "");
+  kueue_pod(m, "tas", NULL, "", 1, "schedulingGates: [{name: kueue.x-k8s.io/topology}]");
+  sched_config_default(&cfg);
+  cfg.kueue_admits = true;
+  if (sched_cycle(m, &cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  assert_string_equal(node_of(&r, "train-0"), "a3");
+  assert_int_equal(count_on(&r, "a1"), 2);
+  assert_int_equal(count_on(&r, "a3"), 2);
+  assert_int_equal(count_on(&r, "a2"), 0); /* bin-packing alone would have used it */
+  assert_string_equal(node_of(&r, "solo"), "h1");
+  assert_int_equal(decision(&r, "big")->why, SCHED_WHY_UNSCHEDULABLE);
+  assert_non_null(strstr(decision(&r, "big")->reason,
+                         "Workload t/pod-big admitted by Kueue to ClusterQueue cq: 1 pods must "
+                         "start together and only 0 fit; t/big: 0/4 nodes are available"));
+  assert_int_equal(decision(&r, "wait")->why, SCHED_WHY_QUEUED);
+  assert_string_equal(decision(&r, "wait")->reason,
+                      "waits for Kueue to admit Workload t/pod-wait (LocalQueue t/lq): couldn't "
+                      "assign flavors to pod set main: insufficient unused quota for "
+                      "nvidia.com/gpu in flavor a100, 1 more needed");
+  assert_int_equal(decision(&r, "orphan")->why, SCHED_WHY_QUEUED);
+  assert_non_null(strstr(decision(&r, "orphan")->reason, "no Workload for it yet"));
+  assert_int_equal(decision(&r, "tas")->why, SCHED_WHY_GATED);
+  for (size_t i = 0; i < r.nevents; i++) /* Kueue counts its admissions, not Tessera */
+    assert_int_not_equal(r.events[i].kind, SCHED_WL_ADMITTED);
+  for (size_t i = 0; i < r.ndecisions; i++)
+    assert_int_equal(sched_decision_apply(m, &r.decisions[i]), TS_OK);
+  sched_result_free(&r);
+  /* A pod of the Job is replaced (train-1 on a1 gone, train-4 comes): it goes where the
+   * assignment still has room (a1), even when spreading would pick the empty a2. */
+  {
+    in_docs docs = {0};
+    const char *del = "apiVersion: v1\nkind: Pod\nmetadata: {name: train-1, namespace: t}\n";
+    ts_err_clear(&e);
+    assert_int_equal(in_yaml_parse(del, strlen(del), &docs, &e), TS_OK);
+    assert_int_equal(model_apply_json(m, docs.v[0].value, MODEL_DELETED, NULL, NULL, NULL, &e),
+                     TS_OK);
+    in_docs_free(&docs);
+  }
+  kueue_pod(m, "train-4", "u-train", "kueue.x-k8s.io/podset: main", 2, "");
+  cfg.scoring = SCHED_SPREAD;
+  if (sched_cycle(m, &cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  assert_int_equal(r.nbound, 1);
+  assert_string_equal(node_of(&r, "train-4"), "a1");
+  sched_result_free(&r);
+  model_free(m);
+}
+
 static void test_admission_needs_placement(void **state) {
   model *m = model_new();
   char q[2048];
@@ -1872,6 +2008,7 @@ int main(void) {
       cmocka_unit_test(test_pending_runs_remembered),
       cmocka_unit_test(test_wait_for_pods_ready),
       cmocka_unit_test(test_admission_needs_placement),
+      cmocka_unit_test(test_kueue_admits),
       cmocka_unit_test(test_admission_quota_and_preemption),
       cmocka_unit_test(test_admission_charges_devices),
       cmocka_unit_test(test_admission_hold_and_drain),
