@@ -127,6 +127,11 @@ void live_report_done(void *token);
 #define LIVE_WRITES_INFLIGHT 512
 
 const model *live_model(const live *l); /* borrowed */
+/* Shadow mode (tessera run --shadow, which writes nothing): compares the placements of the pods
+ * of scheduler `name` (interned; NULL: every pod not of the configured scheduler name) with
+ * Tessera's (sched_shadow_eval on the loop's model). live_dirty is false afterwards, until the
+ * next event. */
+ts_rc live_shadow(live *l, const char *name, int64_t now_ns, sched_shadow *out, ts_err *err);
 void live_get_stats(const live *l, live_stats *out);
 
 /* ClusterQueue and LocalQueue status: interval_ns >= 0 turns the writes on (a queue's status

@@ -163,6 +163,18 @@ void sched__gang_key(const model *m, const model_pod *p, char *key, size_t cap) 
     ts_strlcpy(key, id.key, cap);
 }
 
+int32_t sched__gang_ident(const model *m, const model_pod *p, char *key, size_t kcap, char *label,
+                          size_t lcap) {
+  gang_id id;
+  gang_of(m, p, &id);
+  if (id.pod)
+    snprintf(key, kcap, "pod:%s", id.pod);
+  else
+    ts_strlcpy(key, id.key, kcap);
+  snprintf(label, lcap, "%s %s", id.what, id.pod ? id.pod : id.name);
+  return id.min;
+}
+
 uint32_t sched__gang_needed(const sched_gang *g) {
   return g->min > (int32_t)g->nbound ? (uint32_t)g->min - g->nbound : 0;
 }

@@ -1262,6 +1262,105 @@ static void test_kueue_admits(void **state) {
   model_free(m);
 }
 
+/* Shadow: a first-fit scheduler's placements against Tessera's, on the cluster of e2e 13: 4
+ * nodes of 4 GPUs in 2 racks; first-fit put a-0 (3 GPUs) on n1, gang b (2 x 3) on n2 and n3
+ * (two racks), gang c (2 x 3) half on n4, and left c-1 and d-0 (2 GPUs) pending. Tessera would
+ * have kept b in rack r2, left c whole pending and placed d-0: one partial gang (0 for
+ * Tessera), one split, 4 GPUs stranded (3 for Tessera), c-0 placed where Tessera would not. The
+ * model is given back as it was. */
+static void shadow_pod(model *m, const char *name, const char *group, int gpus, const char *node) {
+  char y[1024];
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, creationTimestamp: "
+           "\"2026-01-01T00:00:00Z\"%s%s%s}\nspec: {schedulerName: fifo%s%s, containers: [{name: "
+           "c, resources: {limits: {nvidia.com/gpu: \"%d\"}}}]}\n",
+           name, group ? ", labels: {scheduling.x-k8s.io/pod-group: " : "", group ? group : "",
+           group ? "}" : "", node ? ", nodeName: " : "", node ? node : "", gpus);
+  apply(m, y);
+}
+
+static void test_shadow(void **state) {
+  model *m = model_new();
+  sched_config cfg;
+  sched_shadow sh;
+  ts_err e;
+  int64_t now = 1767225600LL * 1000000000LL + 120 * 1000000000LL; /* 2 minutes after creation */
+  (void)state;
+  gpu_node(m, "n1", "rack: r1", 4);
+  gpu_node(m, "n2", "rack: r1", 4);
+  gpu_node(m, "n3", "rack: r2", 4);
+  gpu_node(m, "n4", "rack: r2", 4);
+  apply(m, "apiVersion: scheduling.x-k8s.io/v1alpha1\nkind: PodGroup\nmetadata: {name: b, "
+           "namespace: t}\nspec: {minMember: 2}\n---\napiVersion: scheduling.x-k8s.io/v1alpha1\n"
+           "kind: PodGroup\nmetadata: {name: c, namespace: t}\nspec: {minMember: 2}\n");
+  shadow_pod(m, "a-0", NULL, 3, "n1");
+  shadow_pod(m, "b-0", "b", 3, "n2");
+  shadow_pod(m, "b-1", "b", 3, "n3");
+  shadow_pod(m, "c-0", "c", 3, "n4");
+  shadow_pod(m, "c-1", "c", 3, NULL);
+  shadow_pod(m, "d-0", NULL, 2, NULL);
+  add_pod(m, "mine", "2026-01-01T00:00:00Z", "cpu: 1", ""); /* Tessera's own: not compared */
+  sched_config_default(&cfg);
+  cfg.topology[0] = ts_intern_cstr("rack");
+  cfg.topology[1] = ts_intern_cstr("kubernetes.io/hostname");
+  cfg.ntopology = 2;
+  for (int round = 0; round < 2; round++) { /* the same twice: the model was given back */
+    if (sched_shadow_eval(m, &cfg, ts_intern_cstr("fifo"), now, &sh, &e) != TS_OK)
+      fail_msg("shadow: %s", e.text);
+    assert_int_equal(sh.pods, 6);
+    assert_int_equal(sh.bound[0], 4);
+    assert_int_equal(sh.bound[1], 4); /* a-0, b (rack r2), d-0 */
+    assert_int_equal(sh.pending[1], 2);
+    assert_int_equal(sh.gangs, 2);
+    assert_int_equal(sh.partial[0], 1);
+    assert_int_equal(sh.partial[1], 0);
+    assert_int_equal(sh.split, 1);
+    assert_int_equal(sh.unplaceable, 1);
+    assert_int_equal(sh.placeable, 0);
+    assert_int_equal(sh.gpus, 16);
+    assert_int_equal(sh.free_gpus[0], 4);
+    assert_int_equal(sh.stranded_gpus[0], 4);
+    assert_int_equal(sh.free_gpus[1], 5);
+    assert_int_equal(sh.stranded_gpus[1], 3);
+    assert_int_equal(sh.counts[SCHED_SHADOW_PARTIAL], 1);
+    for (size_t i = 0; i < sh.nexamples; i++) {
+      const sched_shadow_example *x = &sh.examples[i];
+      if (x->kind == SCHED_SHADOW_PARTIAL) assert_string_equal(x->what, "PodGroup t/c");
+      if (x->kind == SCHED_SHADOW_SPLIT) {
+        assert_string_equal(x->what, "PodGroup t/b");
+        assert_string_equal(x->detail,
+                            "its 2 pods are on 2 domains of rack; Tessera would keep them in one");
+      }
+      if (x->kind == SCHED_SHADOW_UNPLACEABLE) assert_string_equal(x->what, "pod t/c-0");
+    }
+    sched_shadow_free(&sh);
+    { /* given back: placements, phases, scheduler names */
+      const model_pod *c0 = (const model_pod *)model_get(m, MODEL_POD, "t", "c-0");
+      const model_pod *d0 = (const model_pod *)model_get(m, MODEL_POD, "t", "d-0");
+      assert_string_equal(c0->node_name, "n4");
+      assert_null(d0->node_name);
+      assert_string_equal(d0->scheduler_name, "fifo");
+    }
+  }
+  /* b-0 goes: n2 is free, and Tessera would complete gang c there now (d-0 then fits nowhere). */
+  {
+    in_docs docs = {0};
+    const char *del = "apiVersion: v1\nkind: Pod\nmetadata: {name: b-0, namespace: t}\n";
+    ts_err_clear(&e);
+    assert_int_equal(in_yaml_parse(del, strlen(del), &docs, &e), TS_OK);
+    assert_int_equal(model_apply_json(m, docs.v[0].value, MODEL_DELETED, NULL, NULL, NULL, &e),
+                     TS_OK);
+    in_docs_free(&docs);
+  }
+  if (sched_shadow_eval(m, &cfg, ts_intern_cstr("fifo"), now, &sh, &e) != TS_OK)
+    fail_msg("shadow: %s", e.text);
+  assert_int_equal(sh.placeable, 1);
+  assert_string_equal(sh.examples[0].what, "pod t/c-1");
+  assert_non_null(strstr(sh.examples[0].detail, "Tessera would bind it to n2 now"));
+  sched_shadow_free(&sh);
+  model_free(m);
+}
+
 static void test_admission_needs_placement(void **state) {
   model *m = model_new();
   char q[2048];
@@ -2009,6 +2108,7 @@ int main(void) {
       cmocka_unit_test(test_wait_for_pods_ready),
       cmocka_unit_test(test_admission_needs_placement),
       cmocka_unit_test(test_kueue_admits),
+      cmocka_unit_test(test_shadow),
       cmocka_unit_test(test_admission_quota_and_preemption),
       cmocka_unit_test(test_admission_charges_devices),
       cmocka_unit_test(test_admission_hold_and_drain),
