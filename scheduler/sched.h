@@ -243,17 +243,17 @@ bool sched_is_gpu_resource(const model_resources *t, int id);
 
 /* ---- shadow: another scheduler's placements against Tessera's (tessera run --shadow) ----- */
 
-#define SCHED_SHADOW_EXAMPLES 20              /* examples kept of each kind */
-#define SCHED_SHADOW_GRACE_NS 10000000000LL   /* a pod pending less long is not "left pending" */
+#define SCHED_SHADOW_EXAMPLES 20            /* examples kept of each kind */
+#define SCHED_SHADOW_GRACE_NS 10000000000LL /* a pod pending less long is not "left pending" */
 
 typedef enum sched_shadow_kind {
-  SCHED_SHADOW_PARTIAL,     /* a gang it bound partially */
-  SCHED_SHADOW_SPLIT,       /* a gang it spread over more topology domains than Tessera would */
-  SCHED_SHADOW_PLACEABLE,   /* a pod it left pending that Tessera would place now */
-  SCHED_SHADOW_UNPLACEABLE, /* a pod it bound that Tessera would have left pending */
-  SCHED_SHADOW_ADMITTED,    /* a queued workload Tessera would have admitted and it did not */
+  SCHED_SHADOW_PARTIAL,      /* a gang it bound partially */
+  SCHED_SHADOW_SPLIT,        /* a gang it spread over more topology domains than Tessera would */
+  SCHED_SHADOW_PLACEABLE,    /* a pod it left pending that Tessera would place now */
+  SCHED_SHADOW_UNPLACEABLE,  /* a pod it bound that Tessera would have left pending */
+  SCHED_SHADOW_ADMITTED,     /* a queued workload Tessera would have admitted and it did not */
   SCHED_SHADOW_NOT_ADMITTED, /* a queued workload it admitted and Tessera would not have */
-  SCHED_SHADOW_PREEMPT,     /* a pod Tessera would preempt now */
+  SCHED_SHADOW_PREEMPT,      /* a pod Tessera would preempt now */
   SCHED_SHADOW_KIND_COUNT
 } sched_shadow_kind;
 /* "partial", "split", "placeable", "unplaceable", "admitted", "not-admitted", "preempt". */
@@ -267,12 +267,12 @@ typedef struct sched_shadow_example {
 
 /* A ClusterQueue (or Volcano / KAI queue) the other scheduler's pods queue in. */
 typedef struct sched_shadow_queue {
-  const char *name;      /* interned */
-  size_t workloads;      /* its workloads (gangs) among the pods */
-  size_t admitted[2];    /* wholly placed: [0] as the other scheduler placed them, [1] as Tessera
-                            would have (everything placed again) */
-  size_t would_admit;    /* Tessera would admit now, from the cluster as it is */
-  size_t would_preempt;  /* workloads Tessera would preempt now */
+  const char *name;     /* interned */
+  size_t workloads;     /* its workloads (gangs) among the pods */
+  size_t admitted[2];   /* wholly placed: [0] as the other scheduler placed them, [1] as Tessera
+                           would have (everything placed again) */
+  size_t would_admit;   /* Tessera would admit now, from the cluster as it is */
+  size_t would_preempt; /* workloads Tessera would preempt now */
 } sched_shadow_queue;
 
 /* One comparison. [0] is the cluster as the other scheduler placed its pods; [1] is the same
@@ -280,26 +280,26 @@ typedef struct sched_shadow_queue {
  * configuration's queues, topology and scoring); "now" is what Tessera would do from the
  * cluster as it is. */
 typedef struct sched_shadow {
-  int64_t at_ns;                /* when */
-  size_t pods;                  /* the other scheduler's pods (not finished) */
-  size_t bound[2], pending[2];  /* placed and not */
-  size_t gangs;                 /* gangs of more than one pod */
-  size_t partial[2];            /* gangs bound partially (some pod pending past the grace) */
-  size_t split;                 /* gangs it spread over more domains of the narrowest topology
-                                   level in which Tessera kept them whole */
-  size_t placeable;             /* pods pending past the grace that Tessera would place now */
-  size_t unplaceable;           /* pods it placed that Tessera would have left pending */
-  size_t preempt;               /* pods Tessera would evict now */
-  int64_t gpus;                 /* GPUs of the schedulable nodes */
-  int64_t free_gpus[2];         /* free GPUs */
-  int64_t stranded_gpus[2];     /* free GPUs on nodes where no pending shape fits */
-  size_t shapes;                /* distinct shapes of the GPU pods pending in [0] or [1] */
-  sched_shadow_queue *queues;   /* by name (arena) */
-  size_t nqueues;               /* entries */
+  int64_t at_ns;               /* when */
+  size_t pods;                 /* the other scheduler's pods (not finished) */
+  size_t bound[2], pending[2]; /* placed and not */
+  size_t gangs;                /* gangs of more than one pod */
+  size_t partial[2];           /* gangs bound partially (some pod pending past the grace) */
+  size_t split;                /* gangs it spread over more domains of the narrowest topology
+                                  level in which Tessera kept them whole */
+  size_t placeable;            /* pods pending past the grace that Tessera would place now */
+  size_t unplaceable;          /* pods it placed that Tessera would have left pending */
+  size_t preempt;              /* pods Tessera would evict now */
+  int64_t gpus;                /* GPUs of the schedulable nodes */
+  int64_t free_gpus[2];        /* free GPUs */
+  int64_t stranded_gpus[2];    /* free GPUs on nodes where no pending shape fits */
+  size_t shapes;               /* distinct shapes of the GPU pods pending in [0] or [1] */
+  sched_shadow_queue *queues;  /* by name (arena) */
+  size_t nqueues;              /* entries */
   size_t counts[SCHED_SHADOW_KIND_COUNT]; /* differences of each kind */
-  sched_shadow_example *examples; /* the first SCHED_SHADOW_EXAMPLES of each kind (arena) */
-  size_t nexamples;             /* entries */
-  ts_arena arena;               /* owns the above */
+  sched_shadow_example *examples;         /* the first SCHED_SHADOW_EXAMPLES of each kind (arena) */
+  size_t nexamples;                       /* entries */
+  ts_arena arena;                         /* owns the above */
 } sched_shadow;
 
 /* Compares the placements of the pods of scheduler `name` (interned; NULL: every pod that is
