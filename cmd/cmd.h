@@ -48,6 +48,14 @@ void cmd_csv_cell(FILE *f, const char *s);
 json_t *queue_status_json(const live_queue_status *st, const char *version);
 /* The path of that status subresource. */
 void queue_status_path(const live_queue_status *st, const char *version, char *out, size_t cap);
+/* shadow.c: what `tessera run --shadow` tells of a comparison of the pods of `scheduler`
+ * (NULL: every other scheduler): a summary in the log, the tessera_shadow_* metrics (after
+ * `evaluations` comparisons; s may be empty when there were none), and DIR/shadow.json and
+ * DIR/shadow.html, each written whole or not at all (-1 with err naming the file). */
+void shadow_log(const sched_shadow *s, const char *scheduler);
+void shadow_metrics(const sched_shadow *s, uint64_t evaluations, ts_buf *b);
+json_t *shadow_json(const sched_shadow *s, const char *scheduler);
+int shadow_report(const char *dir, const sched_shadow *s, const char *scheduler, ts_err *err);
 /* version.c: the git commit this binary was built from ("unknown" without git) and the build
  * date (ISO 8601, UTC). */
 const char *tessera_commit(void);

@@ -9,6 +9,9 @@
 
 typedef struct names {
   const char *ns, *lease_ns, *lease; /* where Tessera runs; its Lease */
+  const char *writes_if;             /* --helm: the condition of every rule beyond the
+                                        informers' ("if not .Values.shadow.enabled"), or NULL */
+  bool read_only;                    /* --shadow: the informers' reads only */
 } names;
 
 /* A YAML flow list of the space-separated words. */
@@ -73,16 +76,23 @@ static void print(FILE *out, const names *n) {
       "  name: tessera\nrules:\n",
       n->ns);
   reads(out);
-  for (size_t i = 0; i < nr; i++)
+  /* what the scheduler does beyond reading: shadow mode (--shadow, shadow.enabled) needs none */
+  if (n->writes_if) fprintf(out, "{{- %s }}\n", n->writes_if);
+  for (size_t i = 0; !n->read_only && i < nr; i++)
     if (r[i].scope == KC_RBAC_CLUSTER)
       rule(out, r[i].why, r[i].group, r[i].resources, r[i].verbs, r[i].name);
+  if (n->writes_if) fputs("{{- end }}\n", out);
   fprintf(out,
           "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata:\n"
           "  name: tessera\nroleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, "
-          "name: tessera}\nsubjects:\n- {kind: ServiceAccount, name: tessera, namespace: %s}\n"
+          "name: tessera}\nsubjects:\n- {kind: ServiceAccount, name: tessera, namespace: %s}\n",
+          n->ns);
+  if (n->read_only) return; /* shadow mode elects no leader */
+  if (n->writes_if) fprintf(out, "{{- %s }}\n", n->writes_if);
+  fprintf(out,
           "---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n"
           "  name: tessera-leader-election\n  namespace: %s\nrules:\n",
-          n->ns, n->lease_ns);
+          n->lease_ns);
   for (size_t i = 0; i < nr; i++)
     if (r[i].scope != KC_RBAC_CLUSTER)
       rule(out, r[i].why, r[i].group, r[i].resources, r[i].verbs,
@@ -94,21 +104,25 @@ static void print(FILE *out, const names *n) {
           "tessera-leader-election}\nsubjects:\n"
           "- {kind: ServiceAccount, name: tessera, namespace: %s}\n",
           n->lease_ns, n->ns);
+  if (n->writes_if) fputs("{{- end }}\n", out);
 }
 
 static int usage(void) {
-  fprintf(stderr, "usage: tessera rbac [--helm] [--namespace NS] [--lease-namespace NS] "
+  fprintf(stderr, "usage: tessera rbac [--helm | --shadow] [--namespace NS] [--lease-namespace NS] "
                   "[--lease-name NAME]\n");
   return 2;
 }
 
 int cmd_rbac(int argc, char **argv) {
-  names n = {"tessera-system", "kube-system", "tessera"};
+  names n = {"tessera-system", "kube-system", "tessera", NULL, false};
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(a, "--helm")) {
       n = (names){"{{ .Release.Namespace }}", "{{ .Values.config.leaderElection.leaseNamespace }}",
-                  "{{ .Values.config.leaderElection.leaseName }}"};
+                  "{{ .Values.config.leaderElection.leaseName }}", "if not .Values.shadow.enabled",
+                  false};
+    } else if (!strcmp(a, "--shadow")) {
+      n.read_only = true; /* tessera run --shadow: reads only */
     } else if (v && !strcmp(a, "--namespace")) {
       n.ns = v, i++;
     } else if (v && !strcmp(a, "--lease-namespace")) {

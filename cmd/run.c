@@ -1,7 +1,13 @@
 /* cmd/run.c - `tessera run`: the secondary scheduler in a cluster. kubeclient's informers feed
  * live/ (the model and its assumptions); a timer runs a cycle when something changed, every
  * informer has synced and this replica leads; live/'s writes go to kubeclient's writer, whose
- * answers come back to live/. SIGTERM and SIGINT release the lease and exit. */
+ * answers come back to live/. SIGTERM and SIGINT release the lease and exit.
+ *
+ * With --shadow it writes nothing at all (no writer, no lease, no status): the timer compares
+ * another scheduler's placements with Tessera's instead (sched_shadow_eval) when something
+ * changed, at most every SHADOW_EVAL_MS, and tells what differs in the log, the metrics and a
+ * report (shadow.c). */
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +23,13 @@
 #define CYCLE_TICK_MS  50    /* how often the loop looks for work */
 #define IDLE_CYCLE_MS  1000  /* a cycle at least this often (timeouts, backoffs) */
 #define KUEUE_CHECK_MS 30000 /* queueStatus auto: how often Kueue's Lease is read */
+#define SHADOW_EVAL_MS                                                                             \
+  5000 /* --shadow: a comparison at most this often, when something changed                        \
+        */
+#define SHADOW_IDLE_MS                                                                             \
+  10000                     /* --shadow: and at least this often (pending pods grow older: the     \
+                               grace of SCHED_SHADOW_GRACE_NS passes) */
+#define SHADOW_LOG_MS 60000 /* --shadow: a summary in the log this often */
 
 typedef enum kueue_seen { KUEUE_UNKNOWN, KUEUE_ABSENT, KUEUE_RUNS, KUEUE_UNREADABLE } kueue_seen;
 
@@ -44,6 +57,14 @@ typedef struct runner {
   kueue_seen kueue;       /* what the last read said */
   bool led;               /* the gate was open at the last tick */
   bool kueue_admits;      /* queueing.admission: kueue */
+  bool shadow;            /* --shadow: compare, write nothing */
+  const char *shadow_of;  /* --shadow-scheduler-name (interned), or NULL: every other pod */
+  const char *shadow_dir; /* --shadow-report DIR, or NULL */
+  sched_shadow last;      /* the last comparison */
+  uint64_t shadows;       /* comparisons made */
+  uint64_t shadow_ms;     /* loop time of the last one */
+  uint64_t shadow_log_ms; /* loop time of the last summary logged */
+  uint64_t shadow_gen;    /* the model's generation after it */
 } runner;
 
 static int64_t now_ns(void) {
@@ -255,6 +276,34 @@ static void start_queue_status(runner *r, const cfg_queue_status *qs) {
 
 /* ---- the loop ----------------------------------------------------------------------------- */
 
+/* --shadow: a comparison when something changed (at most every SHADOW_EVAL_MS) or
+ * SHADOW_IDLE_MS passed; the report written after each, the summary logged every
+ * SHADOW_LOG_MS. */
+static void shadow_tick(runner *r, uint64_t now) {
+  sched_shadow s;
+  ts_err err;
+  bool changed = model_generation(live_model(r->l)) != r->shadow_gen;
+  if (r->stopping || !kc_informers_synced(r->inf)) return;
+  if (r->shadows &&
+      (now - r->shadow_ms < SHADOW_EVAL_MS || (!changed && now - r->shadow_ms < SHADOW_IDLE_MS)))
+    return;
+  ts_err_clear(&err);
+  r->shadow_ms = now;
+  if (live_shadow(r->l, r->shadow_of, now_ns(), &s, &err) != TS_OK) {
+    ts_log(TS_LOG_ERROR, "%s", err.text);
+    return;
+  }
+  r->shadow_gen = model_generation(live_model(r->l));
+  sched_shadow_free(&r->last);
+  r->last = s, r->shadows++;
+  if (r->shadow_dir && shadow_report(r->shadow_dir, &r->last, r->shadow_of, &err) != 0)
+    ts_log(TS_LOG_WARN, "shadow report: %s", err.text); /* said each time: the disk may fill */
+  if (r->shadows == 1 || now - r->shadow_log_ms >= SHADOW_LOG_MS) {
+    shadow_log(&r->last, r->shadow_of);
+    r->shadow_log_ms = now;
+  }
+}
+
 static void on_tick(uv_timer_t *t) {
   runner *r = t->data;
   uint64_t now = uv_now(r->loop);
@@ -263,6 +312,10 @@ static void on_tick(uv_timer_t *t) {
   if (r->gate.open != r->led) { /* leading again: another replica may have written status */
     if (r->gate.open) live_queue_status_reset(r->l);
     r->led = r->gate.open;
+  }
+  if (r->shadow) {
+    shadow_tick(r, now);
+    return;
   }
   if (r->stopping || !kc_informers_synced(r->inf) || !r->gate.open || live_busy(r->l)) return;
   if (!live_dirty(r->l) && now - r->last_cycle_ms < IDLE_CYCLE_MS) return;
@@ -278,6 +331,7 @@ static void on_closed(uv_handle_t *h) {
 
 static void shut_down_done(void *ud) {
   runner *r = ud;
+  bool had_lease = r->leader != NULL;
   kc_writer_free(r->writer);
   r->writer = NULL;
   kc_leader_free(r->leader);
@@ -290,7 +344,7 @@ static void shut_down_done(void *ud) {
   uv_close((uv_handle_t *)&r->tick, on_closed);
   uv_close((uv_handle_t *)&r->sigterm, on_closed);
   uv_close((uv_handle_t *)&r->sigint, on_closed);
-  ts_log(TS_LOG_INFO, "lease released; exiting");
+  ts_log(TS_LOG_INFO, had_lease ? "lease released; exiting" : "exiting");
 }
 
 /* Stops what runs (informers at once, the lease released first), then closes the handles so
@@ -346,6 +400,7 @@ static void metrics(void *ud, ts_buf *out) {
       r->gate.open ? 1 : 0, (unsigned long long)(r->writer ? kc_writer_events_sent(r->writer) : 0),
       (unsigned long long)(r->writer ? kc_writer_refused(r->writer) : 0),
       (unsigned long long)(health_server_refused(r->health) + health_server_refused(r->metrics)));
+  if (r->shadow) shadow_metrics(&r->last, r->shadows, out);
   if (r->client) kc_client_metrics(r->client, out);
   if (r->inf) kc_informers_metrics(r->inf, out);
   {
@@ -363,13 +418,18 @@ static void metrics(void *ud, ts_buf *out) {
 
 static int usage(void) {
   fprintf(stderr, "usage: tessera run [--config FILE] [--kubeconfig FILE] [--context NAME] "
-                  "[--identity NAME] [--no-leader-elect] [-v]\n");
+                  "[--identity NAME] [--no-leader-elect] [-v]\n"
+                  "       tessera run --shadow [--shadow-scheduler-name NAME] "
+                  "[--shadow-report DIR] [--config FILE] [--kubeconfig FILE] [--context NAME] "
+                  "[-v]\n");
   return 2;
 }
 
 typedef struct run_args {
   const char *config, *kubeconfig, *context, *identity; /* flags, or NULL */
   bool no_leader;                                       /* --no-leader-elect */
+  bool shadow;                                          /* --shadow */
+  const char *shadow_name, *shadow_dir; /* --shadow-scheduler-name, --shadow-report */
 } run_args;
 
 /* False on a usage error. */
@@ -386,12 +446,18 @@ static bool parse_args(int argc, char **argv, run_args *a) {
       a->identity = argv[++i];
     else if (!strcmp(argv[i], "--no-leader-elect"))
       a->no_leader = true;
+    else if (!strcmp(argv[i], "--shadow"))
+      a->shadow = true;
+    else if (!strcmp(argv[i], "--shadow-scheduler-name") && i + 1 < argc && *argv[i + 1])
+      a->shadow_name = argv[++i];
+    else if (!strcmp(argv[i], "--shadow-report") && i + 1 < argc && *argv[i + 1])
+      a->shadow_dir = argv[++i];
     else if (!strcmp(argv[i], "-v"))
       ts_log_set_level(TS_LOG_DEBUG);
     else
       return false;
   }
-  return true;
+  return a->shadow || (!a->shadow_name && !a->shadow_dir); /* those two need --shadow */
 }
 
 /* Who this replica is: --identity, else $POD_NAME (the Helm chart sets it), else the host. */
@@ -437,19 +503,22 @@ static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const cha
   r->sigterm.data = r->sigint.data = r;
   kc_client_set_timeout(r->client, t->api.request_timeout_ms);
   if (!(r->inf = kc_informers_start(r->client, &io, err))) return err->code;
-  if (t->leader.enable && !a->no_leader) {
+  if (r->shadow) {
+    /* nothing is written: no lease, no writer, the gate stays shut */
+  } else if (t->leader.enable && !a->no_leader) {
     if (!(r->leader = kc_leader_start(r->client, &t->leader, identity, &r->gate, err)))
       return err->code;
   } else {
     r->gate.open = true;
   }
-  if (!(r->writer = kc_writer_new(r->client, &r->gate, identity, t->api.event_interval_ms)))
+  if (!r->shadow &&
+      !(r->writer = kc_writer_new(r->client, &r->gate, identity, t->api.event_interval_ms)))
     return ts_err_set(err, TS_ENOMEM, "out of memory");
   r->health = endpoint(r, "healthAddress", t->health_address);
   if (t->metrics_address[0] && strcmp(t->metrics_address, t->health_address))
     r->metrics = endpoint(r, "metricsAddress", t->metrics_address);
   uv_timer_start(&r->tick, on_tick, CYCLE_TICK_MS, CYCLE_TICK_MS);
-  start_queue_status(r, &t->queue_status);
+  if (!r->shadow) start_queue_status(r, &t->queue_status);
   uv_signal_start(&r->sigterm, on_signal, SIGTERM);
   uv_signal_start(&r->sigint, on_signal, SIGINT);
   return TS_OK;
@@ -483,6 +552,20 @@ int cmd_run(int argc, char **argv) {
     goto fail_cel;
   }
   identity = identity_of(&a, hostname, sizeof hostname);
+  r.shadow = a.shadow, r.shadow_dir = a.shadow_dir;
+  r.shadow_of = a.shadow_name ? ts_intern_cstr(a.shadow_name) : NULL;
+  if (a.shadow_dir) { /* told now, not after the first comparison */
+    cmd_out probe;
+    char path[4096];
+    FILE *f;
+    snprintf(path, sizeof path, "%s/shadow.json", a.shadow_dir);
+    if (!(f = cmd_out_open(&probe, path))) {
+      fprintf(stderr, "tessera: --shadow-report %s: %s\n", a.shadow_dir, strerror(errno));
+      r.status = 2;
+      goto fail_auth;
+    }
+    cmd_out_abort(&probe);
+  }
   w = (live_writer){w_reserve,       w_unreserve,     w_bind,         w_evict,
                     w_unschedulable, w_queue_problem, w_queue_status, &r};
   ts_strlcpy(r.kueue_version, "v1beta2", sizeof r.kueue_version);
@@ -497,12 +580,21 @@ int cmd_run(int argc, char **argv) {
     shut_down(&r); /* what started stops as on a signal; the loop then ends */
   } else {
     ts_log(TS_LOG_INFO, "credentials: %s", auth.source);
-    ts_log(TS_LOG_INFO, "tessera %s: scheduling pods of schedulerName %s", identity,
-           t.sched.scheduler_name);
+    if (r.shadow)
+      ts_log(TS_LOG_INFO,
+             "tessera %s: shadow mode: comparing the placements of the pods of %s with "
+             "Tessera's; nothing is written to the cluster%s%s",
+             identity, r.shadow_of ? r.shadow_of : "every scheduler but Tessera",
+             r.shadow_dir ? "; reports go to " : "", r.shadow_dir ? r.shadow_dir : "");
+    else
+      ts_log(TS_LOG_INFO, "tessera %s: scheduling pods of schedulerName %s", identity,
+             t.sched.scheduler_name);
     r.status = 0;
   }
   uv_run(r.loop, UV_RUN_DEFAULT);
   uv_loop_close(r.loop);
+  if (r.shadows) shadow_log(&r.last, r.shadow_of); /* the last word */
+  sched_shadow_free(&r.last);
 fail_live:
   live_free(r.l);
 fail_auth:

@@ -284,7 +284,8 @@ typedef struct sched_shadow {
   size_t pods;                 /* the other scheduler's pods (not finished) */
   size_t bound[2], pending[2]; /* placed and not */
   size_t gangs;                /* gangs of more than one pod */
-  size_t partial[2];           /* gangs bound partially (some pod pending past the grace) */
+  size_t partial[2];           /* gangs bound partially: some pods placed, and another that must
+                                  start with them pending (past the grace, in [0]) */
   size_t split;                /* gangs it spread over more domains of the narrowest topology
                                   level in which Tessera kept them whole */
   size_t placeable;            /* pods pending past the grace that Tessera would place now */

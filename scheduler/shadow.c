@@ -367,7 +367,8 @@ static ts_rc compare(shadow_run *s) {
     uint32_t need = needed(g);
     bool whole0 = g->bound[0] >= need, whole1 = g->bound[1] >= need;
     if (g->n > 1) o->gangs++;
-    if (g->bound[0] && !whole0 && g->oldest_wait + SCHED_SHADOW_GRACE_NS <= s->now) {
+    if (g->bound[0] && !whole0 && g->oldest_wait && /* a member waits, past the grace */
+        g->oldest_wait + SCHED_SHADOW_GRACE_NS <= s->now) {
       ts_buf b;
       char waited[32];
       o->partial[0]++;

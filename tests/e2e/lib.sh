@@ -48,6 +48,7 @@ fresh_cluster() {
   sed -e "s/{{ .Release.Namespace }}/$E2E_NS/g" \
       -e 's/{{ .Values.config.leaderElection.leaseNamespace }}/kube-system/g' \
       -e 's/{{ .Values.config.leaderElection.leaseName }}/tessera/g' \
+      -e '/^{{- if not .Values.shadow.enabled }}$/d' -e '/^{{- end }}$/d' \
       "$REPO/deploy/helm/tessera/templates/rbac.yaml" | k apply -f - >/dev/null || fail "RBAC"
   local token
   token=$(k create token tessera -n "$E2E_NS" --duration=2h) || fail "no token for the ServiceAccount"
@@ -92,21 +93,23 @@ EOF
   true
 }
 
-# start_tessera ID [CONFIG-LINES]: `tessera run` as the chart's ServiceAccount, short lease
-# timings, CONFIG-LINES added to its tessera.yaml; its health port is HEALTH_BASE + n for ID a,
-# b, ...
+# start_tessera ID [CONFIG-LINES [ARGS...]]: `tessera run` as the chart's ServiceAccount, short
+# lease timings, CONFIG-LINES added to its tessera.yaml, ARGS added to its command line; its
+# health port is HEALTH_BASE + n for ID a, b, ...
 start_tessera() {
-  local id=$1 port
+  local id=$1 config=${2:-} port
+  shift
+  [ $# -gt 0 ] && shift
   port=$(health_port "$id")
   cat >"$E2E_OUT/tessera-$id.yaml" <<EOF
 leaderElection: {enable: true, leaseName: tessera, leaseNamespace: kube-system,
   leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 500ms}
 healthAddress: 127.0.0.1:$port
 api: {eventInterval: 5s}
-${2:-}
+$config
 EOF
   "$TESSERA" run --kubeconfig "$E2E_OUT/kubeconfig-tessera" --config "$E2E_OUT/tessera-$id.yaml" \
-    --identity "tessera-$id" >"$E2E_OUT/tessera-$id.log" 2>&1 &
+    --identity "tessera-$id" "$@" >"$E2E_OUT/tessera-$id.log" 2>&1 &
   echo $! >"$E2E_OUT/tessera-$id.pid"
   wait_until 30 ready "$id" || fail "tessera-$id never became ready"
 }

@@ -305,15 +305,17 @@ static int render(rctx *c, json_t *dot, bool emit) {
       while (isspace((unsigned char)c->s[c->pos])) c->pos++;
     if (!strcmp(inner, "end")) return 1;
     if (!strncmp(inner, "if ", 3) || !strncmp(inner, "with ", 5)) {
-      bool with = inner[0] == 'w';
+      bool with = inner[0] == 'w', negate = false;
       const char *expr = inner + (with ? 5 : 3);
       json_t *v = NULL;
       while (*expr == ' ') expr++;
+      if (!with && !strncmp(expr, "not ", 4)) /* Helm's `not`: the condition's opposite */
+        for (negate = true, expr += 4; *expr == ' ';) expr++;
       if (emit && !strchr(expr, '|') && !strchr(expr, ' '))
         v = lookup(c, expr, dot);
       else if (emit)
         fail(c, "unsupported condition \"%s\"", expr);
-      if (render(c, with ? v : dot, emit && truthy(v)) != 1) {
+      if (render(c, with ? v : dot, emit && truthy(v) != negate) != 1) {
         fail(c, "{{ %s }} without {{ end }}", inner);
         return -1;
       }

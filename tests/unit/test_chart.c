@@ -279,6 +279,42 @@ static void test_chart_renders(void **state) {
   }
   json_decref(docs);
   free(out);
+  /* shadow mode: read-only RBAC (every verb get, list or watch), no leader election, the
+   * Deployment runs --shadow with its report on a volume of its own */
+  json_object_set_new(json_object_get(values, "shadow"), "enabled", json_true());
+  json_object_set_new(json_object_get(values, "shadow"), "schedulerName",
+                      json_string("default-scheduler"));
+  out = render_chart(values);
+  docs = parse_all(out);
+  kinds = 0;
+  check(docs, &kinds);
+  assert_int_equal(kinds, 9); /* the 11 above (ServiceMonitor and NetworkPolicy on) less the
+                                 Role and RoleBinding of the Lease */
+  {
+    json_t *o, *rule, *verb, *args = NULL;
+    size_t i, k, x;
+    int roles = 0;
+    json_array_foreach(docs, i, o) {
+      if (!strcmp(str(o, "kind"), "Deployment"))
+        args = at(o, "spec.template.spec.containers.0.args");
+      if (strcmp(str(o, "kind"), "ClusterRole") && strcmp(str(o, "kind"), "Role")) continue;
+      roles++;
+      json_array_foreach(at(o, "rules"), k, rule)
+        json_array_foreach(json_object_get(rule, "verbs"), x, verb) {
+          const char *vb = json_string_value(verb);
+          if (strcmp(vb, "get") && strcmp(vb, "list") && strcmp(vb, "watch"))
+            fail_msg("shadow RBAC grants %s on %s", vb, json_dumps(rule, JSON_COMPACT));
+        }
+    }
+    assert_int_equal(roles, 1);
+    assert_non_null(args);
+    assert_string_equal(json_string_value(json_array_get(args, 3)), "--shadow");
+    assert_string_equal(json_string_value(json_array_get(args, 5)), "/var/run/tessera");
+    assert_string_equal(json_string_value(json_array_get(args, 7)), "default-scheduler");
+    assert_non_null(strstr(out, "emptyDir: {sizeLimit: 64Mi}"));
+  }
+  json_decref(docs);
+  free(out);
   json_decref(values);
   free(vtext);
 }
@@ -307,6 +343,11 @@ static void test_renderer(void **state) {
                    "{{- end }}\n",
                    v, rel, why, sizeof why);
   assert_string_equal(o, "a\nb\nc: \n  limits:\n    memory: 2Gi\n  requests:\n    cpu: 500m\n");
+  free(o);
+  o = chart_render("a\n{{- if not .Values.no }}\nshown\n{{- end }}\n{{- if not .Values.a.b }}\n"
+                   "hidden\n{{- end }}\nb\n",
+                   v, rel, why, sizeof why);
+  assert_string_equal(o, "a\nshown\nb\n");
   free(o);
   o = chart_render("{{ toYaml .Values.r | sha256sum }}", v, rel, why, sizeof why);
   assert_int_equal(strlen(o), 64);

@@ -1131,6 +1131,71 @@ static void test_run_goaway_with_watches(void **state) {
   stop(pid, SIGTERM);
 }
 
+/* --shadow writes nothing (no Binding for a pod it would place, no condition, no Event, no
+ * Lease), compares the other scheduler's pods, and exports and writes what it found; its flags
+ * without --shadow, and a report directory it cannot write, are usage errors. */
+static void test_run_shadow(void **state) {
+  fa_server *s = srv = fa_start();
+  int port = 20000 + (int)(getpid() % 10000) * 2;
+  char cfg[400], dir[400], path[500], body[1 << 16];
+  pid_t pid;
+  FILE *f;
+  (void)state;
+  assert_non_null(s);
+  seed(s); /* n1: 8 GPUs */
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: f-run, namespace: t}\n"
+                        "spec: {schedulerName: fifo, nodeName: n1, containers: [{name: c, "
+                        "resources: {limits: {nvidia.com/gpu: '6'}}}]}\n"));
+  assert_true(fa_put(s, "apiVersion: v1\nkind: Pod\nmetadata: {name: f-wait, namespace: t}\n"
+                        "spec: {schedulerName: fifo, containers: [{name: c, resources: {limits: "
+                        "{nvidia.com/gpu: '4'}}}]}\n"));
+  pod(s, "mine", 1, NULL); /* Tessera's own: a scheduler would bind it; a shadow must not */
+  write_config(s, port, cfg, sizeof cfg);
+  snprintf(dir, sizeof dir, "%s/shadow", fa_dir(s));
+  assert_int_equal(mkdir(dir, 0700), 0);
+  pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    char log[400];
+    snprintf(log, sizeof log, "%s/a.log", fa_dir(s));
+    if (!freopen(log, "w", stderr)) _exit(127);
+    execl(tessera(), tessera(), "run", "--kubeconfig", fa_kubeconfig(s), "--config", cfg,
+          "--shadow", "--shadow-scheduler-name", "fifo", "--shadow-report", dir, (char *)NULL);
+    _exit(127);
+  }
+  if (nkids < 4) kids[nkids++] = pid;
+  for (int i = 0; i < 100; i++) {
+    if (http_get(port, "/metrics", body, sizeof body) == 200 &&
+        strstr(body, "tessera_shadow_pods{placement=\"actual\",state=\"bound\"} 1"))
+      break;
+    usleep(100000);
+  }
+  assert_non_null(strstr(body, "tessera_shadow_pods{placement=\"actual\",state=\"pending\"} 1"));
+  assert_non_null(strstr(body, "tessera_shadow_gpus_free{placement=\"actual\"} 2"));
+  assert_non_null(strstr(body, "tessera_shadow_gpus_stranded{placement=\"actual\"} 2"));
+  assert_non_null(strstr(body, "tessera_leader 0"));
+  snprintf(path, sizeof path, "%s/shadow.json", dir);
+  assert_non_null(f = fopen(path, "r"));
+  fclose(f);
+  snprintf(path, sizeof path, "%s/shadow.html", dir);
+  assert_non_null(f = fopen(path, "r"));
+  fclose(f);
+  usleep(500000);
+  assert_int_equal(fa_count(s, "POST "), 0);
+  assert_int_equal(fa_count(s, "PATCH "), 0);
+  assert_int_equal(fa_count(s, "PUT "), 0);
+  assert_int_equal(stop(pid, SIGTERM), 0);
+  assert_true(logged(s, "a", "shadow of fifo: 2 pods, 1 placed"));
+  {
+    const char *alone[] = {"run", "--shadow-report", dir, NULL};
+    const char *unwritable[] = {"run",      "--kubeconfig",    fa_kubeconfig(s),
+                                "--shadow", "--shadow-report", "/nonexistent/tessera",
+                                NULL};
+    assert_int_equal(run_tessera(alone), 2);
+    assert_int_equal(run_tessera(unwritable), 2);
+  }
+}
+
 static void test_run_bad_kubeconfig(void **state) {
   char path[] = "/tmp/tessera-kc-XXXXXX";
   int fd = mkstemp(path);
@@ -1188,6 +1253,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_gated_and_reasons, teardown),
       cmocka_unit_test_teardown(test_run_gang_pod_by_pod, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
+      cmocka_unit_test(test_run_shadow),
       cmocka_unit_test_teardown(test_run_queue_problems, teardown),
   };
   signal(SIGPIPE, SIG_IGN);

@@ -1355,6 +1355,7 @@ static void test_shadow(void **state) {
   if (sched_shadow_eval(m, &cfg, ts_intern_cstr("fifo"), now, &sh, &e) != TS_OK)
     fail_msg("shadow: %s", e.text);
   assert_int_equal(sh.placeable, 1);
+  assert_int_equal(sh.partial[0], 1); /* c; b has no pod pending: it waits for a new one */
   assert_string_equal(sh.examples[0].what, "pod t/c-1");
   assert_non_null(strstr(sh.examples[0].detail, "Tessera would bind it to n2 now"));
   sched_shadow_free(&sh);
