@@ -38,6 +38,8 @@ typedef struct cmd_out {
 FILE *cmd_out_open(cmd_out *o, const char *path);
 int cmd_out_commit(cmd_out *o);
 void cmd_out_abort(cmd_out *o);
+/* Writes s as HTML text (<, >, & and " escaped). */
+void cmd_html_esc(FILE *f, const char *s);
 /* Writes s as one CSV cell: quoted when it holds a comma, quote or line break, and with a
  * leading ' when it starts with =, +, -, @, tab or CR, so that a spreadsheet opening the file
  * takes it as text, never as a formula (OWASP's advice on CSV injection). */

@@ -142,28 +142,13 @@ json_t *shadow_json(const sched_shadow *s, const char *scheduler) {
       "differences", counts, "examples", examples);
 }
 
-static void esc(FILE *f, const char *s) {
-  for (; s && *s; s++) {
-    if (*s == '<')
-      fputs("&lt;", f);
-    else if (*s == '>')
-      fputs("&gt;", f);
-    else if (*s == '&')
-      fputs("&amp;", f);
-    else if (*s == '"')
-      fputs("&quot;", f);
-    else
-      fputc(*s, f);
-  }
-}
-
 static void row(FILE *f, const char *what, long long actual, long long tessera, const char *note) {
   fputs("<tr><td>", f);
-  esc(f, what);
+  cmd_html_esc(f, what);
   fprintf(f, "</td><td>%lld</td><td>", actual);
   if (tessera >= 0) fprintf(f, "%lld", tessera);
   fputs("</td><td class=\"n\">", f);
-  esc(f, note);
+  cmd_html_esc(f, note);
   fputs("</td></tr>\n", f);
 }
 
@@ -186,7 +171,7 @@ static void shadow_html(FILE *f, const sched_shadow *s, const char *scheduler) {
         "text-align:right}td:first-child,th:first-child,td.n{text-align:left}\n"
         "</style></head><body>\n<h1>tessera shadow</h1>\n<p>The pods of <b>",
         f);
-  esc(f, who(scheduler));
+  cmd_html_esc(f, who(scheduler));
   fprintf(f,
           "</b> as it placed them, against the same pods placed again by Tessera (one cycle, "
           "with this cluster's queues, topology and scoring), at %s. Tessera wrote nothing to the "
@@ -216,7 +201,7 @@ static void shadow_html(FILE *f, const sched_shadow *s, const char *scheduler) {
     for (size_t i = 0; i < s->nqueues; i++) {
       const sched_shadow_queue *q = &s->queues[i];
       fputs("<tr><td>", f);
-      esc(f, q->name);
+      cmd_html_esc(f, q->name);
       fprintf(f, "</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td></tr>\n",
               q->workloads, q->admitted[0], q->admitted[1], q->would_admit, q->would_preempt);
     }
@@ -228,9 +213,9 @@ static void shadow_html(FILE *f, const sched_shadow *s, const char *scheduler) {
     for (size_t i = 0; i < s->nexamples; i++) {
       if (s->examples[i].kind != (sched_shadow_kind)k) continue;
       fputs("<tr><td>", f);
-      esc(f, s->examples[i].what);
+      cmd_html_esc(f, s->examples[i].what);
       fputs("</td><td class=\"n\">", f);
-      esc(f, s->examples[i].detail);
+      cmd_html_esc(f, s->examples[i].detail);
       fputs("</td></tr>\n", f);
     }
     if (s->counts[k] > SCHED_SHADOW_EXAMPLES)

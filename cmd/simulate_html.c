@@ -21,7 +21,7 @@ static const char *const palette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd"
                                       "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
 #define NCOLORS (sizeof palette / sizeof *palette)
 
-static void esc(FILE *f, const char *s) {
+void cmd_html_esc(FILE *f, const char *s) {
   for (; s && *s; s++) {
     if (*s == '<')
       fputs("&lt;", f);
@@ -104,7 +104,7 @@ static void axes(FILE *f, const sim_result *r, double ymax, const char *ylabel) 
   }
   fprintf(f, "<text x=\"12\" y=\"%d\" class=\"ylabel\" transform=\"rotate(-90 12 %d)\">", H / 2,
           H / 2);
-  esc(f, ylabel);
+  cmd_html_esc(f, ylabel);
   fputs("</text>\n", f);
 }
 
@@ -155,13 +155,13 @@ static size_t shown_queues(const sim_result *r, size_t *shown) {
 static void legend(FILE *f, const char *color, const char *what, bool dashed) {
   fprintf(f, "<span class=\"key\"><span class=\"sw%s\" style=\"border-color:%s\"></span>",
           dashed ? " dash" : "", color);
-  esc(f, what);
+  cmd_html_esc(f, what);
   fputs("</span>", f);
 }
 
 static void stats_row(FILE *f, const sim_stats *s, const char *name) {
   fputs("<tr><td>", f);
-  esc(f, name);
+  cmd_html_esc(f, name);
   fprintf(f,
           "</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%zu</td><td>%.0f</td><td>%.1f</td>"
           "<td>%.1f</td><td>%.1f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td></tr>\n",
@@ -193,7 +193,7 @@ int simulate_html(FILE *f, const char *trace, const sim_trace *t, const sim_resu
         "border-top:2px solid;margin-right:5px;vertical-align:middle}.dash{border-top-style:"
         "dashed}\n</style></head><body>\n<h1>tessera simulate</h1>\n<p>Trace <code>",
         f);
-  esc(f, trace);
+  cmd_html_esc(f, trace);
   fprintf(f,
           "</code> (%s, %zu jobs) on %lld GPUs: %.1f simulated days, %zu scheduling cycles, %zu "
           "pods bound, %zu evicted; preempted jobs %s. GPU utilisation <b>%.1f%%</b> "

@@ -116,3 +116,16 @@ size_t ts_strlcpy(char *dst, const char *src, size_t cap) {
   }
   return n;
 }
+
+char *ts_arena_printf(ts_arena *a, const char *fmt, ...) {
+  va_list ap, again;
+  char *d = NULL;
+  int n;
+  va_start(ap, fmt);
+  va_copy(again, ap);
+  n = vsnprintf(NULL, 0, fmt, ap);
+  if (n >= 0 && (d = ts_arena_alloc(a, (size_t)n + 1))) vsnprintf(d, (size_t)n + 1, fmt, again);
+  va_end(again);
+  va_end(ap);
+  return d;
+}

@@ -158,6 +158,8 @@ ts_rc ts_buf_puts(ts_buf *b, const char *s);
 ts_rc ts_buf_putc(ts_buf *b, char c);
 ts_rc ts_buf_printf(ts_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 ts_rc ts_buf_vprintf(ts_buf *b, const char *fmt, va_list ap);
+/* A formatted string in the arena (borrowed as ts_arena_alloc's); NULL when out of memory. */
+char *ts_arena_printf(ts_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void ts_buf_reset(ts_buf *b); /* len = 0, keeps memory */
 void ts_buf_free(ts_buf *b);
 /* Hands the contents to the caller (returns new, never NULL: "" when empty) and resets b. */

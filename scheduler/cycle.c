@@ -95,21 +95,6 @@ const char *sched_pending_why_name(sched_pending_why w) {
   return (unsigned)w < SCHED_WHY_COUNT ? names[w] : "Unschedulable";
 }
 
-/* A message in the result's arena. */
-static const char *message(sched_view *v, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static const char *message(sched_view *v, const char *fmt, ...) {
-  va_list ap;
-  ts_buf b;
-  const char *out = NULL;
-  ts_buf_init(&b, 0);
-  va_start(ap, fmt);
-  if (ts_buf_vprintf(&b, fmt, ap) == TS_OK) out = ts_arena_strndup(v->out, b.data, b.len);
-  va_end(ap);
-  ts_buf_free(&b);
-  return out;
-}
-
 /* ---- errors contained to one object ---------------------------------------------------- */
 
 static const char *stage_name(sched_stage st) {
@@ -121,7 +106,8 @@ static const char *stage_name(sched_stage st) {
 void sched__fail(sched_view *v, const model_pod *p, ts_rc rc, const char *what) {
   if (v->fail_pod == p) return; /* the first failure says it */
   v->fail_pod = p;
-  v->fail_text = message(v, "%s of pod %s failed: %s", what, p->obj.key, ts_strerror(rc));
+  v->fail_text =
+      ts_arena_printf(v->out, "%s of pod %s failed: %s", what, p->obj.key, ts_strerror(rc));
 }
 
 static bool fault_names(const sched_view *v, sched_stage stage, const model_pod *p) {
@@ -304,25 +290,25 @@ static const char *gang_reason(sched_view *v, const sched_gang *g, const char *l
   const sched_pending *stuck = &g->pods[0];
   const char *why;
   if (g->required_level && best < needed)
-    return message(v,
-                   "%s: %u pods must start together within one %s domain and no domain has "
-                   "room for them",
-                   label, needed, g->required_level);
+    return ts_arena_printf(v->out,
+                           "%s: %u pods must start together within one %s domain and no domain has "
+                           "room for them",
+                           label, needed, g->required_level);
   for (uint32_t i = 0; i < g->npods; i++)
     if (placed[i] == UINT32_MAX) {
       stuck = &g->pods[i];
       break;
     }
   why = sched__why_pending(v, stuck);
-  return why ? message(v, "%s: %u pods must start together and only %u fit; %s: %s", label, needed,
-                       best, stuck->pod->obj.key, why)
+  return why ? ts_arena_printf(v->out, "%s: %u pods must start together and only %u fit; %s: %s",
+                               label, needed, best, stuck->pod->obj.key, why)
              : NULL;
 }
 
 /* A gang of several pods: all that must start together, or none. */
 static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
   uint32_t *placed = ts_arena_alloc(v->arena, (g->npods + 1) * sizeof *placed), best = 0, got = 0;
-  const char *label = message(v, "%s %s", g->what, g->name), *reason = NULL;
+  const char *label = ts_arena_printf(v->out, "%s %s", g->what, g->name), *reason = NULL;
   sched_pending_why kind = SCHED_WHY_UNSCHEDULABLE;
   bool oom = false;
   ts_rc rc = TS_OK;
@@ -333,7 +319,7 @@ static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
   if (reason) kind = g->blocked ? SCHED_WHY_BLOCKED : SCHED_WHY_GANG;
   if (!reason) got = sched__place_gang(v, g, sched__gang_needed(g), placed, &best);
   if (!got && !reason && (reason = sched__gang_failure(v, g))) { /* a member's attempt failed */
-    reason = message(v, "%s: %s", label, reason);
+    reason = ts_arena_printf(v->out, "%s: %s", label, reason);
     kind = SCHED_WHY_ERROR;
     if (!reason) return TS_ENOMEM;
   }
@@ -365,7 +351,8 @@ static bool single(const sched_gang *g) {
 /* Gangs still in their requeue backoff wait, whatever the cluster has room for. */
 static ts_rc decide_held(sched_view *v, const sched_gang *g, const char *why,
                          sched_pending_why kind, sched_result *r) {
-  const char *label = g->kind == SCHED_GANG_SINGLE ? NULL : message(v, "%s %s", g->what, g->name);
+  const char *label =
+      g->kind == SCHED_GANG_SINGLE ? NULL : ts_arena_printf(v->out, "%s %s", g->what, g->name);
   for (uint32_t i = 0; i < g->npods; i++) {
     ts_rc rc = add_decision(v, r, pend(&g->pods[i], why, label, kind));
     if (rc != TS_OK) return rc;
@@ -380,9 +367,10 @@ static ts_rc decide_held(sched_view *v, const sched_gang *g, const char *why,
 static ts_rc contain(sched_view *v, const sched_gang *g, size_t n, size_t mark, ts_rc rc,
                      sched_result *r) {
   for (size_t k = 0; k < n; k++) {
-    const char *label =
-        single(&g[k]) ? g[k].pods[0].pod->obj.key : message(v, "%s %s", g[k].what, g[k].name);
-    const char *why = label ? message(v, "deciding %s failed: %s", label, ts_strerror(rc)) : NULL;
+    const char *label = single(&g[k]) ? g[k].pods[0].pod->obj.key
+                                      : ts_arena_printf(v->out, "%s %s", g[k].what, g[k].name);
+    const char *why =
+        label ? ts_arena_printf(v->out, "deciding %s failed: %s", label, ts_strerror(rc)) : NULL;
     if (!why) return TS_ENOMEM;
     for (uint32_t i = 0; i < g[k].npods; i++) {
       bool decided = false;

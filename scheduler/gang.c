@@ -154,15 +154,6 @@ static void gang_of(const model *m, const model_pod *p, gang_id *g) {
   g->min = 1;
 }
 
-void sched__gang_key(const model *m, const model_pod *p, char *key, size_t cap) {
-  gang_id id;
-  gang_of(m, p, &id);
-  if (id.pod)
-    snprintf(key, cap, "pod:%s", id.pod);
-  else
-    ts_strlcpy(key, id.key, cap);
-}
-
 int32_t sched__gang_ident(const model *m, const model_pod *p, char *key, size_t kcap, char *label,
                           size_t lcap) {
   gang_id id;
@@ -171,8 +162,12 @@ int32_t sched__gang_ident(const model *m, const model_pod *p, char *key, size_t 
     snprintf(key, kcap, "pod:%s", id.pod);
   else
     ts_strlcpy(key, id.key, kcap);
-  snprintf(label, lcap, "%s %s", id.what, id.pod ? id.pod : id.name);
+  if (label) snprintf(label, lcap, "%s %s", id.what, id.pod ? id.pod : id.name);
   return id.min;
+}
+
+void sched__gang_key(const model *m, const model_pod *p, char *key, size_t cap) {
+  sched__gang_ident(m, p, key, cap, NULL, 0);
 }
 
 uint32_t sched__gang_needed(const sched_gang *g) {

@@ -175,19 +175,6 @@ typedef struct kctx {
   const sched_flavors **fl; /* per pod set: its flavors (NULL: no restriction) */
 } kctx;
 
-static const char *say(sched_view *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static const char *say(sched_view *v, const char *fmt, ...) {
-  va_list ap;
-  ts_buf b;
-  const char *out = NULL;
-  ts_buf_init(&b, 0);
-  va_start(ap, fmt);
-  if (ts_buf_vprintf(&b, fmt, ap) == TS_OK) out = ts_arena_strndup(v->out, b.data, b.len);
-  va_end(ap);
-  ts_buf_free(&b);
-  return out;
-}
-
 static ts_rc pend(kctx *c, uint32_t i, const char *why, sched_pending_why kind) {
   if (!why) return TS_ENOMEM;
   return c->add(c->v, c->r,
@@ -210,21 +197,24 @@ static ts_rc pend_all(kctx *c, const char *why, sched_pending_why kind) {
 static const char *not_admitted(sched_view *v, const model_workload *w) {
   const char *lq = w->queue_name ? w->queue_name : "?";
   if (!w->active)
-    return say(v,
-               "Workload %s is deactivated (spec.active: false): Kueue admits it again once it "
-               "is active",
-               w->obj.key);
-  if (w->finished) return say(v, "Workload %s is Finished: Kueue admits it no more", w->obj.key);
+    return ts_arena_printf(
+        v->out,
+        "Workload %s is deactivated (spec.active: false): Kueue admits it again once it "
+        "is active",
+        w->obj.key);
+  if (w->finished)
+    return ts_arena_printf(v->out, "Workload %s is Finished: Kueue admits it no more", w->obj.key);
   if (w->evicted)
-    return say(v, "Workload %s was evicted by Kueue and waits to be admitted again%s%s", w->obj.key,
-               w->why ? ": " : "", w->why ? w->why : "");
+    return ts_arena_printf(v->out,
+                           "Workload %s was evicted by Kueue and waits to be admitted again%s%s",
+                           w->obj.key, w->why ? ": " : "", w->why ? w->why : "");
   if (w->quota_reserved)
-    return say(v,
-               "Workload %s holds quota in ClusterQueue %s and waits for its admission checks%s%s",
-               w->obj.key, w->cluster_queue ? w->cluster_queue : "?", w->why ? ": " : "",
-               w->why ? w->why : "");
-  return say(v, "waits for Kueue to admit Workload %s (LocalQueue %s/%s)%s%s", w->obj.key,
-             w->obj.ns, lq, w->why ? ": " : "", w->why ? w->why : "");
+    return ts_arena_printf(
+        v->out, "Workload %s holds quota in ClusterQueue %s and waits for its admission checks%s%s",
+        w->obj.key, w->cluster_queue ? w->cluster_queue : "?", w->why ? ": " : "",
+        w->why ? w->why : "");
+  return ts_arena_printf(v->out, "waits for Kueue to admit Workload %s (LocalQueue %s/%s)%s%s",
+                         w->obj.key, w->obj.ns, lq, w->why ? ": " : "", w->why ? w->why : "");
 }
 
 /* The domain of a that a pod's nodeSelector names (every level it sets matches, one at
@@ -309,8 +299,9 @@ static bool place_by_domains(kctx *c, uint32_t ps, uint32_t *placed, const char 
           if (left[k] > 0) d = k;
       }
       if (d == UINT32_MAX) {
-        *why = say(v, "pod set %s has more pods to place than its topology assignment has room for",
-                   a->name);
+        *why = ts_arena_printf(
+            v->out, "pod set %s has more pods to place than its topology assignment has room for",
+            a->name);
         return false;
       }
       dom_of[i] = d, left[d]--;
@@ -330,10 +321,11 @@ static bool place_by_domains(kctx *c, uint32_t ps, uint32_t *placed, const char 
         ts_buf_init(&b, 0);
         for (uint32_t l = 0; l < a->nlevels; l++)
           ts_buf_printf(&b, "%s%s=%s", l ? "," : "", a->levels[l], a->domains[d].values[l]);
-        *why = say(v,
-                   "pod set %s: the %u pods Kueue assigned to topology domain %s do not fit "
-                   "there (%u nodes)",
-                   a->name, n, b.data ? b.data : "?", nsub);
+        *why = ts_arena_printf(
+            v->out,
+            "pod set %s: the %u pods Kueue assigned to topology domain %s do not fit "
+            "there (%u nodes)",
+            a->name, n, b.data ? b.data : "?", nsub);
         ts_buf_free(&b);
       }
       return false;
@@ -388,11 +380,11 @@ static bool place_taken(kctx *c, uint32_t ntake, uint32_t *placed, const char **
         if (!whynode)
           *why = NULL;
         else if (tas)
-          *why = say(v, "%u pods must start together and not all fit; %s: %s", ntake,
-                     rest.pods[k].pod->obj.key, whynode);
+          *why = ts_arena_printf(v->out, "%u pods must start together and not all fit; %s: %s",
+                                 ntake, rest.pods[k].pod->obj.key, whynode);
         else
-          *why = say(v, "%u pods must start together and only %u fit; %s: %s", ntake, best,
-                     rest.pods[k].pod->obj.key, whynode);
+          *why = ts_arena_printf(v->out, "%u pods must start together and only %u fit; %s: %s",
+                                 ntake, best, rest.pods[k].pod->obj.key, whynode);
         break;
       }
     return false;
@@ -420,20 +412,23 @@ static ts_rc decide_admitted(kctx *c) {
     c->fl[ps] = NULL;
     for (uint32_t f = 0; f < a->nflavors && nf < 64; f++) {
       if (!model_get(v->m, MODEL_RESOURCE_FLAVOR, NULL, a->flavors[f].value))
-        return pend_all(c,
-                        say(v,
+        return pend_all(
+            c,
+            ts_arena_printf(v->out,
                             "Workload %s was admitted on ResourceFlavor %s (pod set %s, %s), "
                             "which does not exist",
                             w->obj.key, a->flavors[f].value, a->name, a->flavors[f].key),
-                        SCHED_WHY_BLOCKED);
+            SCHED_WHY_BLOCKED);
       names[nf++] = a->flavors[f].value;
     }
     if (nf && !(c->fl[ps] = sched__flavors_of(v, names, nf))) return TS_ENOMEM;
     if (a->topology_delayed && want[ps])
-      return pend_all(c,
-                      say(v, "Workload %s waits for Kueue to assign topology domains to pod set %s",
+      return pend_all(
+          c,
+          ts_arena_printf(v->out,
+                          "Workload %s waits for Kueue to assign topology domains to pod set %s",
                           w->obj.key, a->name),
-                      SCHED_WHY_QUEUED);
+          SCHED_WHY_QUEUED);
   }
   for (uint32_t i = 0; i < g->npods; i++) { /* the members Kueue admitted, first come first */
     uint32_t ps = c->ps[i];
@@ -443,23 +438,25 @@ static ts_rc decide_admitted(kctx *c) {
     g->pods[i].flavors = c->fl[ps];
   }
   if (ntake < nwant) /* Kueue admitted more pods than exist yet: the rest come */
-    why = say(v,
-              "Workload %s: Kueue admitted %u more pods and %u of them exist; the gang waits for "
-              "the rest",
-              w->obj.key, nwant, ntake);
+    why = ts_arena_printf(
+        v->out,
+        "Workload %s: Kueue admitted %u more pods and %u of them exist; the gang waits for "
+        "the rest",
+        w->obj.key, nwant, ntake);
   if (!why && ntake && !place_taken(c, ntake, placed, &why) && !why) return TS_ENOMEM;
   for (uint32_t i = 0; i < g->npods && rc == TS_OK; i++) {
     sched_pending *p = &g->pods[i];
     if (c->ps[i] == UINT32_MAX)
       rc = pend(c, i,
-                say(v,
-                    "cannot tell which pod set of Workload %s it belongs to (no "
-                    "kueue.x-k8s.io/podset label)",
-                    w->obj.key),
+                ts_arena_printf(v->out,
+                                "cannot tell which pod set of Workload %s it belongs to (no "
+                                "kueue.x-k8s.io/podset label)",
+                                w->obj.key),
                 SCHED_WHY_BLOCKED);
     else if (!c->take[i])
       rc = pend(c, i,
-                say(v,
+                ts_arena_printf(
+                    v->out,
                     "Kueue admitted %d pods of pod set %s of Workload %s and they all run or are "
                     "placed: this one waits",
                     w->podsets[c->ps[i]].assigned ? w->podsets[c->ps[i]].admitted : 0,
@@ -469,8 +466,8 @@ static ts_rc decide_admitted(kctx *c) {
       rc = pend(c, i, why, SCHED_WHY_GANG);
     else if (why)
       rc = pend(c, i,
-                say(v, "Workload %s admitted by Kueue to ClusterQueue %s: %s", w->obj.key,
-                    w->cluster_queue, why),
+                ts_arena_printf(v->out, "Workload %s admitted by Kueue to ClusterQueue %s: %s",
+                                w->obj.key, w->cluster_queue, why),
                 SCHED_WHY_UNSCHEDULABLE); /* Kueue admitted it: nodes would help */
     else
       rc = c->add(v, c->r, sched__bind(v, p, placed[i], c->label));
@@ -484,13 +481,16 @@ static ts_rc decide(sched_view *v, sched_gang *g, sched_result *r,
   kctx c = {v, r, add, g, NULL, NULL, NULL, NULL, NULL, NULL};
   struct sched_kueue *k = index_of(v);
   if (!k) return TS_ENOMEM;
-  if (g->kind != SCHED_GANG_SINGLE && !(c.label = say(v, "%s %s", g->what, g->name)))
+  if (g->kind != SCHED_GANG_SINGLE &&
+      !(c.label = ts_arena_printf(v->out, "%s %s", g->what, g->name)))
     return TS_ENOMEM;
   if (!(c.w = workload_of(v, g->pods[0].pod)))
-    return pend_all(&c,
-                    say(v, "waits for Kueue: no Workload for it yet (Kueue makes one for each job "
-                           "of a LocalQueue)"),
-                    SCHED_WHY_QUEUED);
+    return pend_all(
+        &c,
+        ts_arena_printf(v->out,
+                        "waits for Kueue: no Workload for it yet (Kueue makes one for each job "
+                        "of a LocalQueue)"),
+        SCHED_WHY_QUEUED);
   if (!c.w->admitted || c.w->evicted || !c.w->active || c.w->finished)
     return pend_all(&c, not_admitted(v, c.w), SCHED_WHY_QUEUED);
   /* The Workload says how many pods run together: a PodGroup or owner Tessera has not seen
@@ -524,8 +524,8 @@ ts_rc sched__kueue_place(sched_view *v, sched_gang *gangs, size_t n, sched_resul
     rc = sched__gang_faulted(v, SCHED_STAGE_ADMISSION, &gangs[i]) ? TS_EFAULT
                                                                   : decide(v, &gangs[i], r, add);
     if (rc != TS_OK && rc != TS_ENOMEM) { /* this gang alone: its pods wait, saying why */
-      const char *why = say(v, "placing the Kueue workload of pod %s failed: %s",
-                            gangs[i].pods[0].pod->obj.key, ts_strerror(rc));
+      const char *why = ts_arena_printf(v->out, "placing the Kueue workload of pod %s failed: %s",
+                                        gangs[i].pods[0].pod->obj.key, ts_strerror(rc));
       rc = why ? TS_OK : TS_ENOMEM;
       for (uint32_t k = 0; rc == TS_OK && k < gangs[i].npods; k++) {
         bool decided = false; /* the stages fail before anything is bound */

@@ -285,7 +285,8 @@ uint32_t sched__gang_needed(const sched_gang *g);
 const char *sched__gang_waits(sched_view *v, const sched_gang *g, const char *label, bool *oom);
 
 /* The gang of a pod as sched__gangs identifies it: its key, a label for people ("PodGroup
- * team-a/x", "pod team-a/p"), and its explicit minimum (-1: every member that exists). */
+ * team-a/x", "pod team-a/p"; label may be NULL), and its explicit minimum (-1: every member
+ * that exists). */
 int32_t sched__gang_ident(const model *m, const model_pod *p, char *key, size_t kcap, char *label,
                           size_t lcap);
 /* The key of the gang a pod belongs to (as sched__gangs identifies gangs). */

@@ -62,19 +62,6 @@ const char *sched_shadow_kind_name(sched_shadow_kind k) {
   return (unsigned)k < SCHED_SHADOW_KIND_COUNT ? names[k] : "?";
 }
 
-static const char *say(sched_shadow *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static const char *say(sched_shadow *o, const char *fmt, ...) {
-  va_list ap;
-  ts_buf b;
-  const char *out = NULL;
-  ts_buf_init(&b, 0);
-  va_start(ap, fmt);
-  if (ts_buf_vprintf(&b, fmt, ap) == TS_OK) out = ts_arena_strndup(&o->arena, b.data, b.len);
-  va_end(ap);
-  ts_buf_free(&b);
-  return out;
-}
-
 /* Counts a difference, and keeps it as an example while its kind has fewer than the limit. */
 static ts_rc differ(sched_shadow *o, sched_shadow_kind k, const char *what, const char *detail) {
   if (o->counts[k]++ >= SCHED_SHADOW_EXAMPLES) return TS_OK;
@@ -228,13 +215,14 @@ static ts_rc now_cycle(shadow_run *s) {
     if (d->kind == SCHED_BIND && sp && d->pod->obj.created_ns + SCHED_SHADOW_GRACE_NS <= s->now) {
       o->placeable++;
       duration(s->now - d->pod->obj.created_ns, waited, sizeof waited);
-      rc = differ(
-          o, SCHED_SHADOW_PLACEABLE, say(o, "pod %s", d->pod->obj.key),
-          say(o, "pending for %s; Tessera would bind it to %s now", waited, d->node->obj.name));
+      rc = differ(o, SCHED_SHADOW_PLACEABLE, ts_arena_printf(&o->arena, "pod %s", d->pod->obj.key),
+                  ts_arena_printf(&o->arena, "pending for %s; Tessera would bind it to %s now",
+                                  waited, d->node->obj.name));
     } else if (d->kind == SCHED_EVICT) {
       o->preempt++;
-      rc = differ(o, SCHED_SHADOW_PREEMPT, say(o, "pod %s", d->pod->obj.key),
-                  say(o, "Tessera would evict it: %s", d->reason ? d->reason : "preempted"));
+      rc = differ(o, SCHED_SHADOW_PREEMPT, ts_arena_printf(&o->arena, "pod %s", d->pod->obj.key),
+                  ts_arena_printf(&o->arena, "Tessera would evict it: %s",
+                                  d->reason ? d->reason : "preempted"));
     }
   }
   for (size_t i = 0; rc == TS_OK && i < r.nevents; i++) {
@@ -282,7 +270,7 @@ static ts_rc replace_all(shadow_run *s) {
       sp->node1 = ts_intern_cstr(d->node->obj.name);
       rc = sp->node1 ? sched_decision_apply(s->m, d) : TS_ENOMEM;
     } else if (d->kind == SCHED_PENDING && d->reason) {
-      sp->why1 = say(o, "%s", d->reason);
+      sp->why1 = ts_arena_printf(&o->arena, "%s", d->reason);
       if (!sp->why1) rc = TS_ENOMEM;
     }
   }
@@ -326,9 +314,11 @@ static ts_rc check_split(shadow_run *s, const sgang *g) {
     d0 = domains_at(s, g, 0, level, &all0);
     if (d0 <= 1 && all0) return TS_OK;
     o->split++;
-    return differ(o, SCHED_SHADOW_SPLIT, g->label,
-                  say(o, "its %u pods are on %u domains of %s; Tessera would keep them in one",
-                      g->n, d0, level));
+    return differ(
+        o, SCHED_SHADOW_SPLIT, g->label,
+        ts_arena_printf(&o->arena,
+                        "its %u pods are on %u domains of %s; Tessera would keep them in one", g->n,
+                        d0, level));
   }
   return TS_OK;
 }
@@ -353,9 +343,9 @@ static ts_rc compare(shadow_run *s) {
       g->oldest_wait = sp->p->obj.created_ns ? sp->p->obj.created_ns : 1;
     if (sp->node0 && !sp->node1) {
       o->unplaceable++;
-      rc = differ(o, SCHED_SHADOW_UNPLACEABLE, say(o, "pod %s", sp->p->obj.key),
-                  say(o, "on %s; Tessera would have left it pending: %s", sp->node0,
-                      sp->why1 ? sp->why1 : "(no reason)"));
+      rc = differ(o, SCHED_SHADOW_UNPLACEABLE, ts_arena_printf(&o->arena, "pod %s", sp->p->obj.key),
+                  ts_arena_printf(&o->arena, "on %s; Tessera would have left it pending: %s",
+                                  sp->node0, sp->why1 ? sp->why1 : "(no reason)"));
       if (rc != TS_OK) return rc;
     }
   }
@@ -376,11 +366,12 @@ static ts_rc compare(shadow_run *s) {
       duration(s->now - g->oldest_wait, waited, sizeof waited);
       rc = nodes_of(s, g, &b);
       if (rc == TS_OK)
-        rc = differ(o, SCHED_SHADOW_PARTIAL, g->label,
-                    say(o,
-                        "%u of the %u pods that must start together are placed (%s), the "
-                        "others pending for %s; Tessera places all of them or none",
-                        g->bound[0], need, b.data, waited));
+        rc = differ(
+            o, SCHED_SHADOW_PARTIAL, g->label,
+            ts_arena_printf(&o->arena,
+                            "%u of the %u pods that must start together are placed (%s), the "
+                            "others pending for %s; Tessera places all of them or none",
+                            g->bound[0], need, b.data, waited));
       ts_buf_free(&b);
     }
     if (g->bound[1] && !whole1) o->partial[1]++;
@@ -393,15 +384,17 @@ static ts_rc compare(shadow_run *s) {
       sq->admitted[0] += whole0, sq->admitted[1] += whole1;
     }
     if (whole1 && !whole0)
-      rc = differ(o, SCHED_SHADOW_ADMITTED, g->label,
-                  say(o,
-                      "queue %s: Tessera would have admitted and placed it; %u of its %u pods "
-                      "are placed",
-                      q, g->bound[0], need));
+      rc = differ(
+          o, SCHED_SHADOW_ADMITTED, g->label,
+          ts_arena_printf(&o->arena,
+                          "queue %s: Tessera would have admitted and placed it; %u of its %u pods "
+                          "are placed",
+                          q, g->bound[0], need));
     else if (whole0 && !whole1)
       rc = differ(o, SCHED_SHADOW_NOT_ADMITTED, g->label,
-                  say(o, "queue %s: placed, where Tessera would have kept it waiting: %s", q,
-                      s->pods[g->first].why1 ? s->pods[g->first].why1 : "(no reason)"));
+                  ts_arena_printf(
+                      &o->arena, "queue %s: placed, where Tessera would have kept it waiting: %s",
+                      q, s->pods[g->first].why1 ? s->pods[g->first].why1 : "(no reason)"));
   }
   return rc;
 }
