@@ -915,6 +915,7 @@ ts_rc sched_queue_tree(const model *m, const sched_config *cfg, ts_arena *arena,
   memset(&v, 0, sizeof v);
   memset(&ad, 0, sizeof ad);
   v.m = m, v.cfg = cfg, v.arena = arena, v.out = arena;
+  v.pol = sched__policy(cfg ? cfg->scoring : SCHED_BINPACK);
   v.share_res = model_resource_find(model_resources_of(m), "nvidia.com/gpu"); /* quota units */
   ad.v = &v;
   if ((rc = q_tree_build(m, cfg ? &cfg->queueing : NULL, &ad.tree, err)) != TS_OK) return rc;

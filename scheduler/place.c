@@ -271,7 +271,7 @@ static bool try_level(sched_view *v, const sched_gang *g, const level *l, const 
     d->free = 0;
     for (uint32_t k = 0; k < d->n; k++)
       d->free += v->cap[(size_t)d->nodes[k] * (size_t)v->stride + (size_t)main].free;
-    if (v->cfg->scoring == SCHED_SPREAD) d->free = -d->free;
+    if (v->pol->spread) d->free = -d->free;
     cands[nc++] = d;
   }
   qsort(cands, nc, sizeof *cands, domain_free_cmp);

@@ -54,7 +54,8 @@ typedef struct sched_slots {
 } sched_slots;
 
 /* What scoring needs of a pod, prepared once per run of same-shape pods. */
-typedef struct sched_shape {
+typedef struct sched_shape sched_shape;
+struct sched_shape {
   const model_pod *pod;                     /* representative */
   int64_t cpu, mem;                         /* cpu (milli) and memory requests */
   int gpu[SCHED_MAX_GPU_RESOURCES];         /* GPU resource ids requested */
@@ -62,7 +63,7 @@ typedef struct sched_shape {
   int ngpu;                                 /* entries */
   int64_t dra_devices;                      /* DRA devices its claims ask for (scoring) */
   bool share;                               /* it asks for a share of one GPU */
-} sched_shape;
+};
 
 /* A feasible node in a run's heap. */
 /* A class's index entry: score and node in one key (classes.c). */
@@ -97,12 +98,40 @@ typedef struct sched_cap {
   double inv;    /* 1e6 / allocatable (0 when none) */
 } sched_cap;
 
+/* Where a scoring policy puts a share of a GPU, among a node's GPUs that can take it. */
+typedef enum sched_share_rule {
+  SCHED_SHARE_FULLEST,  /* the fullest (a GPU left free stays whole), else the lowest unshared */
+  SCHED_SHARE_EMPTIEST, /* a GPU nobody shares yet, else the emptiest */
+  SCHED_SHARE_LOWEST,   /* the lowest-numbered */
+} sched_share_rule;
+
+struct sched_view;
+struct sched_shape;
+
+/* A scoring policy: one row of the table in view.c, indexed by sched_scoring. Adding a policy
+ * is adding a row (and its name to the enum). */
+typedef struct sched_policy {
+  const char *name; /* as tessera.yaml and `simulate --policy` name it */
+  /* Its own score (higher is better, the node name breaking ties), or NULL for the common
+   * score: bin-packing, or spreading when `spread`. */
+  int64_t (*score)(const struct sched_view *v, const struct sched_shape *s, uint32_t node);
+  bool spread;             /* prefers the least used nodes, and the loosest domains first */
+  bool fgd;                /* scores as FGD (and FGD picks the GPU of a share) */
+  bool fgd_with_shares;    /* scores as FGD when some pod of the model shares a GPU */
+  bool fill_gpu_nodes;     /* a pod without GPUs that must go to GPU nodes goes where the
+                              fewest GPUs are free */
+  sched_share_rule shares; /* where a share goes (unless FGD picks) */
+} sched_policy;
+/* The row of a policy (the binpack row for a value out of range). */
+const sched_policy *sched__policy(sched_scoring s);
+
 /* The cycle's view: nodes sorted by name, with free capacity per resource. */
 typedef struct sched_class sched_class;
 
 typedef struct sched_view {
   const model *m;                   /* the model (read only) */
   const sched_config *cfg;          /* configuration */
+  const sched_policy *pol;          /* its scoring policy's row */
   int64_t now_ns;                   /* the cycle's clock */
   uint32_t n;                       /* nodes */
   const model_node **nodes;         /* nodes sorted by name (scratch arena) */

@@ -76,16 +76,17 @@ static bool share_fits(const sched_view *v, const model_pod *p, uint32_t k) {
 static uint32_t share_pick(const sched_view *v, const model_pod *p, uint32_t k, int32_t s) {
   uint32_t n, best = UINT32_MAX;
   const uint16_t *sh = sched__shares_of(v, k, &n);
-  sched_scoring pol = v->cfg->scoring;
+  sched_share_rule rule = v->pol->shares;
   if (v->fgd_on) return sched__fgd_slot(v, p, k, s);
   for (uint32_t j = 0; j < n; j++) {
     if (!sched__slot_takes(v, k, sh, j, s)) continue;
-    if (pol == SCHED_FIRST_FIT) return j;
+    if (rule == SCHED_SHARE_LOWEST) return j;
     if (best == UINT32_MAX) {
       best = j;
       continue;
     }
-    if (pol == SCHED_SPREAD ? (sh[best] && sh[j] < sh[best]) : (sh[j] > sh[best])) best = j;
+    if (rule == SCHED_SHARE_EMPTIEST ? (sh[best] && sh[j] < sh[best]) : (sh[j] > sh[best]))
+      best = j;
   }
   return best;
 }
@@ -116,6 +117,7 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   model_node *const *all = model_nodes(m, &nn);
   memset(v, 0, sizeof *v);
   v->m = m, v->cfg = cfg, v->now_ns = now_ns, v->arena = scratch, v->out = out;
+  v->pol = sched__policy(cfg ? cfg->scoring : SCHED_BINPACK);
   v->n = (uint32_t)nn;
   v->stride = model_resource_count(model_resources_of(m));
   v->nodes = ts_arena_alloc(scratch, (v->n + 1) * sizeof *v->nodes);
@@ -154,10 +156,8 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
     sched__dra_usage(v, i, &used, &total);
     v->has_gpu[i] |= total > 0;
   }
-  /* Bin-packing scores as FGD when pods share GPUs: on openb's three pod lists, where a third
-   * to all of the GPU pods share one, FGD left the fewest GPUs unallocated (README). */
-  v->fgd_on = cfg->scoring == SCHED_FGD || (cfg->scoring == SCHED_BINPACK && v->share);
-  v->score_other = v->fgd_on || cfg->scoring >= SCHED_FIRST_FIT || v->share;
+  v->fgd_on = v->pol->fgd || (v->pol->fgd_with_shares && v->share);
+  v->score_other = v->fgd_on || v->pol->score || v->share;
   return v->fgd_on ? sched__fgd_prepare(v) : TS_OK;
 }
 
@@ -357,22 +357,6 @@ void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s) 
   }
 }
 
-static const char *const scoring_names[SCHED_SCORING_COUNT] = {
-    "binpack", "spread", "first-fit", "best-fit", "dot-product", "gpu-packing", "fgd"};
-
-const char *sched_scoring_name(sched_scoring s) {
-  return (unsigned)s < SCHED_SCORING_COUNT ? scoring_names[s] : "?";
-}
-
-bool sched_scoring_parse(const char *name, sched_scoring *out) {
-  for (int i = 0; i < SCHED_SCORING_COUNT; i++)
-    if (!strcmp(name, scoring_names[i])) {
-      *out = (sched_scoring)i;
-      return true;
-    }
-  return false;
-}
-
 /* The FGD paper's GPU packing, as its simulator scores it, for pods asking for nvidia.com/gpu or
  * a share of one (others score 0: ties go by node name): a share that fits a GPU already
  * shared, the one with the least room left first; else a node with some GPU in use (fewer
@@ -402,19 +386,18 @@ static int64_t gpu_packing(const sched_view *v, const sched_shape *s, uint32_t k
  * the resources the node has of the free share). Dot product: the mean over them of (request /
  * capacity) x (free / capacity) before it. First fit: no preference. In the GPU field of the
  * score (below SCORE_SCALE: classes.c packs it in 20 bits), no tier. */
-static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_t node) {
+static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_t node,
+                              bool best_fit) {
   int64_t score = 0, counted = 0;
   int res[2 + SCHED_MAX_GPU_RESOURCES], nres = 2;
   int64_t req[2 + SCHED_MAX_GPU_RESOURCES];
-  if (v->cfg->scoring == SCHED_FIRST_FIT) return 0;
-  if (v->cfg->scoring == SCHED_GPU_PACKING) return gpu_packing(v, s, node) << 30;
   res[0] = MODEL_RES_CPU, req[0] = s->cpu, res[1] = MODEL_RES_MEMORY, req[1] = s->mem;
   for (int g = 0; g < s->ngpu; g++) res[nres] = s->gpu[g], req[nres++] = s->gpu_req[g];
   if (s->share) { /* a share: its fraction of the node's GPUs, shares counted as fractions */
     const sched_cap *c = &v->cap[(size_t)node * (size_t)v->stride + (size_t)v->share_res];
     int32_t add = model_pod_gpu_share_on(s->pod, v->nodes[node]);
     counted++;
-    if (v->cfg->scoring == SCHED_BEST_FIT)
+    if (best_fit)
       score += share_util_after(v, node, add);
     else
       score += (int64_t)((double)add / 1000 * c->inv *
@@ -424,7 +407,7 @@ static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_
     const sched_cap *c = &v->cap[(size_t)node * (size_t)v->stride + (size_t)res[k]];
     if (c->alloc <= 0) continue;
     counted++;
-    if (v->cfg->scoring == SCHED_BEST_FIT) /* the used share after */
+    if (best_fit) /* the used share after */
       score += util_after(v, node, res[k], req[k]);
     else /* dot product: (request share) x (free share before) */
       score += (int64_t)((double)req[k] * c->inv *
@@ -462,7 +445,7 @@ score(const sched_view *v, const sched_shape *s, uint32_t node, bool shares) {
    * free, so that its CPU and memory do not strand the GPUs of a node that still has some. On
    * openb's GPU nodes this took the GPUs left unallocated by a full cluster from 9.3% to 1.9%
    * (README, tessera simulate). */
-  if (!parts && v->has_gpu[node] && v->cfg->scoring == SCHED_BINPACK)
+  if (!parts && v->has_gpu[node] && v->pol->fill_gpu_nodes)
     for (int g = 0; g < v->ngpu; g++) {
       int64_t u = util_after(v, node, v->gpu[g], 0);
       if (v->cap[(size_t)node * (size_t)v->stride + (size_t)v->gpu[g]].alloc > 0 && u > gpu)
@@ -471,7 +454,7 @@ score(const sched_view *v, const sched_shape *s, uint32_t node, bool shares) {
   cpumem =
       (util_after(v, node, MODEL_RES_CPU, s->cpu) + util_after(v, node, MODEL_RES_MEMORY, s->mem)) /
       2;
-  if (v->cfg->scoring == SCHED_SPREAD) gpu = SCORE_SCALE - gpu, cpumem = SCORE_SCALE - cpumem;
+  if (v->pol->spread) gpu = SCORE_SCALE - gpu, cpumem = SCORE_SCALE - cpumem;
   return tier << 61 | gpu << 30 | cpumem;
 }
 
@@ -479,8 +462,61 @@ score(const sched_view *v, const sched_shape *s, uint32_t node, bool shares) {
 __attribute__((noinline)) static int64_t score_other(const sched_view *v, const sched_shape *s,
                                                      uint32_t node) {
   if (v->fgd_on) return sched__fgd_score(v, s, node);
-  if (v->cfg->scoring >= SCHED_FIRST_FIT) return baseline_score(v, s, node);
+  if (v->pol->score) return v->pol->score(v, s, node);
   return score(v, s, node, true);
+}
+
+/* ---- the policies ---------------------------------------------------------------------- */
+
+static int64_t first_fit_score(const sched_view *v, const sched_shape *s, uint32_t node) {
+  (void)v, (void)s, (void)node;
+  return 0; /* no preference: the node name decides */
+}
+
+static int64_t best_fit_score(const sched_view *v, const sched_shape *s, uint32_t node) {
+  return baseline_score(v, s, node, true);
+}
+
+static int64_t dot_product_score(const sched_view *v, const sched_shape *s, uint32_t node) {
+  return baseline_score(v, s, node, false);
+}
+
+static int64_t gpu_packing_score(const sched_view *v, const sched_shape *s, uint32_t node) {
+  return gpu_packing(v, s, node) << 30;
+}
+
+/* One row per policy, in sched_scoring's order. Bin-packing scores as FGD when pods share
+ * GPUs: on openb's three pod lists, where a third to all of the GPU pods share one, FGD left
+ * the fewest GPUs unallocated (README). */
+static const sched_policy policies[SCHED_SCORING_COUNT] = {
+    [SCHED_BINPACK] = {"binpack", NULL, false, false, true, true, SCHED_SHARE_FULLEST},
+    [SCHED_SPREAD] = {"spread", NULL, true, false, false, false, SCHED_SHARE_EMPTIEST},
+    [SCHED_FIRST_FIT] = {"first-fit", first_fit_score, false, false, false, false,
+                         SCHED_SHARE_LOWEST},
+    [SCHED_BEST_FIT] = {"best-fit", best_fit_score, false, false, false, false,
+                        SCHED_SHARE_FULLEST},
+    [SCHED_DOT_PRODUCT] = {"dot-product", dot_product_score, false, false, false, false,
+                           SCHED_SHARE_FULLEST},
+    [SCHED_GPU_PACKING] = {"gpu-packing", gpu_packing_score, false, false, false, false,
+                           SCHED_SHARE_FULLEST},
+    [SCHED_FGD] = {"fgd", NULL, false, true, false, false, SCHED_SHARE_FULLEST},
+};
+
+const sched_policy *sched__policy(sched_scoring s) {
+  return &policies[(unsigned)s < SCHED_SCORING_COUNT ? s : SCHED_BINPACK];
+}
+
+const char *sched_scoring_name(sched_scoring s) {
+  return (unsigned)s < SCHED_SCORING_COUNT ? policies[s].name : "?";
+}
+
+bool sched_scoring_parse(const char *name, sched_scoring *out) {
+  for (int i = 0; i < SCHED_SCORING_COUNT; i++)
+    if (!strcmp(name, policies[i].name)) {
+      *out = (sched_scoring)i;
+      return true;
+    }
+  return false;
 }
 
 int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
