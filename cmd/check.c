@@ -92,9 +92,9 @@ static void check_cel(check *c, const char *where, const model_obj *o) {
 }
 
 /* Volcano's and KAI Scheduler's queues and PodGroups are mapped onto the quota tree and gangs
- * (README, "Teams coming from Volcano or KAI Scheduler"). Says, on standard output (not an
- * error), which of their fields that would be expected to act do not, and where KAI's reading
- * of a queue is likely a surprise. */
+ * (docs/coexistence.md, "Teams coming from Volcano or KAI Scheduler"). Says, on standard output
+ * (not an error), which of their fields that would be expected to act do not, and where KAI's
+ * reading of a queue is likely a surprise. */
 static void kai_queue_notes(const json_t *spec, const char *at, const char *name) {
   static const char *const res[] = {"gpu", "cpu", "memory"};
   const json_t *r = json_object_get(spec, "resources");

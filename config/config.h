@@ -42,7 +42,7 @@ typedef struct cfg_tessera {
   cfg_queue_status queue_status;         /* queueStatus */
 } cfg_tessera;
 
-/* Fills c with the defaults documented in README.md (no file needed to run). */
+/* Fills c with the defaults documented in docs/configuration.md (no file needed to run). */
 void cfg_tessera_default(cfg_tessera *c);
 /* Frees what c owns (Kueue's device class mappings). */
 void cfg_tessera_free(cfg_tessera *c);

@@ -1,8 +1,8 @@
-/* kubeclient/writer.c - the writes of a scheduler, in kube-scheduler's order (README,
- * Architecture), behind the leader gate: claim reservation (finalizer, then one status write with
- * allocation and reservedFor), binding, PodScheduled=False, rate-limited Events, eviction. Every
- * write checks the gate just before each request it sends, so a replica that lost the lease writes
- * nothing more. */
+/* kubeclient/writer.c - the writes of a scheduler, in kube-scheduler's order (see
+ * docs/architecture.md), behind the leader gate: claim reservation (finalizer, then one status
+ * write with allocation and reservedFor), binding, PodScheduled=False, rate-limited Events,
+ * eviction. Every write checks the gate just before each request it sends, so a replica that lost
+ * the lease writes nothing more. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

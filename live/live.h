@@ -4,7 +4,7 @@
  * caller supplies (kubeclient in `tessera run`, a recording fake in the tests).
  *
  * What it guarantees, whatever the writer answers:
- *   - Order (kube-scheduler's; README, Architecture): every claim of every pod of a gang is
+ *   - Order (kube-scheduler's; docs/architecture.md): every claim of every pod of a gang is
  * reserved (finalizer, then status with allocation and reservedFor) before any pod of the gang is
  * bound.
  *   - Assumed decisions: a bind or a claim allocation is applied to the model when it is

@@ -1,6 +1,6 @@
 /*
  * live/qmetrics.h - the metrics a platform team's dashboards read, with Kueue's names and
- * labels where the meaning is the same (README, "Metrics"): queue gauges rendered once per
+ * labels where the meaning is the same (docs/running.md, "Metrics"): queue gauges rendered once per
  * cycle from the cycle's queue report, Kueue's counters counted when the writes they stand
  * for landed, the cycle-time histogram, pending pods by kind of reason, and GPUs allocated
  * per node pool (read from the model when scraped).

@@ -368,7 +368,7 @@ const char *sched__queue_cq(const model *m, const char *ns, const sched_qref *re
 /* Records a Kueue workload event in the result. */
 ts_rc sched__event(sched_view *v, sched_result *r, const sched_wl_event *e);
 
-/* Groups the pending pods of the cycle's scheduler into gangs (README, "Gangs": PodGroup,
+/* Groups the pending pods of the cycle's scheduler into gangs (docs/features.md, "Gangs": PodGroup,
  * Kueue pod group, JobSet, owning job, else a gang of one) and orders them: priority
  * (highest first), then earliest creation, then name. *out is heap memory (ts_free; NULL
  * when there are none); what the gangs point to is in the arena. */

@@ -444,7 +444,7 @@ score(const sched_view *v, const sched_shape *s, uint32_t node, bool shares) {
   /* Bin-packing a pod without GPUs onto GPU nodes (when it must): the one with the fewest GPUs
    * free, so that its CPU and memory do not strand the GPUs of a node that still has some. On
    * openb's GPU nodes this took the GPUs left unallocated by a full cluster from 9.3% to 1.9%
-   * (README, tessera simulate). */
+   * (docs/simulate.md). */
   if (!parts && v->has_gpu[node] && v->pol->fill_gpu_nodes)
     for (int g = 0; g < v->ngpu; g++) {
       int64_t u = util_after(v, node, v->gpu[g], 0);
@@ -487,7 +487,7 @@ static int64_t gpu_packing_score(const sched_view *v, const sched_shape *s, uint
 
 /* One row per policy, in sched_scoring's order. Bin-packing scores as FGD when pods share
  * GPUs: on openb's three pod lists, where a third to all of the GPU pods share one, FGD left
- * the fewest GPUs unallocated (README). */
+ * the fewest GPUs unallocated (docs/simulate.md). */
 static const sched_policy policies[SCHED_SCORING_COUNT] = {
     [SCHED_BINPACK] = {"binpack", NULL, false, false, true, true, SCHED_SHARE_FULLEST},
     [SCHED_SPREAD] = {"spread", NULL, true, false, false, false, SCHED_SHARE_EMPTIEST},

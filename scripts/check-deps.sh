@@ -1,6 +1,6 @@
 #!/bin/sh
 # The rooms of Tessera and which others each may include: arrows only point down, so that
-# knowledge has one home (README, "Architecture"). Run by `make check-style` and CI; fails
+# knowledge has one home (docs/architecture.md). Run by `make check-style` and CI; fails
 # naming every include that breaks the table. tests/, bench/ and fuzz/ may include anything.
 set -eu
 cd "$(dirname "$0")/.."

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Runs every libFuzzer target of a build for a bounded time, seeded from the bundled test data.
 # Crashes, leaks, timeouts and undefined behaviour fail the run; the crashing input is left in
-# build/fuzz/. Executions per target go to $BUILD/fuzz/summary.txt (the README's reliability
+# build/fuzz/. Executions per target go to $BUILD/fuzz/summary.txt (docs/reliability.md's
 # section records a longer run).
 set -eu
 BUILD=$1

@@ -53,6 +53,9 @@ run bench-snapshot scripts/bench-snapshot-test.sh "$TESSERA"
 # tessera simulate: the hand-checked scenario's report, the HTML page, errors, ITP cluster04.
 run simulate scripts/simulate-test.sh "$TESSERA"
 
+# Every shell example of README.md and docs/ runs (or says why it cannot: a cluster, Docker).
+run docs scripts/docs-test.sh "$TESSERA"
+
 # Golden files: tests/golden/NAME/{args,expected}; args are passed to tessera.
 for dir in tests/golden/*/; do
   [ -f "$dir/args" ] || continue

@@ -68,9 +68,9 @@ static void load_error(void *ud, const ts_err *e) {
   fail_msg("loading: %s", e->text);
 }
 
-/* The gang a pod belongs to, as the tests read the README's "Gangs" (independently of scheduler/):
- * key and, from the objects in m, its minimum; INT32_MAX when it must not start (its PodGroup
- * or job is missing). For jobs of a kind the scenario lacks (present[kind] false), -1: the
+/* The gang a pod belongs to, as the tests read docs/features.md's "Gangs" (independently of
+ * scheduler/): key and, from the objects in m, its minimum; INT32_MAX when it must not start (its
+ * PodGroup or job is missing). For jobs of a kind the scenario lacks (present[kind] false), -1: the
  * members decide. */
 static void gang_of(const model *m, const bool *present, const model_pod *p, char *key, size_t cap,
                     int64_t *min) {
