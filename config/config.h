@@ -6,8 +6,8 @@
 #define CFG_CONFIG_H
 
 #include "common/ts.h"
-#include "kubeclient/kc.h"
-#include "scheduler/sched.h"
+#include "kubeclient/kc_opts.h"
+#include "scheduler/sched_config.h"
 
 #define CFG_ADDRESS_MAX 128 /* host:port of an endpoint */
 /* tessera.yaml's apiVersion and kind: optional, and when present they must be these. */

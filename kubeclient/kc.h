@@ -19,6 +19,8 @@
 #include <stdbool.h>
 #include <uv.h>
 
+#include "kubeclient/kc_opts.h"
+
 #include "common/ts.h"
 
 #define KC_BODY_MAX (256u << 20) /* bytes of one response body */
@@ -114,18 +116,6 @@ uint64_t kc_client_requests(const kc_client *c);
 /* Requests (not watches) running now; *queued receives those waiting for one of the
  * KC_MAX_INFLIGHT slots. */
 size_t kc_client_inflight(const kc_client *c, size_t *queued);
-/* How long a request that is not a watch may take before it fails (tessera.yaml's
- * api.requestTimeout; KC_REQUEST_TIMEOUT_MS by default). A write that times out got no answer:
- * the writer sends it again. */
-#define KC_REQUEST_TIMEOUT_MS 30000
-#define KC_EVENT_INTERVAL_MS  60000 /* between Events about one pod, by default */
-
-/* tessera.yaml's api settings. */
-typedef struct kc_api_opts {
-  int64_t request_timeout_ms; /* requestTimeout (KC_REQUEST_TIMEOUT_MS) */
-  int64_t event_interval_ms;  /* eventInterval (KC_EVENT_INTERVAL_MS; 0: no minimum) */
-} kc_api_opts;
-void kc_api_opts_default(kc_api_opts *o); /* the defaults above */
 /* Sets the timeout of requests that are not watches (ms <= 0: the default). */
 void kc_client_set_timeout(kc_client *c, int64_t ms);
 /* Appends tessera_api_requests_total{verb,resource,code} (every answer, by HTTP status) in
@@ -196,17 +186,6 @@ void kc_informers_stop(kc_informers *inf);
 typedef struct kc_gate {
   bool open; /* read-only: this replica leads and may write */
 } kc_gate;
-
-/* tessera.yaml's leaderElection. */
-typedef struct kc_leader_opts {
-  bool enable;      /* false: no election, this replica always leads */
-  char ns[64];      /* the Lease's namespace (kube-system) */
-  char name[254];   /* the Lease (tessera) */
-  int64_t lease_ms; /* leaseDuration (15 s) */
-  int64_t renew_ms; /* renewDeadline (10 s) */
-  int64_t retry_ms; /* retryPeriod (2 s) */
-} kc_leader_opts;
-void kc_leader_opts_default(kc_leader_opts *o); /* enabled, kube-system/tessera, 15/10/2 s */
 
 typedef struct kc_leader kc_leader;
 /* Starts campaigning for the Lease of o (copied) as identity (copied): gate opens while this

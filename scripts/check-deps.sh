@@ -17,11 +17,20 @@ allowed() {
   scheduler) echo "common model queueing dra" ;;
   kubeclient) echo "common input" ;;
   live) echo "common model queueing dra scheduler" ;;
-  config) echo "common input model queueing dra scheduler kubeclient" ;;
+  config) echo "common input model queueing dra" ;;
   gen) echo "common model" ;;
   sim) echo "common model queueing dra scheduler" ;;
   cmd) echo "common input cel model queueing dra scheduler kubeclient live config gen sim" ;;
   *) echo "?" ;;
+  esac
+}
+
+# single headers a room may include from rooms it may not: the settings of the rooms config/
+# fills, which sit apart from those rooms' interfaces so that config/ knows none of them
+headers_of_others() {
+  case "$1" in
+  config) echo "scheduler/sched_config.h kubeclient/kc_opts.h" ;;
+  *) echo "" ;;
   esac
 }
 
@@ -40,12 +49,14 @@ bad=0
 rooms="common input cel model queueing dra scheduler kubeclient live config gen sim cmd"
 for room in $rooms; do
   ok=$(allowed "$room")
+  files=$(headers_of_others "$room")
   for f in $(git ls-files "$room/*.c" "$room/*.h" 2>/dev/null || ls "$room"/*.[ch]); do
     # project headers
     for inc in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
       to=${inc%%/*}
       [ "$to" = "$inc" ] && continue
       [ "$to" = "$room" ] && continue
+      case " $files " in *" $inc "*) continue ;; esac
       case " $ok " in *" $to "*) ;; *)
         echo "check-deps: $f includes $inc: $room may include only: ${ok:-nothing}"
         bad=$((bad + 1)) ;;
