@@ -181,7 +181,7 @@ static bool build_podsets(sched_view *v, const sched_pending *pods, uint32_t n, 
     uint32_t j = i + 1;
     const char *r = sched__role_of(pods[i].pod), *rj;
     char name[32];
-    while (j < n && sched__same_shape(&pods[i], &pods[j]) &&
+    while (j < n && sched__same_shape(v, &pods[i], &pods[j]) &&
            ((rj = sched__role_of(pods[j].pod)) ? r && !strcmp(r, rj) : !r))
       j++;
     memset(&ps[nps], 0, sizeof ps[nps]);

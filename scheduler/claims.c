@@ -234,15 +234,14 @@ static bool fit_cacheable(const sched_pending *p) {
  * claim shape, and again only for the nodes that changed since (a placement or a trial given
  * back changes the node's node_rev; an allocation of devices other nodes reach too, the
  * view's dra_epoch). */
-bool sched__dra_fit_cache = true;
 
 static uint32_t *fit_answers(sched_view *v, const sched_pending *p) {
   int e = v->dra_fit_last;
   if (e < 0 || v->dra_fit_pod != p) {
-    if (!sched__dra_fit_cache || !fit_cacheable(p)) return NULL;
+    if (v->cfg->tuning.no_dra_fit_cache || !fit_cacheable(p)) return NULL;
     for (e = 0; e < SCHED_DRA_FITS; e++)
       if (v->dra_fits[e].rep &&
-          (v->dra_fits[e].rep == p || sched__same_claims(v->dra_fits[e].rep, p)))
+          (v->dra_fits[e].rep == p || sched__same_claims(v, v->dra_fits[e].rep, p)))
         break;
     if (e == SCHED_DRA_FITS) { /* a new shape takes the next entry, round robin */
       e = (int)v->next_dra_fit;

@@ -32,8 +32,6 @@ static size_t budget(const sched_view *v) {
   return b > CLASS_BUDGET_MIN ? b : CLASS_BUDGET_MIN;
 }
 
-bool sched__classes_enabled = true;
-
 /* A node's key is one 64-bit word: the score (tier, GPU and cpu/memory utilisation, each at
  * most SCORE_SCALE < 2^20) above the node's index inverted, so that a greater key is the
  * better node and equal scores go to the lower index, as a full scan picks; 0 is no node.
@@ -126,15 +124,15 @@ static uint64_t class_hash(const sched_pending *p) {
   return h;
 }
 
-bool sched__class_eligible(const sched_pending *p) {
-  return sched__classes_enabled && !p->nclaims && !p->blocked;
+bool sched__class_eligible(const sched_view *v, const sched_pending *p) {
+  return !v->cfg->tuning.no_classes && !p->nclaims && !p->blocked;
 }
 
 sched_class *sched__class_of(sched_view *v, const sched_pending *p) {
   uint64_t h = class_hash(p);
   sched_class *head = ts_map_get(&v->classes, (const char *)&h, sizeof h), *c, *last = NULL;
   for (c = head; c; last = c, c = c->next)
-    if (c->hash == h && sched__same_shape(&c->rep, p)) return c;
+    if (c->hash == h && sched__same_shape(v, &c->rep, p)) return c;
   if (!(c = ts_arena_alloc(v->arena, sizeof *c))) return NULL;
   memset(c, 0, sizeof *c);
   c->hash = h;

@@ -111,7 +111,7 @@ void sched__fail(sched_view *v, const model_pod *p, ts_rc rc, const char *what) 
 }
 
 static bool fault_names(const sched_view *v, sched_stage stage, const model_pod *p) {
-  const sched_fault *f = &v->cfg->fault;
+  const sched_fault *f = &v->cfg->tuning.fault;
   return f->stage == stage && f->pod && !strcmp(f->pod, p->obj.key);
 }
 
@@ -184,8 +184,6 @@ static const char *reason_for(sched_view *v, const char *reason, const sched_pen
   return out;
 }
 
-bool sched__remember_pending = true;
-
 /* Singles gangs[0..n) of one shape: a run. */
 static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, sched_result *r) {
   sched_pending *pods = ts_arena_alloc(v->arena, n * sizeof *pods);
@@ -196,10 +194,12 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
   if (!pods || !placed) return TS_ENOMEM;
   for (uint32_t i = 0; i < n; i++) pods[i] = gangs[i].pods[0];
   v->dra_error = NULL, v->dra_error_pod = NULL;
-  for (uint32_t e = 0; sched__remember_pending && e < SCHED_PENDING_RUNS && !pods[0].blocked; e++) {
+  for (uint32_t e = 0;
+       !v->cfg->tuning.no_pending_memo && e < SCHED_PENDING_RUNS && !pods[0].blocked; e++) {
     const sched_pending *was = v->pending_runs[e].pod;
     const char *said = v->pending_runs[e].reason;
-    if (!was || v->pending_runs[e].at != v->changes || !sched__same_shape(was, &pods[0])) continue;
+    if (!was || v->pending_runs[e].at != v->changes || !sched__same_shape(v, was, &pods[0]))
+      continue;
     /* A run of the shape of a run that stayed pending, and no node changed since: nothing
      * fits, for the same reasons (pods come in jobs of a few alike, so a shape recurs run
      * after run once the nodes or devices are full, cycle after cycle in a backlog). */
@@ -274,7 +274,7 @@ static ts_rc count_classes(sched_view *v, sched_gang *gangs, size_t n, const boo
     sched_class *c;
     if (i + 4 < n && gangs[i + 4].npods) sched__prefetch_pod(gangs[i + 4].pods[0].pod);
     if (handled[i] || gangs[i].kind != SCHED_GANG_SINGLE ||
-        !sched__class_eligible(&gangs[i].pods[0]))
+        !sched__class_eligible(v, &gangs[i].pods[0]))
       continue;
     if (!(c = sched__class_of(v, &gangs[i].pods[0]))) return TS_ENOMEM;
     c->remaining++;
@@ -438,12 +438,12 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
       rc = TS_EFAULT; /* as an unexpected error deciding this gang would */
     } else if (!single(&gangs[i])) {
       rc = decide_gang(&v, &gangs[i], out);
-    } else if (sched__class_eligible(&gangs[i].pods[0])) {
+    } else if (sched__class_eligible(&v, &gangs[i].pods[0])) {
       rc = decide_in_class(&v, &gangs[i], out);
     } else {
       while (j < n && single(&gangs[j]) && !handled[j] && !gangs[j].gated &&
              !sched__ready_hold(&v, state, gangs[j].key) &&
-             sched__same_shape(&gangs[i].pods[0], &gangs[j].pods[0]))
+             sched__same_shape(&v, &gangs[i].pods[0], &gangs[j].pods[0]))
         j++;
       rc = decide_singles(&v, gangs + i, (uint32_t)(j - i), out);
     }

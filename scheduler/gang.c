@@ -222,23 +222,23 @@ const char *sched__role_of(const model_pod *p) {
   return annotation(&p->obj, &once, "kueue.x-k8s.io/role-hash");
 }
 
-static bool same_podset(const sched_pending *a, const sched_pending *b) {
+static bool same_podset(const sched_view *v, const sched_pending *a, const sched_pending *b) {
   const char *x = sched__role_of(a->pod), *y = sched__role_of(b->pod);
   if ((x || y) && (!x || !y || strcmp(x, y))) return false;
-  return sched__same_shape(a, b);
+  return sched__same_shape(v, a, b);
 }
 
 /* Brings the members of each pod set together (member_cmp leaves two shapes with equal
  * requests interleaved by creation time), keeping the order of each set's first member, so
  * that a gang's pod sets do not depend on the order its pods were created in. O(members x
  * pod sets). */
-static void group_podsets(sched_pending *p, uint32_t n) {
+static void group_podsets(const sched_view *v, sched_pending *p, uint32_t n) {
   for (uint32_t i = 0; i < n;) {
     uint32_t j = i + 1;
-    while (j < n && same_podset(&p[i], &p[j])) j++;
+    while (j < n && same_podset(v, &p[i], &p[j])) j++;
     for (uint32_t k = j + 1; k < n; k++) {
       sched_pending t;
-      if (!same_podset(&p[i], &p[k])) continue;
+      if (!same_podset(v, &p[i], &p[k])) continue;
       t = p[k];
       memmove(p + j + 1, p + j, (k - j) * sizeof *p);
       p[j++] = t;
@@ -397,7 +397,7 @@ ts_rc sched__gangs(sched_view *v, sched_gang **out, size_t *n) {
     if (g->min < 0 && !g->blocked) g->min = (int32_t)g->nmembers; /* every member that exists */
     if (g->npods < 2) continue;
     qsort(g->pods, g->npods, sizeof *g->pods, member_cmp);
-    group_podsets(g->pods, g->npods);
+    group_podsets(v, g->pods, g->npods);
   }
   /* the vector itself, its slack given back (no copy beside it) */
   if (rc == TS_OK && gangs.n && !(*out = ts_realloc(gangs.v, gangs.n * sizeof **out)))

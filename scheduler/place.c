@@ -132,9 +132,7 @@ uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const 
  * existing claims (as the claim controller makes them in a cluster, one per pod) compare by
  * value when no other pending pod names them (a claim two pods share is allocated once, and
  * its state changes when the first is placed). */
-bool sched__claims_by_value = true;
-
-bool sched__same_claims(const sched_pending *a, const sched_pending *b) {
+bool sched__same_claims(const sched_view *v, const sched_pending *a, const sched_pending *b) {
   if (a->nclaims != b->nclaims || a->blocked || b->blocked) return false;
   for (uint32_t i = 0; i < a->nclaims; i++) {
     const sched_claim *x = &a->claims[i], *y = &b->claims[i];
@@ -145,7 +143,7 @@ bool sched__same_claims(const sched_pending *a, const sched_pending *b) {
     }
     if (x->claim && x->claim == y->claim) return false; /* one allocation for both: not alike */
     if (x->spec == y->spec) continue;
-    if (!sched__claims_by_value || !x->refs || !y->refs || *x->refs != 1 || *y->refs != 1 ||
+    if (v->cfg->tuning.claims_by_ref || !x->refs || !y->refs || *x->refs != 1 || *y->refs != 1 ||
         !model_claim_spec_equal(x->spec, y->spec))
       return false;
   }
@@ -153,9 +151,9 @@ bool sched__same_claims(const sched_pending *a, const sched_pending *b) {
 }
 
 /* True when two pods filter and score identically on every node. */
-bool sched__same_shape(const sched_pending *a, const sched_pending *b) {
+bool sched__same_shape(const sched_view *v, const sched_pending *a, const sched_pending *b) {
   const model_pod *x = a->pod, *y = b->pod;
-  if (!sched__same_claims(a, b)) return false;
+  if (!sched__same_claims(v, a, b)) return false;
   if ((a->flavors ? a->flavors->key : NULL) != (b->flavors ? b->flavors->key : NULL)) return false;
   if (x->unoffered != y->unoffered) return false; /* named in the reasons */
   if (x->gpu_share != y->gpu_share || x->gpu_memory != y->gpu_memory) return false;
@@ -173,7 +171,7 @@ uint32_t sched__place_members(sched_view *v, const sched_gang *g, const uint32_t
   for (uint32_t k = 0; k < g->npods; k++) placed[k] = UINT32_MAX;
   while (i < g->npods) {
     uint32_t j = i + 1, got;
-    while (j < g->npods && sched__same_shape(&g->pods[i], &g->pods[j])) j++;
+    while (j < g->npods && sched__same_shape(v, &g->pods[i], &g->pods[j])) j++;
     got = sched__place_run(v, g->pods + i, j - i, subset, nsubset, placed + i);
     for (uint32_t k = i + got; k < j; k++) placed[k] = UINT32_MAX;
     total += got;

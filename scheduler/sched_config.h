@@ -60,6 +60,17 @@ typedef struct sched_fault {
   const char *pod;   /* for which pod ("ns/name"; its gang, for gang-wide stages) */
 } sched_fault;
 
+/* What the differential and fault tests change (zero, the default, is the production cycle):
+ * each shortcut the cycle takes can be turned off to compare it with the plain path it stands
+ * for, and one stage can be made to fail for one pod. */
+typedef struct sched_tuning {
+  bool no_classes;       /* single pods decided run by run, not through their classes */
+  bool no_pending_memo;  /* runs of a shape that stayed pending are not remembered */
+  bool claims_by_ref;    /* existing claims in runs compare by identity, not by value */
+  bool no_dra_fit_cache; /* the fit of claims per shape and node is not remembered */
+  sched_fault fault;     /* a stage that fails for one pod */
+} sched_tuning;
+
 typedef struct sched_config {
   const char *scheduler_name;               /* interned; pods whose spec.schedulerName is this */
   sched_scoring scoring;                    /* node scoring */
@@ -86,7 +97,7 @@ typedef struct sched_config {
   q_config queueing;                        /* Kueue's settings: fair sharing, strategies,
                                                gates, manageJobsWithoutQueueName,
                                                deviceClassMappings (owned) */
-  sched_fault fault;                        /* tests only: a stage that fails for one pod */
+  sched_tuning tuning;                      /* tests only: shortcuts off, a fault injected */
 } sched_config;
 
 /* What the scheduler remembers from one cycle to the next (requeue backoffs). A cycle given

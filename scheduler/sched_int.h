@@ -406,7 +406,7 @@ void sched__shape_init(const sched_view *v, const model_pod *p, sched_shape *s);
 /* The node's score if a pod of this shape were placed there; higher is better. */
 int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node);
 /* True when two pods filter and score identically on every node. */
-bool sched__same_shape(const sched_pending *a, const sched_pending *b);
+bool sched__same_shape(const sched_view *v, const sched_pending *a, const sched_pending *b);
 /* The kueue.x-k8s.io/role-hash annotation of a pod (Kueue's pod set name), or NULL. */
 const char *sched__role_of(const model_pod *p);
 /* Places pods[0..n), all of one shape, on the best nodes among subset (all when NULL);
@@ -468,20 +468,11 @@ int64_t sched__dra_devices(const sched_pending *p);
  * (arena), or NULL. */
 const char *sched__dra_why(sched_view *v, const sched_pending *p);
 
-/* Pod classes (classes.c). The class path is on unless a differential test turns it off to
- * compare with the run-by-run path. */
-extern bool sched__classes_enabled;
-/* Existing claims compare by value in runs (place.c) unless a differential test turns it off. */
-extern bool sched__claims_by_value;
-/* Whether sched__dra_fits remembers its answers per claim shape and node (tests compare). */
-extern bool sched__dra_fit_cache;
 /* True when the two pods' claims filter alike on every node (place.c). */
-bool sched__same_claims(const sched_pending *a, const sched_pending *b);
-/* Runs that stayed pending are remembered by shape (cycle.c) unless a differential test turns
- * it off. */
-extern bool sched__remember_pending;
-/* True when p can be decided through its class: no claims, not blocked, classes enabled. */
-bool sched__class_eligible(const sched_pending *p);
+bool sched__same_claims(const sched_view *v, const sched_pending *a, const sched_pending *b);
+/* True when p can be decided through its class: no claims, not blocked, classes not turned off
+ * (sched_tuning). */
+bool sched__class_eligible(const sched_view *v, const sched_pending *p);
 /* The class of p, created on first use (arena); NULL when out of memory. */
 sched_class *sched__class_of(sched_view *v, const sched_pending *p);
 /* The node a full scan would pick for a pod of the class now, or UINT32_MAX when none fits. */

@@ -417,7 +417,7 @@ ts_rc sched_shadow_eval(model *m, const sched_config *cfg, const char *name, int
   ts_map_init(&s.by_key);
   s.c.scheduler_name = marker;
   s.c.wait_for_pods_ready = false; /* no readiness evictions in a comparison */
-  memset(&s.c.fault, 0, sizeof s.c.fault);
+  memset(&s.c.tuning.fault, 0, sizeof s.c.tuning.fault);
   rc = marker ? collect(&s, name, marker) : TS_ENOMEM;
   if (rc == TS_OK &&
       (!(out->examples =

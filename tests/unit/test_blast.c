@@ -351,7 +351,7 @@ static void test_faults_contained(void **state) {
     outcome o;
     sched_config_default(&cfg);
     cfg.queueing.fault = fc->qf;
-    cfg.fault = fc->sf;
+    cfg.tuning.fault = fc->sf;
     run(m, &cfg, &o);
     for (size_t k = 0; k < NPODS; k++) {
       int a = affected_at(fc, pods[k]);

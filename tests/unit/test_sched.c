@@ -49,12 +49,16 @@ static void add_pod(model *m, const char *name, const char *created, const char 
   apply(m, y);
 }
 
+/* What the differential tests turn off in the cycles run() and run_dra() make (sched_tuning). */
+static sched_tuning tuning;
+
 static sched_result run(model *m, sched_scoring scoring) {
   sched_config cfg;
   sched_result r;
   ts_err e;
   sched_config_default(&cfg);
   cfg.scoring = scoring;
+  cfg.tuning = tuning;
   if (sched_cycle(m, &cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
   return r;
 }
@@ -652,6 +656,7 @@ static sched_result run_dra(model *m) {
   sched_config_default(&cfg);
   cfg.dra_eval = test_eval;
   cfg.instantiate_templates = true;
+  cfg.tuning = tuning;
   if (sched_cycle(m, &cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
   return r;
 }
@@ -1011,7 +1016,7 @@ static void test_dra_fit_remembered(void **state) {
            "containers: [{name: c}], resourceClaims: [{name: gpu, resourceClaimTemplateName: "
            "one-gpu}]}\n");
   for (int cache = 0; cache < 2; cache++) {
-    sched__dra_fit_cache = cache;
+    tuning.no_dra_fit_cache = !cache;
     r = run_dra(m);
     assert_int_equal(decision(&r, "g-0")->kind, SCHED_PENDING);
     assert_int_equal(decision(&r, "late")->kind, SCHED_BIND);
@@ -1019,7 +1024,7 @@ static void test_dra_fit_remembered(void **state) {
     assert_string_equal(decision(&r, "late")->claims[0].result.devices[0].device->name, "net-0");
     sched_result_free(&r);
   }
-  sched__dra_fit_cache = true;
+  tuning.no_dra_fit_cache = false;
   model_free(m);
 }
 
@@ -1946,9 +1951,9 @@ static void test_classes_match_runs(void **state) {
       }
     }
     for (int scoring = 0; scoring < 2; scoring++) {
-      sched__classes_enabled = false, sched__remember_pending = false;
+      tuning.no_classes = true, tuning.no_pending_memo = true;
       a = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
-      sched__classes_enabled = true, sched__remember_pending = true;
+      tuning.no_classes = false, tuning.no_pending_memo = false;
       b = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
       assert_int_equal(a.ndecisions, b.ndecisions);
       for (size_t i = 0; i < a.ndecisions; i++) {
@@ -2067,9 +2072,10 @@ static void test_named_claims_match(void **state) {
     }
     /* one pod at a time, every node asked; with gangs, pod sets group by value too, so the
      * reference is by value without the remembered answers */
-    sched__claims_by_value = gangs, sched__remember_pending = false, sched__dra_fit_cache = false;
+    tuning =
+        (sched_tuning){.claims_by_ref = !gangs, .no_pending_memo = true, .no_dra_fit_cache = true};
     a = run_dra(m);
-    sched__claims_by_value = true, sched__remember_pending = true, sched__dra_fit_cache = true;
+    tuning = (sched_tuning){0};
     b = run_dra(m);
     same_dra_decisions(round, &a, &b, &bound, &pending);
     compared += (int)a.ndecisions;
