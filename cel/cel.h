@@ -135,8 +135,9 @@ ts_rc cel_env_container(cel_env *e, const char *container, ts_err *err);
  * *out is new (cel_program_free); the environment must outlive it. */
 ts_rc cel_compile(const cel_env *e, const char *expr, int flags, cel_program **out, ts_err *err);
 void cel_program_free(cel_program *p); /* NULL is a no-op */
-/* The checked result type of the program ("bool", "dyn", ...). */
-const char *cel_program_type(const cel_program *p);
+/* The checked result type of the program ("bool", "dyn", ...) in out (cap bytes, cut to fit);
+ * returns out. */
+const char *cel_program_type(const cel_program *p, char *out, size_t cap);
 /* The worst-case cost of one evaluation, estimated from the checked program as the Kubernetes
  * API server estimates it before admitting an expression (cel-go's checker estimate with
  * Kubernetes' library costs and the environment's size limits); UINT64_MAX when unbounded. */

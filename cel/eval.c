@@ -82,14 +82,11 @@ void cel_program_free(cel_program *p) {
   ts_free(p);
 }
 
-const char *cel_program_type(const cel_program *p) {
-  static char buf[8][128];
-  static int k;
+const char *cel_program_type(const cel_program *p, char *out, size_t cap) {
   ts_buf b;
-  char *out = buf[k++ & 7];
-  ts_buf_init(&b, 127);
+  ts_buf_init(&b, cap > 1 ? cap - 1 : 1);
   cel__ty_format(p->type, &b);
-  snprintf(out, 128, "%.*s", (int)b.len, b.data ? b.data : "dyn");
+  snprintf(out, cap, "%.*s", (int)b.len, b.data ? b.data : "dyn");
   ts_buf_free(&b);
   return out;
 }

@@ -362,17 +362,15 @@ ts_rc dra_selector_compile(const char *expr, const dra_selector_opts *opts, cel_
                            ts_err *err) {
   dra_selector_opts stored = {DRA_SELECTOR_STORED, true, true};
   const cel_env *e = dra_env(opts ? opts : &stored);
-  const char *type;
+  char type[128];
   ts_rc rc;
   if (!e) return ts_err_set(err, TS_ENOMEM, "out of memory");
   if ((rc = cel_compile(e, expr, CEL_KUBERNETES, out, err)) != TS_OK) return rc;
-  type = cel_program_type(*out);
+  cel_program_type(*out, type, sizeof type);
   if (strcmp(type, "bool") && strcmp(type, "dyn")) {
-    char t[128];
-    snprintf(t, sizeof t, "%s", type);
     cel_program_free(*out);
     *out = NULL;
-    return ts_err_set(err, TS_ETYPE, "must evaluate to bool or the unknown type, not %s", t);
+    return ts_err_set(err, TS_ETYPE, "must evaluate to bool or the unknown type, not %s", type);
   }
   return TS_OK;
 }
