@@ -1,8 +1,6 @@
 /* live/live.c - the in-cluster loop: events into the model, cycles into writes, writes'
  * answers into the model. See live.h for the guarantees. */
-#include "live/live.h"
-
-#include "live/qmetrics.h"
+#include "live/live_int.h"
 
 #include <math.h>
 #include <stddef.h>
@@ -11,133 +9,15 @@
 #include <string.h>
 #include <time.h>
 
-typedef struct gang_op gang_op;
+/* ---- maps that own their keys ------------------------------------------------------------ */
 
-typedef enum wkind { W_RESERVE, W_UNRESERVE, W_BIND, W_EVICT } wkind;
-
-/* One write in flight: the token handed to the writer. Tokens of a gang's writes live inside
- * the gang's memory, made before anything is assumed, so issuing a write cannot fail. */
-typedef struct wr {
-  live *l;        /* the loop */
-  wkind kind;     /* what was written */
-  gang_op *g;     /* W_RESERVE / W_UNRESERVE / W_BIND: the gang it belongs to */
-  uint32_t pod;   /* index in g->pods */
-  uint32_t claim; /* index in the pod's claims */
-} wr;
-
-typedef struct claim_op {
-  char *name;             /* owned: the claim's name (namespace is the pod's) */
-  char *uid;              /* owned: the claim's uid ("" when unknown) */
-  bool has_alloc;         /* it is allocated here (else only reserved) */
-  model_allocation alloc; /* owned: the allocation to write, when has_alloc */
-  bool reserved;          /* the reserve write landed */
-  wr reserve;             /* token of its reserve write */
-  wr unreserve;           /* token of its unreserve write (roll-back) */
-} claim_op;
-
-typedef struct pod_op {
-  char *ns, *name, *uid; /* owned */
-  char *node;            /* owned: where it goes */
-  int32_t gpu_index;     /* the GPU of its share, or -1 */
-  claim_op *claims;      /* owned */
-  uint32_t nclaims;      /* entries */
-  bool bound;            /* the bind landed */
-  wr bind;               /* token of its bind write */
-} pod_op;
-
-typedef enum op_phase { PHASE_RESERVE, PHASE_BIND, PHASE_ROLLBACK } op_phase;
-
-struct gang_op {
-  const char *cq;       /* interned: the ClusterQueue of a Kueue admission, else NULL */
-  int64_t waited_ns;    /* a Kueue admission: how long the workload waited */
-  pod_op *pods;         /* owned */
-  uint32_t npods;       /* entries */
-  uint32_t outstanding; /* writes in flight */
-  op_phase phase;       /* what the writes in flight are */
-  bool failed;          /* a reserve failed: roll back instead of binding */
-};
-
-/* A Kueue workload's eviction: counted once, when the first of its pods' evictions lands. */
-typedef struct wl_evict {
-  sched_wl_event ev; /* its strings are interned or static */
-  uint32_t refs;     /* evictions in flight that point here */
-  bool counted;      /* one landed */
-} wl_evict;
-
-/* An eviction in flight. */
-typedef struct evict_op {
-  wr token;     /* first: the token is the eviction */
-  wl_evict *wl; /* the Kueue workload it is part of, or NULL */
-  char key[];   /* the pod's "ns/name" */
-} evict_op;
-
-/* A PodScheduled=False report to write once the cycle's bindings are on their way. */
-/* The last PodScheduled=False message written for a pod, and when. */
-typedef struct report_memo {
-  int64_t at_ns; /* the cycle's clock when it was written */
-  char text[];   /* the message */
-} report_memo;
-
-typedef struct pend_report {
-  const char *why;    /* the condition's reason (static: sched_pending_why_name) */
-  const char *reason; /* the message: the copy kept in l->reported */
-  char *ns, *name;    /* owned block: ns, name and uid */
-  const char *uid;    /* in the block */
-} pend_report;
-
-typedef TS_VEC(pend_report) pend_reports;
-
-struct live {
-  model *m;                /* the cluster as watched, plus assumptions */
-  const sched_config *cfg; /* borrowed */
-  live_writer w;           /* the writer */
-  sched_state *state;      /* what cycles remember */
-  ts_map assumed_pods;     /* pod uid (owned key) -> interned node name */
-  ts_map reported;         /* pod uid (owned key) -> owned report_memo: last report */
-  pend_reports reports;    /* reports waiting for the cycle's writes to answer */
-  size_t reports_next;     /* the first of them not sent yet */
-  gang_op **queue;         /* gangs of the last cycle not started yet (owned), or NULL */
-  size_t qhead, qn;        /* the next to start, entries */
-  bool pumping;            /* in pump (a writer may answer at once) */
-  size_t reports_inflight; /* sent and not ended */
-  bool sending;            /* in send_reports (a writer may answer at once) */
-  ts_map problems;         /* queue problem (owned key) -> (void *)cycle it was last seen */
-  bool dirty;              /* something changed since the last cycle */
-  live_stats st;           /* counters */
-  qmetrics *qm;            /* Kueue-named and cycle metrics */
-  ts_map qstatus;          /* "ClusterQueue NAME" / "LocalQueue NS/NAME" -> qstat (owned) */
-  int64_t qstatus_ns;      /* interval between status writes of a queue; < 0: off */
-};
-
-/* What a queue's status writes remember. */
-typedef struct qstat {
-  uint64_t written;      /* hash of the status that landed last (0: none) */
-  uint64_t sending;      /* hash of the status in flight */
-  int64_t sent_ns;       /* the cycle clock when it was last sent */
-  bool sent;             /* it was sent once */
-  int64_t transition_ns; /* when Active last changed */
-  bool active;           /* Active, as last seen */
-  bool inflight;         /* a write is in flight (its token is this) */
-  bool gone;             /* the queue went while a write was in flight: freed when it ends */
-  bool reset;            /* forgotten while a write was in flight: its answer is not kept */
-  uint64_t seen;         /* the cycle that last reported it */
-  char key[];            /* the map's key */
-} qstat;
-
-/* ---- maps that own their keys: the entry holds the key, so no lookup is done twice -------- */
-
-typedef struct oentry {
-  void *value; /* the caller's value */
-  char key[];  /* the key, NUL-terminated */
-} oentry;
-
-static void *oget(const ts_map *m, const char *key) {
+void *live__oget(const ts_map *m, const char *key) {
   oentry *e = ts_map_get(m, key, strlen(key));
   return e ? e->value : NULL;
 }
 
 /* Puts value under key (copied); the replaced value (or NULL) goes to *old. */
-static ts_rc oput(ts_map *m, const char *key, void *value, void **old) {
+ts_rc live__oput(ts_map *m, const char *key, void *value, void **old) {
   size_t len = strlen(key);
   oentry *e = ts_map_get(m, key, len);
   if (old) *old = e ? e->value : NULL;
@@ -156,7 +36,7 @@ static ts_rc oput(ts_map *m, const char *key, void *value, void **old) {
 }
 
 /* Removes key; returns its value (NULL when absent). */
-static void *odel(ts_map *m, const char *key) {
+void *live__odel(ts_map *m, const char *key) {
   oentry *e = ts_map_del(m, key, strlen(key));
   void *v = e ? e->value : NULL;
   ts_free(e);
@@ -164,7 +44,7 @@ static void *odel(ts_map *m, const char *key) {
 }
 
 /* Frees every entry, and every value with free_value (may be NULL). */
-static void oclear(ts_map *m, void (*free_value)(void *)) {
+void live__oclear(ts_map *m, void (*free_value)(void *)) {
   const ts_map_slot *s;
   size_t it = 0;
   while (ts_map_next(m, &it, &s)) {
@@ -196,30 +76,16 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
 
 static void free_gang(gang_op *g);
 
-/* Frees the status memory; one with a write in flight is freed when the write ends. */
-static void free_qstatus(live *l) {
-  size_t it = 0;
-  const ts_map_slot *s;
-  while (ts_map_next(&l->qstatus, &it, &s)) {
-    qstat *q = s->value;
-    if (q->inflight)
-      q->gone = true;
-    else
-      ts_free(q);
-  }
-  ts_map_free(&l->qstatus);
-}
-
 void live_free(live *l) {
   if (!l) return;
-  oclear(&l->assumed_pods, NULL);
+  live__oclear(&l->assumed_pods, NULL);
   for (size_t i = l->qhead; i < l->qn; i++) free_gang(l->queue[i]); /* never started */
   ts_free(l->queue);
   for (size_t i = l->reports_next; i < l->reports.n; i++) ts_free(l->reports.v[i].ns);
   ts_vec_free(&l->reports);
-  oclear(&l->reported, ts_free);
-  oclear(&l->problems, NULL);
-  free_qstatus(l);
+  live__oclear(&l->reported, ts_free);
+  live__oclear(&l->problems, NULL);
+  live__free_qstatus(l);
   sched_state_free(l->state);
   qmetrics_free(l->qm);
   model_free(l->m);
@@ -259,16 +125,16 @@ bool live_busy(const live *l) {
  * (to our node or another) or gone. An assumed claim needs nothing here: the model keeps its
  * assumption until a version with an allocation arrives (model_claim_assume). */
 static ts_rc pod_event(live *l, model_event ev, const char *uid) {
-  const char *node = *uid ? oget(&l->assumed_pods, uid) : NULL;
+  const char *node = *uid ? live__oget(&l->assumed_pods, uid) : NULL;
   model_pod *p;
   if (!node) {
-    if (ev == MODEL_DELETED && *uid) ts_free(odel(&l->reported, uid));
+    if (ev == MODEL_DELETED && *uid) ts_free(live__odel(&l->reported, uid));
     return TS_OK;
   }
   p = (model_pod *)model_get_uid(l->m, uid);
   if (ev == MODEL_DELETED || !p || p->node_name) {
-    odel(&l->assumed_pods, uid);
-    if (ev == MODEL_DELETED) ts_free(odel(&l->reported, uid));
+    live__odel(&l->assumed_pods, uid);
+    if (ev == MODEL_DELETED) ts_free(live__odel(&l->reported, uid));
     return TS_OK;
   }
   return model_pod_bind(l->m, p, node);
@@ -305,7 +171,7 @@ ts_rc live_remove(live *l, model_kind kind, const char *ns, const char *name) {
 static void assume_pod(live *l, const pod_op *p) {
   model_pod *mp = (model_pod *)model_get_uid(l->m, p->uid);
   const char *node = ts_intern_cstr(p->node);
-  if (!mp || !node || oput(&l->assumed_pods, p->uid, (void *)node, NULL) != TS_OK) return;
+  if (!mp || !node || live__oput(&l->assumed_pods, p->uid, (void *)node, NULL) != TS_OK) return;
   if (p->gpu_index >= 0) /* counted on the GPU the binding's annotation will name */
     model_pod_bind_gpu(l->m, mp, node, p->gpu_index);
   else
@@ -315,7 +181,7 @@ static void assume_pod(live *l, const pod_op *p) {
 /* Undoes a pod's assumed binding (its claims are handled by the caller). */
 static void forget_pod(live *l, const pod_op *p) {
   model_pod *mp = (model_pod *)model_get_uid(l->m, p->uid);
-  const char *node = odel(&l->assumed_pods, p->uid);
+  const char *node = live__odel(&l->assumed_pods, p->uid);
   if (mp && node && mp->node_name == node) model_pod_bind(l->m, mp, NULL);
   l->st.rolled_back++;
 }
@@ -427,8 +293,6 @@ static void gang_done(live *l, gang_op *g) {
   free_gang(g);
 }
 
-static void send_reports(live *l);
-
 /* Starts the cycle's queued gangs while fewer than LIVE_WRITES_INFLIGHT writes are in flight
  * (a gang starts whole, whatever its size): a cycle binding 59,000 pods held 59,000 writes at
  * once (150 MB at 100,000 pods). No cycle runs until every gang has started and answered. */
@@ -447,7 +311,7 @@ static void pump(live *l) {
 /* After a write ended: more gangs, or the reports once everything has answered. */
 static void after_write(live *l) {
   pump(l);
-  if (!live_busy(l) && l->reports.n) send_reports(l);
+  if (!live_busy(l) && l->reports.n) live__send_reports(l);
 }
 
 void live_write_done(void *token, ts_rc r) {
@@ -563,88 +427,6 @@ static ts_rc build_gangs(const sched_result *res, gang_op ***out, size_t *n) {
   return TS_OK;
 }
 
-/* PodScheduled=False once per distinct message. */
-/* True when two messages differ at most in their numbers ("0/12 nodes are available: 5
- * Insufficient cpu" and "0/12 nodes are available: 7 Insufficient cpu"). */
-static bool same_but_counts(const char *a, const char *b) {
-  while (*a && *b) {
-    bool da = *a >= '0' && *a <= '9', db = *b >= '0' && *b <= '9';
-    if (da != db) return false;
-    if (da) {
-      while (*a >= '0' && *a <= '9') a++;
-      while (*b >= '0' && *b <= '9') b++;
-      continue;
-    }
-    if (*a++ != *b++) return false;
-  }
-  return *a == *b;
-}
-
-#define COUNTS_REFRESH_NS (60 * 1000000000LL) /* a message whose counts alone changed */
-
-/* Queues the report of a pending pod when its reason is new (one per pod and reason; a
- * reason whose node counts alone changed at most once a minute: pods placed elsewhere move
- * the counts of every pending pod, and the why is what matters). */
-static void report_pending(live *l, const sched_decision *d, int64_t now_ns) {
-  const char *uid = d->pod->obj.uid;
-  const report_memo *last;
-  report_memo *memo;
-  char *block;
-  void *old;
-  size_t ns = strlen(d->pod->obj.ns), name = strlen(d->pod->obj.name), u, len;
-  if (!uid || !*uid) return;
-  last = oget(&l->reported, uid);
-  if (last && !strcmp(last->text, d->reason)) return;
-  if (last && same_but_counts(last->text, d->reason) && now_ns - last->at_ns < COUNTS_REFRESH_NS)
-    return;
-  u = strlen(uid), len = strlen(d->reason);
-  if (!(block = ts_malloc(ns + name + u + 3))) return;
-  if (!(memo = ts_malloc(sizeof *memo + len + 1)) || oput(&l->reported, uid, memo, &old) != TS_OK) {
-    ts_free(memo);
-    ts_free(block);
-    return;
-  }
-  memo->at_ns = now_ns;
-  memcpy(memo->text, d->reason, len + 1);
-  ts_free(old);
-  memcpy(block, d->pod->obj.ns, ns + 1);
-  memcpy(block + ns + 1, d->pod->obj.name, name + 1);
-  memcpy(block + ns + name + 2, uid, u + 1);
-  if (ts_vec_push(&l->reports, ((pend_report){sched_pending_why_name(d->why), memo->text, block,
-                                              block + ns + 1, block + ns + name + 2})) != TS_OK) {
-    ts_free(block);
-    return;
-  }
-}
-
-/* Writes the queued reports. They wait for the cycle's other writes (bindings, claims,
- * evictions) to answer: writes are served in the order they are made and share the server,
- * and a pod that can start matters more than a message about one that cannot. A report whose
- * pod was deleted meanwhile is dropped. */
-static void send_reports(live *l) {
-  if (l->sending) return;
-  l->sending = true;
-  while (l->reports_next < l->reports.n && l->reports_inflight < LIVE_REPORTS_INFLIGHT) {
-    pend_report *p = &l->reports.v[l->reports_next++];
-    const report_memo *m = oget(&l->reported, p->uid);
-    if (m && m->text == p->reason) {
-      l->st.unschedulable++;
-      l->reports_inflight++;
-      l->w.unschedulable(l->w.ud, l, p->ns, p->name, p->uid, p->why, p->reason);
-    }
-    ts_free(p->ns);
-    p->ns = NULL;
-  }
-  if (l->reports_next == l->reports.n) l->reports.n = l->reports_next = 0;
-  l->sending = false;
-}
-
-void live_report_done(void *token) {
-  live *l = token;
-  if (l->reports_inflight) l->reports_inflight--;
-  if (!live_busy(l)) send_reports(l);
-}
-
 /* An eviction whose token cannot be made is not issued; a later cycle decides it again. wl is
  * the Kueue workload the pod is part of, or NULL. */
 static void issue_evict(live *l, const sched_decision *d, wl_evict *wl) {
@@ -678,7 +460,7 @@ static void report_problems(live *l, const sched_result *res) {
   for (size_t i = 0; i < res->nproblems; i++) {
     void *old = NULL;
     bool known = ts_map_get(&l->problems, res->problems[i], strlen(res->problems[i])) != NULL;
-    if (oput(&l->problems, res->problems[i], (void *)cycle, &old) != TS_OK) continue;
+    if (live__oput(&l->problems, res->problems[i], (void *)cycle, &old) != TS_OK) continue;
     if (!known && l->w.queue_problem)
       l->w.queue_problem(l->w.ud, q_problem_object(l->m, res->problems[i]), res->problems[i]);
   }
@@ -697,127 +479,6 @@ static wl_evict *new_wl_evict(const sched_wl_event *ev) {
   wl_evict *w = ts_calloc(1, sizeof *w);
   if (w) w->ev = *ev, w->refs = 1;
   return w;
-}
-
-/* ---- queue status --------------------------------------------------------------------- */
-
-void live_set_queue_status(live *l, int64_t interval_ns) {
-  l->qstatus_ns = interval_ns;
-}
-
-void live_queue_status_reset(live *l) {
-  size_t it = 0;
-  const ts_map_slot *s;
-  while (ts_map_next(&l->qstatus, &it, &s)) {
-    qstat *q = s->value;
-    q->written = 0, q->sent = false;
-    q->reset = q->inflight; /* an answer of the old term does not count */
-  }
-}
-
-static uint64_t mix(uint64_t h, const void *p, size_t n) {
-  return (h ^ ts_hash(p, n)) * 0x9e3779b97f4a7c15ULL + 1;
-}
-
-/* A hash of what a status write would say (interned names hash by address: stable). */
-static uint64_t hash_frs(uint64_t h, const q_fr_report *x, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
-    int64_t v[3] = {x[i].resource, x[i].usage, x[i].borrowed};
-    h = mix(h, &x[i].flavor, sizeof x[i].flavor);
-    h = mix(h, v, sizeof v);
-  }
-  return h;
-}
-
-static uint64_t hash_status(const live_queue_status *st, bool active) {
-  uint64_t h = mix(0, &active, sizeof active);
-  if (st->cq) {
-    const q_cq_report *c = st->cq;
-    uint32_t v[3] = {c->pending_active, c->pending_inadmissible, c->admitted};
-    int64_t share = isinf(c->weighted_share) ? INT64_MAX : (int64_t)llround(c->weighted_share);
-    h = mix(h, v, sizeof v);
-    h = mix(h, &c->inactive, sizeof c->inactive); /* static strings */
-    if (c->problem) h = mix(h, c->problem, strlen(c->problem));
-    if (st->fair_sharing) h = mix(h, &share, sizeof share);
-    h = hash_frs(h, c->frs, c->nfrs);
-  } else {
-    const q_lq_report *q = st->lq;
-    uint32_t v[3] = {q->pending_active, q->pending_inadmissible, q->admitted};
-    h = mix(h, v, sizeof v);
-    h = mix(h, &q->inactive, sizeof q->inactive);
-    h = hash_frs(h, q->frs, q->nfrs);
-  }
-  return h ? h : 1; /* 0 means "nothing written" */
-}
-
-/* A queue seen in this cycle's report: its status is written when it changed and its last
- * write is at least the interval old. */
-static void queue_seen(live *l, const char *key, live_queue_status *st, bool active,
-                       int64_t now_ns) {
-  qstat *q = ts_map_get(&l->qstatus, key, strlen(key));
-  uint64_t h;
-  if (!q) {
-    size_t n = strlen(key);
-    if (!(q = ts_calloc(1, sizeof *q + n + 1))) return;
-    memcpy(q->key, key, n + 1);
-    q->active = active, q->transition_ns = now_ns;
-    if (ts_map_put(&l->qstatus, q->key, n, q, NULL) != TS_OK) {
-      ts_free(q);
-      return;
-    }
-  }
-  q->seen = l->st.cycles;
-  if (q->active != active) q->active = active, q->transition_ns = now_ns;
-  st->transition_ns = q->transition_ns;
-  h = hash_status(st, active);
-  if (q->inflight || h == q->written || (q->sent && now_ns - q->sent_ns < l->qstatus_ns)) return;
-  q->inflight = true, q->sending = h, q->sent_ns = now_ns, q->sent = true;
-  l->st.queue_status++;
-  l->w.queue_status(l->w.ud, q, st);
-}
-
-void live_queue_status_done(void *token, ts_rc r) {
-  qstat *q = token;
-  q->inflight = false;
-  if (q->gone) {
-    ts_free(q);
-    return;
-  }
-  if (r == TS_OK && !q->reset) q->written = q->sending; /* else tried again after the interval */
-  q->reset = false;
-}
-
-/* Writes the status of the queues that changed; forgets the queues that are gone. */
-static void write_queue_status(live *l, const sched_result *res, int64_t now_ns) {
-  const q_report *r = &res->queues;
-  char key[TS_KEY_MAX + 32];
-  TS_VEC(qstat *) gone = {0};
-  size_t it = 0;
-  const ts_map_slot *s;
-  if (l->qstatus_ns < 0 || !l->w.queue_status) return;
-  for (size_t i = 0; i < r->ncqs; i++) {
-    if (r->cqs[i].kind != MODEL_CLUSTER_QUEUE) continue; /* Volcano's and KAI's have their own */
-    live_queue_status st = {.cq = &r->cqs[i],
-                            .resources = model_resources_of(l->m),
-                            .fair_sharing = l->cfg->queueing.fair_sharing};
-    snprintf(key, sizeof key, "ClusterQueue %s", r->cqs[i].name);
-    queue_seen(l, key, &st, !r->cqs[i].inactive, now_ns);
-  }
-  for (size_t i = 0; i < r->nlqs; i++) {
-    live_queue_status st = {.lq = &r->lqs[i], .resources = model_resources_of(l->m)};
-    snprintf(key, sizeof key, "LocalQueue %s/%s", r->lqs[i].ns, r->lqs[i].name);
-    queue_seen(l, key, &st, !r->lqs[i].inactive, now_ns);
-  }
-  while (ts_map_next(&l->qstatus, &it, &s))
-    if (((qstat *)s->value)->seen != l->st.cycles) (void)ts_vec_push(&gone, s->value);
-  for (size_t i = 0; i < gone.n; i++) {
-    ts_map_del(&l->qstatus, gone.v[i]->key, strlen(gone.v[i]->key));
-    if (gone.v[i]->inflight)
-      gone.v[i]->gone = true;
-    else
-      ts_free(gone.v[i]);
-  }
-  ts_vec_free(&gone);
 }
 
 ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
@@ -844,11 +505,11 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
     return ts_err_set(err, rc, "out of memory");
   }
   report_problems(l, &res);
-  write_queue_status(l, &res, now_ns);
+  live__write_queue_status(l, &res, now_ns);
   /* Evictions first, and pending reports copied: binds change the model the decisions point
    * into. The reports go out once the bindings have answered. */
   for (size_t i = 0, e = 0, end = 0; i < res.ndecisions; i++) {
-    if (res.decisions[i].kind == SCHED_PENDING) report_pending(l, &res.decisions[i], now_ns);
+    if (res.decisions[i].kind == SCHED_PENDING) live__report_pending(l, &res.decisions[i], now_ns);
     if (res.decisions[i].kind != SCHED_EVICT) continue;
     for (; e < res.nevents && res.events[e].decision <= i; e++)
       if (res.events[e].kind == SCHED_WL_EVICTED && res.events[e].decision == i) {
@@ -862,7 +523,7 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   sched_result_free(&res);
   l->queue = gangs, l->qhead = 0, l->qn = n;
   pump(l);
-  if (!live_busy(l)) send_reports(l); /* else when the last write answers */
+  if (!live_busy(l)) live__send_reports(l); /* else when the last write answers */
   return TS_OK;
 }
 
