@@ -216,8 +216,12 @@ int cmd_check(int argc, char **argv) {
       } else {
         printf("%s: configuration is valid\n", argv[i]);
       }
+      cfg_tessera_free(&cfg); /* its device class mappings (scripts/docs-test.sh found it) */
     } else if (argv[i][0] == '-') {
       fprintf(stderr, "usage: tessera check [--config FILE] [PATH...]\n");
+      here_clear(&c);
+      ts_map_free(&c.here);
+      model_free(c.m);
       return 2;
     } else {
       paths++;
