@@ -9,6 +9,7 @@
 #include <uv.h>
 
 #include "kubeclient/kc.h"
+#include "model/wire.h"
 #include "tests/support/fakeapi.h"
 
 #define NPODS 2000
@@ -65,7 +66,7 @@ static void run(bool http2) {
     fprintf(stderr, "bench_kc: %s\n", err.text);
     exit(1);
   }
-  w = kc_writer_new(c, &gate, "bench", KC_EVENT_INTERVAL_MS);
+  w = kc_writer_new(c, &gate, KC_EVENT_INTERVAL_MS);
   /* As in `tessera run`, where discovery comes first: one request opens the connection and
    * learns whether it multiplexes; the bindings then share it. */
   kc_request(c, "GET", "/apis", NULL, NULL, warm, NULL);
@@ -74,7 +75,9 @@ static void run(bool http2) {
   for (int i = 0; i < NPODS; i++) {
     char name[32];
     snprintf(name, sizeof name, "p%d", i);
-    kc_bind(w, "t", name, "", "n1", -1, on_bound, NULL);
+    json_t *b = model_binding_json("t", name, "", "n1", -1); /* as `tessera run` encodes it */
+    kc_bind(w, "t", name, "", "n1", b, on_bound, NULL);
+    json_decref(b);
   }
   while (done < NPODS) uv_run(loop, UV_RUN_ONCE);
   secs = now_s() - t0;

@@ -45,11 +45,17 @@ void cmd_html_esc(FILE *f, const char *s);
  * takes it as text, never as a formula (OWASP's advice on CSV injection). */
 void cmd_csv_cell(FILE *f, const char *s);
 
-/* A queue's status as Kueue writes it, {"status": ...} for a merge patch of the status
- * subresource in kueue.x-k8s.io version (v1beta2 or v1beta1); NULL when out of memory. */
-json_t *queue_status_json(const live_queue_status *st, const char *version);
-/* The path of that status subresource. */
-void queue_status_path(const live_queue_status *st, const char *version, char *out, size_t cap);
+/* run_writer.c: live/'s writes through kubeclient's writer, with the bodies of model/wire.h. */
+typedef struct run_writes {
+  kc_writer *writer;          /* set before the first write */
+  char identity[TS_NAME_MAX]; /* reportingInstance of Events */
+  char claim_version[16];     /* resource.k8s.io version the claims are watched in */
+  char kueue_version[16];     /* kueue.x-k8s.io version the queues are watched in */
+} run_writes;
+/* live/'s writer on rw (borrowed for the writer's life). */
+live_writer run_writes_live(run_writes *rw);
+/* The Lease's wire format, for leader election. */
+extern const kc_lease_codec run_lease_codec;
 /* shadow.c: what `tessera run --shadow` tells of a comparison of the pods of `scheduler`
  * (NULL: every other scheduler): a summary in the log, the tessera_shadow_* metrics (after
  * `evaluations` comparisons; s may be empty when there were none), and DIR/shadow.json and

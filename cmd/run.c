@@ -19,6 +19,7 @@
 #include "cmd/cmd.h"
 #include "kubeclient/kc.h"
 #include "live/live.h"
+#include "model/wire.h"
 
 #define CYCLE_TICK_MS  50    /* how often the loop looks for work */
 #define IDLE_CYCLE_MS  1000  /* a cycle at least this often (timeouts, backoffs) */
@@ -40,6 +41,7 @@ typedef struct runner {
   kc_leader *leader;      /* leader election, or NULL */
   kc_gate gate;           /* open while this replica leads */
   kc_writer *writer;      /* writes behind the gate */
+  run_writes writes;      /* live/'s writes on it */
   health_server *health;  /* /healthz, /readyz, /metrics on healthAddress */
   health_server *metrics; /* the same on metricsAddress, when it differs */
   live *l;                /* model, assumptions, decisions into writes */
@@ -51,7 +53,6 @@ typedef struct runner {
   int status;             /* exit status */
   uint64_t rejected;      /* objects the model refused */
   cfg_queue_status qs;    /* queueStatus */
-  char kueue_version[16]; /* kueue.x-k8s.io version watched (v1beta2 unless seen otherwise) */
   uv_timer_t kueue_check; /* queueStatus auto: reads Kueue's Lease */
   kc_req *kueue_req;      /* that read, in flight */
   kueue_seen kueue;       /* what the last read said */
@@ -75,8 +76,9 @@ static int64_t now_ns(void) {
 
 /* ---- informers into live/ ----------------------------------------------------------------- */
 
-/* A watch event: decoded into the model (through live/); a claim also to the writer, whose
- * claim writes start from it. An object the model refuses is logged and counted. */
+/* A watch event: decoded into the model (through live/); the versions of claims and Kueue's
+ * queues are the versions their writes use. An object the model refuses is logged and
+ * counted. */
 static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *res) {
   runner *r = ud;
   model_obj *o = NULL;
@@ -87,19 +89,18 @@ static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *
     const char *ns, *name;
     model_kind kind = model_decode_key(obj, &ns, &name);
     if (kind == MODEL_KIND_COUNT) return;
-    if (kind == MODEL_RESOURCE_CLAIM && r->writer) kc_writer_observe_claim(r->writer, obj, true);
     if (live_remove(r->l, kind, ns, name) == TS_OK) return;
     r->rejected++;
     ts_log(TS_LOG_WARN, "cannot forget %s %s/%s: out of memory", res ? res->id : "object", ns,
            name);
     return;
   }
-  if (res && !strcmp(res->group, "kueue.x-k8s.io"))
-    ts_strlcpy(r->kueue_version, res->version, sizeof r->kueue_version);
+  if (res && !strcmp(res->group, "kueue.x-k8s.io")) /* queue status goes in this version */
+    ts_strlcpy(r->writes.kueue_version, res->version, sizeof r->writes.kueue_version);
+  if (res && !strcmp(res->id, "resourceclaims")) /* claim writes too */
+    ts_strlcpy(r->writes.claim_version, res->version, sizeof r->writes.claim_version);
   model_decode_opts opts = {.resources = model_resources_of(live_model(r->l))};
   if (model_decode(obj, &opts, &o, &err) == TS_OK && o) {
-    if (o->kind == MODEL_RESOURCE_CLAIM && r->writer)
-      kc_writer_observe_claim(r->writer, obj, ev == MODEL_DELETED);
     if (live_event(r->l, ev, o, &err) == TS_OK) return;
   } else if (!o && err.code == TS_OK) {
     return; /* not a kind Tessera reads */
@@ -115,92 +116,6 @@ static void on_skipped(void *ud, const char *group, const char *kind) {
 static void on_synced(void *ud) {
   (void)ud;
   ts_log(TS_LOG_INFO, "every informer has synced; scheduling starts when this replica leads");
-}
-
-/* ---- live/'s writes through kubeclient --------------------------------------------------- */
-
-/* A write's end: ud is live/'s token (kubeclient logs and counts failures itself). */
-static void write_done(void *ud, ts_rc res, const kc_write_info *info) {
-  (void)info;
-  live_write_done(ud, res);
-}
-
-/* The allocation goes out in the one encoding of dra/ (what the conformance runner checks). */
-static void w_reserve(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                      const model_allocation *alloc, const char *pod, const char *pod_uid) {
-  runner *r = ud;
-  json_t *a = alloc ? dra_allocation_json(alloc) : NULL;
-  kc_claim_reserve req = {ns, name, uid, a, pod, pod_uid};
-  if (alloc && !a) { /* no memory to encode it: the write fails, the gang rolls back */
-    kc_write_fail(r->writer, write_done, token);
-    return;
-  }
-  kc_claim_reserve_write(r->writer, &req, write_done, token);
-  json_decref(a);
-}
-
-static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
-                        const char *pod_uid) {
-  runner *r = ud;
-  kc_claim_unreserve(r->writer, ns, name, pod_uid, write_done, token);
-}
-
-static void w_bind(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                   const char *node, int32_t gpu_index) {
-  runner *r = ud;
-  kc_bind(r->writer, ns, name, uid, node, gpu_index, write_done, token);
-}
-
-static void w_evict(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                    const char *reason) {
-  runner *r = ud;
-  kc_evict(r->writer, ns, name, uid, reason, write_done, token);
-}
-
-static void report_done(void *ud, ts_rc res, const kc_write_info *info) {
-  (void)res, (void)info;
-  live_report_done(ud);
-}
-
-static void w_unschedulable(void *ud, void *token, const char *ns, const char *name,
-                            const char *uid, const char *reason, const char *message) {
-  runner *r = ud;
-  kc_writer *w = r->writer;
-  kc_pod_unschedulable(w, ns, name, reason, message, report_done, token);
-  if (strcmp(reason, "SchedulingGated")) /* kube-scheduler says nothing of gated pods either */
-    kc_event_emit(w, ns, name, uid, "Warning", "FailedScheduling", message);
-}
-
-/* A problem of the Kueue objects: logged, and a Warning Event about the object it names. */
-static void w_queue_problem(void *ud, const model_obj *about, const char *problem) {
-  runner *r = ud;
-  ts_log(TS_LOG_WARN, "Kueue objects: %s", problem);
-  if (about) {
-    kc_object_ref ref = {about->api_version, model_kind_name(about->kind), about->ns, about->name,
-                         about->uid};
-    kc_event_about(r->writer, &ref, "Warning", "InvalidConfiguration", problem);
-  }
-}
-
-static void status_done(void *ud, ts_rc res, const kc_write_info *info) {
-  (void)info;
-  live_queue_status_done(ud, res);
-}
-
-/* A queue's status, as Kueue writes it, in the kueue.x-k8s.io version the queues are watched in. */
-static void w_queue_status(void *ud, void *token, const live_queue_status *st) {
-  runner *r = ud;
-  char path[1024];
-  json_t *body = queue_status_json(st, r->kueue_version);
-  if (!body) {
-    kc_write_fail(r->writer, status_done, token);
-    return;
-  }
-  queue_status_path(st, r->kueue_version, path, sizeof path);
-  kc_patch_status(r->writer, st->cq ? "patch clusterqueues/status" : "patch localqueues/status",
-                  path, st->cq ? "" : st->lq->ns, st->cq ? st->cq->name : st->lq->name, body,
-                  status_done, token);
-  json_decref(body);
 }
 
 /* ---- queueStatus auto: is Kueue's controller running? ------------------------------------ */
@@ -229,7 +144,7 @@ static void kueue_decided(runner *r, kueue_seen now, const char *detail) {
 
 static void on_kueue_lease(void *ud, const kc_response *resp) {
   runner *r = ud;
-  json_t *lease, *spec;
+  json_t *lease;
   char detail[64];
   r->kueue_req = NULL;
   snprintf(detail, sizeof detail, "HTTP %ld", resp->status);
@@ -237,15 +152,11 @@ static void on_kueue_lease(void *ud, const kc_response *resp) {
     kueue_decided(r, KUEUE_ABSENT, detail);
   } else if (resp->status == 401 || resp->status == 403) {
     kueue_decided(r, KUEUE_UNREADABLE, detail);
-  } else if (resp->status == 200 && (lease = json_loads(resp->body, 0, NULL))) {
+  } else if (resp->status == 200 && (lease = json_loadb(resp->body, resp->len, 0, NULL))) {
     /* held, and renewed within twice its duration: Kueue runs */
-    spec = json_object_get(lease, "spec");
-    const char *holder = json_string_value(json_object_get(spec, "holderIdentity"));
-    const char *renew = json_string_value(json_object_get(spec, "renewTime"));
-    int64_t renewed = 0;
-    json_int_t dur = json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
-    bool held = holder && *holder && renew && ts_time_parse(renew, &renewed) == TS_OK &&
-                now_ns() - renewed <= 2 * (dur > 0 ? dur : 15) * 1000000000LL;
+    model_lease l;
+    bool held = model_lease_read(lease, &l) && l.holder[0] && l.renew_ns &&
+                now_ns() - l.renew_ns <= 2 * (l.duration_s > 0 ? l.duration_s : 15) * 1000000000LL;
     kueue_decided(r, held ? KUEUE_RUNS : KUEUE_ABSENT, detail);
     json_decref(lease);
   } /* else no answer: what was decided stands until the next read */
@@ -506,13 +417,14 @@ static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const cha
   if (r->shadow) {
     /* nothing is written: no lease, no writer, the gate stays shut */
   } else if (t->leader.enable && !a->no_leader) {
-    if (!(r->leader = kc_leader_start(r->client, &t->leader, identity, &r->gate, err)))
+    if (!(r->leader =
+              kc_leader_start(r->client, &t->leader, identity, &run_lease_codec, &r->gate, err)))
       return err->code;
   } else {
     r->gate.open = true;
   }
-  if (!r->shadow &&
-      !(r->writer = kc_writer_new(r->client, &r->gate, identity, t->api.event_interval_ms)))
+  if (!r->shadow && !(r->writes.writer = r->writer =
+                          kc_writer_new(r->client, &r->gate, t->api.event_interval_ms)))
     return ts_err_set(err, TS_ENOMEM, "out of memory");
   r->health = endpoint(r, "healthAddress", t->health_address);
   if (t->metrics_address[0] && strcmp(t->metrics_address, t->health_address))
@@ -566,9 +478,10 @@ int cmd_run(int argc, char **argv) {
     }
     cmd_out_abort(&probe);
   }
-  w = (live_writer){w_reserve,       w_unreserve,     w_bind,         w_evict,
-                    w_unschedulable, w_queue_problem, w_queue_status, &r};
-  ts_strlcpy(r.kueue_version, "v1beta2", sizeof r.kueue_version);
+  w = run_writes_live(&r.writes);
+  ts_strlcpy(r.writes.kueue_version, "v1beta2", sizeof r.writes.kueue_version);
+  ts_strlcpy(r.writes.claim_version, "v1", sizeof r.writes.claim_version);
+  ts_strlcpy(r.writes.identity, identity, sizeof r.writes.identity);
   if (!(r.l = live_new(&t.sched, &w))) goto fail_auth;
   r.loop = uv_default_loop();
   if (!(r.client = kc_client_new(r.loop, &auth, &err))) {

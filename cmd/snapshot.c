@@ -14,6 +14,7 @@
 
 #include "cmd/cmd.h"
 #include "kubeclient/kc.h"
+#include "model/wire.h"
 
 #define SNAPSHOT_TIMEOUT_MS 120000 /* every informer listed by then, or the snapshot fails */
 
@@ -48,50 +49,8 @@ void cmd_model_kinds(kc_resource_spec out[MODEL_KIND_COUNT]) {
 
 /* ---- what goes out -------------------------------------------------------------------- */
 
-/* Drops what may hold credentials, in place; returns how many values were dropped. */
-static size_t scrub(json_t *v) {
-  size_t n = 0, i;
-  const char *k;
-  json_t *x;
-  if (json_is_array(v)) {
-    json_array_foreach(v, i, x) n += scrub(x);
-    return n;
-  }
-  if (!json_is_object(v)) return 0;
-  json_object_foreach(v, k, x) {
-    if (!strcmp(k, "env") && json_is_array(x)) {
-      json_t *e;
-      json_array_foreach(x, i, e)
-        if (json_is_object(e) && !json_object_del(e, "value")) n++;
-    } else {
-      n += scrub(x);
-    }
-  }
-  return n;
-}
-
-static void strip_metadata(json_t *o) {
-  json_t *md = json_object_get(o, "metadata");
-  json_object_del(md, "managedFields");
-  json_object_del(json_object_get(md, "annotations"),
-                  "kubectl.kubernetes.io/last-applied-configuration");
-}
-
 static int entry_cmp(const void *a, const void *b) {
   return strcmp((*(entry *const *)a)->key, (*(entry *const *)b)->key);
-}
-
-/* The text to write for obj (borrowed): a copy without credentials, compact; NULL when out of
- * memory. */
-static char *text_of(const json_t *obj, uint32_t *scrubbed) {
-  json_t *copy = json_deep_copy(obj);
-  char *text;
-  if (!copy) return NULL;
-  strip_metadata(copy);
-  *scrubbed = (uint32_t)scrub(copy);
-  text = json_dumps(copy, JSON_COMPACT);
-  json_decref(copy);
-  return text;
 }
 
 /* The Snapshot record: when, from which server, how many objects of each kind. */
@@ -198,7 +157,7 @@ static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *
     if ((e = ts_map_del(&s->objs, key, len))) free(e->text), ts_free(e);
     return;
   }
-  if (!(text = text_of(obj, &scrubbed))) {
+  if (!(text = model_scrubbed_text(obj, &scrubbed))) {
     ts_log(TS_LOG_ERROR, "out of memory");
     finish(s, 1);
     return;

@@ -191,9 +191,5 @@ void dra_selector_thread_cleanup(void);
  * parameters' references held): what a claim's status.allocation will hold. Free it with
  * model_allocation_free. */
 ts_rc dra_result_allocation(const dra_result *r, model_allocation *out);
-/* The resource.k8s.io AllocationResult of an allocation: devices.results, devices.config and
- * nodeSelector, as kube-scheduler writes it (the same shape in v1, v1beta2 and v1beta1).
- * Returns new, NULL when out of memory. */
-json_t *dra_allocation_json(const model_allocation *a);
 
 #endif

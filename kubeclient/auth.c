@@ -492,16 +492,3 @@ void kc__tls_options(kc_client *c, CURL *easy) {
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, 0L);
   }
 }
-
-void kc__now_rfc3339(char *out, size_t cap, bool micro) {
-  struct timeval tv;
-  struct tm tm;
-  gettimeofday(&tv, NULL);
-  gmtime_r(&tv.tv_sec, &tm);
-  if (micro)
-    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02d.%06ldZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (long)tv.tv_usec);
-  else
-    snprintf(out, cap, "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900, tm.tm_mon + 1,
-             tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
-}

@@ -3,9 +3,9 @@
  * libuv (watches and writes over HTTP/2 when the server offers it, reads over HTTP/1.1 on a few
  * connections of their own: libcurl 7.88 stalled large list pages over HTTP/2), authentication from
  * a kubeconfig or the in-cluster service account, informers (paginated list, then watch with
- * bookmarks, re-list on 410, backoff), the writes a scheduler makes (claim reservation,
- * binding, status, events, eviction) behind a leader-election gate, a Lease-based leader
- * election.
+ * bookmarks, re-list on 410, backoff), the writes a scheduler makes (binding, patches, events,
+ * eviction, read-modify-write updates) behind a leader-election gate, a Lease-based leader
+ * election. It takes bodies and knows no kind's format: model/wire.h encodes them.
  *
  * Everything runs on one libuv loop. Callbacks are never invoked from inside libcurl or from
  * inside the call that started the operation. Strings and JSON passed in are borrowed for the
@@ -187,11 +187,26 @@ typedef struct kc_gate {
   bool open; /* read-only: this replica leads and may write */
 } kc_gate;
 
+/* The Lease's wire format (model/wire.h has it): what election reads and writes. */
+typedef struct kc_lease_codec {
+  /* The holder ("" when none), renewTime as written ("" when none) and leaseDurationSeconds
+   * of a Lease, strings borrowed from it; false when it is not one. */
+  bool (*read)(const json_t *lease, const char **holder, const char **renew_time,
+               int64_t *duration_s);
+  /* The Lease to write: old (NULL: a new one ns/name) held by holder for duration_s, renewed
+   * at now_ns; acquire: acquired now, one transition more. New, NULL when out of memory. */
+  json_t *(*write)(const json_t *old, const char *ns, const char *name, const char *holder,
+                   int64_t duration_s, bool acquire, int64_t now_ns);
+  /* The merge patch that gives it up. */
+  json_t *(*release)(int64_t now_ns);
+} kc_lease_codec;
+
 typedef struct kc_leader kc_leader;
-/* Starts campaigning for the Lease of o (copied) as identity (copied): gate opens while this
- * replica leads. Returns new (free with kc_leader_free), NULL with err when out of memory. */
+/* Starts campaigning for the Lease of o (copied) as identity (copied), reading and writing it
+ * through codec (borrowed for the leader's life): gate opens while this replica leads.
+ * Returns new (free with kc_leader_free), NULL with err when out of memory. */
 kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, const char *identity,
-                           kc_gate *gate, ts_err *err);
+                           const kc_lease_codec *codec, kc_gate *gate, ts_err *err);
 /* Gives the lease up (so a standby takes over at once), closes the gate, and calls done
  * exactly once, on a later loop turn, whether the release was written or not. */
 void kc_leader_release(kc_leader *l, void (*done)(void *ud), void *ud);
@@ -216,65 +231,55 @@ typedef struct kc_write_info {
 typedef void (*kc_write_cb)(void *ud, ts_rc r, const kc_write_info *info);
 
 typedef struct kc_writer kc_writer;
-/* A writer that writes only while gate->open. identity names this scheduler in Events. Every
- * write that takes a callback calls it exactly once, on a later loop turn, whatever happens (no
- * answer is sent again a few times; no memory is TS_ENOMEM). kc_writer_free may be called
- * with writes in flight: they still end through their callbacks (or, once the client is freed,
- * never), and the writer's memory goes when the last one is done. */
-kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, const char *identity,
+/* A writer that writes only while gate->open; event_interval_ms apart at least are two Events
+ * about one object. Every write that takes a callback calls it exactly once, on a later loop
+ * turn, whatever happens (no answer is sent again a few times; no memory is TS_ENOMEM).
+ * kc_writer_free may be called with writes in flight: they still end through their callbacks
+ * (or, once the client is freed, never), and the writer's memory goes when the last one is
+ * done. Bodies are borrowed for the call (model/wire.h encodes them). */
+kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate,
                          int64_t event_interval_ms); /* returns new, NULL when out of memory */
 /* See kc_writer_new; NULL is a no-op. */
 void kc_writer_free(kc_writer *w);
 
-typedef struct kc_claim_reserve {
-  const char *ns, *name, *claim_uid; /* the claim */
-  const json_t *allocation;          /* AllocationResult (copied), or NULL to only reserve */
-  const char *pod_name, *pod_uid;    /* for reservedFor */
-} kc_claim_reserve;
-
-/* The claim as watched (obj borrowed; deleted: forget it). Claim writes start from the last
- * one seen (and read the claim first when there is none), in the resource.k8s.io version the
- * claims are watched in. */
-void kc_writer_observe_claim(kc_writer *w, json_t *obj, bool deleted);
-
-/* Adds the finalizer, then one status write with the allocation and reservedFor. 409: re-read
- * and retry; allocated differently meanwhile: TS_EELSEWHERE. */
-void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb cb, void *ud);
-/* Removes the pod from reservedFor; the allocation and finalizer too when no one is left. */
-void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
-                        kc_write_cb cb, void *ud);
-/* Binds the pod (uid as precondition) to node. A retry answered "already assigned to node X"
- * is TS_OK when X is node (an earlier attempt landed), TS_ECONFLICT otherwise. gpu_index >= 0
- * (a pod sharing a GPU): the Binding carries the annotation tessera.dev/gpu-index, which the
- * API server sets on the pod with its node, in the same write. */
+/* POSTs binding (a v1 Binding of pod ns/name, uid its precondition) to the pod's binding
+ * subresource. A retry answered "already assigned to node X" is TS_OK when X is node (an
+ * earlier attempt landed), TS_ECONFLICT otherwise; a binding with no answer or a 5xx is checked
+ * by reading the pod (bound to node: it landed; not bound: sent once more). */
 void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
-             int32_t gpu_index, kc_write_cb cb, void *ud);
-/* Sets the pod's PodScheduled condition to False with reason and message. */
-void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
-                          const char *message, kc_write_cb cb, void *ud);
-/* An events.k8s.io/v1 Event about a pod, at most one per pod per interval and 10 per second
- * overall (burst 25); fire and forget. The note is cut to KC_EVENT_NOTE_MAX bytes (the API
- * server refuses longer ones). */
-void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
-                   const char *type, const char *reason, const char *note);
-#define KC_EVENT_NOTE_MAX 1024
-/* An object an Event is about (borrowed for the call); ns NULL or "" for a cluster-scoped one,
- * whose Events go to the namespace "default" as kube-scheduler's do. */
-typedef struct kc_object_ref {
-  const char *api_version, *kind, *ns, *name, *uid;
-} kc_object_ref;
-/* kc_event_emit about any object. */
-void kc_event_about(kc_writer *w, const kc_object_ref *about, const char *type, const char *reason,
-                    const char *note);
-/* Evicts the pod through the Eviction API (PodDisruptionBudgets hold: 429 is TS_EBUDGET);
- * once it is accepted, a "Preempted" Event about the pod says why (reason, may be NULL). */
-void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, const char *reason,
-              kc_write_cb cb, void *ud);
-/* A JSON merge patch of an object's status subresource (path ends in "/status"), e.g. a
- * ClusterQueue's; what (static) names the write in logs ("patch clusterqueues/status"), ns and
- * name the object. body is borrowed. */
-void kc_patch_status(kc_writer *w, const char *what, const char *path, const char *ns,
-                     const char *name, const json_t *body, kc_write_cb cb, void *ud);
+             const json_t *binding, kc_write_cb cb, void *ud);
+
+typedef enum kc_patch_type {
+  KC_MERGE_PATCH,           /* application/merge-patch+json */
+  KC_STRATEGIC_MERGE_PATCH, /* application/strategic-merge-patch+json (merges lists by key) */
+} kc_patch_type;
+/* PATCHes body to path (e.g. a pod's or a ClusterQueue's status subresource); what (static)
+ * names the write in logs ("patch pods/status"), ns and name the object. */
+void kc_patch(kc_writer *w, const char *what, const char *path, kc_patch_type type, const char *ns,
+              const char *name, const json_t *body, kc_write_cb cb, void *ud);
+
+/* Whether an Event about the object of uid may be written now: at most one per object per
+ * interval and 10 per second overall (burst 25), and only while leading. True spends the
+ * budget: post the Event then. */
+bool kc_event_allowed(kc_writer *w, const char *uid);
+/* POSTs an events.k8s.io/v1 Event (to the namespace of its metadata); fire and forget. */
+void kc_event_post(kc_writer *w, const json_t *event);
+
+/* POSTs eviction (a policy/v1 Eviction of pod ns/name) to the pod's eviction subresource
+ * (PodDisruptionBudgets hold: 429 is TS_EBUDGET). */
+void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid,
+              const json_t *eviction, kc_write_cb cb, void *ud);
+
+/* One step of an update, from the object as last read (current): TS_OK with *body (new) to PUT
+ * to the object (status: to its status subresource), TS_OK with *body NULL when nothing is left
+ * to write, or the error that ends the update (TS_EELSEWHERE, TS_ENOMEM, ...). */
+typedef ts_rc (*kc_update_fn)(void *ud, const json_t *current, json_t **body, bool *status);
+/* Reads the object at path (ns/name for logs), then writes step after step, as client-go's
+ * RetryOnConflict does: each write's answer is the next step's current; a 409 or a write with
+ * no answer reads it again (TS_ECONFLICT after a few reads). 404: TS_ENOTFOUND, or TS_OK when
+ * gone_ok. step_ud is borrowed until cb. */
+void kc_update(kc_writer *w, const char *what, const char *ns, const char *name, const char *path,
+               bool gone_ok, kc_update_fn step, void *step_ud, kc_write_cb cb, void *ud);
 /* ---- access ---------------------------------------------------------------------------------- */
 
 typedef enum kc_rbac_scope {

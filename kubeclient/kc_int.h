@@ -121,7 +121,5 @@ void kc__informers_feed(kc_informers *a, size_t i, const char *line, size_t len)
 void kc__tls_options(kc_client *c, CURL *easy);
 /* A 401: re-read the token file at once. */
 void kc__token_expired(kc_client *c);
-/* RFC 3339 time with microseconds ("2026-12-03T03:15:27.123456Z") of the wall clock. */
-void kc__now_rfc3339(char *out, size_t cap, bool micro);
 
 #endif

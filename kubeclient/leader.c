@@ -6,12 +6,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kubeclient/kc_int.h"
 
 struct kc_leader {
   kc_client *c;                                             /* client */
   kc_gate *gate;                                            /* opened while we lead */
+  const kc_lease_codec *codec;                              /* the Lease's wire format */
   char ns[TS_NAME_MAX], name[TS_NAME_MAX], id[TS_NAME_MAX]; /* the Lease and who we are */
   double lease_s, renew_s, retry_s;                         /* timings */
   uv_timer_t tick;                                          /* every retry period */
@@ -35,25 +37,22 @@ static void path_of(const kc_leader *l, bool item, char *out, size_t cap) {
     snprintf(out, cap, "/apis/coordination.k8s.io/v1/namespaces/%s/leases", l->ns);
 }
 
-static json_t *lease_body(const kc_leader *l, const json_t *old, const char *holder, int duration,
-                          bool acquire) {
-  char now[64];
-  json_t *b =
-      old ? json_deep_copy(old)
-          : json_pack("{s:s, s:s, s:{s:s, s:s}, s:{}}", "apiVersion", "coordination.k8s.io/v1",
-                      "kind", "Lease", "metadata", "name", l->name, "namespace", l->ns, "spec");
-  json_t *spec = json_object_get(b, "spec");
-  json_int_t transitions = json_integer_value(json_object_get(spec, "leaseTransitions"));
-  kc__now_rfc3339(now, sizeof now, true);
-  if (!json_is_object(spec)) json_object_set_new(b, "spec", spec = json_object());
-  json_object_set_new(spec, "holderIdentity", json_string(holder));
-  json_object_set_new(spec, "leaseDurationSeconds", json_integer(duration));
-  json_object_set_new(spec, "renewTime", json_string(now));
-  if (acquire) {
-    json_object_set_new(spec, "acquireTime", json_string(now));
-    json_object_set_new(spec, "leaseTransitions", json_integer(old ? transitions + 1 : 0));
-  }
-  return b;
+static void on_write(void *ud, const kc_response *r);
+
+static int64_t now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Sends the Lease body (new, consumed) with method to path. */
+static void send_lease(kc_leader *l, const char *method, const char *path, json_t *body,
+                       const char *ctype) {
+  char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+  json_decref(body);
+  if (!text) return; /* out of memory: the next tick tries again */
+  l->req = kc_request(l->c, method, path, text, ctype, on_write, l);
+  free(text);
 }
 
 static void set_leading(kc_leader *l, bool on) {
@@ -79,42 +78,38 @@ static void on_write(void *ud, const kc_response *r) {
 
 static void on_read(void *ud, const kc_response *r) {
   kc_leader *l = ud;
-  json_t *lease = NULL, *spec, *body;
+  json_t *lease = NULL;
   ts_err err;
   const char *holder, *renew;
+  int64_t duration;
   char path[KC_PATH_MAX];
   uint64_t now = uv_now(l->c->loop);
-  double duration;
   l->req = NULL;
   if (l->releasing) return;
   if (r->status == 404) { /* no lease yet: create it, holding it */
-    body = lease_body(l, NULL, l->id, (int)l->lease_s, true);
-    char *text = json_dumps(body, JSON_COMPACT);
     path_of(l, false, path, sizeof path);
-    l->req = kc_request(l->c, "POST", path, text, NULL, on_write, l);
-    free(text);
-    json_decref(body);
+    send_lease(l, "POST", path,
+               l->codec->write(NULL, l->ns, l->name, l->id, (int64_t)l->lease_s, true, now_ns()),
+               NULL);
     return;
   }
   if (r->status != 200 || in_json_parse(r->body, r->len, &lease, &err) != TS_OK) return;
-  spec = json_object_get(lease, "spec");
-  holder = json_string_value(json_object_get(spec, "holderIdentity")) ?: "";
-  renew = json_string_value(json_object_get(spec, "renewTime")) ?: "";
-  duration = (double)json_integer_value(json_object_get(spec, "leaseDurationSeconds"));
+  if (!l->codec->read(lease, &holder, &renew, &duration)) {
+    json_decref(lease);
+    return;
+  }
   if (strcmp(holder, l->seen_holder) || strcmp(renew, l->seen_renew)) {
     snprintf(l->seen_holder, sizeof l->seen_holder, "%s", holder);
     snprintf(l->seen_renew, sizeof l->seen_renew, "%s", renew);
     l->seen_at = now;
   }
-  if (!strcmp(holder, l->id) || !holder[0] || now - l->seen_at > (uint64_t)(duration * 1000)) {
+  if (!strcmp(holder, l->id) || !holder[0] || now - l->seen_at > (uint64_t)duration * 1000) {
     bool acquire = strcmp(holder, l->id) != 0;
-    char *text;
-    body = lease_body(l, lease, l->id, (int)l->lease_s, acquire);
-    text = json_dumps(body, JSON_COMPACT);
     path_of(l, true, path, sizeof path);
-    l->req = kc_request(l->c, "PUT", path, text, NULL, on_write, l);
-    free(text);
-    json_decref(body);
+    send_lease(
+        l, "PUT", path,
+        l->codec->write(lease, l->ns, l->name, l->id, (int64_t)l->lease_s, acquire, now_ns()),
+        NULL);
   } else {
     set_leading(l, false); /* someone else holds it */
   }
@@ -147,10 +142,10 @@ void kc_leader_opts_default(kc_leader_opts *o) {
 }
 
 kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, const char *identity,
-                           kc_gate *gate, ts_err *err) {
+                           const kc_lease_codec *codec, kc_gate *gate, ts_err *err) {
   kc_leader *l = ts_calloc(1, sizeof *l);
   if (!l) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
-  l->c = c, l->gate = gate;
+  l->c = c, l->gate = gate, l->codec = codec;
   snprintf(l->ns, sizeof l->ns, "%s", o->ns[0] ? o->ns : "kube-system");
   snprintf(l->name, sizeof l->name, "%s", o->name[0] ? o->name : "tessera");
   snprintf(l->id, sizeof l->id, "%s", identity ? identity : "tessera");
@@ -168,8 +163,7 @@ kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, const char *id
 }
 
 void kc_leader_release(kc_leader *l, void (*done)(void *ud), void *ud) {
-  char path[KC_PATH_MAX], *text;
-  json_t *b;
+  char path[KC_PATH_MAX];
   bool held = l->gate->open;
   l->releasing = true;
   l->gate->open = false;
@@ -182,20 +176,9 @@ void kc_leader_release(kc_leader *l, void (*done)(void *ud), void *ud) {
     return;
   }
   l->released = done, l->released_ud = ud;
-  b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:i}}", "apiVersion", "coordination.k8s.io/v1",
-                "kind", "Lease", "metadata", "name", l->name, "namespace", l->ns, "spec",
-                "holderIdentity", "", "leaseDurationSeconds", 1);
-  {
-    char now[64];
-    kc__now_rfc3339(now, sizeof now, true);
-    json_object_set_new(json_object_get(b, "spec"), "renewTime", json_string(now));
-  }
-  text = json_dumps(b, JSON_COMPACT);
   path_of(l, true, path, sizeof path);
   /* A merge patch: no resourceVersion needed, and it only touches the holder fields. */
-  l->req = kc_request(l->c, "PATCH", path, text, "application/merge-patch+json", on_write, l);
-  free(text);
-  json_decref(b);
+  send_lease(l, "PATCH", path, l->codec->release(now_ns()), "application/merge-patch+json");
   if (!l->req && done) done(ud);
 }
 

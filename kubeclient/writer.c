@@ -1,7 +1,7 @@
-/* kubeclient/writer.c - the writes of a scheduler, in kube-scheduler's order (see
- * docs/architecture.md), behind the leader gate: claim reservation (finalizer, then one status
- * write with allocation and reservedFor), binding, PodScheduled=False, rate-limited Events,
- * eviction. Every write checks the gate just before each request it sends, so a replica that lost
+/* kubeclient/writer.c - the writes of a scheduler behind the leader gate, with their retries:
+ * bindings (whose lost answers are checked), patches, rate-limited Events, evictions, and
+ * read-modify-write updates (claims). The bodies come from the caller (model/wire.h encodes
+ * them); every write checks the gate just before each request it sends, so a replica that lost
  * the lease writes nothing more. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,7 +10,6 @@
 
 #include "kubeclient/kc_int.h"
 
-#define FINALIZER    "resource.kubernetes.io/delete-protection"
 #define MAX_ATTEMPTS 5
 #define MAX_LOST     3    /* sends of a request that got no answer at all (then it failed) */
 #define EVENT_RATE   10.0 /* Events per second overall */
@@ -18,12 +17,6 @@
 #define EVENT_MEMORY 4096 /* pods whose last Event time is remembered */
 #define FAILED_MAX   4096 /* writes that could not even start (no memory), per loop turn */
 #define ERRORS_MAX   512  /* distinct kinds of refused writes remembered (logged once each) */
-
-/* A claim as last watched; the map's key is its key. */
-typedef struct watched_claim {
-  json_t *obj; /* reference held */
-  char key[];  /* "ns/name" */
-} watched_claim;
 
 /* A write that could not start for want of memory: its callback, on the next loop turn. */
 typedef struct failed_cb {
@@ -34,7 +27,6 @@ typedef struct failed_cb {
 struct kc_writer {
   kc_client *c;                 /* client */
   const kc_gate *gate;          /* leader gate */
-  char identity[TS_NAME_MAX];   /* reportingInstance of Events */
   int64_t event_interval;       /* ms between Events about one pod */
   double tokens;                /* event token bucket */
   uint64_t tokens_at;           /* when it was refilled (loop ms) */
@@ -45,8 +37,6 @@ struct kc_writer {
   failed_cb failed[FAILED_MAX]; /* writes that could not start: called back from `later` */
   size_t nfailed;               /* entries */
   uv_timer_t later;             /* calls the failed writes back */
-  ts_map claims;                /* "ns/name" -> watched_claim (owned): claims as watched */
-  char claim_version[32];       /* resource.k8s.io version of the claims watched ("v1") */
   size_t ops;                   /* writes in progress (each holds the writer) */
   bool closing;                 /* kc_writer_free was called: freed when ops and `later` are done */
 };
@@ -61,14 +51,16 @@ typedef struct op {
   int lost;         /* requests that got no answer */
   /* what it writes, in one owned block (exact lengths: a burst of 59,000 bindings held
    * 2.4 KB of fixed arrays each, 150 MB at 100,000 pods); "" when not set */
-  const char *ns, *name, *uid, *node, *pod_name, *pod_uid;
-  char *names;      /* the block */
-  char version[32]; /* resource.k8s.io version of a claim write */
-  json_t *alloc;    /* claim reserve: the allocation (new ref) or NULL */
-  json_t *claim;    /* the claim as last read (new ref) */
-  char *note;       /* eviction: why, for its Preempted Event (owned), or NULL */
-  uv_timer_t defer; /* completes without a request on the next loop turn */
-  ts_rc pending;    /* result for the deferred completion */
+  const char *ns, *name, *uid, *node;
+  char *names; /* the block */
+  /* an update: its steps, and the object as last read */
+  kc_update_fn step; /* the caller's step */
+  void *step_ud;     /* for step */
+  bool gone_ok;      /* 404 ends it with TS_OK */
+  char *item;        /* the object's path (owned) */
+  json_t *current;   /* the object as last read (new ref), or NULL */
+  uv_timer_t defer;  /* completes without a request on the next loop turn */
+  ts_rc pending;     /* result for the deferred completion */
   /* the last request, to send again when it got no answer */
   char method[8];    /* "POST" */
   char *path;        /* API path (owned) */
@@ -87,10 +79,9 @@ static void writer_release(kc_writer *w);
 static void op_closed(uv_handle_t *h) {
   op *o = h->data;
   kc_writer *w = o->w;
-  json_decref(o->alloc);
-  json_decref(o->claim);
+  json_decref(o->current);
   free(o->body);
-  ts_free(o->note);
+  ts_free(o->item);
   ts_free(o->first_body);
   ts_free(o->names);
   ts_free(o->path);
@@ -181,7 +172,7 @@ static op *new_op(kc_writer *w, const char *what, kc_write_cb cb, void *ud) {
     return NULL;
   }
   o->w = w, o->what = what, o->cb = cb, o->ud = ud;
-  o->ns = o->name = o->uid = o->node = o->pod_name = o->pod_uid = "";
+  o->ns = o->name = o->uid = o->node = "";
   w->ops++;
   uv_timer_init(w->c->loop, &o->defer);
   o->defer.data = o;
@@ -189,20 +180,19 @@ static op *new_op(kc_writer *w, const char *what, kc_write_cb cb, void *ud) {
 }
 
 /* Sets what o writes (NULL: ""), in one block; false when out of memory (o then ends). */
-static bool set_names(op *o, const char *ns, const char *name, const char *uid, const char *node,
-                      const char *pod_name, const char *pod_uid) {
-  const char *in[6] = {ns, name, uid, node, pod_name, pod_uid};
-  const char **out[6] = {&o->ns, &o->name, &o->uid, &o->node, &o->pod_name, &o->pod_uid};
-  size_t len[6], total = 0;
+static bool set_names(op *o, const char *ns, const char *name, const char *uid, const char *node) {
+  const char *in[4] = {ns, name, uid, node};
+  const char **out[4] = {&o->ns, &o->name, &o->uid, &o->node};
+  size_t len[4], total = 0;
   char *at;
-  for (int i = 0; i < 6; i++) total += (len[i] = in[i] ? strlen(in[i]) : 0) + 1;
+  for (int i = 0; i < 4; i++) total += (len[i] = in[i] ? strlen(in[i]) : 0) + 1;
   if (!(at = ts_malloc(total))) {
     defer(o, TS_ENOMEM);
     return false;
   }
   ts_free(o->names);
   o->names = at;
-  for (int i = 0; i < 6; i++) {
+  for (int i = 0; i < 4; i++) {
     if (len[i]) memcpy(at, in[i], len[i]);
     at[len[i]] = '\0';
     *out[i] = at;
@@ -226,8 +216,8 @@ static bool send_kept(op *o) {
 }
 
 /* Sends a request for o when this replica leads; false (and a deferred NOT_LEADER) if not. */
-static bool send_req(op *o, const char *method, const char *path, json_t *body, const char *ctype,
-                     kc_done_fn done) {
+static bool send_req(op *o, const char *method, const char *path, const json_t *body,
+                     const char *ctype, kc_done_fn done) {
   free(o->body);
   o->body = NULL;
   if (body && !(o->body = json_dumps(body, JSON_COMPACT))) {
@@ -274,18 +264,14 @@ static ts_rc classify(long status) {
   }
 }
 
-kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, const char *identity,
-                         int64_t event_interval_ms) {
+kc_writer *kc_writer_new(kc_client *c, const kc_gate *gate, int64_t event_interval_ms) {
   kc_writer *w = ts_calloc(1, sizeof *w);
   if (!w) return NULL;
   w->c = c, w->gate = gate,
   w->event_interval = event_interval_ms >= 0 ? event_interval_ms : KC_EVENT_INTERVAL_MS;
-  snprintf(w->identity, sizeof w->identity, "%s", identity ? identity : "tessera");
   w->tokens = EVENT_BURST;
   ts_map_init(&w->last_event);
   ts_map_init(&w->errors);
-  ts_map_init(&w->claims);
-  snprintf(w->claim_version, sizeof w->claim_version, "v1");
   uv_timer_init(c->loop, &w->later);
   w->later.data = w;
   return w;
@@ -302,11 +288,6 @@ static void writer_release(kc_writer *w) {
   ts_map_free(&w->last_event);
   while (ts_map_next(&w->errors, &it, &s)) ts_free(s->value);
   ts_map_free(&w->errors);
-  for (it = 0; ts_map_next(&w->claims, &it, &s);) {
-    json_decref(((watched_claim *)s->value)->obj);
-    ts_free(s->value);
-  }
-  ts_map_free(&w->claims);
   ts_free(w);
 }
 
@@ -414,26 +395,12 @@ static void on_bind(void *ud, const kc_response *r) {
 }
 
 void kc_bind(kc_writer *w, const char *ns, const char *name, const char *uid, const char *node,
-             int32_t gpu_index, kc_write_cb cb, void *ud) {
+             const json_t *binding, kc_write_cb cb, void *ud) {
   op *o = new_op(w, "create pods/binding", cb, ud);
   char path[KC_PATH_MAX];
-  json_t *b;
-  if (!o) return;
-  if (!set_names(o, ns, name, uid, node, NULL, NULL)) return;
-  b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:s, s:s, s:s}}", "apiVersion", "v1", "kind",
-                "Binding", "metadata", "name", name, "namespace", ns, "target", "apiVersion", "v1",
-                "kind", "Node", "name", node);
-  if (uid && *uid) /* the precondition: never bind a pod recreated under the same name */
-    json_object_set_new(json_object_get(b, "metadata"), "uid", json_string(uid));
-  if (gpu_index >= 0) { /* the API server copies a Binding's annotations onto the pod */
-    char idx[16];
-    snprintf(idx, sizeof idx, "%d", (int)gpu_index);
-    json_object_set_new(json_object_get(b, "metadata"), "annotations",
-                        json_pack("{s:s}", "tessera.dev/gpu-index", idx));
-  }
+  if (!o || !set_names(o, ns, name, uid, node)) return;
   snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/binding", ns, name);
-  send_req(o, "POST", path, b, NULL, on_bind);
-  json_decref(b);
+  send_req(o, "POST", path, binding, NULL, on_bind);
 }
 
 /* ---- pod status and events ------------------------------------------------------------------ */
@@ -443,26 +410,14 @@ static void on_simple(void *ud, const kc_response *r) {
   finish(ud, classify(r->status), r);
 }
 
-void kc_pod_unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
-                          const char *message, kc_write_cb cb, void *ud) {
-  op *o = new_op(w, "patch pods/status", cb, ud);
-  char path[KC_PATH_MAX], now[64];
-  json_t *b;
-  if (!o || !set_names(o, ns, name, NULL, NULL, NULL, NULL)) return;
-  kc__now_rfc3339(now, sizeof now, false);
-  b = json_pack("{s:{s:[{s:s, s:s, s:s, s:s, s:s}]}}", "status", "conditions", "type",
-                "PodScheduled", "status", "False", "reason", reason ? reason : "Unschedulable",
-                "message", message ? message : "", "lastTransitionTime", now);
-  snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
-  send_req(o, "PATCH", path, b, "application/strategic-merge-patch+json", on_simple);
-  json_decref(b);
-}
-
-void kc_patch_status(kc_writer *w, const char *what, const char *path, const char *ns,
-                     const char *name, const json_t *body, kc_write_cb cb, void *ud) {
+void kc_patch(kc_writer *w, const char *what, const char *path, kc_patch_type type, const char *ns,
+              const char *name, const json_t *body, kc_write_cb cb, void *ud) {
   op *o = new_op(w, what, cb, ud);
-  if (!o || !set_names(o, ns, name, NULL, NULL, NULL, NULL)) return;
-  send_req(o, "PATCH", path, (json_t *)body, "application/merge-patch+json", on_simple);
+  if (!o || !set_names(o, ns, name, NULL, NULL)) return;
+  send_req(o, "PATCH", path, body,
+           type == KC_STRATEGIC_MERGE_PATCH ? "application/strategic-merge-patch+json"
+                                            : "application/merge-patch+json",
+           on_simple);
 }
 
 static void ignore(void *ud, ts_rc r, const kc_write_info *info) {
@@ -482,22 +437,6 @@ static void forget_events(kc_writer *w) {
   ts_map_init(&w->last_event);
 }
 
-/* kube-scheduler's Event name: "<pod>.<wall clock in hex nanoseconds>" (a generateName ending
- * in '.' is refused). The pod part is cut so that the name stays a valid RFC 1123 subdomain of
- * at most 253 characters. */
-static void event_name(const char *pod, char *out, size_t cap) {
-  struct timespec t;
-  char hex[24];
-  size_t keep;
-  clock_gettime(CLOCK_REALTIME, &t);
-  snprintf(hex, sizeof hex, ".%llx",
-           (unsigned long long)t.tv_sec * 1000000000ULL + (unsigned long long)t.tv_nsec);
-  keep = strlen(pod);
-  if (keep > 253 - strlen(hex)) keep = 253 - strlen(hex);
-  while (keep && (pod[keep - 1] == '.' || pod[keep - 1] == '-')) keep--;
-  snprintf(out, cap, "%.*s%s", (int)keep, pod, hex);
-}
-
 /* An Event that already exists after its first answer was lost did land. */
 static void on_event(void *ud, const kc_response *r) {
   op *o = ud;
@@ -505,32 +444,16 @@ static void on_event(void *ud, const kc_response *r) {
   finish(o, r->status == 409 && o->lost ? TS_OK : classify(r->status), r);
 }
 
-/* note cut to the API server's limit for Event notes (1 KiB), at a UTF-8 boundary. */
-static void event_note(const char *note, char *out, size_t cap) {
-  size_t n = strlen(note ? note : "");
-  if (n > KC_EVENT_NOTE_MAX) {
-    n = KC_EVENT_NOTE_MAX - 3;
-    while (n && ((unsigned char)note[n] & 0xC0) == 0x80) n--;
-    snprintf(out, cap, "%.*s...", (int)n, note);
-  } else {
-    snprintf(out, cap, "%s", note ? note : "");
-  }
-}
-
-void kc_event_about(kc_writer *w, const kc_object_ref *about, const char *type, const char *reason,
-                    const char *note) {
+bool kc_event_allowed(kc_writer *w, const char *uid) {
   uint64_t now = uv_now(w->c->loop);
-  const char *uid = about->uid && *about->uid ? about->uid : NULL;
-  const char *ns = about->ns && *about->ns ? about->ns : "default"; /* cluster-scoped: default */
-  last_event *e = uid ? ts_map_get(&w->last_event, uid, strlen(uid)) : NULL;
-  op *o;
-  char path[KC_PATH_MAX], when[64], text[KC_EVENT_NOTE_MAX + 1], ename[TS_NAME_MAX];
-  json_t *b;
+  last_event *e;
+  uid = uid && *uid ? uid : NULL;
+  e = uid ? ts_map_get(&w->last_event, uid, strlen(uid)) : NULL;
   w->tokens += (double)(now - w->tokens_at) / 1000.0 * EVENT_RATE;
   if (w->tokens > EVENT_BURST) w->tokens = EVENT_BURST;
   w->tokens_at = now;
-  if (e && now - e->at < (uint64_t)w->event_interval) return; /* one per object per interval */
-  if (w->tokens < 1 || !w->gate->open) return;                /* the global budget */
+  if (e && now - e->at < (uint64_t)w->event_interval) return false; /* one per interval */
+  if (w->tokens < 1 || !w->gate->open) return false;                /* the global budget */
   if (!e && uid) {
     size_t n = strlen(uid);
     if (w->last_event.count >= EVENT_MEMORY) forget_events(w); /* bounded memory */
@@ -541,109 +464,57 @@ void kc_event_about(kc_writer *w, const kc_object_ref *about, const char *type, 
   }
   if (e) e->at = now;
   w->tokens -= 1;
-  if (!(o = new_op(w, "create events", ignore, NULL))) return;
-  event_name(about->name, ename, sizeof ename);
-  if (!set_names(o, ns, ename, NULL, NULL, NULL, NULL)) return;
-  kc__now_rfc3339(when, sizeof when, true);
-  event_note(note, text, sizeof text);
-  b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:s, s:s, s:s, s:s, s:s, s:s, s:s, "
-                "s:{s:s, s:s, s:s, s:s}}",
-                "apiVersion", "events.k8s.io/v1", "kind", "Event", "metadata", "name", o->name,
-                "namespace", ns, "eventTime", when, "reportingController", "tessera",
-                "reportingInstance", w->identity, "action", "Scheduling", "reason", reason, "note",
-                text, "type", type, "regarding", "apiVersion", about->api_version, "kind",
-                about->kind, "name", about->name, "uid", uid ? uid : "");
-  if (b && about->ns && *about->ns)
-    json_object_set_new(json_object_get(b, "regarding"), "namespace", json_string(about->ns));
-  snprintf(path, sizeof path, "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
-  if (send_req(o, "POST", path, b, NULL, on_event)) w->events_sent++;
-  json_decref(b);
+  return true;
 }
 
-void kc_event_emit(kc_writer *w, const char *ns, const char *name, const char *uid,
-                   const char *type, const char *reason, const char *note) {
-  kc_object_ref pod = {"v1", "Pod", ns, name, uid};
-  kc_event_about(w, &pod, type, reason, note);
+void kc_event_post(kc_writer *w, const json_t *event) {
+  const json_t *md = json_object_get(event, "metadata");
+  const char *ns = json_string_value(json_object_get(md, "namespace"));
+  const char *name = json_string_value(json_object_get(md, "name"));
+  char path[KC_PATH_MAX];
+  op *o;
+  if (!ns || !name || !(o = new_op(w, "create events", ignore, NULL))) return;
+  if (!set_names(o, ns, name, NULL, NULL)) return;
+  snprintf(path, sizeof path, "/apis/events.k8s.io/v1/namespaces/%s/events", ns);
+  if (send_req(o, "POST", path, event, NULL, on_event)) w->events_sent++;
 }
 
 /* ---- eviction ---------------------------------------------------------------------------------
  */
 
-/* An accepted eviction is told about with a Preempted Event carrying the reason. */
 static void on_evict(void *ud, const kc_response *r) {
   op *o = ud;
   if (resend_lost(o, r)) return;
-  if ((r->status == 200 || r->status == 201) && o->note)
-    kc_event_emit(o->w, o->ns, o->name, o->uid, "Normal", "Preempted", o->note);
   finish(o, classify(r->status), r);
 }
 
-void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid, const char *reason,
-              kc_write_cb cb, void *ud) {
+void kc_evict(kc_writer *w, const char *ns, const char *name, const char *uid,
+              const json_t *eviction, kc_write_cb cb, void *ud) {
   op *o = new_op(w, "create pods/eviction", cb, ud);
   char path[KC_PATH_MAX];
-  json_t *b;
-  if (!o || !set_names(o, ns, name, uid, NULL, NULL, NULL)) return;
-  o->note = reason ? ts_strdup(reason) : NULL; /* for the Event (none when out of memory) */
-  b = json_pack("{s:s, s:s, s:{s:s, s:s}, s:{s:{s:s}}}", "apiVersion", "policy/v1", "kind",
-                "Eviction", "metadata", "name", name, "namespace", ns, "deleteOptions",
-                "preconditions", "uid", uid ? uid : "");
+  if (!o || !set_names(o, ns, name, uid, NULL)) return;
   snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/eviction", ns, name);
-  send_req(o, "POST", path, b, NULL, on_evict);
-  json_decref(b);
+  send_req(o, "POST", path, eviction, NULL, on_evict);
 }
 
-/* ---- claims ------------------------------------------------------------------------------------
+/* ---- read-modify-write ----------------------------------------------------------------------
  */
 
-static void claim_path(const op *o, bool status, char *out, size_t cap) {
-  snprintf(out, cap, "/apis/resource.k8s.io/%s/namespaces/%s/resourceclaims/%s%s", o->version,
-           o->ns, o->name, status ? "/status" : "");
-}
-
-static bool has_finalizer(const json_t *claim) {
-  size_t i;
-  json_t *f;
-  json_array_foreach(json_object_get(json_object_get(claim, "metadata"), "finalizers"), i, f)
-    if (!strcmp(json_string_value(f) ?: "", FINALIZER)) return true;
-  return false;
-}
-
-static bool reserved(const json_t *claim, const char *uid) {
-  size_t i;
-  json_t *c;
-  json_array_foreach(json_object_get(json_object_get(claim, "status"), "reservedFor"), i, c)
-    if (!strcmp(json_string_value(json_object_get(c, "uid")) ?: "", uid)) return true;
-  return false;
-}
-
-static void reserve_step(op *o);
-
-static void on_claim_read(void *ud, const kc_response *r) {
-  op *o = ud;
-  json_t *c = NULL;
-  ts_err err;
-  if (resend_lost(o, r)) return;
-  if (r->status != 200 || in_json_parse(r->body, r->len, &c, &err) != TS_OK) {
-    finish(o, classify(r->status) == TS_OK ? TS_EHTTP : classify(r->status), r);
-    return;
-  }
-  json_decref(o->claim);
-  o->claim = c;
-  reserve_step(o);
-}
+static void update_step(op *o);
+static void on_update(void *ud, const kc_response *r);
 
 static void reread(op *o, const kc_response *r) {
-  char path[KC_PATH_MAX];
   if (o->attempts >= MAX_ATTEMPTS) {
     finish(o, TS_ECONFLICT, r);
     return;
   }
-  claim_path(o, false, path, sizeof path);
-  send_req(o, "GET", path, NULL, NULL, on_claim_read);
+  json_decref(o->current);
+  o->current = NULL;
+  send_req(o, "GET", o->item, NULL, NULL, on_update);
 }
 
-static void on_claim_write(void *ud, const kc_response *r) {
+/* The answer to a read or a write: the object as it is now, the next step's start. */
+static void on_update(void *ud, const kc_response *r) {
   op *o = ud;
   json_t *c = NULL;
   ts_err err;
@@ -655,183 +526,41 @@ static void on_claim_write(void *ud, const kc_response *r) {
     reread(o, r);
     return;
   }
-  if (r->status != 200 && r->status != 201) {
-    finish(o, classify(r->status), r);
+  if (r->status == 404 && o->gone_ok) {
+    finish(o, TS_OK, r); /* the object is gone: nothing left to undo */
     return;
   }
-  if (in_json_parse(r->body, r->len, &c, &err) == TS_OK) {
-    json_decref(o->claim);
-    o->claim = c;
+  if ((r->status != 200 && r->status != 201) || in_json_parse(r->body, r->len, &c, &err) != TS_OK) {
+    finish(o, classify(r->status) == TS_OK ? TS_EHTTP : classify(r->status), r);
+    return;
   }
-  reserve_step(o);
+  json_decref(o->current);
+  o->current = c;
+  update_step(o);
 }
 
-/* One step towards "finalizer present, allocated as we decided, reserved for the pod". */
-static void reserve_step(op *o) {
+static void update_step(op *o) {
+  json_t *body = NULL;
+  bool status = false;
   char path[KC_PATH_MAX];
-  json_t *st, *alloc, *rf, *copy;
-  if (!o->claim) {
-    reread(o, NULL);
+  ts_rc rc = o->step(o->step_ud, o->current, &body, &status);
+  if (rc != TS_OK || !body) {
+    finish(o, rc, NULL);
     return;
   }
-  st = json_object_get(o->claim, "status");
-  alloc = json_object_get(st, "allocation");
-  if (alloc && o->alloc && !json_equal(alloc, o->alloc)) {
-    finish(o, TS_EELSEWHERE, NULL);
-    return;
-  }
-  if (!has_finalizer(o->claim) && (o->alloc || !alloc)) {
-    json_t *md, *fin;
-    copy = json_deep_copy(o->claim);
-    md = json_object_get(copy, "metadata");
-    if (!json_is_array(fin = json_object_get(md, "finalizers")))
-      json_object_set_new(md, "finalizers", fin = json_array());
-    json_array_append_new(fin, json_string(FINALIZER));
-    claim_path(o, false, path, sizeof path);
-    send_req(o, "PUT", path, copy, NULL, on_claim_write);
-    json_decref(copy);
-    return;
-  }
-  if (reserved(o->claim, o->pod_uid) && (alloc || !o->alloc)) {
-    finish(o, TS_OK, NULL);
-    return;
-  }
-  copy = json_deep_copy(o->claim);
-  if (!json_is_object(st = json_object_get(copy, "status")))
-    json_object_set_new(copy, "status", st = json_object());
-  if (!alloc && o->alloc) json_object_set(st, "allocation", o->alloc);
-  if (!json_is_array(rf = json_object_get(st, "reservedFor")))
-    json_object_set_new(st, "reservedFor", rf = json_array());
-  if (!reserved(o->claim, o->pod_uid))
-    json_array_append_new(rf, json_pack("{s:s, s:s, s:s}", "resource", "pods", "name", o->pod_name,
-                                        "uid", o->pod_uid));
-  claim_path(o, true, path, sizeof path);
-  send_req(o, "PUT", path, copy, NULL, on_claim_write);
-  json_decref(copy);
+  snprintf(path, sizeof path, "%s%s", o->item, status ? "/status" : "");
+  send_req(o, "PUT", path, body, NULL, on_update);
+  json_decref(body);
 }
 
-/* ---- claims as watched: what claim writes start from --------------------------------- */
-
-void kc_writer_observe_claim(kc_writer *w, json_t *obj, bool deleted) {
-  json_t *md = json_object_get(obj, "metadata");
-  const char *ns = json_string_value(json_object_get(md, "namespace"));
-  const char *name = json_string_value(json_object_get(md, "name"));
-  const char *av = json_string_value(json_object_get(obj, "apiVersion"));
-  const char *slash = av ? strchr(av, '/') : NULL;
-  char key[TS_KEY_MAX];
-  size_t len;
-  watched_claim *c;
-  if (!ns || !name) return;
-  if (slash && strlen(slash + 1) < sizeof w->claim_version)
-    snprintf(w->claim_version, sizeof w->claim_version, "%s", slash + 1);
-  snprintf(key, sizeof key, "%s/%s", ns, name);
-  len = strlen(key);
-  if ((c = ts_map_del(&w->claims, key, len))) {
-    json_decref(c->obj);
-    ts_free(c);
-  }
-  if (deleted || !(c = ts_malloc(sizeof *c + len + 1))) return; /* no memory: writes read it */
-  c->obj = json_incref(obj);
-  memcpy(c->key, key, len + 1);
-  if (ts_map_put(&w->claims, c->key, len, c, NULL) != TS_OK) {
-    json_decref(c->obj);
-    ts_free(c);
-  }
-}
-
-void kc_claim_reserve_write(kc_writer *w, const kc_claim_reserve *r, kc_write_cb cb, void *ud) {
-  op *o = new_op(w, "update resourceclaims", cb, ud);
-  char key[TS_KEY_MAX];
-  const watched_claim *watched;
-  if (!o) return;
-  if (!set_names(o, r->ns, r->name, r->claim_uid, NULL, r->pod_name, r->pod_uid)) return;
-  snprintf(o->version, sizeof o->version, "%s", w->claim_version);
-  snprintf(key, sizeof key, "%s/%s", r->ns, r->name);
-  watched = ts_map_get(&w->claims, key, strlen(key));
-  o->alloc = r->allocation ? json_deep_copy(r->allocation) : NULL;
-  o->claim = watched ? json_deep_copy(watched->obj) : NULL;
-  if (!w->gate->open) {
-    defer(o, TS_ENOTLEADER);
+void kc_update(kc_writer *w, const char *what, const char *ns, const char *name, const char *path,
+               bool gone_ok, kc_update_fn step, void *step_ud, kc_write_cb cb, void *ud) {
+  op *o = new_op(w, what, cb, ud);
+  if (!o || !set_names(o, ns, name, NULL, NULL)) return;
+  o->step = step, o->step_ud = step_ud, o->gone_ok = gone_ok;
+  if (!(o->item = ts_strdup(path))) {
+    defer(o, TS_ENOMEM);
     return;
   }
-  if (!o->claim) {
-    reread(o, NULL);
-    return;
-  }
-  reserve_step(o);
-}
-
-/* Unreserve: drop our reservedFor entry; with no one left, the allocation and finalizer. */
-static void unreserve_step(op *o);
-
-static void on_unreserve_write(void *ud, const kc_response *r) {
-  op *o = ud;
-  json_t *c = NULL;
-  ts_err err;
-  if ((r->status == 409 || (!r->status && ++o->lost < MAX_LOST)) && o->attempts < MAX_ATTEMPTS) {
-    char path[KC_PATH_MAX];
-    claim_path(o, false, path, sizeof path);
-    json_decref(o->claim);
-    o->claim = NULL;
-    send_req(o, "GET", path, NULL, NULL, on_unreserve_write);
-    return;
-  }
-  if (r->status == 404) {
-    finish(o, TS_OK, r); /* the claim is gone: nothing is reserved any more */
-    return;
-  }
-  if (r->status != 200 || in_json_parse(r->body, r->len, &c, &err) != TS_OK) {
-    finish(o, classify(r->status), r);
-    return;
-  }
-  json_decref(o->claim);
-  o->claim = c;
-  unreserve_step(o);
-}
-
-static void unreserve_step(op *o) {
-  char path[KC_PATH_MAX];
-  json_t *copy, *st, *rf, *fin, *keep;
-  size_t i;
-  json_t *x;
-  st = json_object_get(o->claim, "status");
-  rf = json_object_get(st, "reservedFor");
-  if (reserved(o->claim, o->pod_uid)) {
-    copy = json_deep_copy(o->claim);
-    st = json_object_get(copy, "status");
-    keep = json_array();
-    json_array_foreach(json_object_get(st, "reservedFor"), i, x)
-      if (strcmp(json_string_value(json_object_get(x, "uid")) ?: "", o->pod_uid))
-        json_array_append(keep, x);
-    if (json_array_size(keep))
-      json_object_set_new(st, "reservedFor", keep);
-    else
-      json_decref(keep), json_object_del(st, "reservedFor"), json_object_del(st, "allocation");
-    claim_path(o, true, path, sizeof path);
-    send_req(o, "PUT", path, copy, NULL, on_unreserve_write);
-    json_decref(copy);
-    return;
-  }
-  if (!json_array_size(rf) && !json_object_get(st, "allocation") && has_finalizer(o->claim)) {
-    copy = json_deep_copy(o->claim);
-    fin = json_array();
-    json_array_foreach(json_object_get(json_object_get(copy, "metadata"), "finalizers"), i, x)
-      if (strcmp(json_string_value(x) ?: "", FINALIZER)) json_array_append(fin, x);
-    json_object_set_new(json_object_get(copy, "metadata"), "finalizers", fin);
-    claim_path(o, false, path, sizeof path);
-    send_req(o, "PUT", path, copy, NULL, on_unreserve_write);
-    json_decref(copy);
-    return;
-  }
-  finish(o, TS_OK, NULL);
-}
-
-void kc_claim_unreserve(kc_writer *w, const char *ns, const char *name, const char *pod_uid,
-                        kc_write_cb cb, void *ud) {
-  op *o = new_op(w, "update resourceclaims", cb, ud);
-  char path[KC_PATH_MAX];
-  if (!o || !set_names(o, ns, name, NULL, NULL, NULL, pod_uid)) return;
-  snprintf(o->version, sizeof o->version, "%s", w->claim_version);
-  claim_path(o, false, path, sizeof path);
-  send_req(o, "GET", path, NULL, NULL, on_unreserve_write);
+  send_req(o, "GET", path, NULL, NULL, on_update);
 }

@@ -19,6 +19,7 @@
 
 #include "common/ts.h"
 #include "model/model.h"
+#include "model/wire.h"
 #include "scheduler/sched.h"
 
 typedef struct live live;
@@ -28,12 +29,10 @@ typedef struct live live;
  * allocation are borrowed for the duration of the call only. The loop never fails to issue a
  * write once it assumed its outcome: tokens are made with the cycle's decisions, before
  * anything is assumed. */
-struct live_queue_status;
-
 typedef struct live_writer {
   /* Reserve claim ns/name (uid) for the pod: when alloc is not NULL, add the finalizer and
-   * write it (dra_allocation_json encodes it) with reservedFor; otherwise only add the pod to
-   * reservedFor (a shared claim allocated already). */
+   * write it (model_allocation_json encodes it) with reservedFor; otherwise only add the pod to
+   * reservedFor (a shared claim allocated already). Bodies: model/wire.h. */
   void (*claim_reserve)(void *ud, void *token, const char *ns, const char *name,
                         const char *claim_uid, const model_allocation *alloc, const char *pod_name,
                         const char *pod_uid);
@@ -61,18 +60,9 @@ typedef struct live_writer {
   /* Optional: writes a ClusterQueue's or LocalQueue's status (Kueue's fields, through the
    * status subresource); must lead to exactly one live_queue_status_done(token, result), never
    * from inside the call. Called only after live_set_queue_status turned the writes on. */
-  void (*queue_status)(void *ud, void *token, const struct live_queue_status *st);
+  void (*queue_status)(void *ud, void *token, const model_queue_status *st);
   void *ud; /* passed to every call */
 } live_writer;
-
-/* One queue's status to write (borrowed for the call). */
-typedef struct live_queue_status {
-  const q_cq_report *cq;            /* a ClusterQueue's, or NULL */
-  const q_lq_report *lq;            /* a LocalQueue's, or NULL */
-  const model_resources *resources; /* names and formats of the report's resource ids */
-  int64_t transition_ns;            /* when its Active condition last changed, as this loop saw */
-  bool fair_sharing;                /* fair sharing is on: write fairSharing.weightedShare */
-} live_queue_status;
 
 typedef struct live_stats {
   uint64_t cycles;         /* cycles run */

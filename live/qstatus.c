@@ -6,6 +6,15 @@
 #include <stdio.h>
 #include <string.h>
 
+/* One queue's report, as this loop compares it with what it wrote. */
+typedef struct live_queue_status {
+  const q_cq_report *cq;            /* a ClusterQueue's, or NULL */
+  const q_lq_report *lq;            /* a LocalQueue's, or NULL */
+  const model_resources *resources; /* names and formats of the report's resource ids */
+  int64_t transition_ns;            /* when its Active condition last changed, as this loop saw */
+  bool fair_sharing;                /* fair sharing is on: write fairSharing.weightedShare */
+} live_queue_status;
+
 /* Frees the status memory; one with a write in flight is freed when the write ends. */
 void live__free_qstatus(live *l) {
   size_t it = 0;
@@ -71,6 +80,38 @@ static uint64_t hash_status(const live_queue_status *st, bool active) {
   return h ? h : 1; /* 0 means "nothing written" */
 }
 
+/* The report as Kueue's status (model/wire.h), to the writer; out of memory, it fails as a
+ * write would. */
+static void write_status(live *l, qstat *q, const live_queue_status *st) {
+  const q_fr_report *frs = st->cq ? st->cq->frs : st->lq->frs;
+  uint32_t n = st->cq ? st->cq->nfrs : st->lq->nfrs;
+  model_flavor_usage *u = n ? ts_calloc(n, sizeof *u) : NULL;
+  model_queue_status m = {.transition_ns = st->transition_ns, .frs = u, .nfrs = n};
+  if (n && !u) {
+    live_queue_status_done(q, TS_ENOMEM);
+    return;
+  }
+  for (uint32_t i = 0; i < n; i++) {
+    u[i].flavor = frs[i].flavor;
+    u[i].resource = model_resource_name(st->resources, frs[i].resource);
+    q_format(st->resources, frs[i].resource, frs[i].usage, u[i].total);
+    q_format(st->resources, frs[i].resource, frs[i].borrowed, u[i].borrowed);
+  }
+  if (st->cq) {
+    m.cluster_queue = true, m.name = st->cq->name;
+    m.pending = st->cq->pending_active + st->cq->pending_inadmissible;
+    m.admitted = st->cq->admitted;
+    m.inactive = st->cq->inactive, m.problem = st->cq->problem;
+    m.fair_sharing = st->fair_sharing, m.weighted_share = st->cq->weighted_share;
+  } else {
+    m.ns = st->lq->ns, m.name = st->lq->name;
+    m.pending = st->lq->pending_active + st->lq->pending_inadmissible;
+    m.admitted = st->lq->admitted, m.inactive = st->lq->inactive;
+  }
+  l->w.queue_status(l->w.ud, q, &m);
+  ts_free(u);
+}
+
 /* A queue seen in this cycle's report: its status is written when it changed and its last
  * write is at least the interval old. */
 static void queue_seen(live *l, const char *key, live_queue_status *st, bool active,
@@ -94,7 +135,7 @@ static void queue_seen(live *l, const char *key, live_queue_status *st, bool act
   if (q->inflight || h == q->written || (q->sent && now_ns - q->sent_ns < l->qstatus_ns)) return;
   q->inflight = true, q->sending = h, q->sent_ns = now_ns, q->sent = true;
   l->st.queue_status++;
-  l->w.queue_status(l->w.ud, q, st);
+  write_status(l, q, st);
 }
 
 void live_queue_status_done(void *token, ts_rc r) {

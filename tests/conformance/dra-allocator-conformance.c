@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "model/wire.h"
 #include "scheduler/sched.h"
 
 static dra_cel *cel; /* the CEL evaluator, new for every case as upstream's */
@@ -53,7 +54,7 @@ static json_t *result_json(const dra_result *r) {
   model_allocation a;
   json_t *j;
   if (dra_result_allocation(r, &a) != TS_OK) return NULL;
-  j = dra_allocation_json(&a);
+  j = model_allocation_json(&a);
   model_allocation_free(&a);
   if (j && !json_object_get(j, "nodeSelector")) json_object_set_new(j, "nodeSelector", json_null());
   return j;

@@ -308,7 +308,7 @@ static void allocate(tc_cluster *c, json_t *claim, json_t *copy, const json_t *a
 }
 
 /* The claim write as the API server would take it: the allocation in the bytes Tessera sends
- * (dra_allocation_json), refused when the claim is gone or allocated already. */
+ * (model_allocation_json), refused when the claim is gone or allocated already. */
 static void reserve_json(tc_cluster *c, void *token, const char *ns, const char *name,
                          const char *claim_uid, const json_t *allocation, const char *pod_name,
                          const char *pod_uid) {
@@ -352,7 +352,7 @@ static void reserve_json(tc_cluster *c, void *token, const char *ns, const char 
 static void w_reserve(void *ud, void *token, const char *ns, const char *name,
                       const char *claim_uid, const model_allocation *alloc, const char *pod_name,
                       const char *pod_uid) {
-  json_t *a = alloc ? dra_allocation_json(alloc) : NULL;
+  json_t *a = alloc ? model_allocation_json(alloc) : NULL;
   if (alloc && !a) tc_violation(ud, "claim %s/%s: the allocation could not be encoded", ns, name);
   reserve_json(ud, token, ns, name, claim_uid, a, pod_name, pod_uid);
   json_decref(a);

@@ -39,7 +39,7 @@ static void add(rec *r, void *token, const model_allocation *alloc, const char *
   vsnprintf(r->calls[r->n].text, sizeof r->calls[0].text, fmt, ap);
   va_end(ap);
   r->calls[r->n].token = token;
-  r->calls[r->n].alloc = alloc ? dra_allocation_json(alloc) : NULL; /* what would be sent */
+  r->calls[r->n].alloc = alloc ? model_allocation_json(alloc) : NULL; /* what would be sent */
   r->n++;
 }
 
@@ -90,14 +90,13 @@ static void w_unsched(void *ud, void *token, const char *ns, const char *name, c
   live_report_done(token); /* answered at once */
 }
 
-static void w_qstatus(void *ud, void *token, const live_queue_status *st) {
-  if (st->cq)
-    add(ud, token, NULL, "status ClusterQueue %s: pending %u, admitted %u, %s", st->cq->name,
-        st->cq->pending_active + st->cq->pending_inadmissible, st->cq->admitted,
-        st->cq->inactive ? st->cq->inactive : "active");
+static void w_qstatus(void *ud, void *token, const model_queue_status *st) {
+  if (st->cluster_queue)
+    add(ud, token, NULL, "status ClusterQueue %s: pending %u, admitted %u, %s", st->name,
+        st->pending, st->admitted, st->inactive ? st->inactive : "active");
   else
-    add(ud, token, NULL, "status LocalQueue %s/%s: pending %u, admitted %u", st->lq->ns,
-        st->lq->name, st->lq->pending_active + st->lq->pending_inadmissible, st->lq->admitted);
+    add(ud, token, NULL, "status LocalQueue %s/%s: pending %u, admitted %u", st->ns, st->name,
+        st->pending, st->admitted);
 }
 
 static void rec_clear(rec *r) {
@@ -745,7 +744,7 @@ static void test_allocation_json(void **state) {
   {
     model_allocation a;
     assert_int_equal(dra_result_allocation(&r, &a), TS_OK);
-    got = dra_allocation_json(&a);
+    got = model_allocation_json(&a);
     model_allocation_free(&a);
   }
   want = json_loads(

@@ -1,14 +1,17 @@
-/* Protocol tests as data: each file of tests/data/kc/ names one call of kubeclient's writer, the
- * exact requests it must send (method, path with query, JSON body) and the reply to each,
+/* Protocol tests as data: each file of tests/data/kc/ names one call of kubeclient's writer
+ * (with the bodies model/wire.h encodes, as `tessera run` sends them), the exact requests it
+ * must send (method, path with query, JSON body) and the reply to each,
  * mostly a response recorded from a real kube-apiserver v1.34 (tests/data/k8s/exchanges),
  * then the result the call must end with. They run against kubeclient alone: a scripted
  * HTTP/1.1 server on loopback answers in order and records every difference.
  *
  * Case file:
  *   {"description": "...",
- *    "observe": OBJECT,                        optional: a claim as watched (writer's cache)
- *    "call": {"op": "bind" | "evict" | "unschedulable" | "reserve" | "unreserve" | "informer",
- *             "ns", "name", "uid", "node", "reason", "message", "pod", "pod_uid",
+ *    "current": OBJECT,                        optional: the claim as the server holds it, the
+ *                                              answer to the read a claim write starts with
+ *    "call": {"op": "bind" | "evict" | "unschedulable" | "reserve" | "unreserve" | "event" |
+ *                   "informer",
+ *             "ns", "name", "uid", "node", "type", "reason", "message", "pod", "pod_uid",
  *             "allocation": OBJECT | "exchange:NNN-name:request.body.status.allocation",
  *             "resources": [{"resource", "group", "kind", "versions"}]  (informer)},
  *    "exchanges": [{"request": {"method", "path", "body"}, "reply": REPLY}, ...],
@@ -38,6 +41,7 @@
 
 #include "input/input.h"
 #include "kubeclient/kc.h"
+#include "model/wire.h"
 
 #define CASES     "tests/data/kc"
 #define RECORDED  "tests/data/k8s/exchanges"
@@ -247,10 +251,11 @@ static void listen_on_loopback(script *s) {
 /* ---- one case ------------------------------------------------------------------------------ */
 
 typedef struct outcome {
-  int calls;  /* callbacks */
-  ts_rc r;    /* the last result */
-  int events; /* informer: objects delivered */
-  int synced; /* informer: on_synced calls */
+  int calls;               /* callbacks */
+  ts_rc r;                 /* the last result */
+  int events;              /* informer: objects delivered */
+  int synced;              /* informer: on_synced calls */
+  model_claim_write claim; /* reserve, unreserve: what the steps write */
 } outcome;
 
 static void on_event(void *ud, kc_event_type t, json_t *obj, const kc_resource *res) {
@@ -275,7 +280,17 @@ static const char *str(json_t *call, const char *key) {
 
 static void load_steps(script *s, json_t *c, const char *file) {
   size_t i;
-  json_t *x;
+  json_t *x, *current = json_object_get(c, "current");
+  if (current) { /* a claim write reads the claim first */
+    json_t *call = json_object_get(c, "call"), *obj = resolve(current);
+    step *st = &s->steps[s->nsteps++];
+    snprintf(st->method, sizeof st->method, "GET");
+    snprintf(st->path, sizeof st->path, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s",
+             str(call, "ns"), str(call, "name"));
+    st->status = 200;
+    st->reply = json_dumps(obj, JSON_COMPACT);
+    json_decref(obj);
+  }
   json_array_foreach(json_object_get(c, "exchanges"), i, x) {
     json_t *req = json_object_get(x, "request"), *reply = resolve(json_object_get(x, "reply"));
     step *st = &s->steps[s->nsteps++];
@@ -306,30 +321,42 @@ static void load_steps(script *s, json_t *c, const char *file) {
 
 /* Issues the case's call through a writer on a client of the scripted server. */
 static void issue(kc_writer *w, json_t *call, outcome *o) {
-  const char *op = str(call, "op");
+  const char *op = str(call, "op"), *ns = str(call, "ns"), *name = str(call, "name");
+  const char *uid = str(call, "uid");
+  char path[512];
+  json_t *b = NULL;
   if (!strcmp(op, "bind")) {
-    kc_bind(w, str(call, "ns"), str(call, "name"), str(call, "uid"), str(call, "node"), -1, on_done,
-            o);
+    b = model_binding_json(ns, name, uid, str(call, "node"), -1);
+    kc_bind(w, ns, name, uid, str(call, "node"), b, on_done, o);
   } else if (!strcmp(op, "evict")) {
-    kc_evict(w, str(call, "ns"), str(call, "name"), str(call, "uid"), str(call, "reason"), on_done,
-             o);
+    b = model_eviction_json(ns, name, uid);
+    kc_evict(w, ns, name, uid, b, on_done, o);
   } else if (!strcmp(op, "unschedulable")) {
-    kc_pod_unschedulable(w, str(call, "ns"), str(call, "name"), str(call, "reason"),
-                         str(call, "message"), on_done, o);
-  } else if (!strcmp(op, "reserve")) {
-    json_t *alloc =
+    b = model_pod_unscheduled_patch(str(call, "reason"), str(call, "message"), 0);
+    snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+    kc_patch(w, "patch pods/status", path, KC_STRATEGIC_MERGE_PATCH, ns, name, b, on_done, o);
+  } else if (!strcmp(op, "reserve") || !strcmp(op, "unreserve")) {
+    o->claim.alloc =
         json_object_get(call, "allocation") ? resolve(json_object_get(call, "allocation")) : NULL;
-    kc_claim_reserve r = {str(call, "ns"), str(call, "name"), str(call, "uid"),
-                          alloc,           str(call, "pod"),  str(call, "pod_uid")};
-    kc_claim_reserve_write(w, &r, on_done, o);
-    json_decref(alloc);
+    o->claim.pod_name = str(call, "pod"), o->claim.pod_uid = str(call, "pod_uid");
+    o->claim.unreserve = !strcmp(op, "unreserve");
+    snprintf(path, sizeof path, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns,
+             name);
+    kc_update(w, "update resourceclaims", ns, name, path, o->claim.unreserve, model_claim_step,
+              &o->claim, on_done, o);
+  } else if (!strcmp(op, "event")) { /* fire and forget: the request is the result */
+    model_object_ref pod = {"v1", "Pod", ns, name, uid};
+    b = model_event_json(&pod, "tessera-test", str(call, "type"), str(call, "reason"),
+                         str(call, "message"), 0);
+    assert_true(kc_event_allowed(w, uid));
+    kc_event_post(w, b);
+    o->calls = 1, o->r = TS_OK;
   } else if (!strcmp(op, "informer")) {
     o->calls = 1, o->r = TS_OK; /* no callback of its own: the events are the result */
-  } else if (!strcmp(op, "unreserve")) {
-    kc_claim_unreserve(w, str(call, "ns"), str(call, "name"), str(call, "pod_uid"), on_done, o);
   } else {
     fail_msg("unknown op %s", op);
   }
+  json_decref(b);
 }
 
 static const char *result_name(ts_rc r) {
@@ -339,7 +366,7 @@ static const char *result_name(ts_rc r) {
 /* Runs one case file; returns false (with the differences printed) when it fails. */
 static bool run_case(const char *file) {
   json_error_t je;
-  json_t *c = json_load_file(file, 0, &je), *observe;
+  json_t *c = json_load_file(file, 0, &je);
   script s;
   pthread_t th;
   uv_loop_t loop;
@@ -364,12 +391,7 @@ static bool run_case(const char *file) {
   auth.token = ts_strdup("test-token");
   assert_int_equal(uv_loop_init(&loop), 0);
   assert_non_null(client = kc_client_new(&loop, &auth, &err));
-  assert_non_null(w = kc_writer_new(client, &gate, "tessera-test", KC_EVENT_INTERVAL_MS));
-  if ((observe = json_object_get(c, "observe"))) {
-    json_t *obj = resolve(observe);
-    kc_writer_observe_claim(w, obj, false);
-    json_decref(obj);
-  }
+  assert_non_null(w = kc_writer_new(client, &gate, KC_EVENT_INTERVAL_MS));
   issue(w, json_object_get(c, "call"), &o);
   if (!strcmp(str(json_object_get(c, "call"), "op"), "informer")) {
     json_t *rs = json_object_get(json_object_get(c, "call"), "resources"), *r;
@@ -408,6 +430,7 @@ static bool run_case(const char *file) {
   printf("%s %s\n%s", ok ? "PASS" : "FAIL", file, s.errors);
   for (int i = 0; i < s.nsteps; i++) json_decref(s.steps[i].body), free(s.steps[i].reply);
   json_decref(c);
+  json_decref((json_t *)o.claim.alloc);
   return ok;
 }
 

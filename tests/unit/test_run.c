@@ -511,6 +511,20 @@ static void test_run_preemption_and_gang(void **state) {
   assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/low-0/eviction 201", 1, 10000));
   assert_true(fa_wait(s, "POST /api/v1/namespaces/t/pods/high-0/binding 201", 1, 10000));
   assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/low-0/eviction"), 1);
+  { /* the accepted eviction says why, in a Preempted Event about the pod */
+    char *ev = NULL;
+    for (int i = 0; i < 100; i++) {
+      free(ev);
+      ev = fa_get(s, "/apis/events.k8s.io/v1/namespaces/t/events");
+      if (ev && strstr(ev, "\"reason\":\"Preempted\"")) break;
+      usleep(50000);
+    }
+    assert_non_null(ev);
+    assert_non_null(strstr(ev, "\"reason\":\"Preempted\""));
+    assert_non_null(strstr(ev, "\"name\":\"low-0\""));
+    assert_non_null(strstr(ev, "(InClusterQueue)"));
+    free(ev);
+  }
   /* Kueue's controller is not running (no Lease): the queues' status is written as Kueue
    * writes it, and follows the preemption (issue 15). */
   assert_true(wait_status(s, "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq",

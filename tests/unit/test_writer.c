@@ -11,12 +11,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include "input/input.h"
 #include "kubeclient/kc.h"
+#include "model/wire.h"
 #include "tests/support/fakeapi.h"
 
 typedef struct env {
@@ -43,6 +45,60 @@ static void on_done(void *ud, ts_rc r, const kc_write_info *info) {
   o->status = info ? info->status : 0;
 }
 
+/* ---- the writes as `tessera run` makes them: bodies from model/wire.h ---------------------- */
+
+static void bind_pod(kc_writer *w, const char *ns, const char *name, const char *uid,
+                     const char *node, kc_write_cb cb, void *ud) {
+  json_t *b = model_binding_json(ns, name, uid, node, -1);
+  if (b)
+    kc_bind(w, ns, name, uid, node, b, cb, ud);
+  else
+    kc_write_fail(w, cb, ud);
+  json_decref(b);
+}
+
+static void evict_pod(kc_writer *w, const char *ns, const char *name, const char *uid,
+                      kc_write_cb cb, void *ud) {
+  json_t *b = model_eviction_json(ns, name, uid);
+  if (b)
+    kc_evict(w, ns, name, uid, b, cb, ud);
+  else
+    kc_write_fail(w, cb, ud);
+  json_decref(b);
+}
+
+static void unschedulable(kc_writer *w, const char *ns, const char *name, const char *reason,
+                          const char *message, kc_write_cb cb, void *ud) {
+  json_t *b = model_pod_unscheduled_patch(reason, message, 1);
+  char path[256];
+  snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
+  if (b)
+    kc_patch(w, "patch pods/status", path, KC_STRATEGIC_MERGE_PATCH, ns, name, b, cb, ud);
+  else
+    kc_write_fail(w, cb, ud);
+  json_decref(b);
+}
+
+static void emit(kc_writer *w, const char *ns, const char *name, const char *uid, const char *type,
+                 const char *reason, const char *note) {
+  model_object_ref pod = {"v1", "Pod", ns, name, uid};
+  json_t *b;
+  struct timespec t;
+  if (!kc_event_allowed(w, uid)) return;
+  clock_gettime(CLOCK_REALTIME, &t);
+  b = model_event_json(&pod, "test", type, reason, note,
+                       (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec);
+  if (b) kc_event_post(w, b);
+  json_decref(b);
+}
+
+/* A claim write of t/missing (c borrowed until cb). */
+static void claim(kc_writer *w, model_claim_write *c, kc_write_cb cb, void *ud) {
+  kc_update(w, "update resourceclaims", "t", "missing",
+            "/apis/resource.k8s.io/v1/namespaces/t/resourceclaims/missing", c->unreserve,
+            model_claim_step, c, cb, ud);
+}
+
 static void start(env *e, bool http2) {
   ts_err err;
   memset(e, 0, sizeof *e);
@@ -51,7 +107,7 @@ static void start(env *e, bool http2) {
   assert_int_equal(kc_auth_load(fa_kubeconfig(e->s), NULL, &e->auth, &err), TS_OK);
   assert_non_null(e->c = kc_client_new(&e->loop, &e->auth, &err));
   e->gate.open = true;
-  assert_non_null(e->w = kc_writer_new(e->c, &e->gate, "test", KC_EVENT_INTERVAL_MS));
+  assert_non_null(e->w = kc_writer_new(e->c, &e->gate, KC_EVENT_INTERVAL_MS));
 }
 
 static void stop(env *e) {
@@ -111,12 +167,12 @@ static void test_bind_conflict_recorded(void **state) {
   start(&e, false);
   put_pod(&e, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", NULL);
   fa_fault_body(e.s, "POST", "/api/v1/namespaces/team-a/pods/train-0/binding", 409, 2, body);
-  kc_bind(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a1", -1, on_done,
-          &o);
+  bind_pod(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a1", on_done,
+           &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_OK);
-  kc_bind(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a2", -1, on_done,
-          &o);
+  bind_pod(e.w, "team-a", "train-0", "f1856ec5-9892-4684-94a8-4a96e7a99a5f", "node-a2", on_done,
+           &o);
   wait_for(&e, &o, 2);
   assert_int_equal(o.r, TS_ECONFLICT); /* bound elsewhere: not ours */
   free(body);
@@ -135,14 +191,14 @@ static void test_bind_lost_answer(void **state) {
     put_pod(&e, "t", "p1", "uid-p1", NULL);
     fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p0/binding", FA_LOST, 1, NULL);
     o.calls = 0;
-    kc_bind(e.w, "t", "p0", "uid-p0", "n1", -1, on_done, &o);
+    bind_pod(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
     wait_for(&e, &o, 1);
     assert_int_equal(o.r, TS_OK);
     assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/p0/binding"), 2);
     /* No answer, and the retry meets a pod whose uid is not the one we decided for. */
     fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p1/binding", 0, 1, NULL);
     o.calls = 0;
-    kc_bind(e.w, "t", "p1", "uid-of-a-deleted-p1", "n1", -1, on_done, &o);
+    bind_pod(e.w, "t", "p1", "uid-of-a-deleted-p1", "n1", on_done, &o);
     wait_for(&e, &o, 1);
     assert_int_equal(o.r, TS_ECONFLICT);
     assert_int_equal(fa_count(e.s, "POST /api/v1/namespaces/t/pods/p1/binding 409"), 1);
@@ -161,7 +217,7 @@ static void test_bind_outcome_checked(void **state) {
   start(&e, true);
   put_pod(&e, "t", "p0", "uid-p0", NULL);
   fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p0/binding", FA_LOST, 3, NULL);
-  kc_bind(e.w, "t", "p0", "uid-p0", "n1", -1, on_done, &o);
+  bind_pod(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_OK);
   assert_int_equal(fa_count(e.s, "GET /api/v1/namespaces/t/pods/p0"), 1);
@@ -171,7 +227,7 @@ static void test_bind_outcome_checked(void **state) {
   put_pod(&e, "t", "p3", "uid-p3", NULL);
   fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p3/binding", 0, 3, NULL);
   o.calls = 0;
-  kc_bind(e.w, "t", "p3", "uid-p3", "n1", -1, on_done, &o);
+  bind_pod(e.w, "t", "p3", "uid-p3", "n1", on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_OK);
   assert_int_equal(fa_count(e.s, "GET /api/v1/namespaces/t/pods/p3"), 1);
@@ -180,7 +236,7 @@ static void test_bind_outcome_checked(void **state) {
   put_pod(&e, "t", "p1", "uid-p1", NULL);
   fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p1/binding", 0, 4, NULL);
   o.calls = 0;
-  kc_bind(e.w, "t", "p1", "uid-p1", "n1", -1, on_done, &o);
+  bind_pod(e.w, "t", "p1", "uid-p1", "n1", on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_EHTTP);
   assert_int_equal(o.status, 0);
@@ -189,7 +245,7 @@ static void test_bind_outcome_checked(void **state) {
   put_pod(&e, "t", "p2", "uid-p2", "n2");
   fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p2/binding", 503, 1, "busy");
   o.calls = 0;
-  kc_bind(e.w, "t", "p2", "uid-p2", "n1", -1, on_done, &o);
+  bind_pod(e.w, "t", "p2", "uid-p2", "n1", on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_ECONFLICT);
   assert_int_equal(o.status, 503);
@@ -205,14 +261,14 @@ static void test_alloc_failures(void **state) {
   put_pod(&e, "t", "p0", "uid-p0", NULL);
   for (long n = 0; failed; n++) {
     outcome o = {0};
-    kc_claim_reserve cr = {"t", "missing", "", NULL, "p0", "uid-p0"};
+    model_claim_write cr = {NULL, "p0", "uid-p0", false}, cu = {NULL, NULL, "uid-p0", true};
     ts_alloc_fail_after(n);
-    kc_bind(e.w, "t", "p0", "uid-p0", "n1", -1, on_done, &o);
-    kc_evict(e.w, "t", "nobody", "", "preempted", on_done, &o);
-    kc_claim_reserve_write(e.w, &cr, on_done, &o);
+    bind_pod(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
+    evict_pod(e.w, "t", "nobody", "", on_done, &o);
+    claim(e.w, &cr, on_done, &o);
     kc_write_fail(e.w, on_done, &o);
-    kc_claim_unreserve(e.w, "t", "missing", "uid-p0", on_done, &o);
-    kc_pod_unschedulable(e.w, "t", "p0", "Unschedulable", "no room", on_done, &o);
+    claim(e.w, &cu, on_done, &o);
+    unschedulable(e.w, "t", "p0", "Unschedulable", "no room", on_done, &o);
     wait_for(&e, &o, 6);
     failed = ts_alloc_failed();
     ts_alloc_fail_after(-1);
@@ -232,7 +288,7 @@ static void test_request_timeout(void **state) {
   kc_client_set_timeout(e.c, 300);
   /* three sends, then the pod is read (not bound yet) and the binding sent once more */
   fa_delay(e.s, "POST", "/api/v1/namespaces/t/pods/p0/binding", 1500, 4);
-  kc_bind(e.w, "t", "p0", "uid-p0", "n1", -1, on_done, &o);
+  bind_pod(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_EHTTP);
   assert_int_equal(o.status, 0); /* timed out: no answer */
@@ -257,7 +313,7 @@ static void test_goaway(void **state) {
     char name[16], uid[16];
     snprintf(name, sizeof name, "p%d", i);
     snprintf(uid, sizeof uid, "u%d", i);
-    kc_bind(e.w, "t", name, uid, "n1", -1, on_done, &o);
+    bind_pod(e.w, "t", name, uid, "n1", on_done, &o);
   }
   wait_for(&e, &o, 60);
   assert_int_equal(o.oks, 60); /* some answers were lost with the connection: sent again */
@@ -292,7 +348,7 @@ static void test_bounded_inflight(void **state) {
     char name[16], uid[16];
     snprintf(name, sizeof name, "p%d", i);
     snprintf(uid, sizeof uid, "u%d", i);
-    kc_bind(e.w, "t", name, uid, "n1", -1, on_done, &o);
+    bind_pod(e.w, "t", name, uid, "n1", on_done, &o);
   }
   assert_int_equal(kc_client_inflight(e.c, &queued), KC_MAX_INFLIGHT);
   assert_int_equal(queued, N - KC_MAX_INFLIGHT);
@@ -314,7 +370,7 @@ static void test_bounded_inflight(void **state) {
   memset(&o, 0, sizeof o);
   start(&e, true);
   put_pod(&e, "t", "q", "uq", NULL);
-  for (int i = 0; i < KC_MAX_INFLIGHT + 5; i++) kc_bind(e.w, "t", "q", "uq", "n1", -1, on_done, &o);
+  for (int i = 0; i < KC_MAX_INFLIGHT + 5; i++) bind_pod(e.w, "t", "q", "uq", "n1", on_done, &o);
   kc_writer_free(e.w);
   kc_client_free(e.c);
   uv_run(&e.loop, UV_RUN_DEFAULT);
@@ -334,16 +390,15 @@ static void test_events_and_refusals(void **state) {
   (void)state;
   start(&e, false);
   put_pod(&e, "t", "p0", "uid-p0", NULL);
-  kc_event_emit(e.w, "t", "p0", "uid-p0", "Warning", "FailedScheduling", "0/1 nodes");
-  kc_pod_unschedulable(e.w, "t", "p0", "Unschedulable", "0/1 nodes", on_done, &o);
+  emit(e.w, "t", "p0", "uid-p0", "Warning", "FailedScheduling", "0/1 nodes");
+  unschedulable(e.w, "t", "p0", "Unschedulable", "0/1 nodes", on_done, &o);
   wait_for(&e, &o, 1);
   assert_true(serve_until(&e, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 1));
   assert_int_equal(kc_writer_refused(e.w), 0);
   /* The same pod a minute later is refused (403) twice: counted twice, logged once. */
   fa_fault(e.s, "POST", "/api/v1/namespaces/t/pods/p0/eviction", 403, 2, "forbidden");
-  kc_evict(e.w, "t", "p0", "uid-p0", "preempted to make room for Job t/x (InClusterQueue)", on_done,
-           &o);
-  kc_evict(e.w, "t", "p0", "uid-p0", NULL, on_done, &o);
+  evict_pod(e.w, "t", "p0", "uid-p0", on_done, &o);
+  evict_pod(e.w, "t", "p0", "uid-p0", on_done, &o);
   wait_for(&e, &o, 3);
   assert_int_equal(o.r, TS_EAUTH);
   assert_int_equal(kc_writer_refused(e.w), 2);
@@ -358,20 +413,11 @@ static void test_events_and_refusals(void **state) {
       strstr(m.data,
              "tessera_api_requests_total{verb=\"patch\",resource=\"pods/status\",code=\"200\"} 1"));
   ts_buf_free(&m);
-  /* An accepted eviction says why in a Preempted Event about the pod. */
+  /* An accepted eviction (its Preempted Event is `tessera run`'s: test_run). */
   put_pod(&e, "t", "p1", "uid-p1", "n1");
-  kc_evict(e.w, "t", "p1", "uid-p1", "preempted to make room for Job t/x (InCohortReclamation)",
-           on_done, &o);
+  evict_pod(e.w, "t", "p1", "uid-p1", on_done, &o);
   wait_for(&e, &o, 4);
   assert_int_equal(o.r, TS_OK);
-  assert_true(serve_until(&e, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 2));
-  {
-    char *list = fa_get(e.s, "/apis/events.k8s.io/v1/namespaces/t/events");
-    assert_non_null(list);
-    assert_non_null(strstr(list, "\"reason\":\"Preempted\""));
-    assert_non_null(strstr(list, "(InCohortReclamation)"));
-    free(list);
-  }
   /* A note over 1 KiB (a pod asking for dozens of resources) is cut: the API server refuses
    * longer ones, so the Event would never land. */
   {
@@ -383,8 +429,8 @@ static void test_events_and_refusals(void **state) {
     for (i = 0; i < sizeof note - 1; i++) note[i] = "é"[i % 2]; /* two-byte characters */
     note[sizeof note - 1] = 0;
     put_pod(&e, "t", "p2", "uid-p2", NULL);
-    kc_event_emit(e.w, "t", "p2", "uid-p2", "Warning", "FailedScheduling", note);
-    assert_true(serve_until(&e, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 3));
+    emit(e.w, "t", "p2", "uid-p2", "Warning", "FailedScheduling", note);
+    assert_true(serve_until(&e, "POST /apis/events.k8s.io/v1/namespaces/t/events 201", 2));
     list = fa_get(e.s, "/apis/events.k8s.io/v1/namespaces/t/events");
     assert_non_null(v = json_loads(list, 0, &je)); /* valid UTF-8: cut between characters */
     items = json_object_get(v, "items");
@@ -393,7 +439,7 @@ static void test_events_and_refusals(void **state) {
       if (strcmp(json_string_value(json_object_get(json_object_get(ev, "regarding"), "name")),
                  "p2"))
         continue;
-      assert_true(strlen(n) <= KC_EVENT_NOTE_MAX);
+      assert_true(strlen(n) <= MODEL_EVENT_NOTE_MAX);
       assert_string_equal(n + strlen(n) - 3, "...");
       seen = true;
     }
@@ -480,13 +526,13 @@ static void test_exec_credentials(void **state) {
   expect_file(&e, "args", "token yes\n");
   assert_non_null(e.c = kc_client_new(&e.loop, &e.auth, &err));
   e.gate.open = true;
-  assert_non_null(e.w = kc_writer_new(e.c, &e.gate, "test", KC_EVENT_INTERVAL_MS));
+  assert_non_null(e.w = kc_writer_new(e.c, &e.gate, KC_EVENT_INTERVAL_MS));
   for (int i = 0; i < 3; i++) {
     char name[16];
     snprintf(name, sizeof name, "p%d", i);
     put_pod(&e, "t", name, name, NULL);
   }
-  kc_bind(e.w, "t", "p0", "p0", "n1", -1, on_done, &o);
+  bind_pod(e.w, "t", "p0", "p0", "n1", on_done, &o);
   wait_for(&e, &o, 1);
   assert_int_equal(o.r, TS_OK);
   /* The token expires (2 s) and the server takes only the next: the plugin is run again before
@@ -495,18 +541,18 @@ static void test_exec_credentials(void **state) {
   dir_file(&e, "plugin-token", "second", 0644);
   dir_file(&e, "expires", "3600", 0644);
   usleep(2200000);
-  kc_bind(e.w, "t", "p1", "p1", "n1", -1, on_done, &o);
+  bind_pod(e.w, "t", "p1", "p1", "n1", on_done, &o);
   wait_for(&e, &o, 2);
   assert_int_equal(o.r, TS_OK);
   expect_file(&e, "runs", "2\n");
   /* Rotated early: the 401 runs it again, and the next request goes through. */
   fa_set_token(e.s, "third");
   dir_file(&e, "plugin-token", "third", 0644);
-  kc_bind(e.w, "t", "p2", "p2", "n1", -1, on_done, &o);
+  bind_pod(e.w, "t", "p2", "p2", "n1", on_done, &o);
   wait_for(&e, &o, 3);
   assert_int_equal(o.status, 401);
   expect_file(&e, "runs", "3\n");
-  kc_bind(e.w, "t", "p2", "p2", "n1", -1, on_done, &o);
+  bind_pod(e.w, "t", "p2", "p2", "n1", on_done, &o);
   wait_for(&e, &o, 4);
   assert_int_equal(o.r, TS_OK);
   /* a plugin that fails: its exit status, at load */
