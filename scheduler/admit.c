@@ -35,13 +35,12 @@ typedef struct qgang {
 } qgang;
 
 typedef struct admit {
-  sched_view *v;                                              /* the cycle's view */
-  sched_result *r;                                            /* decisions */
-  ts_rc (*add)(sched_view *, sched_result *, sched_decision); /* adds a decision */
-  q_tree *tree;                                               /* quotas and usage */
-  q_queues *queues;                                           /* pending workloads */
-  qgang **pending;                                            /* queued pending gangs */
-  size_t npending;                                            /* entries */
+  sched_view *v;    /* the cycle's view */
+  sched_result *r;  /* decisions */
+  q_tree *tree;     /* quotas and usage */
+  q_queues *queues; /* pending workloads */
+  qgang **pending;  /* queued pending gangs */
+  size_t npending;  /* entries */
 } admit;
 
 /* Kueue's label first. Then Volcano's: the queue of the PodGroup the pod's annotation
@@ -278,7 +277,8 @@ static ts_rc evict_gang(admit *ad, qgang *q, const char *why, sched_wl_event ev)
   for (uint32_t i = 0; i < q->nrun; i++) {
     ts_rc rc;
     if (q->run[i]->obj.deleted_ns) continue;
-    rc = ad->add(ad->v, ad->r, (sched_decision){SCHED_EVICT, q->run[i], NULL, why, NULL, NULL, 0});
+    rc = sched__decide(ad->v, ad->r,
+                       (sched_decision){SCHED_EVICT, q->run[i], NULL, why, NULL, NULL, 0});
     if (rc != TS_OK) return rc;
   }
   ev.count = ad->r->ndecisions - ev.decision;
@@ -292,7 +292,7 @@ static ts_rc drain(admit *ad, qgang *q, const model_local_queue *lq /* NULL: non
                    const model_cluster_queue *cq) {
   char why[700];
   const char *kept;
-  if (!ad->add || q->wl.evicting) return TS_OK; /* usage only, or its eviction was issued */
+  if (q->wl.evicting) return TS_OK;                         /* its eviction was issued */
   if (sched__kueue_managed(ad->v, q->run[0])) return TS_OK; /* Kueue's controller drains */
   if (cq->stop_policy == MODEL_STOP_HOLD_AND_DRAIN)
     snprintf(why, sizeof why, "ClusterQueue %s is stopped (stopPolicy HoldAndDrain)", cq->obj.name);
@@ -628,12 +628,12 @@ static ts_rc pend_gang(admit *ad, const sched_gang *g, const char *reason, sched
   const char *label = gang_label(ad, g);
   if (!reason) return TS_ENOMEM;
   for (uint32_t i = 0; i < g->npods; i++) {
-    ts_rc rc = ad->add(ad->v, ad->r,
-                       (sched_decision){.kind = SCHED_PENDING,
-                                        .pod = g->pods[i].pod,
-                                        .reason = reason,
-                                        .gang = label,
-                                        .why = why});
+    ts_rc rc = sched__decide(ad->v, ad->r,
+                             (sched_decision){.kind = SCHED_PENDING,
+                                              .pod = g->pods[i].pod,
+                                              .reason = reason,
+                                              .gang = label,
+                                              .why = why});
     if (rc != TS_OK) return rc;
   }
   return TS_OK;
@@ -675,7 +675,7 @@ static ts_rc decide_admitted(admit *ad, qgang *q, const q_admission *adm) {
   for (uint32_t i = 0; i < q->g->npods; i++) {
     const sched_pending *p = &q->g->pods[i];
     if (q->placed[i] != UINT32_MAX) {
-      rc = ad->add(
+      rc = sched__decide(
           ad->v, ad->r,
           sched__bind(ad->v, p, q->placed[i], q->g->kind == SCHED_GANG_SINGLE ? NULL : label));
     } else {
@@ -683,12 +683,12 @@ static ts_rc decide_admitted(admit *ad, qgang *q, const q_admission *adm) {
         rest = keep(
             ad, "admitted to ClusterQueue %s with fewer pods (partial admission); this one waits",
             adm->cluster_queue, NULL);
-      rc = ad->add(ad->v, ad->r,
-                   (sched_decision){.kind = SCHED_PENDING,
-                                    .pod = p->pod,
-                                    .reason = rest,
-                                    .gang = label,
-                                    .why = SCHED_WHY_QUEUED});
+      rc = sched__decide(ad->v, ad->r,
+                         (sched_decision){.kind = SCHED_PENDING,
+                                          .pod = p->pod,
+                                          .reason = rest,
+                                          .gang = label,
+                                          .why = SCHED_WHY_QUEUED});
     }
     if (rc != TS_OK) return rc;
   }
@@ -878,9 +878,8 @@ static ts_rc keep_problems(admit *ad) {
   return TS_OK;
 }
 
-ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
-                   ts_rc (*add)(sched_view *, sched_result *, sched_decision), bool *handled) {
-  admit ad = {v, r, add, NULL, NULL, NULL, 0};
+ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r, bool *handled) {
+  admit ad = {v, r, NULL, NULL, NULL, 0};
   q_hooks hooks = {hook_placeable, hook_commit, &ad};
   q_result res, last = {0};
   ts_err err;

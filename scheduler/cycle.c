@@ -49,118 +49,6 @@ int32_t sched_pod_priority(const model *m, const model_pod *p) {
   return model_default_priority(m);
 }
 
-/* ---- decisions ------------------------------------------------------------------------- */
-
-static ts_rc add_decision(sched_view *v, sched_result *r, sched_decision d) {
-  if (r->ndecisions == v->decisions_cap) { /* reserved for every pending pod: rare */
-    size_t ncap = v->decisions_cap ? v->decisions_cap * 2 : 256;
-    sched_decision *nd = ts_realloc(r->decisions, ncap * sizeof *nd);
-    if (!nd) return TS_ENOMEM;
-    r->decisions = nd;
-    v->decisions_cap = ncap;
-  }
-  r->decisions[r->ndecisions++] = d;
-  if (d.kind == SCHED_BIND)
-    r->nbound++;
-  else if (d.kind == SCHED_EVICT)
-    r->nevicted++;
-  else
-    r->npending++;
-  return TS_OK;
-}
-
-ts_rc sched__event(sched_view *v, sched_result *r, const sched_wl_event *e) {
-  if (r->nevents == v->events_cap) {
-    size_t ncap = v->events_cap ? v->events_cap * 2 : 64;
-    sched_wl_event *ne = ts_realloc(r->events, ncap * sizeof *ne);
-    if (!ne) return TS_ENOMEM;
-    r->events = ne;
-    v->events_cap = ncap;
-  }
-  r->events[r->nevents++] = *e;
-  return TS_OK;
-}
-
-const char *sched_pending_why_name(sched_pending_why w) {
-  static const char *const names[SCHED_WHY_COUNT] = {
-      [SCHED_WHY_UNSCHEDULABLE] = "Unschedulable",
-      [SCHED_WHY_GANG] = "WaitingForGang",
-      [SCHED_WHY_BLOCKED] = "Blocked",
-      [SCHED_WHY_QUEUED] = "WaitingForQuota",
-      [SCHED_WHY_BACKOFF] = "Backoff",
-      [SCHED_WHY_NO_QUEUE] = "NoQueueName",
-      [SCHED_WHY_ERROR] = "SchedulerError",
-      [SCHED_WHY_GATED] = "SchedulingGated",
-  };
-  return (unsigned)w < SCHED_WHY_COUNT ? names[w] : "Unschedulable";
-}
-
-/* ---- errors contained to one object ---------------------------------------------------- */
-
-static const char *stage_name(sched_stage st) {
-  static const char *const names[] = {"",          "admission", "claim allocation",
-                                      "placement", "scoring",   "decision"};
-  return (unsigned)st < sizeof names / sizeof *names ? names[st] : "?";
-}
-
-void sched__fail(sched_view *v, const model_pod *p, ts_rc rc, const char *what) {
-  if (v->fail_pod == p) return; /* the first failure says it */
-  v->fail_pod = p;
-  v->fail_text =
-      ts_arena_printf(v->out, "%s of pod %s failed: %s", what, p->obj.key, ts_strerror(rc));
-}
-
-static bool fault_names(const sched_view *v, sched_stage stage, const model_pod *p) {
-  const sched_fault *f = &v->cfg->tuning.fault;
-  return f->stage == stage && f->pod && !strcmp(f->pod, p->obj.key);
-}
-
-bool sched__fault(sched_view *v, sched_stage stage, const model_pod *p) {
-  if (!v->cfg || !fault_names(v, stage, p)) return false;
-  sched__fail(v, p, TS_EFAULT, stage_name(stage));
-  return true;
-}
-
-bool sched__gang_faulted(const sched_view *v, sched_stage stage, const sched_gang *g) {
-  for (uint32_t i = 0; v->cfg && i < g->npods; i++)
-    if (fault_names(v, stage, g->pods[i].pod)) return true;
-  return false;
-}
-
-const char *sched__gang_failure(const sched_view *v, const sched_gang *g) {
-  for (uint32_t i = 0; v->fail_pod && i < g->npods; i++)
-    if (g->pods[i].pod == v->fail_pod) return v->fail_text;
-  return NULL;
-}
-
-ts_rc sched_decision_apply(model *m, const sched_decision *d) {
-  model_pod *p = (model_pod *)d->pod;
-  if (d->kind == SCHED_EVICT) return model_pod_bind(m, p, NULL);
-  if (d->kind != SCHED_BIND) return TS_OK;
-  if (d->gpu_shared)
-    return model_pod_bind_gpu(m, p, ts_intern_cstr(d->node->obj.name), (int32_t)d->gpu_index);
-  return model_pod_bind(m, p, ts_intern_cstr(d->node->obj.name));
-}
-
-sched_decision sched__bind(const sched_view *v, const sched_pending *p, uint32_t node,
-                           const char *gang) {
-  int32_t gpu = sched__gpu_slot(v, p->pod);
-  return (sched_decision){.kind = SCHED_BIND,
-                          .pod = p->pod,
-                          .node = v->nodes[node],
-                          .gang = gang,
-                          .claims = p->claims,
-                          .nclaims = p->nclaims,
-                          .gpu_shared = gpu >= 0,
-                          .gpu_index = gpu >= 0 ? (uint32_t)gpu : 0};
-}
-
-static sched_decision pend(const sched_pending *p, const char *reason, const char *gang,
-                           sched_pending_why why) {
-  return (sched_decision){
-      .kind = SCHED_PENDING, .pod = p->pod, .reason = reason, .gang = gang, .why = why};
-}
-
 /* The reason of one pod of a run given to another: pods of a run fail alike, but a message
  * may name the first one's claims ("claim team-a/x-gpu-1: request ..."): those names are put
  * back to the other pod's (result arena; NULL when out of memory). */
@@ -205,7 +93,8 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
      * after run once the nodes or devices are full, cycle after cycle in a backlog). */
     for (uint32_t i = 0; i < n && rc == TS_OK; i++) {
       why = pods[i].nclaims ? reason_for(v, said, was, &pods[i]) : said;
-      rc = why ? add_decision(v, r, pend(&pods[i], why, NULL, SCHED_WHY_UNSCHEDULABLE)) : TS_ENOMEM;
+      rc = why ? sched__decide(v, r, sched__pend(&pods[i], why, NULL, SCHED_WHY_UNSCHEDULABLE))
+               : TS_ENOMEM;
     }
     return rc;
   }
@@ -214,9 +103,9 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
   for (uint32_t start = 0;;) {
     got = start + sched__place_run(v, pods + start, n - start, NULL, 0, placed + start);
     for (uint32_t i = start; i < got && rc == TS_OK; i++)
-      rc = add_decision(v, r, sched__bind(v, &pods[i], placed[i], NULL));
+      rc = sched__decide(v, r, sched__bind(v, &pods[i], placed[i], NULL));
     if (rc != TS_OK || got == n || v->fail_pod != pods[got].pod) break;
-    rc = add_decision(v, r, pend(&pods[got], v->fail_text, NULL, SCHED_WHY_ERROR));
+    rc = sched__decide(v, r, sched__pend(&pods[got], v->fail_text, NULL, SCHED_WHY_ERROR));
     start = got + 1;
     if (start == n) return rc;
   }
@@ -234,9 +123,9 @@ static ts_rc decide_singles(sched_view *v, const sched_gang *gangs, uint32_t n, 
               ? reason_for(v, reason, &pods[reason_of], &pods[i])
               : reason;
     if (!why) return TS_ENOMEM;
-    rc = add_decision(
-        v, r,
-        pend(&pods[i], why, NULL, pods[i].blocked ? SCHED_WHY_BLOCKED : SCHED_WHY_UNSCHEDULABLE));
+    rc = sched__decide(v, r,
+                       sched__pend(&pods[i], why, NULL,
+                                   pods[i].blocked ? SCHED_WHY_BLOCKED : SCHED_WHY_UNSCHEDULABLE));
   }
   return rc;
 }
@@ -251,18 +140,18 @@ static ts_rc decide_in_class(sched_view *v, const sched_gang *g, sched_result *r
   if (sched__fault(v, SCHED_STAGE_PLACEMENT, p->pod) ||
       sched__fault(v, SCHED_STAGE_SCORING, p->pod)) {
     sched__class_done(v, c);
-    return add_decision(v, r, pend(p, v->fail_text, NULL, SCHED_WHY_ERROR));
+    return sched__decide(v, r, sched__pend(p, v->fail_text, NULL, SCHED_WHY_ERROR));
   }
   k = sched__class_pick(v, c);
   if (k != UINT32_MAX) {
     sched__place(v, p->pod, k);
-    rc = add_decision(v, r, sched__bind(v, p, k, NULL));
+    rc = sched__decide(v, r, sched__bind(v, p, k, NULL));
   } else {
     if (!c->reason || c->reason_at != v->changes) { /* a node changed: the counts may have */
       if (!(c->reason = sched__class_why(v, c))) return TS_ENOMEM;
       c->reason_at = v->changes;
     }
-    rc = add_decision(v, r, pend(p, c->reason, NULL, SCHED_WHY_UNSCHEDULABLE));
+    rc = sched__decide(v, r, sched__pend(p, c->reason, NULL, SCHED_WHY_UNSCHEDULABLE));
   }
   sched__class_done(v, c);
   return rc;
@@ -327,21 +216,14 @@ static ts_rc decide_gang(sched_view *v, const sched_gang *g, sched_result *r) {
   for (uint32_t i = 0; i < g->npods && rc == TS_OK; i++) {
     const sched_pending *p = &g->pods[i];
     if (got && placed[i] != UINT32_MAX) {
-      rc = add_decision(v, r, sched__bind(v, p, placed[i], label));
+      rc = sched__decide(v, r, sched__bind(v, p, placed[i], label));
     } else {
       const char *why = got ? sched__why_pending(v, p) : reason; /* an extra pod that missed */
       if (!why) return TS_ENOMEM;
-      rc = add_decision(v, r, pend(p, why, label, got ? SCHED_WHY_UNSCHEDULABLE : kind));
+      rc = sched__decide(v, r, sched__pend(p, why, label, got ? SCHED_WHY_UNSCHEDULABLE : kind));
     }
   }
   return rc;
-}
-
-void sched_result_free(sched_result *r) {
-  ts_free(r->decisions);
-  ts_free(r->events);
-  ts_arena_free(&r->arena);
-  memset(r, 0, sizeof *r);
 }
 
 static bool single(const sched_gang *g) {
@@ -354,7 +236,7 @@ static ts_rc decide_held(sched_view *v, const sched_gang *g, const char *why,
   const char *label =
       g->kind == SCHED_GANG_SINGLE ? NULL : ts_arena_printf(v->out, "%s %s", g->what, g->name);
   for (uint32_t i = 0; i < g->npods; i++) {
-    ts_rc rc = add_decision(v, r, pend(&g->pods[i], why, label, kind));
+    ts_rc rc = sched__decide(v, r, sched__pend(&g->pods[i], why, label, kind));
     if (rc != TS_OK) return rc;
   }
   return TS_OK;
@@ -378,8 +260,8 @@ static ts_rc contain(sched_view *v, const sched_gang *g, size_t n, size_t mark, 
       for (size_t d = mark; d < r->ndecisions && !decided; d++)
         decided = r->decisions[d].pod == g[k].pods[i].pod;
       if (decided) continue;
-      rc2 = add_decision(v, r,
-                         pend(&g[k].pods[i], why, single(&g[k]) ? NULL : label, SCHED_WHY_ERROR));
+      rc2 = sched__decide(
+          v, r, sched__pend(&g[k].pods[i], why, single(&g[k]) ? NULL : label, SCHED_WHY_ERROR));
       if (rc2 != TS_OK) return rc2;
     }
   }
@@ -400,7 +282,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
   rc = sched__view_init(&v, m, cfg, now_ns, &scratch, &out->arena);
   v.state = state;
   sched__evictions_seen(state, m);
-  if (rc == TS_OK) rc = sched__ready_check(&v, state, out, add_decision);
+  if (rc == TS_OK) rc = sched__ready_check(&v, state, out);
   if (rc == TS_OK) rc = sched__gangs(&v, &gangs, &n);
   if (rc == TS_OK) { /* room for a decision per pending pod, after the readiness evictions */
     size_t want = out->ndecisions;
@@ -415,8 +297,8 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
   }
   if (rc == TS_OK && !(handled = ts_arena_alloc(&scratch, n + 1))) rc = TS_ENOMEM;
   if (rc == TS_OK) memset(handled, 0, n + 1);
-  if (rc == TS_OK) rc = sched__kueue_place(&v, gangs, n, out, add_decision, handled);
-  if (rc == TS_OK) rc = sched__admit(&v, gangs, n, out, add_decision, handled);
+  if (rc == TS_OK) rc = sched__kueue_place(&v, gangs, n, out, handled);
+  if (rc == TS_OK) rc = sched__admit(&v, gangs, n, out, handled);
   if (rc == TS_OK && !cfg->queueing.manage_jobs_without_queue)
     rc = count_classes(&v, gangs, n, handled);
   while (rc == TS_OK && i < n) {

@@ -165,7 +165,6 @@ static ts_rc index_running(sched_view *v, struct sched_kueue *k) {
 typedef struct kctx {
   sched_view *v;
   sched_result *r;
-  ts_rc (*add)(sched_view *, sched_result *, sched_decision);
   const sched_gang *g;      /* the gang */
   const char *label;        /* "PodGroup t/x" (result arena), NULL for a gang of one */
   const model_workload *w;  /* its Workload */
@@ -177,12 +176,12 @@ typedef struct kctx {
 
 static ts_rc pend(kctx *c, uint32_t i, const char *why, sched_pending_why kind) {
   if (!why) return TS_ENOMEM;
-  return c->add(c->v, c->r,
-                (sched_decision){.kind = SCHED_PENDING,
-                                 .pod = c->g->pods[i].pod,
-                                 .reason = why,
-                                 .gang = c->label,
-                                 .why = kind});
+  return sched__decide(c->v, c->r,
+                       (sched_decision){.kind = SCHED_PENDING,
+                                        .pod = c->g->pods[i].pod,
+                                        .reason = why,
+                                        .gang = c->label,
+                                        .why = kind});
 }
 
 static ts_rc pend_all(kctx *c, const char *why, sched_pending_why kind) {
@@ -470,15 +469,14 @@ static ts_rc decide_admitted(kctx *c) {
                                 w->obj.key, w->cluster_queue, why),
                 SCHED_WHY_UNSCHEDULABLE); /* Kueue admitted it: nodes would help */
     else
-      rc = c->add(v, c->r, sched__bind(v, p, placed[i], c->label));
+      rc = sched__decide(v, c->r, sched__bind(v, p, placed[i], c->label));
     p->flavors = NULL;
   }
   return rc;
 }
 
-static ts_rc decide(sched_view *v, sched_gang *g, sched_result *r,
-                    ts_rc (*add)(sched_view *, sched_result *, sched_decision)) {
-  kctx c = {v, r, add, g, NULL, NULL, NULL, NULL, NULL, NULL};
+static ts_rc decide(sched_view *v, sched_gang *g, sched_result *r) {
+  kctx c = {v, r, g, NULL, NULL, NULL, NULL, NULL, NULL};
   struct sched_kueue *k = index_of(v);
   if (!k) return TS_ENOMEM;
   if (g->kind != SCHED_GANG_SINGLE &&
@@ -512,7 +510,6 @@ static ts_rc decide(sched_view *v, sched_gang *g, sched_result *r,
 }
 
 ts_rc sched__kueue_place(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
-                         ts_rc (*add)(sched_view *, sched_result *, sched_decision),
                          bool *handled) {
   ts_rc rc = TS_OK;
   if (!v->cfg->kueue_admits) return TS_OK;
@@ -522,7 +519,7 @@ ts_rc sched__kueue_place(sched_view *v, sched_gang *gangs, size_t n, sched_resul
       continue; /* decided as without Kueue: gated gangs say so there */
     handled[i] = true;
     rc = sched__gang_faulted(v, SCHED_STAGE_ADMISSION, &gangs[i]) ? TS_EFAULT
-                                                                  : decide(v, &gangs[i], r, add);
+                                                                  : decide(v, &gangs[i], r);
     if (rc != TS_OK && rc != TS_ENOMEM) { /* this gang alone: its pods wait, saying why */
       const char *why = ts_arena_printf(v->out, "placing the Kueue workload of pod %s failed: %s",
                                         gangs[i].pods[0].pod->obj.key, ts_strerror(rc));
@@ -532,11 +529,11 @@ ts_rc sched__kueue_place(sched_view *v, sched_gang *gangs, size_t n, sched_resul
         for (size_t d = mark; d < r->ndecisions && !decided; d++)
           decided = r->decisions[d].pod == gangs[i].pods[k].pod;
         if (decided) continue;
-        rc = add(v, r,
-                 (sched_decision){.kind = SCHED_PENDING,
-                                  .pod = gangs[i].pods[k].pod,
-                                  .reason = why,
-                                  .why = SCHED_WHY_ERROR});
+        rc = sched__decide(v, r,
+                           (sched_decision){.kind = SCHED_PENDING,
+                                            .pod = gangs[i].pods[k].pod,
+                                            .reason = why,
+                                            .why = SCHED_WHY_ERROR});
       }
     }
   }

@@ -190,8 +190,7 @@ static ts_rc ready_event(sched_view *v, const watched *w, sched_result *r) {
 }
 
 /* Evicts a timed-out gang: one EVICT decision per pod, and the backoff recorded. */
-static ts_rc evict(sched_view *v, sched_state *st, watched *w, sched_result *r,
-                   ts_rc (*add)(sched_view *, sched_result *, sched_decision)) {
+static ts_rc evict(sched_view *v, sched_state *st, watched *w, sched_result *r) {
   backoff *b = ts_map_get(&st->backoff, w->key, strlen(w->key));
   int64_t wait;
   char t1[32], t2[32], msg[512];
@@ -220,14 +219,14 @@ static ts_rc evict(sched_view *v, sched_state *st, watched *w, sched_result *r,
   qsort(w->pods, w->n, sizeof *w->pods, pod_key_cmp);
   if (w->n && (rc = ready_event(v, w, r)) != TS_OK) return rc;
   for (uint32_t i = 0; i < w->n; i++) {
-    rc = add(v, r, (sched_decision){SCHED_EVICT, w->pods[i], NULL, reason, NULL, NULL, 0});
+    rc =
+        sched__decide(v, r, (sched_decision){SCHED_EVICT, w->pods[i], NULL, reason, NULL, NULL, 0});
     if (rc != TS_OK) return rc;
   }
   return TS_OK;
 }
 
-ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r,
-                         ts_rc (*add)(sched_view *, sched_result *, sched_decision)) {
+ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r) {
   ts_map index;
   size_t it = 0, nw = 0;
   const ts_map_slot *s;
@@ -250,7 +249,7 @@ ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r,
     watched *w = all[i];
     if (w->ready || w->bound_at <= 0 || v->now_ns - w->bound_at < v->cfg->pods_ready_timeout_ns)
       continue;
-    rc = evict(v, st, w, r, add);
+    rc = evict(v, st, w, r);
   }
   ts_map_free(&index);
   return rc;

@@ -322,10 +322,9 @@ int32_t sched__gang_ident(const model *m, const model_pod *p, char *key, size_t 
 void sched__gang_key(const model *m, const model_pod *p, char *key, size_t cap);
 
 /* waitForPodsReady (ready.c): evicts bound gangs that are not Ready in time (EVICT decisions
- * through add) and remembers their backoff in st; a gang still in backoff is held (the
+ * into r) and remembers their backoff in st; a gang still in backoff is held (the
  * reason, arena) or NULL. */
-ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r,
-                         ts_rc (*add)(sched_view *, sched_result *, sched_decision));
+ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r);
 const char *sched__ready_hold(sched_view *v, sched_state *st, const char *key);
 /* Evictions decided earlier and not yet visible in the model: their gangs count as being
  * evicted, so that a preemption is not issued twice. */
@@ -349,8 +348,7 @@ const char *sched__gang_failure(const sched_view *v, const sched_gang *g);
 
 /* Kueue admission (admit.c): queued gangs (pods labelled kueue.x-k8s.io/queue-name) are
  * admitted through their LocalQueues with placement; handled[i] says which gangs it decided. */
-ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
-                   ts_rc (*add)(sched_view *, sched_result *, sched_decision), bool *handled);
+ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r, bool *handled);
 /* Where a pod's workload queues: the LocalQueue of Kueue's label kueue.x-k8s.io/queue-name,
  * else a Volcano or KAI Queue named directly (admit.c says how it is found). */
 typedef struct sched_qref {
@@ -430,7 +428,7 @@ const sched_flavors *sched__flavors_of(sched_view *v, const char *const *names, 
  * belong to Kueue Workloads are decided here (handled[i] set): an admitted Workload's pod sets
  * placed whole on its flavors and topology domains, the others pending with Kueue's reason. */
 ts_rc sched__kueue_place(sched_view *v, sched_gang *gangs, size_t n, sched_result *r,
-                         ts_rc (*add)(sched_view *, sched_result *, sched_decision), bool *handled);
+                         bool *handled);
 /* Kueue admits (queueing.admission: kueue): true when the pod's job is Kueue's to admit (it
  * names a LocalQueue, or a Workload owns it); false in the other mode. */
 bool sched__kueue_managed(sched_view *v, const model_pod *p);
@@ -486,6 +484,13 @@ void sched__classes_free(sched_view *v);
 /* A hash of the pod's static signature (node selector, tolerations, affinity). */
 uint64_t sched__static_hash(const model_pod *p);
 
+/* decide.c: decision d added to r (its array grows past the pending pods reserved only when
+ * evictions add to them; TS_ENOMEM when it cannot). */
+ts_rc sched__decide(sched_view *v, sched_result *r, sched_decision d);
+/* A pending decision for p with reason (result arena or static), its gang's label, and the kind
+ * of reason. */
+sched_decision sched__pend(const sched_pending *p, const char *reason, const char *gang,
+                           sched_pending_why why);
 /* Charges the pod's requests to the node in the view, or gives them back. A pod sharing a GPU
  * takes its share of one of the node's GPUs (the one the scoring policy prefers), which
  * sched__gpu_slot tells until it is given back. */
