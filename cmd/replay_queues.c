@@ -8,19 +8,25 @@
 #include "cmd/cmd.h"
 #include "queueing/queueing.h"
 
-/* Gangs (by their label, or the pod for a single pod) of one kind of decision in a queue. */
+/* Gangs (by their label, or the pod for a single pod) of one kind of decision in a queue: one
+ * pass, the labels seen kept in a set (comparing each decision with every earlier one took
+ * O(n^2) per queue). Out of memory, a gang may count more than once. */
 static int count_gangs(const model *m, const sched_result *res, const char *cq,
                        sched_decision_kind kind) {
   int n = 0;
+  ts_map seen;
+  ts_map_init(&seen);
   for (size_t i = 0; i < res->ndecisions; i++) {
     const sched_decision *d = &res->decisions[i];
-    bool first = true;
     if (d->kind != kind || sched_pod_queue(m, d->pod) != cq) continue;
-    for (size_t k = 0; k < i && first && d->gang; k++)
-      first = !(res->decisions[k].gang && !strcmp(res->decisions[k].gang, d->gang) &&
-                res->decisions[k].kind == kind);
-    n += first;
+    if (d->gang) {
+      size_t len = strlen(d->gang);
+      if (ts_map_get(&seen, d->gang, len)) continue;
+      (void)ts_map_put(&seen, d->gang, len, (void *)d, NULL);
+    }
+    n++;
   }
+  ts_map_free(&seen);
   return n;
 }
 
