@@ -8,6 +8,9 @@
  * changed, at most every SHADOW_EVAL_MS, and tells what differs in the log, the metrics and a
  * report (shadow.c). */
 #include <errno.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -314,6 +317,23 @@ static void metrics(void *ud, ts_buf *out) {
   if (r->shadow) shadow_metrics(&r->last, r->shadows, out);
   if (r->client) kc_client_metrics(r->client, out);
   if (r->inf) kc_informers_metrics(r->inf, out);
+  ts_buf_printf(out,
+                "# HELP tessera_interned_strings Distinct strings interned (vocabulary pinned for "
+                "good, label values while an object holds them).\n"
+                "# TYPE tessera_interned_strings gauge\ntessera_interned_strings %zu\n"
+                "# HELP tessera_interned_bytes Bytes those strings hold.\n"
+                "# TYPE tessera_interned_bytes gauge\ntessera_interned_bytes %zu\n",
+                ts_intern_count(), ts_intern_bytes());
+#ifdef __GLIBC__
+  { /* what the heap holds now; resident memory keeps its high-water mark (tune_malloc) */
+    struct mallinfo2 mi = mallinfo2();
+    ts_buf_printf(out,
+                  "# HELP tessera_heap_inuse_bytes Heap bytes in use (glibc's mallinfo2: "
+                  "allocated, including large blocks).\n"
+                  "# TYPE tessera_heap_inuse_bytes gauge\ntessera_heap_inuse_bytes %zu\n",
+                  mi.uordblks + mi.hblkhd);
+  }
+#endif
   {
     long size = 0, pages = 0, page = sysconf(_SC_PAGESIZE);
     FILE *f = fopen("/proc/self/statm", "r");

@@ -129,13 +129,20 @@ void ts_arena_free(ts_arena *a); /* frees every chunk; the arena is then empty *
 
 /* ---- interning ------------------------------------------------------------------------- */
 
-/* Returns the unique copy of the string (borrowed, valid for the process lifetime), so that
- * equal interned strings compare equal as pointers. NULL only when out of memory.
- * Intern vocabulary (label keys, resource names, namespaces, node names, drivers), not
- * per-object identities such as pod names or uids: interned strings are never freed. */
+/* Returns the unique copy of the string (borrowed, valid for the process lifetime: it is
+ * pinned), so that equal interned strings compare equal as pointers. NULL only when out of
+ * memory. Pin vocabulary (label keys, resource names, namespaces, node names, drivers, names
+ * of queues), not per-object identities such as pod names or uids. */
 const char *ts_intern(const char *s, size_t len);
 const char *ts_intern_cstr(const char *s); /* ts_intern of a C string; NULL gives NULL */
+/* The same unique copy, counted instead of pinned: for strings that belong to an object (a
+ * label value). Each call must be matched by one ts_intern_unref; the copy is freed with the
+ * last reference unless something pinned it meanwhile. NULL only when out of memory. */
+const char *ts_intern_ref(const char *s, size_t len);
+/* Releases a reference of ts_intern_ref (a pinned string: nothing); NULL is a no-op. */
+void ts_intern_unref(const char *s);
 size_t ts_intern_count(void); /* number of distinct interned strings (for tests, stats) */
+size_t ts_intern_bytes(void); /* bytes they hold (for tests, stats) */
 /* ts_intern_cstr of a constant string, looked up once: *once caches it (a static of the
  * caller's; interned strings never move). For keys a hot path looks up per object. */
 const char *ts_intern_once(const char **once, const char *s);

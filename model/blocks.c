@@ -13,6 +13,20 @@ static int kv_cmp(const void *a, const void *b) {
   return strcmp(((const model_kv *)a)->key, ((const model_kv *)b)->key);
 }
 
+/* A label value: counted with its object (ts_intern_ref), so that the values of objects that
+ * come and go (Job uids, pod-template hashes, job names) leave with them; the values of the
+ * keys that name queues and priority classes are pinned instead, since the scheduler keeps
+ * them beyond the pod (a workload's queue in the flavor-search memo and in writes in flight). */
+static const char *label_value(const char *key, json_t *v) {
+  static const char *const pinned[] = {"kueue.x-k8s.io/queue-name", "kai.scheduler/queue",
+                                       "kueue.x-k8s.io/priority-class"};
+  const char *s = json_string_value(v);
+  size_t len = json_string_length(v);
+  for (size_t i = 0; i < sizeof pinned / sizeof *pinned; i++)
+    if (!strcmp(key, pinned[i])) return ts_intern(s, len);
+  return ts_intern_ref(s, len);
+}
+
 ts_rc model__labels(mdec *d, json_t *parent, const char *key, bool owned_values,
                     model_labels *out) {
   ts_rc rc;
@@ -31,8 +45,7 @@ ts_rc model__labels(mdec *d, json_t *parent, const char *key, bool owned_values,
       return model__fail(d, TS_EINVAL, "must be a string");
     }
     kv->key = ts_intern_cstr(k);
-    kv->value =
-        owned_values ? ts_strdup(json_string_value(v)) : ts_intern_cstr(json_string_value(v));
+    kv->value = owned_values ? ts_strdup(json_string_value(v)) : label_value(k, v);
     if (!kv->key || !kv->value) return model__fail(d, TS_ENOMEM, "out of memory");
     out->n++;
   }
@@ -42,8 +55,11 @@ ts_rc model__labels(mdec *d, json_t *parent, const char *key, bool owned_values,
 }
 
 void model__labels_free(model_labels *l, bool owned_values) {
-  if (owned_values)
-    for (uint32_t i = 0; i < l->n; i++) ts_free((char *)l->v[i].value);
+  for (uint32_t i = 0; i < l->n; i++)
+    if (owned_values)
+      ts_free((char *)l->v[i].value);
+    else
+      ts_intern_unref(l->v[i].value);
   ts_free(l->v);
   l->v = NULL;
   l->n = 0;

@@ -51,6 +51,17 @@ typedef struct fault {
   int delay_ms;                 /* fa_delay: answer normally, this much later */
 } fault;
 
+/* A paginated list: every page of one list comes from the store as it was at the first page,
+ * with that page's resourceVersion, as the real API server serves continue tokens from etcd
+ * at one revision (pages of the live store let a deletion between two pages go unseen). */
+typedef struct snapshot {
+  long id;       /* in the continue token "c<id>o<offset>" */
+  long rv;       /* the store's resourceVersion at the first page */
+  json_t *items; /* every object of the list then */
+} snapshot;
+
+#define MAX_SNAPS 64 /* lists being paged at once; the oldest is forgotten past it */
+
 struct fa_server {
   int lfd, port;                  /* listening socket */
   SSL_CTX *ssl;                   /* TLS */
@@ -74,6 +85,8 @@ struct fa_server {
   int misbound;                   /* bindings of a bound pod to another node */
   bool http2;                     /* offer h2 in ALPN */
   int goaway_after;               /* HTTP/2: GOAWAY after this many more requests (0: never) */
+  TS_VEC(snapshot) snaps;         /* paginated lists being read */
+  long next_snap;                 /* id of the next one */
 };
 
 /* ---- TLS material ------------------------------------------------------------------------- */
@@ -427,42 +440,70 @@ static void watch(conn *c, const route *r, const char *query) {
   write_all(c, "0\r\n\r\n", 5);
 }
 
-static json_t *list(fa_server *s, const route *r, const char *query) {
+static int list(fa_server *s, const route *r, const char *query, json_t **result) {
   char v[64];
-  long limit = param(query, "limit", v, sizeof v) ? atol(v) : 0;
-  long from = param(query, "continue", v, sizeof v) ? atol(v) : 0;
-  json_t *items = json_array(), *out;
-  long seen = 0, taken = 0;
-  char rv[32], kind[64] = "List";
-  bool more = false;
-  for (size_t i = 0; i < s->objs.n; i++) {
-    obj *o = &s->objs.v[i];
-    if (strcmp(o->group, r->group) || strcmp(o->resource, r->resource) ||
-        (!r->cluster && strcmp(o->ns, r->ns)))
-      continue;
-    if (seen++ < from) continue;
-    if (limit && taken == limit) {
-      more = true;
-      break;
+  long limit = param(query, "limit", v, sizeof v) ? atol(v) : 0, id = -1, from = 0, rv;
+  json_t *items = NULL, *page, *out;
+  char text[64], kind[64] = "List";
+  snapshot *snap = NULL;
+  size_t at = 0;
+  if (param(query, "continue", v, sizeof v) && sscanf(v, "c%ldo%ld", &id, &from) == 2) {
+    for (at = 0; at < s->snaps.n; at++)
+      if (s->snaps.v[at].id == id) break;
+    if (at == s->snaps.n) {
+      *result = status_body(410, "Expired", "The provided continue parameter is too old.");
+      return 410;
     }
-    snprintf(kind, sizeof kind, "%sList",
-             json_string_value(json_object_get(o->json, "kind")) ?: "");
-    json_array_append(items, o->json);
-    taken++;
+    snap = &s->snaps.v[at];
   }
-  snprintf(rv, sizeof rv, "%ld", s->rv);
+  if (snap) {
+    items = snap->items, rv = snap->rv;
+  } else {
+    items = json_array(), rv = s->rv;
+    for (size_t i = 0; i < s->objs.n; i++) {
+      obj *o = &s->objs.v[i];
+      if (strcmp(o->group, r->group) || strcmp(o->resource, r->resource) ||
+          (!r->cluster && strcmp(o->ns, r->ns)))
+        continue;
+      json_array_append(items, o->json);
+    }
+  }
+  page = json_array();
+  for (size_t i = (size_t)from;
+       i < json_array_size(items) && (!limit || i < (size_t)(from + limit)); i++)
+    json_array_append(page, json_array_get(items, i));
+  if (json_array_size(items))
+    snprintf(kind, sizeof kind, "%sList",
+             json_string_value(json_object_get(json_array_get(items, 0), "kind")) ?: "");
+  snprintf(text, sizeof text, "%ld", rv);
   out = json_pack("{s:s, s:s, s:{s:s}, s:o}", "kind", kind, "apiVersion", r->group[0] ? "" : "v1",
-                  "metadata", "resourceVersion", rv, "items", items);
+                  "metadata", "resourceVersion", text, "items", page);
   if (r->group[0]) {
     char av[160];
     snprintf(av, sizeof av, "%s/%s", r->group, r->version);
     json_object_set_new(out, "apiVersion", json_string(av));
   }
-  if (more) {
-    snprintf(rv, sizeof rv, "%ld", from + taken);
-    json_object_set_new(json_object_get(out, "metadata"), "continue", json_string(rv));
+  if (limit && (size_t)(from + limit) < json_array_size(items)) { /* more: keep the snapshot */
+    if (!snap) {
+      if (s->snaps.n == MAX_SNAPS) {
+        json_decref(s->snaps.v[0].items);
+        memmove(&s->snaps.v[0], &s->snaps.v[1], (s->snaps.n - 1) * sizeof *s->snaps.v);
+        s->snaps.n--;
+      }
+      (void)ts_vec_push(&s->snaps, ((snapshot){s->next_snap++, rv, items}));
+      id = s->snaps.v[s->snaps.n - 1].id;
+    }
+    snprintf(text, sizeof text, "c%ldo%ld", id, from + limit);
+    json_object_set_new(json_object_get(out, "metadata"), "continue", json_string(text));
+  } else if (snap) { /* the last page: forget it */
+    json_decref(snap->items);
+    memmove(snap, snap + 1, (s->snaps.n - at - 1) * sizeof *snap);
+    s->snaps.n--;
+  } else {
+    json_decref(items);
   }
-  return out;
+  *result = out;
+  return 200;
 }
 
 static json_t *discovery(void) {
@@ -586,7 +627,7 @@ static int handle(conn *c, req *q, json_t **out) {
   snprintf(what, sizeof what, "%s%s%s \"%s\"", r.resource, r.group[0] ? "." : "", r.group, r.name);
   if (q->len && in_json_parse(q->body, q->len, &body, &err) != TS_OK)
     return *out = status_body(400, "BadRequest", err.text), 400;
-  if (!strcmp(q->method, "GET") && !r.name[0]) return *out = list(s, &r, q->query), 200;
+  if (!strcmp(q->method, "GET") && !r.name[0]) return list(s, &r, q->query, out);
   o = r.name[0] ? find(s, r.group, r.resource, r.ns, r.name) : NULL;
   if (!strcmp(q->method, "GET")) {
     json_decref(body);
@@ -1268,6 +1309,8 @@ void fa_stop(fa_server *s) {
   for (size_t i = 0; i < s->history.n; i++) json_decref(s->history.v[i].json);
   ts_vec_free(&s->objs);
   ts_vec_free(&s->history);
+  for (size_t i = 0; i < s->snaps.n; i++) json_decref(s->snaps.v[i].items);
+  ts_vec_free(&s->snaps);
   for (size_t i = 0; i < s->faults.n; i++) json_decref(s->faults.v[i].body);
   ts_vec_free(&s->faults);
   ts_buf_free(&s->log);
@@ -1325,7 +1368,8 @@ char *fa_get(fa_server *s, const char *path) {
   if (!parse_route(path, &r)) return NULL;
   pthread_mutex_lock(&s->mu);
   if (!r.name[0]) { /* a collection: its List */
-    json_t *l = list(s, &r, "");
+    json_t *l = NULL;
+    list(s, &r, "", &l);
     text = json_dumps(l, JSON_COMPACT | JSON_SORT_KEYS);
     json_decref(l);
   } else if ((o = find(s, r.group, r.resource, r.ns, r.name))) {

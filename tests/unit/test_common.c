@@ -72,6 +72,34 @@ static void test_intern(void **state) {
   assert_ptr_not_equal(a, ts_intern_cstr("cpu"));
 }
 
+/* Counted references: the copy goes with the last one, unless something pinned it. */
+static void test_intern_counted(void **state) {
+  size_t n0 = ts_intern_count(), b0 = ts_intern_bytes();
+  const char *x, *y, *p;
+  (void)state;
+  x = ts_intern_ref("job-12345", 9);
+  y = ts_intern_ref("job-12345", 9);
+  assert_ptr_equal(x, y);
+  assert_ptr_equal(x, ts_intern_ref("job-12345x", 9)); /* by length, as ts_intern */
+  assert_int_equal(ts_intern_count(), n0 + 1);
+  assert_true(ts_intern_bytes() > b0);
+  ts_intern_unref(x), ts_intern_unref(y);
+  assert_int_equal(ts_intern_count(), n0 + 1); /* one reference left */
+  ts_intern_unref(x);
+  assert_int_equal(ts_intern_count(), n0); /* the last one: freed */
+  assert_int_equal(ts_intern_bytes(), b0);
+  /* pinned while counted: kept for good, and unref is then a no-op */
+  x = ts_intern_ref("zone-a", 6);
+  p = ts_intern_cstr("zone-a");
+  assert_ptr_equal(x, p);
+  ts_intern_unref(x);
+  ts_intern_unref(x);
+  assert_string_equal(p, "zone-a");
+  assert_ptr_equal(ts_intern_cstr("zone-a"), p);
+  assert_int_equal(ts_intern_count(), n0 + 1);
+  ts_intern_unref(NULL);
+}
+
 static void test_buf(void **state) {
   ts_buf b;
   char *s;
@@ -310,6 +338,7 @@ int main(void) {
       cmocka_unit_test(test_alloc_hook),
       cmocka_unit_test(test_arena),
       cmocka_unit_test(test_intern),
+      cmocka_unit_test(test_intern_counted),
       cmocka_unit_test(test_buf),
       cmocka_unit_test(test_map),
       cmocka_unit_test(test_time),

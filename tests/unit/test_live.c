@@ -384,6 +384,45 @@ static void test_live_gang_claims_first_and_rollback(void **state) {
 /* A deletion needs only the key: a re-list's tombstone (kind, apiVersion, namespace, name and
  * nothing else) removes a PodGroup whose decoder would refuse it, and a bound pod's tombstone
  * without a uid still frees what the loop assumed about it. */
+/* Label values belong to their objects: a churn of pods with values never seen again (Job
+ * names and uids) leaves the interned strings as they were (issue 32: they stayed for the
+ * life of `tessera run`). The queue-name label's value names a queue: it stays. */
+static void test_live_label_values_leave(void **state) {
+  static const char *const BOUND = "nodeName: n1, ";
+  fixture *f = *state;
+  char meta[300], name[32];
+  size_t before;
+  feed(f, MODEL_ADDED, node_yaml);
+  add_pod(f, MODEL_ADDED, "warm", 0,
+          ", labels: {job-name: warm, controller-uid: w, pod-template-hash: w}", BOUND);
+  (void)cycle(f); /* running pods: nothing to write */
+  assert_int_equal(live_remove(f->l, MODEL_POD, "t", "warm"), TS_OK);
+  (void)cycle(f); /* running pods: nothing to write */
+  before = ts_intern_count();
+  for (int i = 0; i < 200; i++) {
+    snprintf(name, sizeof name, "p%d", i);
+    snprintf(meta, sizeof meta,
+             ", labels: {job-name: job-%d, controller-uid: 7f0c%d-uid, pod-template-hash: h%x}", i,
+             i, i * 7919);
+    add_pod(f, MODEL_ADDED, name, 0, meta, BOUND);
+    if (i % 2) { /* a change: the new value in, the old one out */
+      snprintf(meta, sizeof meta, ", labels: {job-name: job-%d, controller-uid: changed-%d}", i, i);
+      add_pod(f, MODEL_MODIFIED, name, 0, meta, BOUND);
+    }
+  }
+  assert_true(ts_intern_count() >= before + 400);
+  (void)cycle(f); /* running pods: nothing to write */
+  for (int i = 0; i < 200; i++) {
+    snprintf(name, sizeof name, "p%d", i);
+    assert_int_equal(live_remove(f->l, MODEL_POD, "t", name), TS_OK);
+  }
+  (void)cycle(f); /* running pods: nothing to write */
+  assert_int_equal(ts_intern_count(), before);
+  add_pod(f, MODEL_ADDED, "q", 0, ", labels: {kueue.x-k8s.io/queue-name: queue-of-its-own}", "");
+  assert_int_equal(live_remove(f->l, MODEL_POD, "t", "q"), TS_OK);
+  assert_int_equal(ts_intern_count(), before + 1); /* pinned */
+}
+
 static void test_live_remove_tombstones(void **state) {
   fixture *f = *state;
   const char *ns, *name;
@@ -864,6 +903,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_writes_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_gang_claims_first_and_rollback, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_remove_tombstones, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_label_values_leave, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_abandoned_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_kueue_metrics, setup, teardown),
