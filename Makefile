@@ -7,6 +7,8 @@
 #   make sanitize   ASan + UBSan build running the whole test suite
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS each (30); make fuzz-smoke: 5 s each
 #   make soak       tessera run against the fake API server: SOAK_SECONDS (3600) of churn and faults
+#   make soak-names tessera run while SOAK_NAMES (1,000,000) distinct pod names and label values
+#                   pass through it: resident memory must not grow (bench/results/soak-names.txt)
 #   make valgrind   memcheck over the golden scenarios and each bad-input file
 #   make e2e-scale  tessera run with 1,000 nodes + 8,000 pods on the real server (TESSERA_APISERVER)
 #   make e2e        scenarios against a real kube-apiserver (TESSERA_APISERVER; skipped without)
@@ -63,7 +65,7 @@ TESSERA   := $(BUILD)/tessera
 
 .SECONDARY:
 
-.PHONY: all deps test demo bench sanitize soak fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e e2e-scale rbac manifests FORCE
+.PHONY: all deps test demo bench sanitize soak soak-names fuzz fuzz-smoke fuzz-run valgrind check-style format clean tests run-tests e2e e2e-scale rbac manifests FORCE
 
 all: tessera
 
@@ -174,6 +176,10 @@ fuzz-smoke:
 soak: deps
 	@$(MAKE) --no-print-directory all $(BUILD)/soak/soak
 	@scripts/soak.sh $(BUILD) $(SOAK_SECONDS)
+
+soak-names: deps
+	@$(MAKE) --no-print-directory all $(BUILD)/soak/names
+	@scripts/soak.sh $(BUILD) 0 names
 
 valgrind:
 	@scripts/deps.sh valgrind

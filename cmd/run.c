@@ -27,6 +27,7 @@
 #define CYCLE_TICK_MS  50    /* how often the loop looks for work */
 #define IDLE_CYCLE_MS  1000  /* a cycle at least this often (timeouts, backoffs) */
 #define KUEUE_CHECK_MS 30000 /* queueStatus auto: how often Kueue's Lease is read */
+#define TRIM_MS        10000 /* how often freed heap memory is given back to the system */
 #define SHADOW_EVAL_MS                                                                             \
   5000 /* --shadow: a comparison at most this often, when something changed                        \
         */
@@ -52,6 +53,7 @@ typedef struct runner {
   uv_signal_t sigterm;    /* SIGTERM: shut down */
   uv_signal_t sigint;     /* SIGINT: shut down */
   uint64_t last_cycle_ms; /* loop time of the last cycle */
+  uint64_t last_trim_ms;  /* loop time memory was last given back */
   bool stopping;          /* shutdown started */
   int status;             /* exit status */
   uint64_t rejected;      /* objects the model refused */
@@ -218,11 +220,25 @@ static void shadow_tick(runner *r, uint64_t now) {
   }
 }
 
+/* tune_malloc keeps freed memory in the heap (replay's and a cycle's bursts reuse it); a
+ * process that runs for months gives it back now and then, so that its resident memory
+ * follows what it holds, not its highest burst. */
+static void trim(runner *r, uint64_t now) {
+#ifdef __GLIBC__
+  if (now - r->last_trim_ms < TRIM_MS) return;
+  r->last_trim_ms = now;
+  malloc_trim(0);
+#else
+  (void)r, (void)now;
+#endif
+}
+
 static void on_tick(uv_timer_t *t) {
   runner *r = t->data;
   uint64_t now = uv_now(r->loop);
   bool ran = false;
   ts_err err;
+  trim(r, now);
   if (r->gate.open != r->led) { /* leading again: another replica may have written status */
     if (r->gate.open) live_queue_status_reset(r->l);
     r->led = r->gate.open;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "tests/support/fakeapi.h"
+#include "tests/support/proc.h"
 
 #define NODES       20 /* of 8 GPUs and 4 DRA devices each */
 #define NS          4  /* namespaces, two per ClusterQueue */
@@ -100,18 +101,6 @@ static void put(const char *fmt, ...) {
   vsnprintf(y, sizeof y, fmt, ap);
   va_end(ap);
   if (!fa_put(srv, y)) violation("the fake server refused: %s", y);
-}
-
-static long rss_kb(pid_t pid) {
-  char path[64], line[256];
-  long kb = -1;
-  FILE *f;
-  snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-  if (!(f = fopen(path, "r"))) return -1;
-  while (fgets(line, sizeof line, f))
-    if (!strncmp(line, "VmRSS:", 6)) kb = atol(line + 6);
-  fclose(f);
-  return kb;
 }
 
 static void seed_cluster(void) {
@@ -395,7 +384,7 @@ int main(int argc, char **argv) {
       last_observe = t;
     }
     if (t >= next_sample) {
-      long kb = rss_kb(child);
+      long kb = proc_rss_kb(child);
       if (kb > peak) peak = kb;
       if (samples < 4096) rss[samples++] = kb;
       next_sample = t + ((double)seconds / 400.0 > 5 ? (double)seconds / 400.0 : 5);
@@ -404,7 +393,7 @@ int main(int argc, char **argv) {
       done = 0;
       for (int k = 0; k < ngangs; k++) done += gangs[k].done;
       printf("soak: %4.0fs gangs %d created, %d done, %d waiting; RSS %ld kB\n", t, ngangs, done,
-             waiting, rss_kb(child));
+             waiting, proc_rss_kb(child));
       fflush(stdout);
       next_progress = t + 60;
     }

@@ -1,0 +1,11 @@
+/* tests/support/proc.h - what the soak tests read of a process they started. */
+#ifndef TESTS_SUPPORT_PROC_H
+#define TESTS_SUPPORT_PROC_H
+
+#include <sys/types.h>
+
+/* The process's resident memory (VmRSS of /proc/PID/status) in kB, -1 when it cannot be
+ * read. */
+long proc_rss_kb(pid_t pid);
+
+#endif
