@@ -15,7 +15,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
@@ -72,12 +71,6 @@ typedef struct runner {
   uint64_t shadow_log_ms; /* loop time of the last summary logged */
   uint64_t shadow_gen;    /* the model's generation after it */
 } runner;
-
-static int64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_REALTIME, &t);
-  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
 /* ---- informers into live/ ----------------------------------------------------------------- */
 
@@ -160,8 +153,9 @@ static void on_kueue_lease(void *ud, const kc_response *resp) {
   } else if (resp->status == 200 && (lease = json_loadb(resp->body, resp->len, 0, NULL))) {
     /* held, and renewed within twice its duration: Kueue runs */
     model_lease l;
-    bool held = model_lease_read(lease, &l) && l.holder[0] && l.renew_ns &&
-                now_ns() - l.renew_ns <= 2 * (l.duration_s > 0 ? l.duration_s : 15) * 1000000000LL;
+    bool held =
+        model_lease_read(lease, &l) && l.holder[0] && l.renew_ns &&
+        ts_time_now_ns() - l.renew_ns <= 2 * (l.duration_s > 0 ? l.duration_s : 15) * 1000000000LL;
     kueue_decided(r, held ? KUEUE_RUNS : KUEUE_ABSENT, detail);
     json_decref(lease);
   } /* else no answer: what was decided stands until the next read */
@@ -205,7 +199,7 @@ static void shadow_tick(runner *r, uint64_t now) {
     return;
   ts_err_clear(&err);
   r->shadow_ms = now;
-  if (live_shadow(r->l, r->shadow_of, now_ns(), &s, &err) != TS_OK) {
+  if (live_shadow(r->l, r->shadow_of, ts_time_now_ns(), &s, &err) != TS_OK) {
     ts_log(TS_LOG_ERROR, "%s", err.text);
     return;
   }
@@ -250,7 +244,7 @@ static void on_tick(uv_timer_t *t) {
   if (r->stopping || !kc_informers_synced(r->inf) || !r->gate.open || live_busy(r->l)) return;
   if (!live_dirty(r->l) && now - r->last_cycle_ms < IDLE_CYCLE_MS) return;
   ts_err_clear(&err);
-  if (live_cycle(r->l, now_ns(), &ran, &err) != TS_OK)
+  if (live_cycle(r->l, ts_time_now_ns(), &ran, &err) != TS_OK)
     ts_log(TS_LOG_ERROR, "cycle failed: %s", err.text);
   if (ran) r->last_cycle_ms = now;
 }

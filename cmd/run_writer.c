@@ -3,16 +3,9 @@
  * answers go back to live/. Also the Lease codec leader election reads and writes with. */
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "cmd/cmd.h"
 #include "model/wire.h"
-
-static int64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_REALTIME, &t);
-  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
 /* A write's end: ud is live/'s token (kubeclient logs and counts failures itself). */
 static void write_done(void *ud, ts_rc res, const kc_write_info *info) {
@@ -25,7 +18,7 @@ static void event(run_writes *rw, const model_object_ref *about, const char *typ
                   const char *reason, const char *note) {
   json_t *b;
   if (!kc_event_allowed(rw->writer, about->uid)) return;
-  if ((b = model_event_json(about, rw->identity, type, reason, note, now_ns())))
+  if ((b = model_event_json(about, rw->identity, type, reason, note, ts_time_now_ns())))
     kc_event_post(rw->writer, b);
   json_decref(b);
 }
@@ -136,7 +129,7 @@ static void w_unschedulable(void *ud, void *token, const char *ns, const char *n
                             const char *uid, const char *reason, const char *message) {
   run_writes *rw = ud;
   char path[1024];
-  json_t *b = model_pod_unscheduled_patch(reason, message, now_ns());
+  json_t *b = model_pod_unscheduled_patch(reason, message, ts_time_now_ns());
   snprintf(path, sizeof path, "/api/v1/namespaces/%s/pods/%s/status", ns, name);
   if (b)
     kc_patch(rw->writer, "patch pods/status", path, KC_STRATEGIC_MERGE_PATCH, ns, name, b,

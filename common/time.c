@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm). */
 static int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
@@ -89,4 +90,10 @@ void ts_time_format(int64_t unix_ns, char *out, size_t cap) {
   civil_from_days(days, &y, &m, &d);
   snprintf(out, cap, "%04lld-%02u-%02uT%02d:%02d:%02dZ", (long long)y, m, d, (int)(rem / 3600),
            (int)(rem / 60 % 60), (int)(rem % 60));
+}
+
+int64_t ts_time_now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }

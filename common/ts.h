@@ -257,6 +257,8 @@ ts_rc ts__vec_grow(void **v, size_t *cap, size_t need, size_t elem);
 ts_rc ts_time_parse(const char *s, int64_t *unix_ns);
 /* Formats as RFC 3339 UTC with second precision ("2026-12-02T12:00:00Z"). */
 void ts_time_format(int64_t unix_ns, char *out, size_t cap);
+/* The wall clock now, in Unix nanoseconds. */
+int64_t ts_time_now_ns(void);
 
 /* ---- logging --------------------------------------------------------------------------- */
 

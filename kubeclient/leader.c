@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "kubeclient/kc_int.h"
 
@@ -38,12 +37,6 @@ static void path_of(const kc_leader *l, bool item, char *out, size_t cap) {
 }
 
 static void on_write(void *ud, const kc_response *r);
-
-static int64_t now_ns(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_REALTIME, &t);
-  return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
-}
 
 /* Sends the Lease body (new, consumed) with method to path. */
 static void send_lease(kc_leader *l, const char *method, const char *path, json_t *body,
@@ -88,9 +81,10 @@ static void on_read(void *ud, const kc_response *r) {
   if (l->releasing) return;
   if (r->status == 404) { /* no lease yet: create it, holding it */
     path_of(l, false, path, sizeof path);
-    send_lease(l, "POST", path,
-               l->codec->write(NULL, l->ns, l->name, l->id, (int64_t)l->lease_s, true, now_ns()),
-               NULL);
+    send_lease(
+        l, "POST", path,
+        l->codec->write(NULL, l->ns, l->name, l->id, (int64_t)l->lease_s, true, ts_time_now_ns()),
+        NULL);
     return;
   }
   if (r->status != 200 || in_json_parse(r->body, r->len, &lease, &err) != TS_OK) return;
@@ -106,10 +100,10 @@ static void on_read(void *ud, const kc_response *r) {
   if (!strcmp(holder, l->id) || !holder[0] || now - l->seen_at > (uint64_t)duration * 1000) {
     bool acquire = strcmp(holder, l->id) != 0;
     path_of(l, true, path, sizeof path);
-    send_lease(
-        l, "PUT", path,
-        l->codec->write(lease, l->ns, l->name, l->id, (int64_t)l->lease_s, acquire, now_ns()),
-        NULL);
+    send_lease(l, "PUT", path,
+               l->codec->write(lease, l->ns, l->name, l->id, (int64_t)l->lease_s, acquire,
+                               ts_time_now_ns()),
+               NULL);
   } else {
     set_leading(l, false); /* someone else holds it */
   }
@@ -178,7 +172,7 @@ void kc_leader_release(kc_leader *l, void (*done)(void *ud), void *ud) {
   l->released = done, l->released_ud = ud;
   path_of(l, true, path, sizeof path);
   /* A merge patch: no resourceVersion needed, and it only touches the holder fields. */
-  send_lease(l, "PATCH", path, l->codec->release(now_ns()), "application/merge-patch+json");
+  send_lease(l, "PATCH", path, l->codec->release(ts_time_now_ns()), "application/merge-patch+json");
   if (!l->req && done) done(ud);
 }
 
