@@ -13,20 +13,6 @@ static int kv_cmp(const void *a, const void *b) {
   return strcmp(((const model_kv *)a)->key, ((const model_kv *)b)->key);
 }
 
-/* A label value: counted with its object (ts_intern_ref), so that the values of objects that
- * come and go (Job uids, pod-template hashes, job names) leave with them; the values of the
- * keys that name queues and priority classes are pinned instead, since the scheduler keeps
- * them beyond the pod (a workload's queue in the flavor-search memo and in writes in flight). */
-static const char *label_value(const char *key, json_t *v) {
-  static const char *const pinned[] = {"kueue.x-k8s.io/queue-name", "kai.scheduler/queue",
-                                       "kueue.x-k8s.io/priority-class"};
-  const char *s = json_string_value(v);
-  size_t len = json_string_length(v);
-  for (size_t i = 0; i < sizeof pinned / sizeof *pinned; i++)
-    if (!strcmp(key, pinned[i])) return ts_intern(s, len);
-  return ts_intern_ref(s, len);
-}
-
 ts_rc model__labels(mdec *d, json_t *parent, const char *key, bool owned_values,
                     model_labels *out) {
   ts_rc rc;
@@ -45,7 +31,10 @@ ts_rc model__labels(mdec *d, json_t *parent, const char *key, bool owned_values,
       return model__fail(d, TS_EINVAL, "must be a string");
     }
     kv->key = ts_intern_cstr(k);
-    kv->value = owned_values ? ts_strdup(json_string_value(v)) : label_value(k, v);
+    /* a label value belongs to its object (Job uids, pod-template hashes, job names come and
+     * go): counted, it leaves with the last object holding it */
+    kv->value = owned_values ? ts_strdup(json_string_value(v))
+                             : ts_intern_ref(json_string_value(v), json_string_length(v));
     if (!kv->key || !kv->value) return model__fail(d, TS_ENOMEM, "out of memory");
     out->n++;
   }
@@ -77,7 +66,7 @@ static ts_rc decode_req(mdec *d, json_t *e, model_req *r, bool allow_num, bool f
   if (!json_object_get(e, "operator")) return model__fail_at(d, "operator", "is required");
   if ((rc = model__enum(d, e, "operator", ops, allow_num ? 6 : 4, &op)) != TS_OK) return rc;
   r->op = (model_sel_op)op;
-  if ((rc = model__strings(d, e, "values", &r->values, &r->nvalues)) != TS_OK) return rc;
+  if ((rc = model__values(d, e, "values", &r->values, &r->nvalues)) != TS_OK) return rc;
   if (field && strcmp(r->key, "metadata.name") != 0)
     return model__fail_at(d, "key", "not a supported field selector: \"%s\"", r->key);
   if (field && r->op != MODEL_OP_IN && r->op != MODEL_OP_NOT_IN)
@@ -124,8 +113,12 @@ static ts_rc decode_req(mdec *d, json_t *e, model_req *r, bool allow_num, bool f
   return TS_OK;
 }
 
+/* Frees requirements; their values are references of ts_intern_ref (pinned ones: no-op). */
 static void reqs_free(model_req *r, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) ts_free(r[i].values);
+  for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t k = 0; k < r[i].nvalues && r[i].values; k++) ts_intern_unref(r[i].values[k]);
+    ts_free(r[i].values);
+  }
   ts_free(r);
 }
 
@@ -177,8 +170,9 @@ ts_rc model__label_selector(mdec *d, json_t *parent, const char *key, model_labe
       r->op = MODEL_OP_IN;
       r->values = ts_malloc(sizeof *r->values);
       if (!r->key || !r->values) return model__fail(d, TS_ENOMEM, "out of memory");
-      r->values[0] = ts_intern_cstr(json_string_value(v));
+      r->values[0] = ts_intern_ref(json_string_value(v), json_string_length(v));
       r->nvalues = 1;
+      if (!r->values[0]) return model__fail(d, TS_ENOMEM, "out of memory");
     }
   }
   rc = decode_reqs(d, sel, "matchExpressions", false, false, &out->reqs, &out->nreqs);
@@ -220,17 +214,21 @@ ts_rc model__node_selector(mdec *d, json_t *parent, const char *key, model_node_
   return TS_OK;
 }
 
+/* A copy of src[0..n) into *dst, taking a reference of each value; on failure what was
+ * copied is in *dst (*ndst entries) for reqs_free. */
 static ts_rc reqs_copy(model_req **dst, uint32_t *ndst, const model_req *src, uint32_t n) {
   *dst = NULL, *ndst = 0;
   if (!n) return TS_OK;
   if (!(*dst = ts_calloc(n, sizeof **dst))) return TS_ENOMEM;
-  for (uint32_t i = 0; i < n; i++, (*ndst)++) {
-    (*dst)[i] = src[i];
-    (*dst)[i].values = NULL;
-    if (src[i].nvalues && !((*dst)[i].values = ts_malloc(src[i].nvalues * sizeof *src[i].values)))
+  for (uint32_t i = 0; i < n; i++) {
+    model_req *r = &(*dst)[(*ndst)++];
+    *r = src[i];
+    r->values = NULL, r->nvalues = 0;
+    if (src[i].nvalues && !(r->values = ts_malloc(src[i].nvalues * sizeof *r->values)))
       return TS_ENOMEM;
-    if (src[i].nvalues)
-      memcpy((*dst)[i].values, src[i].values, src[i].nvalues * sizeof *src[i].values);
+    for (uint32_t k = 0; k < src[i].nvalues; k++, r->nvalues++)
+      if (!(r->values[k] = ts_intern_ref(src[i].values[k], strlen(src[i].values[k]))))
+        return TS_ENOMEM;
   }
   return TS_OK;
 }

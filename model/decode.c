@@ -339,7 +339,9 @@ ts_rc model__alloc_array(mdec *d, size_t n, size_t sz, void **out) {
   return *out ? TS_OK : model__fail(d, TS_ENOMEM, "out of memory");
 }
 
-ts_rc model__strings(mdec *d, json_t *parent, const char *key, const char ***out, uint32_t *n) {
+/* A list of interned strings: pinned, or counted (ts_intern_ref). */
+static ts_rc strings(mdec *d, json_t *parent, const char *key, const char ***out, uint32_t *n,
+                     bool counted) {
   ts_rc rc;
   json_t *arr = model__array(d, parent, key, &rc), *v;
   size_t i, mark;
@@ -354,13 +356,23 @@ ts_rc model__strings(mdec *d, json_t *parent, const char *key, const char ***out
       rc = model__fail(d, TS_EINVAL, "must be a string, not %s", json_type_name(v));
       break;
     }
-    if (!((*out)[i] = ts_intern_cstr(json_string_value(v)))) {
+    (*out)[i] = counted ? ts_intern_ref(json_string_value(v), json_string_length(v))
+                        : ts_intern(json_string_value(v), json_string_length(v));
+    if (!(*out)[i]) {
       rc = model__fail(d, TS_ENOMEM, "out of memory");
       break;
     }
   }
   model__pop(d, mark);
   return rc;
+}
+
+ts_rc model__strings(mdec *d, json_t *parent, const char *key, const char ***out, uint32_t *n) {
+  return strings(d, parent, key, out, n, false);
+}
+
+ts_rc model__values(mdec *d, json_t *parent, const char *key, const char ***out, uint32_t *n) {
+  return strings(d, parent, key, out, n, true);
 }
 
 ts_rc model__strdups(mdec *d, json_t *parent, const char *key, char ***out, uint32_t *n) {

@@ -88,8 +88,11 @@ ts_rc model__quantity_value(mdec *d, json_t *v, ts_quantity *out);
 /* Matches an enum string against names[0..n); absent leaves *out untouched. */
 ts_rc model__enum(mdec *d, json_t *parent, const char *key, const char *const *names, int n,
                   int *out);
-/* A list of interned strings. */
+/* A list of interned strings, pinned (vocabulary). */
 ts_rc model__strings(mdec *d, json_t *parent, const char *key, const char ***out, uint32_t *n);
+/* The same, counted (ts_intern_ref): values that belong to the object, such as a selector's
+ * label values; each is released with ts_intern_unref when the object goes. */
+ts_rc model__values(mdec *d, json_t *parent, const char *key, const char ***out, uint32_t *n);
 /* status.conditions of parent (type, status, reason, message, lastTransitionTime), and
  * their freeing. */
 ts_rc model__conditions(mdec *d, json_t *parent, model_condition **out, uint32_t *n);
