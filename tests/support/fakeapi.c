@@ -637,6 +637,7 @@ static int handle(conn *c, req *q, json_t **out) {
   if (!strcmp(q->method, "POST") && !strcmp(r.sub, "binding")) {
     char node[256];
     const char *cur;
+    json_t *ann;
     const char *uid = json_string_value(json_object_get(json_object_get(body, "metadata"), "uid"));
     const char *have =
         o ? json_string_value(json_object_get(json_object_get(o->json, "metadata"), "uid")) : NULL;
@@ -652,8 +653,9 @@ static int handle(conn *c, req *q, json_t **out) {
       json_decref(body);
       return *out = status_body(409, "Conflict", m), 409;
     }
+    ann = json_incref(json_object_get(json_object_get(body, "metadata"), "annotations"));
     json_decref(body);
-    if (!o) return *out = status_body(404, "NotFound", what), 404;
+    if (!o) return json_decref(ann), *out = status_body(404, "NotFound", what), 404;
     if ((cur = json_string_value(json_object_get(json_object_get(o->json, "spec"), "nodeName")))) {
       char m[800];
       if (strcmp(cur, node)) s->misbound++; /* a scheduler that thought it elsewhere */
@@ -661,6 +663,7 @@ static int handle(conn *c, req *q, json_t **out) {
                "Operation cannot be fulfilled on pods/binding \"%s\": pod %s is already assigned "
                "to node \"%s\"",
                r.name, r.name, cur);
+      json_decref(ann);
       return *out = status_body(409, "Conflict", m), 409;
     }
     if (json_array_size(json_object_get(json_object_get(o->json, "spec"), "schedulingGates"))) {
@@ -670,9 +673,19 @@ static int handle(conn *c, req *q, json_t **out) {
                "Operation cannot be fulfilled on pods/binding \"%s\": pod %s has non-empty "
                ".spec.schedulingGates",
                r.name, r.name);
+      json_decref(ann);
       return *out = status_body(409, "Conflict", m), 409;
     }
     json_object_set_new(json_object_get(o->json, "spec"), "nodeName", json_string(node));
+    { /* as kube-apiserver does: the Binding's annotations are set on the pod in the same write */
+      json_t *md = json_object_get(o->json, "metadata"), *to;
+      if (json_is_object(ann) && json_object_size(ann) && json_is_object(md)) {
+        if (!json_is_object(to = json_object_get(md, "annotations")))
+          json_object_set_new(md, "annotations", to = json_object());
+        json_object_update(to, ann);
+      }
+      json_decref(ann);
+    }
     { /* as kube-apiserver does (exchange 063): PodScheduled=True, stamped now */
       json_t *st = json_object_get(o->json, "status"), *conds;
       char now[32];
