@@ -28,7 +28,7 @@ static void event(run_writes *rw, const model_object_ref *about, const char *typ
 typedef struct claim_write {
   model_claim_write w; /* what to write (its strings point into this struct) */
   void *token;         /* live/'s */
-  char pod_name[TS_NAME_MAX], pod_uid[TS_NAME_MAX];
+  char pod_name[TS_NAME_MAX], pod_uid[TS_NAME_MAX], claim_uid[TS_NAME_MAX];
 } claim_write;
 
 static void claim_done(void *ud, ts_rc res, const kc_write_info *info) {
@@ -39,8 +39,8 @@ static void claim_done(void *ud, ts_rc res, const kc_write_info *info) {
 }
 
 static void claim(run_writes *rw, void *token, const char *ns, const char *name,
-                  const model_allocation *alloc, const char *pod, const char *pod_uid,
-                  bool unreserve) {
+                  const char *claim_uid, const model_allocation *alloc, const char *pod,
+                  const char *pod_uid, bool unreserve) {
   claim_write *c = ts_calloc(1, sizeof *c);
   char path[1024];
   if (!c || (alloc && !(c->w.alloc = model_allocation_json(alloc)))) {
@@ -51,7 +51,8 @@ static void claim(run_writes *rw, void *token, const char *ns, const char *name,
   c->token = token, c->w.unreserve = unreserve;
   ts_strlcpy(c->pod_name, pod ? pod : "", sizeof c->pod_name);
   ts_strlcpy(c->pod_uid, pod_uid, sizeof c->pod_uid);
-  c->w.pod_name = c->pod_name, c->w.pod_uid = c->pod_uid;
+  ts_strlcpy(c->claim_uid, claim_uid ? claim_uid : "", sizeof c->claim_uid);
+  c->w.pod_name = c->pod_name, c->w.pod_uid = c->pod_uid, c->w.claim_uid = c->claim_uid;
   snprintf(path, sizeof path, "/apis/resource.k8s.io/%s/namespaces/%s/resourceclaims/%s",
            rw->claim_version, ns, name);
   kc_update(rw->writer, "update resourceclaims", ns, name, path, unreserve, model_claim_step, &c->w,
@@ -60,13 +61,12 @@ static void claim(run_writes *rw, void *token, const char *ns, const char *name,
 
 static void w_reserve(void *ud, void *token, const char *ns, const char *name, const char *uid,
                       const model_allocation *alloc, const char *pod, const char *pod_uid) {
-  (void)uid;
-  claim(ud, token, ns, name, alloc, pod, pod_uid, false);
+  claim(ud, token, ns, name, uid, alloc, pod, pod_uid, false);
 }
 
 static void w_unreserve(void *ud, void *token, const char *ns, const char *name,
                         const char *pod_uid) {
-  claim(ud, token, ns, name, NULL, NULL, pod_uid, true);
+  claim(ud, token, ns, name, NULL, NULL, NULL, pod_uid, true);
 }
 
 /* ---- pods ----------------------------------------------------------------------------------- */

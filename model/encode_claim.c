@@ -179,8 +179,12 @@ static step unreserve_step(const json_t *claim, const char *pod_uid, json_t **bo
 
 ts_rc model_claim_step(void *ud, const json_t *claim, json_t **body, bool *status) {
   const model_claim_write *w = ud;
-  step s = w->unreserve ? unreserve_step(claim, w->pod_uid, body)
-                        : reserve_step(claim, w->alloc, w->pod_name, w->pod_uid, body);
+  const char *uid = json_string_value(json_object_get(json_object_get(claim, "metadata"), "uid"));
+  step s;
+  *body = NULL, *status = false;
+  if (w->claim_uid && *w->claim_uid && uid && strcmp(uid, w->claim_uid)) return TS_ENOTFOUND;
+  s = w->unreserve ? unreserve_step(claim, w->pod_uid, body)
+                   : reserve_step(claim, w->alloc, w->pod_name, w->pod_uid, body);
   *status = s == PUT_STATUS;
   if (s == ELSEWHERE) return TS_EELSEWHERE;
   return s != DONE && !*body ? TS_ENOMEM : TS_OK;

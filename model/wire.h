@@ -60,13 +60,16 @@ json_t *model_allocation_json(const model_allocation *a);
 typedef struct model_claim_write {
   const json_t *alloc;            /* the AllocationResult (borrowed), or NULL */
   const char *pod_name, *pod_uid; /* the pod */
+  const char *claim_uid;          /* the claim decided on, or NULL / "": any of that name */
   bool unreserve;                 /* the other way */
 } model_claim_write;
 
 /* One step of the claim write ud (a const model_claim_write *) from the claim as last read,
  * in the shape of kubeclient's update steps: TS_OK with *body (new) to PUT to the claim
  * (*status: to its status subresource), TS_OK with *body NULL when nothing is left to write,
- * TS_EELSEWHERE when it was allocated differently meanwhile, TS_ENOMEM. */
+ * TS_EELSEWHERE when it was allocated differently meanwhile, TS_ENOTFOUND when the claim of
+ * that name is another one (deleted and made again since the decision: its uid differs),
+ * TS_ENOMEM. */
 ts_rc model_claim_step(void *ud, const json_t *claim, json_t **body, bool *status);
 
 /* ---- snapshots ---------------------------------------------------------------------------- */

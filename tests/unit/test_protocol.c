@@ -339,6 +339,7 @@ static void issue(kc_writer *w, json_t *call, outcome *o) {
     o->claim.alloc =
         json_object_get(call, "allocation") ? resolve(json_object_get(call, "allocation")) : NULL;
     o->claim.pod_name = str(call, "pod"), o->claim.pod_uid = str(call, "pod_uid");
+    o->claim.claim_uid = uid;
     o->claim.unreserve = !strcmp(op, "unreserve");
     snprintf(path, sizeof path, "/apis/resource.k8s.io/v1/namespaces/%s/resourceclaims/%s", ns,
              name);

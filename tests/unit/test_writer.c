@@ -261,7 +261,8 @@ static void test_alloc_failures(void **state) {
   put_pod(&e, "t", "p0", "uid-p0", NULL);
   for (long n = 0; failed; n++) {
     outcome o = {0};
-    model_claim_write cr = {NULL, "p0", "uid-p0", false}, cu = {NULL, NULL, "uid-p0", true};
+    model_claim_write cr = {.pod_name = "p0", .pod_uid = "uid-p0"};
+    model_claim_write cu = {.pod_uid = "uid-p0", .unreserve = true};
     ts_alloc_fail_after(n);
     bind_pod(e.w, "t", "p0", "uid-p0", "n1", on_done, &o);
     evict_pod(e.w, "t", "nobody", "", on_done, &o);
