@@ -2,7 +2,9 @@
  * through `tessera run` (the real binary) against the fake API server, and its resident memory
  * must not grow. Pods of another scheduler, bound already, arrive with labels a Job controller
  * writes (job-name, controller-uid, batch.kubernetes.io/job-name, pod-template-hash, each value
- * new) and are deleted WINDOW pods later, so the model always holds about WINDOW of them.
+ * new), an owner reference, a per-job node affinity value and varied requests; every fifth with
+ * a ResourceClaim, every tenth with a PodDisruptionBudget selecting its job (put_pod). Each is
+ * deleted, with its claim and PDB, WINDOW pods later, so the model always holds WINDOW pods.
  *
  * At every tenth of the names it waits until the model holds exactly the live window
  * (tessera_model_objects on /metrics), has the server forget its history as etcd compacts
@@ -86,14 +88,20 @@ typedef struct sample {
   double bytes;    /* tessera_interned_bytes */
 } sample;
 
-/* Waits until the model holds exactly `pods` pods (the watch caught up), then samples. */
+/* Waits until the model holds exactly `pods` pods, a fifth as many claims and a tenth as many
+ * PodDisruptionBudgets (the watches caught up), then samples. */
 static bool settle(int pods, sample *out) {
   static char body[1 << 20];
   double seen = -1;
   for (double until = now() + 120; now() < until; usleep(100000)) {
     if (waitpid(child, NULL, WNOHANG) == child) return false;
     if (!http_get("/metrics", body, sizeof body)) continue;
-    if ((seen = metric(body, "tessera_model_objects{kind=\"Pod\",group=\"\"}")) != pods) continue;
+    if ((seen = metric(body, "tessera_model_objects{kind=\"Pod\",group=\"\"}")) != pods ||
+        metric(body, "tessera_model_objects{kind=\"ResourceClaim\",group=\"resource.k8s.io\"}") !=
+            pods / 5 ||
+        metric(body, "tessera_model_objects{kind=\"PodDisruptionBudget\",group=\"policy\"}") !=
+            pods / 10)
+      continue;
     usleep(10500000); /* a cycle after the last event, and tessera run's malloc_trim */
     /* the least of five readings a second apart: buffers of a request in flight are not what
      * the process keeps */
@@ -130,17 +138,48 @@ static bool checkpoint(sample *out) {
   return settle(WINDOW, out);
 }
 
+/* Pod i of job i, as a Job controller and its users make them, in varied shapes: cpu, memory
+ * and GPUs differ, the pod is owned by its Job and asks for a per-job node pool; every fifth
+ * has a ResourceClaim of its own (created first), every tenth a PodDisruptionBudget selecting
+ * its job. Every name, uid and label or selector value is new. */
 static void put_pod(long i) {
-  char y[1400];
+  char y[2400], claim[160] = "";
+  if (i % 5 == 0) {
+    snprintf(y, sizeof y,
+             "{\"apiVersion\":\"resource.k8s.io/v1\",\"kind\":\"ResourceClaim\",\"metadata\":"
+             "{\"name\":\"claim-%ld\",\"namespace\":\"churn\",\"labels\":{\"job-name\":"
+             "\"job-%ld\"}},\"spec\":{\"devices\":{\"requests\":[{\"name\":\"gpu\",\"exactly\":"
+             "{\"deviceClassName\":\"gpu.example.com\"}}]}}}",
+             i, i);
+    if (!fa_put(srv, y)) fprintf(stderr, "soak-names: the fake server refused claim %ld\n", i);
+    snprintf(claim, sizeof claim,
+             ",\"resourceClaims\":[{\"name\":\"gpu\",\"resourceClaimName\":\"claim-%ld\"}]", i);
+  }
+  if (i % 10 == 0) {
+    snprintf(y, sizeof y,
+             "{\"apiVersion\":\"policy/v1\",\"kind\":\"PodDisruptionBudget\",\"metadata\":"
+             "{\"name\":\"job-%ld\",\"namespace\":\"churn\"},\"spec\":{\"minAvailable\":1,"
+             "\"selector\":{\"matchLabels\":{\"job-name\":\"job-%ld\"}}}}",
+             i, i);
+    if (!fa_put(srv, y)) fprintf(stderr, "soak-names: the fake server refused PDB %ld\n", i);
+  }
   snprintf(y, sizeof y,
            "{\"apiVersion\":\"v1\",\"kind\":\"Pod\",\"metadata\":{\"name\":\"job-%ld-x%lx\","
            "\"namespace\":\"churn\",\"uid\":\"%08lx-4d1c-4a5e-9a77-%012lx\",\"labels\":{"
            "\"job-name\":\"job-%ld\",\"batch.kubernetes.io/job-name\":\"job-%ld\","
            "\"controller-uid\":\"c%07lx-0f3e-4f4b-8e21-%012lx\",\"pod-template-hash\":"
-           "\"%lx%lx\"}},\"spec\":{\"schedulerName\":\"other-scheduler\",\"nodeName\":\"n%ld\","
-           "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"10m\"}}}]},"
-           "\"status\":{\"phase\":\"Running\"}}",
-           i, i * 2654435761UL, i, i * 7919UL, i, i, i, i * 31UL, i * 977UL, i, i % NODES);
+           "\"%lx%lx\"},\"ownerReferences\":[{\"apiVersion\":\"batch/v1\",\"kind\":\"Job\","
+           "\"name\":\"job-%ld\",\"uid\":\"c%07lx-0f3e-4f4b-8e21-%012lx\",\"controller\":true}]},"
+           "\"spec\":{\"schedulerName\":\"other-scheduler\",\"nodeName\":\"n%ld\","
+           "\"affinity\":{\"nodeAffinity\":{\"requiredDuringSchedulingIgnoredDuringExecution\":"
+           "{\"nodeSelectorTerms\":[{\"matchExpressions\":[{\"key\":\"pool\",\"operator\":"
+           "\"NotIn\",\"values\":[\"drained-%ld\"]}]}]}}},"
+           "\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":{\"cpu\":\"%ldm\","
+           "\"memory\":\"%ldMi\",\"nvidia.com/gpu\":\"%ld\"},\"limits\":{\"nvidia.com/gpu\":"
+           "\"%ld\"}}}]%s},\"status\":{\"phase\":\"Running\"}}",
+           i, i * 2654435761UL, i, i * 7919UL, i, i, i, i * 31UL, i * 977UL, i, i, i, i * 31UL,
+           i % NODES, i, 50 + i % 7 * 100, 128L << (i % 5), i % 3 ? 0L : 1L << (i % 4),
+           i % 3 ? 0L : 1L << (i % 4), claim);
   if (!fa_put(srv, y)) fprintf(stderr, "soak-names: the fake server refused pod %ld\n", i);
 }
 
@@ -148,6 +187,15 @@ static void delete_pod(long i) {
   char path[200];
   snprintf(path, sizeof path, "/api/v1/namespaces/churn/pods/job-%ld-x%lx", i, i * 2654435761UL);
   fa_delete(srv, path);
+  if (i % 5 == 0) {
+    snprintf(path, sizeof path,
+             "/apis/resource.k8s.io/v1/namespaces/churn/resourceclaims/claim-%ld", i);
+    fa_delete(srv, path);
+  }
+  if (i % 10 == 0) {
+    snprintf(path, sizeof path, "/apis/policy/v1/namespaces/churn/poddisruptionbudgets/job-%ld", i);
+    fa_delete(srv, path);
+  }
 }
 
 int main(int argc, char **argv) {
