@@ -235,6 +235,7 @@ static void on_tick(uv_timer_t *t) {
   trim(r, now);
   if (r->gate.open != r->led) { /* leading again: another replica may have written status */
     if (r->gate.open) live_queue_status_reset(r->l);
+    if (r->leader) live_set_role(r->l, r->gate.open ? QMETRICS_LEADER : QMETRICS_FOLLOWER);
     r->led = r->gate.open;
   }
   if (r->shadow) {
@@ -301,6 +302,8 @@ static bool ready(void *ud, char *why, size_t cap) {
 
 static void metrics(void *ud, ts_buf *out) {
   runner *r = ud;
+  /* the gate closes the moment the lease is lost, between ticks: no stale gauge is served */
+  if (r->leader) live_set_role(r->l, r->gate.open ? QMETRICS_LEADER : QMETRICS_FOLLOWER);
   ts_buf_printf(out,
                 "# HELP tessera_build_info The build of this binary (always 1).\n"
                 "# TYPE tessera_build_info gauge\n"
@@ -450,6 +453,7 @@ static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const cha
     if (!(r->leader =
               kc_leader_start(r->client, &t->leader, identity, &run_lease_codec, &r->gate, err)))
       return err->code;
+    live_set_role(r->l, QMETRICS_FOLLOWER); /* until it leads */
   } else {
     r->gate.open = true;
   }

@@ -97,3 +97,9 @@ int64_t ts_time_now_ns(void) {
   clock_gettime(CLOCK_REALTIME, &t);
   return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
+
+double ts_time_mono_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}

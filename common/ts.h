@@ -259,6 +259,8 @@ ts_rc ts_time_parse(const char *s, int64_t *unix_ns);
 void ts_time_format(int64_t unix_ns, char *out, size_t cap);
 /* The wall clock now, in Unix nanoseconds. */
 int64_t ts_time_now_ns(void);
+/* A monotonic clock, in seconds (for durations). */
+double ts_time_mono_s(void);
 
 /* ---- logging --------------------------------------------------------------------------- */
 

@@ -197,7 +197,26 @@ static wr *new_wr(live *l, wr *w, wkind kind, gang_op *g, uint32_t pod, uint32_t
   return w;
 }
 
+/* The string fields of a workload event. */
+#define WL_STRINGS(ev)                                                                             \
+  {                                                                                                \
+    &(ev)->cluster_queue, &(ev)->ns, &(ev)->local_queue, &(ev)->priority_class, &(ev)->reason,     \
+        &(ev)->cause, &(ev)->preempting_cq, &(ev)->preempt_reason                                  \
+  }
+
+void live__wl_hold(sched_wl_event *ev) {
+  const char **f[] = WL_STRINGS(ev);
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+    if (*f[i]) *f[i] = ts_intern_ref(*f[i], strlen(*f[i]));
+}
+
+void live__wl_release(sched_wl_event *ev) {
+  const char **f[] = WL_STRINGS(ev);
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++) ts_intern_unref(*f[i]), *f[i] = NULL;
+}
+
 static void free_gang(gang_op *g) {
+  live__wl_release(&g->adm);
   for (uint32_t i = 0; i < g->npods; i++) {
     pod_op *p = &g->pods[i];
     for (uint32_t k = 0; k < p->nclaims; k++) {
@@ -269,7 +288,10 @@ static void reserves_done(live *l, gang_op *g) {
 
 /* Drops a reference to a workload's eviction record (NULL is a no-op). */
 static void wl_put(wl_evict *w) {
-  if (w && !--w->refs) ts_free(w);
+  if (w && !--w->refs) {
+    live__wl_release(&w->ev);
+    ts_free(w);
+  }
 }
 
 static void evict_done(live *l, evict_op *e, ts_rc r) {
@@ -289,7 +311,7 @@ static void evict_done(live *l, evict_op *e, ts_rc r) {
 static void gang_done(live *l, gang_op *g) {
   bool bound = false;
   for (uint32_t i = 0; i < g->npods && !bound; i++) bound = g->pods[i].bound;
-  if (g->cq && bound) qmetrics_admitted(l->qm, g->cq, g->waited_ns);
+  if (g->adm.cluster_queue && bound) qmetrics_admitted(l->qm, &g->adm);
   free_gang(g);
 }
 
@@ -412,8 +434,8 @@ static ts_rc build_gangs(const sched_result *res, gang_op ***out, size_t *n) {
     if (ev->kind != SCHED_WL_ADMITTED || ev->decision >= res->ndecisions ||
         res->decisions[ev->decision].kind != SCHED_BIND)
       continue;
-    gangs[of[ev->decision]]->cq = ev->cluster_queue;
-    gangs[of[ev->decision]]->waited_ns = ev->waited_ns;
+    gangs[of[ev->decision]]->adm = *ev;
+    live__wl_hold(&gangs[of[ev->decision]]->adm);
   }
   ts_free(of);
   ts_free(count);
@@ -441,12 +463,6 @@ static void issue_evict(live *l, const sched_decision *d, wl_evict *wl) {
   memcpy(e->key, d->pod->obj.key, n + 1);
   new_wr(l, &e->token, W_EVICT, NULL, 0, 0);
   l->w.evict(l->w.ud, &e->token, d->pod->obj.ns, d->pod->obj.name, d->pod->obj.uid, d->reason);
-}
-
-static double clock_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 /* Reports the problems of the Kueue objects that are new this cycle, and forgets those gone so
@@ -477,7 +493,7 @@ static void report_problems(live *l, const sched_result *res) {
  * it is then not counted). */
 static wl_evict *new_wl_evict(const sched_wl_event *ev) {
   wl_evict *w = ts_calloc(1, sizeof *w);
-  if (w) w->ev = *ev, w->refs = 1;
+  if (w) w->ev = *ev, w->refs = 1, live__wl_hold(&w->ev);
   return w;
 }
 
@@ -490,13 +506,13 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   ts_rc rc;
   *ran = false;
   if (live_busy(l)) return TS_OK;
-  t0 = clock_s();
+  t0 = ts_time_mono_s();
   if ((rc = sched_cycle(l->m, l->cfg, l->state, now_ns, &res, err)) != TS_OK) return rc;
   *ran = true;
   l->dirty = false;
   l->st.cycles++;
-  l->st.last_cycle_s = clock_s() - t0;
-  qmetrics_cycle(l->qm, l->m, &res, l->st.last_cycle_s);
+  l->st.last_cycle_s = ts_time_mono_s() - t0;
+  qmetrics_cycle(l->qm, l->m, &res, l->st.last_cycle_s, l->cfg->queueing.fair_sharing);
   ts_log(TS_LOG_DEBUG, "cycle %llu: %zu bound, %zu pending, %zu evicted in %.1f ms",
          (unsigned long long)l->st.cycles, res.nbound, res.npending, res.nevicted,
          l->st.last_cycle_s * 1e3);
@@ -525,6 +541,10 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   pump(l);
   if (!live_busy(l)) live__send_reports(l); /* else when the last write answers */
   return TS_OK;
+}
+
+void live_set_role(live *l, qmetrics_role role) {
+  qmetrics_role_set(l->qm, role);
 }
 
 ts_rc live_metrics(const live *l, ts_buf *out) {

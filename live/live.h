@@ -21,6 +21,7 @@
 #include "model/model.h"
 #include "model/wire.h"
 #include "scheduler/sched.h"
+#include "live/qmetrics.h"
 
 typedef struct live live;
 
@@ -134,6 +135,10 @@ void live_set_queue_status(live *l, int64_t interval_ns);
 void live_queue_status_reset(live *l);
 /* A status write ended (the token given to queue_status). */
 void live_queue_status_done(void *token, ts_rc r);
+
+/* This replica's role for the metrics (standalone, leader, follower). A follower exports no
+ * cluster gauge; becoming one drops the last cycle's. */
+void live_set_role(live *l, qmetrics_role role);
 
 /* Appends the loop's counters in Prometheus' text format (for /metrics). */
 ts_rc live_metrics(const live *l, ts_buf *out);

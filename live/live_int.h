@@ -46,8 +46,8 @@ typedef struct pod_op {
 typedef enum op_phase { PHASE_RESERVE, PHASE_BIND, PHASE_ROLLBACK } op_phase;
 
 struct gang_op {
-  const char *cq;       /* interned: the ClusterQueue of a Kueue admission, else NULL */
-  int64_t waited_ns;    /* a Kueue admission: how long the workload waited */
+  sched_wl_event adm;   /* a Kueue admission (adm.cluster_queue set), its strings held
+                           (live__wl_hold), else zero */
   pod_op *pods;         /* owned */
   uint32_t npods;       /* entries */
   uint32_t outstanding; /* writes in flight */
@@ -55,9 +55,15 @@ struct gang_op {
   bool failed;          /* a reserve failed: roll back instead of binding */
 };
 
+/* Takes a reference on each string of ev (label values may leave the model before the writes
+ * they are counted for answer); live__wl_release drops them. Out of memory leaves a string
+ * NULL (counted as ""). */
+void live__wl_hold(sched_wl_event *ev);
+void live__wl_release(sched_wl_event *ev);
+
 /* A Kueue workload's eviction: counted once, when the first of its pods' evictions lands. */
 typedef struct wl_evict {
-  sched_wl_event ev; /* its strings are interned or static */
+  sched_wl_event ev; /* its strings held (live__wl_hold) */
   uint32_t refs;     /* evictions in flight that point here */
   bool counted;      /* one landed */
 } wl_evict;

@@ -1,5 +1,6 @@
 /* live/qmetrics.c - Kueue-named queue metrics and Tessera's cycle, pending and GPU metrics;
- * see qmetrics.h. */
+ * see qmetrics.h. Names, labels and buckets follow Kueue v0.19.2's pkg/metrics/metrics.go
+ * (tests/data/kueue-v0.19.2-metrics.txt, compared by test_qmetrics). */
 #include "live/qmetrics.h"
 
 #include <math.h>
@@ -9,33 +10,89 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Kueue's admission wait buckets: 1, then 2.5 doubling (generateExponentialBuckets(14)). */
-static const double wait_le[QMETRICS_WAIT_BUCKETS] = {1,   2.5, 5,   10,   20,   40,   80,
-                                                      160, 320, 640, 1280, 2560, 5120, 10240};
+/* Kueue's generateExponentialBuckets(n): 1, then 2.5 doubling; admission_wait_time_seconds
+ * has 16 since v0.17, the other wait histograms 14. */
+static const double exp_le[16] = {1,   2.5, 5,    10,   20,   40,    80,    160,
+                                  320, 640, 1280, 2560, 5120, 10240, 20480, 40960};
+/* Prometheus' DefBuckets (Kueue's admission_attempt_duration_seconds sets none). */
+static const double def_le[11] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 static const double cycle_le[QMETRICS_CYCLE_BUCKETS] = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
+#define MAX_LE 16
+
 /* One labelled series of a counter or a histogram. */
 typedef struct series {
-  uint64_t n;                         /* counter value / observations */
-  double sum;                         /* histograms: sum of observations */
-  uint64_t le[QMETRICS_WAIT_BUCKETS]; /* histograms: observations per bucket (not cumulative) */
-  char labels[];                      /* `a="x",b="y"` */
+  uint64_t n;          /* counter value / observations */
+  double sum;          /* histograms: sum of observations */
+  uint64_t le[MAX_LE]; /* histograms: observations per bucket (not cumulative) */
+  char labels[];       /* `a="x",b="y"` */
 } series;
 
-typedef enum fam { F_ADMITTED, F_WAIT, F_EVICTED, F_PREEMPTED, F_COUNT } fam;
+/* The counters and histograms, counted as events land. */
+typedef enum fam {
+  F_ATTEMPTS,
+  F_ATTEMPT_S,
+  F_QUOTA_RESERVED,
+  F_QUOTA_RESERVED_WAIT,
+  F_ADMITTED,
+  F_ADMISSION_WAIT,
+  F_LQ_QUOTA_RESERVED,
+  F_LQ_QUOTA_RESERVED_WAIT,
+  F_LQ_ADMITTED,
+  F_LQ_ADMISSION_WAIT,
+  F_COHORT_ADMITTED,
+  F_EVICTED,
+  F_LQ_EVICTED,
+  F_PREEMPTED,
+  F_COUNT
+} fam;
 
 static const struct {
-  const char *name, *type, *help;
+  const char *name, *help;
+  const double *le; /* histograms: bucket bounds; NULL for a counter */
+  int nle;          /* entries */
 } fams[F_COUNT] = {
-    [F_ADMITTED] = {"kueue_admitted_workloads_total", "counter",
-                    "Workloads admitted per cluster_queue (counted when a pod of it is bound)."},
-    [F_WAIT] = {"kueue_admission_wait_time_seconds", "histogram",
-                "Time from a workload's creation or requeue to its admission, per cluster_queue."},
-    [F_EVICTED] = {"kueue_evicted_workloads_total", "counter",
-                   "Workloads evicted per cluster_queue and reason (Preempted, PodsReadyTimeout), "
-                   "counted when the first of their pods' evictions landed."},
-    [F_PREEMPTED] = {"kueue_preempted_workloads_total", "counter",
+    [F_ATTEMPTS] = {"kueue_admission_attempts_total",
+                    "Admission attempts (rounds of the Kueue cycle with heads to try), by result "
+                    "(success: at least one workload admitted; inadmissible: none)."},
+    [F_ATTEMPT_S] = {"kueue_admission_attempt_duration_seconds",
+                     "The latency of an admission attempt, by result.", def_le, 11},
+    [F_QUOTA_RESERVED] = {"kueue_quota_reserved_workloads_total",
+                          "Workloads that got quota reserved, per cluster_queue and "
+                          "priority_class (there are no admission checks: as admitted)."},
+    [F_QUOTA_RESERVED_WAIT] = {"kueue_quota_reserved_wait_time_seconds",
+                               "Time from a workload's creation or requeue to its quota "
+                               "reservation, per cluster_queue and priority_class.",
+                               exp_le, 14},
+    [F_ADMITTED] = {"kueue_admitted_workloads_total",
+                    "Workloads admitted per cluster_queue and priority_class (counted when a "
+                    "pod of it is bound)."},
+    [F_ADMISSION_WAIT] = {"kueue_admission_wait_time_seconds",
+                          "Time from a workload's creation or requeue to its admission, per "
+                          "cluster_queue and priority_class.",
+                          exp_le, 16},
+    [F_LQ_QUOTA_RESERVED] = {"kueue_local_queue_quota_reserved_workloads_total",
+                             "Workloads that got quota reserved, per local queue."},
+    [F_LQ_QUOTA_RESERVED_WAIT] = {"kueue_local_queue_quota_reserved_wait_time_seconds",
+                                  "Time from a workload's creation or requeue to its quota "
+                                  "reservation, per local queue.",
+                                  exp_le, 14},
+    [F_LQ_ADMITTED] = {"kueue_local_queue_admitted_workloads_total",
+                       "Workloads admitted per local queue."},
+    [F_LQ_ADMISSION_WAIT] = {"kueue_local_queue_admission_wait_time_seconds",
+                             "Time from a workload's creation or requeue to its admission, per "
+                             "local queue.",
+                             exp_le, 14},
+    [F_COHORT_ADMITTED] = {"kueue_cohort_subtree_admitted_workloads_total",
+                           "Workloads admitted in the subtree of each cohort."},
+    [F_EVICTED] = {"kueue_evicted_workloads_total",
+                   "Workloads evicted per cluster_queue, reason (Preempted, PodsReadyTimeout, "
+                   "ClusterQueueStopped, LocalQueueStopped) and underlying_cause, counted when "
+                   "the first of their pods' evictions landed."},
+    [F_LQ_EVICTED] = {"kueue_local_queue_evicted_workloads_total",
+                      "Workloads evicted per local queue, reason and underlying_cause."},
+    [F_PREEMPTED] = {"kueue_preempted_workloads_total",
                      "Workloads preempted per preempting_cluster_queue and reason "
                      "(InClusterQueue, InCohortReclamation, InCohortFairSharing, "
                      "InCohortReclaimWhileBorrowing)."},
@@ -44,15 +101,27 @@ static const struct {
 struct qmetrics {
   ts_map series[F_COUNT];                    /* labels -> series (owned) */
   ts_buf gauges;                             /* the last cycle's gauges, in the text format */
+  ts_map chains;                             /* ClusterQueue -> its cohorts, nearest first:
+                                                "a\0b\0\0" (owned), as of the last cycle */
+  qmetrics_role role;                        /* this replica's */
   uint64_t cycle_le[QMETRICS_CYCLE_BUCKETS]; /* cycle durations per bucket */
   uint64_t cycles;                           /* cycles observed */
   double cycle_sum;                          /* their seconds */
 };
 
+static void chains_clear(qmetrics *q) {
+  size_t it = 0;
+  const ts_map_slot *s;
+  while (ts_map_next(&q->chains, &it, &s)) ts_free(s->value);
+  ts_map_free(&q->chains);
+  ts_map_init(&q->chains);
+}
+
 qmetrics *qmetrics_new(void) {
   qmetrics *q = ts_calloc(1, sizeof *q);
   if (!q) return NULL;
   for (int f = 0; f < F_COUNT; f++) ts_map_init(&q->series[f]);
+  ts_map_init(&q->chains);
   ts_buf_init(&q->gauges, 0);
   return q;
 }
@@ -65,8 +134,19 @@ void qmetrics_free(qmetrics *q) {
     while (ts_map_next(&q->series[f], &it, &s)) ts_free(s->value);
     ts_map_free(&q->series[f]);
   }
+  chains_clear(q);
+  ts_map_free(&q->chains);
   ts_buf_free(&q->gauges);
   ts_free(q);
+}
+
+const char *qmetrics_role_name(qmetrics_role role) {
+  return role == QMETRICS_LEADER ? "leader" : role == QMETRICS_FOLLOWER ? "follower" : "standalone";
+}
+
+void qmetrics_role_set(qmetrics *q, qmetrics_role role) {
+  q->role = role;
+  if (role == QMETRICS_FOLLOWER) ts_buf_reset(&q->gauges);
 }
 
 /* ---- output ----------------------------------------------------------------------------- */
@@ -94,9 +174,20 @@ static void pputs(pbuf *p, const char *s) {
   pappend(p, s, strlen(s));
 }
 
+/* A sample value as Prometheus' text format spells it (NaN, +Inf, -Inf). */
+static void pvalue(pbuf *b, double v) {
+  if (isnan(v))
+    pputs(b, "NaN");
+  else if (isinf(v))
+    pputs(b, v > 0 ? "+Inf" : "-Inf");
+  else
+    pprintf(b, "%.17g", v);
+}
+
 /* ---- labels ----------------------------------------------------------------------------- */
 
-/* Appends `name="value"` (after a comma unless first) with the format's escapes. */
+/* Appends `name="value"` (after a comma unless first) with the format's escapes; a NULL value
+ * is "". */
 static void label(pbuf *b, const char *name, const char *value) {
   if (b->b->len) pputs(b, ",");
   pputs(b, name);
@@ -114,12 +205,19 @@ static void label(pbuf *b, const char *name, const char *value) {
   pputs(b, "\"");
 }
 
+/* Starts a label set: the pairs of kv (name, value, ..., NULL), then this replica's role. */
+static void labels(const qmetrics *q, pbuf *l, const char *const *kv) {
+  ts_buf_reset(l->b);
+  for (; kv[0]; kv += 2) label(l, kv[0], kv[1]);
+  label(l, "replica_role", qmetrics_role_name(q->role));
+}
+
 /* The series of family f with these labels (created at zero), or NULL when out of memory. */
-static series *get(qmetrics *q, fam f, const pbuf *labels) {
-  const char *key = labels->b->data ? labels->b->data : "";
-  size_t len = labels->b->len;
+static series *get(qmetrics *q, fam f, const pbuf *l) {
+  const char *key = l->b->data ? l->b->data : "";
+  size_t len = l->b->len;
   series *s;
-  if (labels->rc != TS_OK) return NULL;
+  if (l->rc != TS_OK) return NULL;
   if ((s = ts_map_get(&q->series[f], key, len))) return s;
   if (!(s = ts_calloc(1, sizeof *s + len + 1))) return NULL;
   memcpy(s->labels, key, len);
@@ -130,41 +228,66 @@ static series *get(qmetrics *q, fam f, const pbuf *labels) {
   return s;
 }
 
-/* ---- counters --------------------------------------------------------------------------- */
-
-void qmetrics_admitted(qmetrics *q, const char *cluster_queue, int64_t waited_ns) {
+/* Counts one in the counter f, or observes v in the histogram f, under the labels kv. */
+static void count(qmetrics *q, fam f, const char *const *kv, double v) {
   ts_buf buf;
-  pbuf b = {&buf, TS_OK};
+  pbuf l = {&buf, TS_OK};
   series *s;
-  double w = waited_ns > 0 ? (double)waited_ns / 1e9 : 0;
   ts_buf_init(&buf, 0);
-  label(&b, "cluster_queue", cluster_queue);
-  if ((s = get(q, F_ADMITTED, &b))) s->n++;
-  if ((s = get(q, F_WAIT, &b))) {
-    int k = 0;
-    while (k < QMETRICS_WAIT_BUCKETS && w > wait_le[k]) k++;
-    if (k < QMETRICS_WAIT_BUCKETS) s->le[k]++;
+  labels(q, &l, kv);
+  if ((s = get(q, f, &l))) {
+    if (fams[f].le) {
+      int k = 0;
+      while (k < fams[f].nle && v > fams[f].le[k]) k++;
+      if (k < fams[f].nle) s->le[k]++;
+      s->sum += v;
+    }
     s->n++;
-    s->sum += w;
   }
   ts_buf_free(&buf);
 }
 
-void qmetrics_evicted(qmetrics *q, const sched_wl_event *ev) {
-  ts_buf buf;
-  pbuf b = {&buf, TS_OK};
-  series *s;
-  ts_buf_init(&buf, 0);
-  label(&b, "cluster_queue", ev->cluster_queue);
-  label(&b, "reason", ev->reason);
-  if ((s = get(q, F_EVICTED, &b))) s->n++;
-  if (ev->preempting_cq && ev->preempt_reason) {
-    ts_buf_reset(&buf);
-    label(&b, "preempting_cluster_queue", ev->preempting_cq);
-    label(&b, "reason", ev->preempt_reason);
-    if ((s = get(q, F_PREEMPTED, &b))) s->n++;
+/* ---- counters --------------------------------------------------------------------------- */
+
+void qmetrics_admitted(qmetrics *q, const sched_wl_event *ev) {
+  const char *pc = ev->priority_class ? ev->priority_class : "";
+  const char *cq[] = {"cluster_queue", ev->cluster_queue, "priority_class", pc, NULL};
+  const char *lq[] = {"name", ev->local_queue, "namespace", ev->ns, "priority_class", pc, NULL};
+  const char *chain;
+  double w = ev->waited_ns > 0 ? (double)ev->waited_ns / 1e9 : 0;
+  count(q, F_QUOTA_RESERVED, cq, 0);
+  count(q, F_QUOTA_RESERVED_WAIT, cq, w);
+  count(q, F_ADMITTED, cq, 0);
+  count(q, F_ADMISSION_WAIT, cq, w);
+  if (ev->local_queue) {
+    count(q, F_LQ_QUOTA_RESERVED, lq, 0);
+    count(q, F_LQ_QUOTA_RESERVED_WAIT, lq, w);
+    count(q, F_LQ_ADMITTED, lq, 0);
+    count(q, F_LQ_ADMISSION_WAIT, lq, w);
   }
-  ts_buf_free(&buf);
+  chain = ev->cluster_queue ? ts_map_get(&q->chains, ev->cluster_queue, strlen(ev->cluster_queue))
+                            : NULL;
+  for (; chain && *chain; chain += strlen(chain) + 1) {
+    const char *co[] = {"cohort", chain, "priority_class", pc, NULL};
+    count(q, F_COHORT_ADMITTED, co, 0);
+  }
+}
+
+void qmetrics_evicted(qmetrics *q, const sched_wl_event *ev) {
+  const char *pc = ev->priority_class ? ev->priority_class : "";
+  const char *cause = ev->cause ? ev->cause : "";
+  const char *cq[] = {"cluster_queue", ev->cluster_queue, "reason", ev->reason, "underlying_cause",
+                      cause,           "priority_class",  pc,       NULL};
+  const char *lq[] = {"name",     ev->local_queue,    "namespace", ev->ns,           "reason",
+                      ev->reason, "underlying_cause", cause,       "priority_class", pc,
+                      NULL};
+  count(q, F_EVICTED, cq, 0);
+  if (ev->local_queue) count(q, F_LQ_EVICTED, lq, 0);
+  if (ev->preempting_cq && ev->preempt_reason) {
+    const char *pr[] = {"preempting_cluster_queue", ev->preempting_cq, "reason", ev->preempt_reason,
+                        NULL};
+    count(q, F_PREEMPTED, pr, 0);
+  }
 }
 
 /* ---- the cycle's gauges ----------------------------------------------------------------- */
@@ -173,158 +296,246 @@ static void head(pbuf *b, const char *name, const char *type, const char *help) 
   pprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* A resource amount as Kueue reports it: cpu in cores, the rest in units. */
 /* A quota tree's amount in the metric's unit (cores, GPUs, bytes). */
 static double amount(const model_resources *rt, int resource, int64_t v) {
   return resource == MODEL_RES_CPU ? (double)v / 1000.0 : (double)v / (double)q_scale(rt, resource);
 }
 
 /* One sample: name{labels} value. */
-static void sample(pbuf *b, const char *name, const pbuf *labels, double v) {
-  pprintf(b, "%s{%s} %.17g\n", name, labels->b->data ? labels->b->data : "", v);
+static void sample(pbuf *b, const char *name, const pbuf *l, double v) {
+  pprintf(b, "%s{%s} ", name, l->b->data ? l->b->data : "");
+  pvalue(b, v);
+  pputs(b, "\n");
 }
 
-typedef enum frv { FRV_USAGE, FRV_NOMINAL, FRV_BLIMIT, FRV_LLIMIT } frv;
+/* The context of one rendering: the cycle's report, the model, the label buffer. */
+typedef struct render {
+  const qmetrics *q;
+  const model *m;
+  const q_report *r;
+  pbuf *b; /* the text */
+  pbuf *l; /* labels being built */
+} render;
 
-/* A ClusterQueue's flavor-resources: one sample per flavor and resource. */
-static void cq_frs(pbuf *b, const model *m, const char *name, const q_cq_report *c, frv what,
-                   pbuf *l) {
-  const model_resources *rt = model_resources_of(m);
+typedef enum frv { FRV_RESERVED, FRV_NOMINAL, FRV_BLIMIT, FRV_LLIMIT } frv;
+
+/* A ClusterQueue's flavor-resources: one sample per flavor and resource; an unset limit is
+ * +Inf, as Kueue reports it. */
+static void cq_frs(render *x, const char *name, const q_cq_report *c, frv what) {
+  const model_resources *rt = model_resources_of(x->m);
   for (uint32_t i = 0; i < c->nfrs; i++) {
-    const q_fr_report *x = &c->frs[i];
-    double v = what == FRV_USAGE     ? amount(rt, x->resource, x->usage)
-               : what == FRV_NOMINAL ? amount(rt, x->resource, x->nominal)
-               : what == FRV_BLIMIT  ? amount(rt, x->resource, x->borrowing_limit)
-                                     : amount(rt, x->resource, x->lending_limit);
-    if ((what == FRV_BLIMIT && !x->has_borrowing_limit) ||
-        (what == FRV_LLIMIT && !x->has_lending_limit))
-      continue;
-    ts_buf_reset(l->b);
-    label(l, "cohort", c->cohort ? c->cohort : "");
-    label(l, "cluster_queue", c->name);
-    label(l, "flavor", x->flavor);
-    label(l, "resource", model_resource_name(rt, x->resource));
-    sample(b, name, l, v);
+    const q_fr_report *f = &c->frs[i];
+    const char *rn = model_resource_name(rt, f->resource);
+    const char *kv[] = {
+        "cohort", c->cohort, "cluster_queue", c->name, "flavor", f->flavor, "resource", rn, NULL};
+    double v =
+        what == FRV_RESERVED  ? amount(rt, f->resource, f->usage)
+        : what == FRV_NOMINAL ? amount(rt, f->resource, f->nominal)
+        : what == FRV_BLIMIT
+            ? (f->has_borrowing_limit ? amount(rt, f->resource, f->borrowing_limit) : INFINITY)
+            : (f->has_lending_limit ? amount(rt, f->resource, f->lending_limit) : INFINITY);
+    labels(x->q, x->l, kv);
+    sample(x->b, name, x->l, v);
   }
 }
 
-static void lq_labels(pbuf *l, const q_lq_report *q);
-
-/* One sample per ClusterQueue (lq false: labels cluster_queue) or LocalQueue (lq true: name,
- * namespace), with status when not NULL, of the uint32_t count at offset in its report. */
-static void counts(pbuf *b, pbuf *l, const q_report *r, bool lq, const char *name,
-                   const char *status, size_t offset) {
-  size_t n = lq ? r->nlqs : r->ncqs;
+/* One sample per ClusterQueue (lq false) or LocalQueue (lq true), with status when not NULL,
+ * of the uint32_t count at offset in its report. */
+static void counts(render *x, bool lq, const char *name, const char *status, size_t offset) {
+  size_t n = lq ? x->r->nlqs : x->r->ncqs;
   for (size_t i = 0; i < n; i++) {
-    const char *rep = lq ? (const char *)&r->lqs[i] : (const char *)&r->cqs[i];
+    const char *rep = lq ? (const char *)&x->r->lqs[i] : (const char *)&x->r->cqs[i];
+    const char *kv[7] = {NULL};
     uint32_t v;
+    int k = 0;
     memcpy(&v, rep + offset, sizeof v);
     if (lq) {
-      lq_labels(l, &r->lqs[i]);
+      kv[k++] = "name", kv[k++] = x->r->lqs[i].name;
+      kv[k++] = "namespace", kv[k++] = x->r->lqs[i].ns;
     } else {
-      ts_buf_reset(l->b);
-      label(l, "cluster_queue", r->cqs[i].name);
+      kv[k++] = "cluster_queue", kv[k++] = x->r->cqs[i].name;
     }
-    if (status) label(l, "status", status);
-    sample(b, name, l, v);
+    if (status) kv[k++] = "status", kv[k++] = status;
+    labels(x->q, x->l, kv);
+    sample(x->b, name, x->l, v);
   }
 }
 
-static void cq_gauges(pbuf *b, const model *m, const q_report *r, pbuf *l) {
+static void cq_gauges(render *x, bool fair_sharing) {
   static const struct {
     const char *name, *help;
     frv what;
   } frs[] = {
       {"kueue_cluster_queue_resource_reservation",
        "Quota reserved per cluster_queue, flavor and resource (cpu in cores, memory in bytes).",
-       FRV_USAGE},
+       FRV_RESERVED},
       {"kueue_cluster_queue_resource_usage",
-       "Quota used per cluster_queue, flavor and resource (cpu in cores, memory in bytes).",
-       FRV_USAGE},
+       "Quota used by admitted workloads per cluster_queue, flavor and resource (there are no "
+       "admission checks: as reserved).",
+       FRV_RESERVED},
       {"kueue_cluster_queue_nominal_quota", "nominalQuota per cluster_queue, flavor and resource.",
        FRV_NOMINAL},
       {"kueue_cluster_queue_borrowing_limit",
-       "borrowingLimit per cluster_queue, flavor and resource (only where set).", FRV_BLIMIT},
+       "borrowingLimit per cluster_queue, flavor and resource (+Inf when unset).", FRV_BLIMIT},
       {"kueue_cluster_queue_lending_limit",
-       "lendingLimit per cluster_queue, flavor and resource (only where set).", FRV_LLIMIT},
+       "lendingLimit per cluster_queue, flavor and resource (+Inf when unset).", FRV_LLIMIT},
   };
   static const char *const statuses[] = {"pending", "active", "terminating"};
-  head(b, "kueue_pending_workloads", "gauge",
+  const model_resources *rt = model_resources_of(x->m);
+  head(x->b, "kueue_pending_workloads", "gauge",
        "Pending workloads per cluster_queue and status (active: in the queue; inadmissible: "
-       "parked until quota is released).");
-  counts(b, l, r, false, "kueue_pending_workloads", "active",
-         offsetof(q_cq_report, pending_active));
-  counts(b, l, r, false, "kueue_pending_workloads", "inadmissible",
+       "parked until quota is released, or in an inactive queue).");
+  counts(x, false, "kueue_pending_workloads", "active", offsetof(q_cq_report, pending_active));
+  counts(x, false, "kueue_pending_workloads", "inadmissible",
          offsetof(q_cq_report, pending_inadmissible));
-  head(b, "kueue_reserving_active_workloads", "gauge",
+  head(x->b, "kueue_reserving_active_workloads", "gauge",
        "Workloads holding quota per cluster_queue.");
-  counts(b, l, r, false, "kueue_reserving_active_workloads", NULL, offsetof(q_cq_report, admitted));
-  head(b, "kueue_admitted_active_workloads", "gauge",
+  counts(x, false, "kueue_reserving_active_workloads", NULL, offsetof(q_cq_report, admitted));
+  head(x->b, "kueue_admitted_active_workloads", "gauge",
        "Admitted workloads per cluster_queue (there are no admission checks: the same as "
        "kueue_reserving_active_workloads).");
-  counts(b, l, r, false, "kueue_admitted_active_workloads", NULL, offsetof(q_cq_report, admitted));
-  head(b, "kueue_cluster_queue_status", "gauge",
+  counts(x, false, "kueue_admitted_active_workloads", NULL, offsetof(q_cq_report, admitted));
+  head(x->b, "kueue_cluster_queue_status", "gauge",
        "1 for the status of each cluster_queue (active, or pending when it cannot admit).");
-  for (size_t i = 0; i < r->ncqs; i++)
+  for (size_t i = 0; i < x->r->ncqs; i++)
     for (size_t k = 0; k < 3; k++) {
-      bool is = r->cqs[i].inactive ? k == 0 : k == 1;
-      ts_buf_reset(l->b);
-      label(l, "cluster_queue", r->cqs[i].name);
-      label(l, "status", statuses[k]);
-      sample(b, "kueue_cluster_queue_status", l, is);
+      const char *kv[] = {"cluster_queue", x->r->cqs[i].name, "status", statuses[k], NULL};
+      labels(x->q, x->l, kv);
+      sample(x->b, "kueue_cluster_queue_status", x->l, x->r->cqs[i].inactive ? k == 0 : k == 1);
     }
   for (size_t f = 0; f < sizeof frs / sizeof *frs; f++) {
-    head(b, frs[f].name, "gauge", frs[f].help);
-    for (size_t i = 0; i < r->ncqs; i++) cq_frs(b, m, frs[f].name, &r->cqs[i], frs[f].what, l);
+    head(x->b, frs[f].name, "gauge", frs[f].help);
+    for (size_t i = 0; i < x->r->ncqs; i++) cq_frs(x, frs[f].name, &x->r->cqs[i], frs[f].what);
   }
-  head(b, "kueue_cluster_queue_weighted_share", "gauge",
-       "Weighted share of each cluster_queue under fair sharing (0: within its nominal quota; "
-       "9223372036854775807: borrowing with weight 0).");
-  for (size_t i = 0; i < r->ncqs; i++) {
-    double s = r->cqs[i].weighted_share;
-    ts_buf_reset(l->b);
-    label(l, "cluster_queue", r->cqs[i].name);
-    sample(b, "kueue_cluster_queue_weighted_share", l, isinf(s) ? 9223372036854775807.0 : round(s));
+  head(x->b, "kueue_cluster_queue_resource_pending", "gauge",
+       "What the pending workloads of each cluster_queue request in all, per resource.");
+  for (size_t i = 0; i < x->r->ncqs; i++)
+    for (uint32_t k = 0; k < x->r->cqs[i].npending_res; k++) {
+      const q_res_amount *a = &x->r->cqs[i].pending_res[k];
+      const char *kv[] = {"cluster_queue", x->r->cqs[i].name, "resource",
+                          model_resource_name(rt, a->resource), NULL};
+      labels(x->q, x->l, kv);
+      sample(x->b, "kueue_cluster_queue_resource_pending", x->l,
+             amount(rt, a->resource, a->amount));
+    }
+  head(x->b, "kueue_cluster_queue_info", "gauge",
+       "1 per cluster_queue, with its parent and root cohort (\"\" when none).");
+  for (size_t i = 0; i < x->r->ncqs; i++) {
+    const char *kv[] = {"cluster_queue",
+                        x->r->cqs[i].name,
+                        "parent_cohort",
+                        x->r->cqs[i].cohort,
+                        "root_cohort",
+                        x->r->cqs[i].root,
+                        NULL};
+    labels(x->q, x->l, kv);
+    sample(x->b, "kueue_cluster_queue_info", x->l, 1);
+  }
+  if (!fair_sharing) return; /* Kueue reports shares only with fair sharing on */
+  head(x->b, "kueue_cluster_queue_weighted_share", "gauge",
+       "Weighted share of each cluster_queue under fair sharing: its dominant resource share "
+       "(per mille of what the cohort lends) over its weight; 0 within nominal quota; NaN when "
+       "it borrows with weight 0.");
+  for (size_t i = 0; i < x->r->ncqs; i++) {
+    double s = x->r->cqs[i].weighted_share;
+    const char *kv[] = {"cluster_queue", x->r->cqs[i].name, "cohort", x->r->cqs[i].cohort, NULL};
+    labels(x->q, x->l, kv);
+    sample(x->b, "kueue_cluster_queue_weighted_share", x->l, isinf(s) ? NAN : s);
   }
 }
 
-static void lq_labels(pbuf *l, const q_lq_report *q) {
-  ts_buf_reset(l->b);
-  label(l, "name", q->name);
-  label(l, "namespace", q->ns);
+static void cohort_gauges(render *x, bool fair_sharing) {
+  const model_resources *rt = model_resources_of(x->m);
+  head(x->b, "kueue_cohort_info", "gauge", "1 per cohort, with its parent and root cohort.");
+  for (size_t i = 0; i < x->r->ncohorts; i++) {
+    const q_cohort_report *c = &x->r->cohorts[i];
+    const char *kv[] = {"cohort", c->name, "parent_cohort", c->parent, "root_cohort",
+                        c->root,  NULL};
+    labels(x->q, x->l, kv);
+    sample(x->b, "kueue_cohort_info", x->l, 1);
+  }
+  head(x->b, "kueue_cohort_subtree_admitted_active_workloads", "gauge",
+       "Workloads holding quota in the queues under each cohort.");
+  for (size_t i = 0; i < x->r->ncohorts; i++) {
+    const char *kv[] = {"cohort", x->r->cohorts[i].name, NULL};
+    labels(x->q, x->l, kv);
+    sample(x->b, "kueue_cohort_subtree_admitted_active_workloads", x->l, x->r->cohorts[i].admitted);
+  }
+  for (int w = 0; w < 2; w++) {
+    const char *name =
+        w ? "kueue_cohort_subtree_resource_reservations" : "kueue_cohort_subtree_quota";
+    head(x->b, name, "gauge",
+         w ? "Quota reserved by the queues under each cohort, per flavor and resource (only "
+             "where above 0)."
+           : "Each cohort's subtree quota (its own and what its children lend), per flavor and "
+             "resource (only where above 0).");
+    for (size_t i = 0; i < x->r->ncohorts; i++)
+      for (uint32_t k = 0; k < x->r->cohorts[i].nfrs; k++) {
+        const q_fr_report *f = &x->r->cohorts[i].frs[k];
+        int64_t v = w ? f->usage : f->nominal;
+        const char *kv[] = {"cohort",   x->r->cohorts[i].name,
+                            "flavor",   f->flavor,
+                            "resource", model_resource_name(rt, f->resource),
+                            NULL};
+        if (v <= 0) continue;
+        labels(x->q, x->l, kv);
+        sample(x->b, name, x->l, amount(rt, f->resource, v));
+      }
+  }
+  if (!fair_sharing) return;
+  head(x->b, "kueue_cohort_weighted_share", "gauge",
+       "Weighted share of each cohort under fair sharing (+Inf when it borrows with weight 0).");
+  for (size_t i = 0; i < x->r->ncohorts; i++) {
+    const char *kv[] = {"cohort", x->r->cohorts[i].name, NULL};
+    labels(x->q, x->l, kv);
+    sample(x->b, "kueue_cohort_weighted_share", x->l, x->r->cohorts[i].weighted_share);
+  }
 }
 
-static void lq_gauges(pbuf *b, const model *m, const q_report *r, pbuf *l) {
+static void lq_gauges(render *x) {
   static const char *const active[] = {"True", "False", "Unknown"};
-  const model_resources *rt = model_resources_of(m);
-  head(b, "kueue_local_queue_pending_workloads", "gauge",
+  const model_resources *rt = model_resources_of(x->m);
+  head(x->b, "kueue_local_queue_pending_workloads", "gauge",
        "Pending workloads per local queue (name, namespace) and status.");
-  counts(b, l, r, true, "kueue_local_queue_pending_workloads", "active",
+  counts(x, true, "kueue_local_queue_pending_workloads", "active",
          offsetof(q_lq_report, pending_active));
-  counts(b, l, r, true, "kueue_local_queue_pending_workloads", "inadmissible",
+  counts(x, true, "kueue_local_queue_pending_workloads", "inadmissible",
          offsetof(q_lq_report, pending_inadmissible));
-  head(b, "kueue_local_queue_admitted_active_workloads", "gauge",
-       "Admitted workloads per local queue.");
-  counts(b, l, r, true, "kueue_local_queue_admitted_active_workloads", NULL,
+  head(x->b, "kueue_local_queue_reserving_active_workloads", "gauge",
+       "Workloads holding quota per local queue.");
+  counts(x, true, "kueue_local_queue_reserving_active_workloads", NULL,
          offsetof(q_lq_report, admitted));
-  head(b, "kueue_local_queue_status", "gauge",
+  head(x->b, "kueue_local_queue_admitted_active_workloads", "gauge",
+       "Admitted workloads per local queue.");
+  counts(x, true, "kueue_local_queue_admitted_active_workloads", NULL,
+         offsetof(q_lq_report, admitted));
+  head(x->b, "kueue_local_queue_status", "gauge",
        "1 for the Active condition status of each local queue (True, False).");
-  for (size_t i = 0; i < r->nlqs; i++)
+  for (size_t i = 0; i < x->r->nlqs; i++)
     for (size_t k = 0; k < 3; k++) {
-      lq_labels(l, &r->lqs[i]);
-      label(l, "active", active[k]);
-      sample(b, "kueue_local_queue_status", l, r->lqs[i].inactive ? k == 1 : k == 0);
+      const char *kv[] = {"name",   x->r->lqs[i].name, "namespace", x->r->lqs[i].ns,
+                          "active", active[k],         NULL};
+      labels(x->q, x->l, kv);
+      sample(x->b, "kueue_local_queue_status", x->l, x->r->lqs[i].inactive ? k == 1 : k == 0);
     }
-  head(b, "kueue_local_queue_resource_usage", "gauge",
-       "Quota used per local queue, flavor and resource (cpu in cores, memory in bytes).");
-  for (size_t i = 0; i < r->nlqs; i++)
-    for (uint32_t k = 0; k < r->lqs[i].nfrs; k++) {
-      const q_fr_report *x = &r->lqs[i].frs[k];
-      lq_labels(l, &r->lqs[i]);
-      label(l, "flavor", x->flavor);
-      label(l, "resource", model_resource_name(rt, x->resource));
-      sample(b, "kueue_local_queue_resource_usage", l, amount(rt, x->resource, x->usage));
-    }
+  for (int w = 0; w < 2; w++) {
+    const char *name =
+        w ? "kueue_local_queue_resource_usage" : "kueue_local_queue_resource_reservation";
+    head(x->b, name, "gauge",
+         w ? "Quota used by admitted workloads per local queue, flavor and resource."
+           : "Quota reserved per local queue, flavor and resource (cpu in cores, memory in "
+             "bytes).");
+    for (size_t i = 0; i < x->r->nlqs; i++)
+      for (uint32_t k = 0; k < x->r->lqs[i].nfrs; k++) {
+        const q_fr_report *f = &x->r->lqs[i].frs[k];
+        const char *kv[] = {
+            "name",   x->r->lqs[i].name, "namespace", x->r->lqs[i].ns,
+            "flavor", f->flavor,         "resource",  model_resource_name(rt, f->resource),
+            NULL};
+        labels(x->q, x->l, kv);
+        sample(x->b, name, x->l, amount(rt, f->resource, f->usage));
+      }
+  }
 }
 
 static void pending_gauge(pbuf *b, const sched_result *res, pbuf *l) {
@@ -342,19 +553,58 @@ static void pending_gauge(pbuf *b, const sched_result *res, pbuf *l) {
   }
 }
 
-void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double s) {
+/* Each ClusterQueue's cohorts, nearest first, for counting admissions in every cohort above. */
+static void chains_build(qmetrics *q, const q_report *r) {
+  ts_map parent; /* cohort -> its report */
+  chains_clear(q);
+  ts_map_init(&parent);
+  for (size_t i = 0; i < r->ncohorts; i++)
+    if (ts_map_put(&parent, r->cohorts[i].name, strlen(r->cohorts[i].name), (void *)&r->cohorts[i],
+                   NULL) != TS_OK)
+      goto out;
+  for (size_t i = 0; i < r->ncqs; i++) {
+    ts_buf chain;
+    const q_cohort_report *c = NULL;
+    bool ok = true;
+    if (!r->cqs[i].cohort) continue;
+    ts_buf_init(&chain, 0);
+    for (const char *name = r->cqs[i].cohort; name && ok; name = c ? c->parent : NULL) {
+      ok = ts_buf_append(&chain, name, strlen(name) + 1) == TS_OK;
+      c = ts_map_get(&parent, name, strlen(name));
+      if (chain.len > 64 * 1024) break; /* a cycle would not end (the tree refuses them) */
+    }
+    if (ok) ok = ts_buf_append(&chain, "", 1) == TS_OK;
+    if (!ok ||
+        ts_map_put(&q->chains, r->cqs[i].name, strlen(r->cqs[i].name), chain.data, NULL) != TS_OK)
+      ts_buf_free(&chain);
+  }
+out:
+  ts_map_free(&parent);
+}
+
+void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double s,
+                    bool fair_sharing) {
   ts_buf text, lab;
   pbuf b = {&text, TS_OK}, l = {&lab, TS_OK};
+  render x = {q, m, &res->queues, &b, &l};
   int k = 0;
   while (k < QMETRICS_CYCLE_BUCKETS && s > cycle_le[k]) k++;
   if (k < QMETRICS_CYCLE_BUCKETS) q->cycle_le[k]++;
   q->cycles++;
   q->cycle_sum += s;
+  for (size_t i = 0; i < res->nattempts; i++) {
+    const char *kv[] = {"result", res->attempts[i].admitted ? "success" : "inadmissible", NULL};
+    count(q, F_ATTEMPTS, kv, 0);
+    count(q, F_ATTEMPT_S, kv, res->attempts[i].s);
+  }
+  chains_build(q, &res->queues);
+  if (q->role == QMETRICS_FOLLOWER) return; /* a follower has no cluster gauges */
   ts_buf_init(&text, 0);
   ts_buf_init(&lab, 0);
   pending_gauge(&b, res, &l);
-  cq_gauges(&b, m, &res->queues, &l);
-  lq_gauges(&b, m, &res->queues, &l);
+  cq_gauges(&x, fair_sharing);
+  cohort_gauges(&x, fair_sharing);
+  lq_gauges(&x);
   if (b.rc != TS_OK || l.rc != TS_OK) {
     ts_buf_free(&text);
   } else {
@@ -373,8 +623,9 @@ static int series_cmp(const void *a, const void *b) {
 static void write_family(const qmetrics *q, fam f, pbuf *out) {
   size_t n = 0, it = 0;
   const ts_map_slot *s;
+  const char *name = fams[f].name;
   series **v = ts_malloc((q->series[f].count + 1) * sizeof *v);
-  head(out, fams[f].name, fams[f].type, fams[f].help);
+  head(out, name, fams[f].le ? "histogram" : "counter", fams[f].help);
   if (!v) {
     out->rc = TS_ENOMEM;
     return;
@@ -382,19 +633,19 @@ static void write_family(const qmetrics *q, fam f, pbuf *out) {
   while (ts_map_next(&q->series[f], &it, &s)) v[n++] = s->value;
   qsort(v, n, sizeof *v, series_cmp);
   for (size_t i = 0; i < n; i++) {
-    if (f != F_WAIT) {
-      pprintf(out, "%s{%s} %llu\n", fams[f].name, v[i]->labels, (unsigned long long)v[i]->n);
+    uint64_t cum = 0;
+    const char *l = v[i]->labels;
+    if (!fams[f].le) {
+      pprintf(out, "%s{%s} %llu\n", name, l, (unsigned long long)v[i]->n);
       continue;
     }
-    uint64_t cum = 0;
-    for (int k = 0; k < QMETRICS_WAIT_BUCKETS; k++) {
+    for (int k = 0; k < fams[f].nle; k++) {
       cum += v[i]->le[k];
-      pprintf(out, "%s_bucket{%s,le=\"%g\"} %llu\n", fams[f].name, v[i]->labels, wait_le[k],
+      pprintf(out, "%s_bucket{%s,le=\"%g\"} %llu\n", name, l, fams[f].le[k],
               (unsigned long long)cum);
     }
-    pprintf(out, "%s_bucket{%s,le=\"+Inf\"} %llu\n%s_sum{%s} %.6f\n%s_count{%s} %llu\n",
-            fams[f].name, v[i]->labels, (unsigned long long)v[i]->n, fams[f].name, v[i]->labels,
-            v[i]->sum, fams[f].name, v[i]->labels, (unsigned long long)v[i]->n);
+    pprintf(out, "%s_bucket{%s,le=\"+Inf\"} %llu\n%s_sum{%s} %.6f\n%s_count{%s} %llu\n", name, l,
+            (unsigned long long)v[i]->n, name, l, v[i]->sum, name, l, (unsigned long long)v[i]->n);
   }
   ts_free(v);
 }
@@ -450,6 +701,7 @@ ts_rc qmetrics_write(const qmetrics *q, const model *m, ts_buf *buf) {
           "tessera_scheduling_cycle_duration_seconds_count %llu\n",
           (unsigned long long)q->cycles, q->cycle_sum, (unsigned long long)q->cycles);
   for (int f = 0; f < F_COUNT; f++) write_family(q, (fam)f, out);
+  if (q->role == QMETRICS_FOLLOWER) return o.rc; /* cluster gauges: the leader's alone */
   if (q->gauges.len) pappend(out, q->gauges.data, q->gauges.len);
   write_gpus(m, out);
   return o.rc;

@@ -1,9 +1,15 @@
 /*
- * live/qmetrics.h - the metrics a platform team's dashboards read, with Kueue's names and
- * labels where the meaning is the same (docs/running.md, "Metrics"): queue gauges rendered once per
- * cycle from the cycle's queue report, Kueue's counters counted when the writes they stand
- * for landed, the cycle-time histogram, pending pods by kind of reason, and GPUs allocated
- * per node pool (read from the model when scraped).
+ * live/qmetrics.h - the metrics a platform team's dashboards read, with Kueue v0.19's names,
+ * labels and buckets where the meaning is the same (docs/metrics.md): queue and cohort gauges
+ * rendered once per cycle from the cycle's queue report, Kueue's counters and histograms
+ * counted when the writes they stand for landed, the cycle-time histogram, pending pods by
+ * kind of reason, and GPUs allocated per node pool (read from the model when scraped).
+ *
+ * Under leader election every Kueue family carries `replica_role` as Kueue's does (leader,
+ * follower; standalone without election), and a follower exports no cluster gauge at all:
+ * it runs no cycle, so it has nothing true to say, and a dashboard's sum over replicas stays
+ * the leader's. A replica that loses the lease drops its gauges at once; its counters stay
+ * (each replica counts what it did, so sums of rates stay true).
  */
 #ifndef LIVE_QMETRICS_H
 #define LIVE_QMETRICS_H
@@ -17,20 +23,31 @@ typedef struct qmetrics qmetrics;
 qmetrics *qmetrics_new(void); /* returns new, NULL when out of memory */
 void qmetrics_free(qmetrics *q);
 
-/* A cycle ran in seconds s and returned res: its gauges replace the last cycle's. Out of
- * memory keeps the last cycle's gauges. */
-void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double s);
+typedef enum qmetrics_role {
+  QMETRICS_STANDALONE, /* no leader election (the default role) */
+  QMETRICS_LEADER,     /* holds the lease */
+  QMETRICS_FOLLOWER,   /* stands by: exports no cluster gauge */
+} qmetrics_role;
 
-/* A Kueue workload's admission landed (a pod of it is bound): counts it, and its wait. */
-void qmetrics_admitted(qmetrics *q, const char *cluster_queue, int64_t waited_ns);
+/* This replica's role from now on. Becoming a follower drops the last cycle's gauges. */
+void qmetrics_role_set(qmetrics *q, qmetrics_role role);
+const char *qmetrics_role_name(qmetrics_role role); /* Kueue's label value */
+
+/* A cycle ran in seconds s and returned res (fair_sharing: Kueue's fairSharing.enable): its
+ * gauges replace the last cycle's, and it counts as an admission attempt when it had Kueue
+ * workloads to try. Out of memory keeps the last cycle's gauges. */
+void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double s,
+                    bool fair_sharing);
+
+/* A Kueue workload's admission landed (a pod of it is bound): counts it, its wait, in its
+ * ClusterQueue, LocalQueue and every cohort above. */
+void qmetrics_admitted(qmetrics *q, const sched_wl_event *ev);
 /* A Kueue workload's eviction landed (the first of its pods went). */
 void qmetrics_evicted(qmetrics *q, const sched_wl_event *ev);
 
 /* Appends every family in Prometheus' text format. */
 ts_rc qmetrics_write(const qmetrics *q, const model *m, ts_buf *out);
 
-/* Bucket bounds (seconds) of kueue_admission_wait_time_seconds: Kueue's, 1 then 2.5 x 2^k. */
-#define QMETRICS_WAIT_BUCKETS 14
 /* Bucket bounds of tessera_scheduling_cycle_duration_seconds. */
 #define QMETRICS_CYCLE_BUCKETS 14
 

@@ -310,12 +310,23 @@ typedef struct q_fr_report {
   int64_t lending_limit;    /* the limit, when set */
 } q_fr_report;
 
+/* An amount of one resource. */
+typedef struct q_res_amount {
+  int resource;   /* resource id */
+  int64_t amount; /* in the resource's units */
+} q_res_amount;
+
 typedef struct q_cq_report {
   const char *name;              /* interned */
   model_kind kind;               /* MODEL_CLUSTER_QUEUE, or the Volcano or KAI Queue it is */
   const char *cohort;            /* interned cohort name, NULL when none */
-  uint32_t pending_active;       /* pending workloads in the active queue */
-  uint32_t pending_inadmissible; /* pending workloads parked as inadmissible */
+  const char *root;              /* interned root of its cohort tree, NULL when none */
+  uint32_t pending_active;       /* pending workloads in the active queue (0 when inactive) */
+  uint32_t pending_inadmissible; /* pending workloads parked as inadmissible, and those of the
+                                    active queue when the queue is inactive (as Kueue counts) */
+  q_res_amount *pending_res;     /* what its pending workloads request in all, per resource the
+                                    quota tree covers: its own resources first (0 included) */
+  uint32_t npending_res;         /* entries */
   uint32_t admitted;             /* workloads holding quota */
   double weighted_share;         /* q_tree_share: +inf when it borrows with weight 0 */
   const char *inactive;          /* Kueue's Active=False reason, NULL when active */
@@ -336,11 +347,25 @@ typedef struct q_lq_report {
   uint32_t nfrs;                 /* entries */
 } q_lq_report;
 
+/* A cohort of the quota tree, with Kueue's subtree figures. */
+typedef struct q_cohort_report {
+  const char *name;      /* interned */
+  const char *parent;    /* interned parent cohort, NULL for a root */
+  const char *root;      /* interned root of its tree (itself for a root) */
+  double weighted_share; /* its dominant resource share over its weight (+inf: weight 0) */
+  uint32_t admitted;     /* workloads holding quota in the queues under it */
+  q_fr_report *frs;      /* per flavor-resource: nominal = its subtree quota, usage = what the
+                            queues under it reserve; those with either above 0, FR order */
+  uint32_t nfrs;         /* entries */
+} q_cohort_report;
+
 typedef struct q_report {
-  q_cq_report *cqs; /* every ClusterQueue of the tree, by name */
-  size_t ncqs;      /* entries */
-  q_lq_report *lqs; /* every LocalQueue of the model, by namespace/name */
-  size_t nlqs;      /* entries */
+  q_cq_report *cqs;         /* every ClusterQueue of the tree, by name */
+  size_t ncqs;              /* entries */
+  q_cohort_report *cohorts; /* every cohort of the tree, by name */
+  size_t ncohorts;          /* entries */
+  q_lq_report *lqs;         /* every LocalQueue of the model, by namespace/name */
+  size_t nlqs;              /* entries */
 } q_report;
 
 /* What t and qs hold now, per ClusterQueue and LocalQueue, in arena a (which must outlive

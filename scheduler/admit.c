@@ -210,6 +210,14 @@ static int pod_member_cmp(const void *a, const void *b) {
   return strcmp((*(const model_pod *const *)a)->obj.key, (*(const model_pod *const *)b)->obj.key);
 }
 
+const char *sched__wl_priority_class(const model_pod *p, const sched_qref *ref) {
+  static const char *once;
+  const char *wpc = model_labels_get(&p->obj.labels, ts_intern_once(&once, WPC_LABEL));
+  if (wpc) return wpc;
+  if (ref && ref->priority_class) return ref->priority_class;
+  return p->priority_class ? p->priority_class : "";
+}
+
 static void fill_workload(sched_view *v, q_workload *wl, const sched_qref *ref, const model_pod *p,
                           const char *key, const char *name, int64_t created, void *user) {
   static const char *once;
@@ -272,6 +280,8 @@ static const char *queue_label(admit *ad, const qgang *q) {
 static ts_rc evict_gang(admit *ad, qgang *q, const char *why, sched_wl_event ev) {
   ev.kind = SCHED_WL_EVICTED;
   ev.ns = q->wl.ns;
+  ev.priority_class = q->nrun ? sched__wl_priority_class(q->run[0], &q->ref) : "";
+  if (!ev.cause) ev.cause = "";
   ev.local_queue = q->wl.local_queue;
   ev.decision = ad->r->ndecisions;
   for (uint32_t i = 0; i < q->nrun; i++) {
@@ -659,6 +669,7 @@ static ts_rc decide_admitted(admit *ad, qgang *q, const q_admission *adm) {
                        .cluster_queue = adm->cluster_queue,
                        .ns = q->wl.ns,
                        .local_queue = q->wl.local_queue,
+                       .priority_class = sched__wl_priority_class(q->g->pods[0].pod, &q->ref),
                        .waited_ns = ad->v->now_ns - q->wl.queue_ns,
                        .decision = ad->r->ndecisions};
   uint32_t first = 0;
@@ -721,6 +732,23 @@ static ts_rc evict_victims(admit *ad, const q_result *res, const q_decision *d) 
                                      .preempt_reason = q_preempt_reason_name(vic->reason)});
     if (rc != TS_OK) return rc;
   }
+  return TS_OK;
+}
+
+/* Records a round that had heads as one of Kueue's admission attempts. */
+static ts_rc attempted(admit *ad, const q_result *res, double s) {
+  sched_result *r = ad->r;
+  struct sched_attempt *a;
+  bool admitted = false;
+  for (size_t i = 0; i < res->ndecisions && !admitted; i++)
+    admitted = res->decisions[i].outcome == Q_ADMITTED;
+  if (!(r->nattempts & (r->nattempts + 1))) { /* 0, 1, 3, 7...: double */
+    a = ts_arena_alloc(ad->v->out, (2 * r->nattempts + 2) * sizeof *a);
+    if (!a) return TS_ENOMEM;
+    if (r->nattempts) memcpy(a, r->attempts, r->nattempts * sizeof *a);
+    r->attempts = a;
+  }
+  r->attempts[r->nattempts++] = (struct sched_attempt){admitted, s};
   return TS_OK;
 }
 
@@ -893,7 +921,9 @@ ts_rc sched__admit(sched_view *v, sched_gang *gangs, size_t n, sched_result *r, 
   if (rc == TS_OK) rc = running_gangs(&ad);
   if (rc == TS_OK) rc = enqueue(&ad, gangs, n, handled);
   for (int round = 0; rc == TS_OK && moved && round < ADMIT_ROUNDS_MAX; round++) {
+    double t0 = ts_time_mono_s();
     rc = q_cycle(ad.tree, ad.queues, &v->cfg->queueing, &hooks, v->now_ns, &res, &err);
+    if (rc == TS_OK && res.ndecisions) rc = attempted(&ad, &res, ts_time_mono_s() - t0);
     if (rc == TS_OK) rc = apply_round(&ad, &res, &moved);
     q_result_free(&last);
     last = res;

@@ -181,10 +181,12 @@ static ts_rc ready_event(sched_view *v, const watched *w, sched_result *r) {
   sched_wl_event ev = {.kind = SCHED_WL_EVICTED,
                        .ns = ts_intern_cstr(p->obj.ns),
                        .reason = "PodsReadyTimeout",
+                       .cause = "WaitForStart",
                        .decision = r->ndecisions,
                        .count = w->n};
   if (!sched__queue_ref(v->m, p, &ref)) return TS_OK; /* not a queued workload */
   ev.local_queue = ref.local_queue;
+  ev.priority_class = sched__wl_priority_class(p, &ref);
   if (!(ev.cluster_queue = sched__queue_cq(v->m, p->obj.ns, &ref))) return TS_OK;
   return sched__event(v, r, &ev);
 }

@@ -88,7 +88,12 @@ typedef struct sched_wl_event {
   const char *cluster_queue;  /* interned: the ClusterQueue it is (was) admitted to */
   const char *ns;             /* interned: its namespace */
   const char *local_queue;    /* interned: its LocalQueue */
+  const char *priority_class; /* Kueue's priority class name of the workload (its
+                                 WorkloadPriorityClass, else its pods' PriorityClass), "" when
+                                 none; interned or static */
   const char *reason;         /* EVICTED: Kueue's reason, "Preempted" or "PodsReadyTimeout" */
+  const char *cause;          /* EVICTED: Kueue's underlying cause ("WaitForStart" for
+                                 PodsReadyTimeout), "" when none */
   const char *preempting_cq;  /* Preempted: the ClusterQueue of the workload it makes room for */
   const char *preempt_reason; /* Preempted: "InClusterQueue", "InCohortReclamation", ... */
   int64_t waited_ns;          /* ADMITTED: from its queue time (creation or requeue) to now */
@@ -108,9 +113,16 @@ typedef struct sched_result {
   size_t nproblems;       /* entries */
   sched_wl_event *events; /* Kueue workloads admitted or evicted, in decision order (owned) */
   size_t nevents;         /* entries */
-  q_report queues;        /* the ClusterQueues and LocalQueues after the cycle's decisions
-                             (arena), as Kueue reports them */
-  ts_arena arena;         /* private: owns decisions and messages */
+  /* Kueue's admission attempts: each round of the Kueue cycle that had heads to try, with
+   * whether it admitted one and how long it took (arena). */
+  struct sched_attempt {
+    bool admitted; /* at least one head was admitted */
+    double s;      /* seconds */
+  } * attempts;
+  size_t nattempts; /* entries */
+  q_report queues;  /* the ClusterQueues and LocalQueues after the cycle's decisions
+                       (arena), as Kueue reports them */
+  ts_arena arena;   /* private: owns decisions and messages */
 } sched_result;
 
 /* Runs one cycle over the pending pods of cfg->scheduler_name in the model: pods by

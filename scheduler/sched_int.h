@@ -360,6 +360,10 @@ typedef struct sched_qref {
 /* Fills *out; false when the pod's workload is not queued (no queue, or its project's
  * default queue, which does not exist here). */
 bool sched__queue_ref(const model *m, const model_pod *p, sched_qref *out);
+/* Kueue's priority class name of the workload pod p belongs to (queued as ref): its
+ * WorkloadPriorityClass label, else ref's PodGroup priority class, else the pod's
+ * priorityClassName; "" when none. Interned or static. */
+const char *sched__wl_priority_class(const model_pod *p, const sched_qref *ref);
 /* The ClusterQueue (interned) a workload of namespace ns queued as ref is charged to, or NULL
  * when its LocalQueue or queue does not exist. */
 const char *sched__queue_cq(const model *m, const char *ns, const sched_qref *ref);

@@ -175,7 +175,10 @@ static void expect_calls(const fixture *f, const char *const *want, int n) {
 
 static void answer(fixture *f, const char *text, ts_rc r) {
   int i = find_call(f, text);
-  if (i < 0) fail_msg("no call \"%s\"", text);
+  if (i < 0) {
+    for (int k = 0; k < f->r.n; k++) print_message("  call %d: %s\n", k, f->r.calls[k].text);
+    fail_msg("no call \"%s\"", text);
+  }
   live_write_done(f->r.calls[i].token, r);
 }
 
@@ -566,16 +569,21 @@ static void test_live_kueue_metrics(void **state) {
   assert_true(cycle_at(f, CREATED_S + 30));
   m = metrics_text(f);
   assert_has(m, "\nkueue_cluster_queue_resource_usage{cohort=\"all\",cluster_queue=\"cq\","
-                "flavor=\"gpu\",resource=\"nvidia.com/gpu\"} 2\n");
+                "flavor=\"gpu\",resource=\"nvidia.com/gpu\",replica_role=\"standalone\"} 2\n");
   assert_has(m, "\nkueue_cluster_queue_nominal_quota{cohort=\"all\",cluster_queue=\"cq\","
-                "flavor=\"gpu\",resource=\"nvidia.com/gpu\"} 2\n");
+                "flavor=\"gpu\",resource=\"nvidia.com/gpu\",replica_role=\"standalone\"} 2\n");
   assert_has(m, "\nkueue_cluster_queue_borrowing_limit{cohort=\"all\",cluster_queue=\"cq\","
-                "flavor=\"gpu\",resource=\"nvidia.com/gpu\"} 1\n");
-  assert_has(m, "\nkueue_admitted_active_workloads{cluster_queue=\"cq\"} 1\n");
-  assert_has(m, "\nkueue_cluster_queue_status{cluster_queue=\"cq\",status=\"active\"} 1\n");
-  assert_has(m, "\nkueue_local_queue_admitted_active_workloads{name=\"lq\",namespace=\"t\"} 1\n");
+                "flavor=\"gpu\",resource=\"nvidia.com/gpu\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_cluster_queue_lending_limit{cohort=\"all\",cluster_queue=\"cq\","
+                "flavor=\"gpu\",resource=\"nvidia.com/gpu\",replica_role=\"standalone\"} +Inf\n");
+  assert_has(
+      m, "\nkueue_admitted_active_workloads{cluster_queue=\"cq\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_cluster_queue_status{cluster_queue=\"cq\",status=\"active\","
+                "replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_local_queue_admitted_active_workloads{name=\"lq\",namespace=\"t\","
+                "replica_role=\"standalone\"} 1\n");
   assert_has(m, "\nkueue_local_queue_resource_usage{name=\"lq\",namespace=\"t\",flavor=\"gpu\","
-                "resource=\"nvidia.com/gpu\"} 2\n");
+                "resource=\"nvidia.com/gpu\",replica_role=\"standalone\"} 2\n");
   assert_has(
       m, "\ntessera_gpu_allocated{node_pool=\"(no pool label)\"} 2\n"); /* assumed, being written */
   assert_has(m, "\ntessera_gpu_allocatable{node_pool=\"(no pool label)\"} 2\n");
@@ -583,10 +591,16 @@ static void test_live_kueue_metrics(void **state) {
   free(m);
   answer(f, "bind t/low -> n1", TS_OK);
   m = metrics_text(f);
-  assert_has(m, "\nkueue_admitted_workloads_total{cluster_queue=\"cq\"} 1\n");
-  assert_has(m, "\nkueue_admission_wait_time_seconds_bucket{cluster_queue=\"cq\",le=\"20\"} 0\n");
-  assert_has(m, "\nkueue_admission_wait_time_seconds_bucket{cluster_queue=\"cq\",le=\"40\"} 1\n");
-  assert_has(m, "\nkueue_admission_wait_time_seconds_sum{cluster_queue=\"cq\"} 30.000000\n");
+  assert_has(m, "\nkueue_admitted_workloads_total{cluster_queue=\"cq\",priority_class=\"\","
+                "replica_role=\"standalone\"} 1\n");
+  assert_has(m,
+             "\nkueue_admission_wait_time_seconds_bucket{cluster_queue=\"cq\",priority_class=\"\","
+             "replica_role=\"standalone\",le=\"20\"} 0\n");
+  assert_has(m,
+             "\nkueue_admission_wait_time_seconds_bucket{cluster_queue=\"cq\",priority_class=\"\","
+             "replica_role=\"standalone\",le=\"40\"} 1\n");
+  assert_has(m, "\nkueue_admission_wait_time_seconds_sum{cluster_queue=\"cq\",priority_class=\"\","
+                "replica_role=\"standalone\"} 30.000000\n");
   free(m);
 
   /* A higher priority workload preempts it; the first eviction is refused (a budget). */
@@ -595,9 +609,10 @@ static void test_live_kueue_metrics(void **state) {
   rec_clear(&f->r);
   assert_true(cycle_at(f, CREATED_S + 40));
   m = metrics_text(f);
-  assert_has(m, "\nkueue_pending_workloads{cluster_queue=\"cq\",status=\"active\"} 1\n");
+  assert_has(m, "\nkueue_pending_workloads{cluster_queue=\"cq\",status=\"active\","
+                "replica_role=\"standalone\"} 1\n");
   assert_has(m, "\nkueue_local_queue_pending_workloads{name=\"lq\",namespace=\"t\","
-                "status=\"active\"} 1\n");
+                "status=\"active\",replica_role=\"standalone\"} 1\n");
   assert_has(m, "\ntessera_pending_pods{reason=\"WaitingForQuota\"} 1\n");
   free(m);
   answer(f, "evict t/low", TS_EBUDGET);
@@ -608,10 +623,200 @@ static void test_live_kueue_metrics(void **state) {
   assert_true(cycle_at(f, CREATED_S + 50)); /* decided again */
   answer(f, "evict t/low", TS_OK);
   m = metrics_text(f);
-  assert_has(m, "\nkueue_evicted_workloads_total{cluster_queue=\"cq\",reason=\"Preempted\"} 1\n");
+  assert_has(m, "\nkueue_evicted_workloads_total{cluster_queue=\"cq\",reason=\"Preempted\","
+                "underlying_cause=\"\",priority_class=\"\",replica_role=\"standalone\"} 1\n");
   assert_has(m, "\nkueue_preempted_workloads_total{preempting_cluster_queue=\"cq\","
-                "reason=\"InClusterQueue\"} 1\n");
+                "reason=\"InClusterQueue\",replica_role=\"standalone\"} 1\n");
   assert_has(m, "\ntessera_scheduling_cycle_duration_seconds_count 3\n");
+  free(m);
+}
+
+/* ---- Kueue v0.19.2's families, compared with its source ------------------------------- */
+
+typedef struct upstream_family {
+  char name[96], type[16], labels[160], le[400];
+} upstream_family;
+
+/* tests/data/metrics/kueue-v0.19.2.txt: name type labels [buckets]. */
+static size_t upstream_load(upstream_family *v, size_t cap) {
+  FILE *f = fopen("tests/data/metrics/kueue-v0.19.2.txt", "r");
+  char line[1024];
+  size_t n = 0;
+  assert_non_null(f);
+  while (fgets(line, sizeof line, f) && n < cap) {
+    upstream_family *u = &v[n];
+    if (line[0] == '#' || line[0] == '\n') continue;
+    u->le[0] = '\0';
+    if (sscanf(line, "%95s %15s %159s %399s", u->name, u->type, u->labels, u->le) >= 3) n++;
+  }
+  fclose(f);
+  return n;
+}
+
+static int str_cmp(const void *a, const void *b) {
+  return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The label names of the sample line at p (up to its '}'), sorted and comma-joined into out,
+ * "le" left out; its le value into le (or ""). */
+static void sample_labels(const char *p, char *out, size_t cap, char *le, size_t lecap) {
+  char names[16][64];
+  const char *v[16];
+  size_t n = 0, len = 0;
+  const char *q = strchr(p, '{'), *end;
+  le[0] = out[0] = '\0';
+  if (!q || !(end = strchr(q, '}'))) return;
+  for (q++; q < end && n < 16;) {
+    const char *eq = strchr(q, '=');
+    const char *close;
+    if (!eq || eq > end) break;
+    close = strchr(eq + 2, '"'); /* values here carry no escaped quote */
+    if ((size_t)(eq - q) == 2 && !strncmp(q, "le", 2))
+      snprintf(le, lecap, "%.*s", (int)(close - eq - 2), eq + 2);
+    else
+      snprintf(names[n], sizeof names[n], "%.*s", (int)(eq - q), q), v[n] = names[n], n++;
+    q = close + 1;
+    if (*q == ',') q++;
+  }
+  qsort(v, n, sizeof *v, str_cmp);
+  for (size_t i = 0; i < n; i++)
+    len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? "," : "", v[i]);
+}
+
+/* Every kueue_* family of text is one of Kueue v0.19.2's, of its type, every sample with
+ * exactly its labels and a histogram with exactly its buckets; returns the families seen. */
+static size_t upstream_match(const char *text, const upstream_family *up, size_t nup) {
+  size_t seen = 0;
+  for (const char *t = text; (t = strstr(t, "# TYPE kueue_")); t++) {
+    char name[96], type[16], prefix[110];
+    const upstream_family *u = NULL;
+    sscanf(t, "# TYPE %95s %15s", name, type);
+    for (size_t i = 0; i < nup && !u; i++)
+      if (!strcmp(up[i].name, name)) u = &up[i];
+    if (!u) fail_msg("%s is not a Kueue v0.19.2 metric", name);
+    if (strcmp(u->type, type)) fail_msg("%s is a %s, Kueue's a %s", name, type, u->type);
+    seen++;
+    snprintf(prefix, sizeof prefix, "\n%s", name);
+    {
+      char les[400] = "";
+      size_t nle = 0;
+      for (const char *p = text; (p = strstr(p, prefix)); p++) {
+        const char *rest = p + strlen(prefix);
+        char labs[200], le[32];
+        if (*rest != '{' && strncmp(rest, "_bucket{", 8) && strncmp(rest, "_sum{", 5) &&
+            strncmp(rest, "_count{", 7))
+          continue;
+        sample_labels(p + 1, labs, sizeof labs, le, sizeof le);
+        if (strcmp(labs, u->labels))
+          fail_msg("%s: labels {%s}, Kueue's {%s}", name, labs, u->labels);
+        if (le[0] && strcmp(le, "+Inf")) { /* the first series' bounds, in order */
+          char tok[40], all[420];
+          snprintf(tok, sizeof tok, ",%s,", le);
+          snprintf(all, sizeof all, ",%s,", les);
+          if (!strstr(all, tok))
+            nle += (size_t)snprintf(les + nle, sizeof les - nle, "%s%s", nle ? "," : "", le);
+        }
+      }
+      if (!strcmp(type, "histogram") && les[0] && strcmp(les, u->le))
+        fail_msg("%s: buckets %s, Kueue's %s", name, les, u->le);
+    }
+  }
+  return seen;
+}
+
+static const char *cohort_yaml =
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: org}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: Cohort\nmetadata: {name: team}\n"
+    "spec: {parentName: org}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: cq}\n"
+    "spec:\n  cohort: team\n  namespaceSelector: {}\n"
+    "  preemption: {withinClusterQueue: LowerPriority}\n"
+    "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+    "    - {name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 1}]}\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: lender}\n"
+    "spec:\n  cohort: org\n  namespaceSelector: {}\n"
+    "  resourceGroups:\n  - coveredResources: [nvidia.com/gpu]\n    flavors:\n"
+    "    - {name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 1}]}\n---\n"
+    "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: prod}\n"
+    "value: 100\n---\n"
+    "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\n"
+    "metadata: {name: lq, namespace: t}\nspec: {clusterQueue: cq}\n";
+
+/* Kueue v0.19.2's names, types, labels and buckets, from its source (tests/data/metrics): a
+ * cluster with cohorts two deep, fair sharing on, a workload that borrows, one admitted with a
+ * priority class, one pending, one preempted. */
+static void test_live_kueue_metrics_upstream(void **state) {
+  fixture *f = *state;
+  static upstream_family up[128];
+  size_t nup = upstream_load(up, 128), seen;
+  char *m;
+  assert_true(nup >= 60);
+  f->cfg.queueing.fair_sharing = true;
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, cohort_yaml);
+  add_pod(f, MODEL_ADDED, "low", 2, ", labels: {kueue.x-k8s.io/queue-name: lq}", "priority: 0, ");
+  assert_true(cycle_at(f, CREATED_S + 30));
+  answer(f, "bind t/low -> n1", TS_OK);
+  add_pod(f, MODEL_ADDED, "high", 1, ", labels: {kueue.x-k8s.io/queue-name: lq}",
+          "priorityClassName: prod, priority: 100, ");
+  assert_true(cycle_at(f, CREATED_S + 40));
+  answer(f, "evict t/low", TS_OK);
+  m = metrics_text(f);
+  seen = upstream_match(m, up, nup);
+  /* borrowing 1 GPU of the 2 the root lends, weight 1: 500 per mille */
+  assert_has(m, "\nkueue_cluster_queue_weighted_share{cluster_queue=\"cq\",cohort=\"team\","
+                "replica_role=\"standalone\"} 500\n");
+  assert_has(m, "\nkueue_cluster_queue_info{cluster_queue=\"cq\",parent_cohort=\"team\","
+                "root_cohort=\"org\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_cohort_info{cohort=\"team\",parent_cohort=\"org\",root_cohort=\"org\","
+                "replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_cohort_subtree_quota{cohort=\"org\",flavor=\"gpu\","
+                "resource=\"nvidia.com/gpu\",replica_role=\"standalone\"} 2\n");
+  assert_has(m, "\nkueue_cohort_subtree_resource_reservations{cohort=\"org\",flavor=\"gpu\","
+                "resource=\"nvidia.com/gpu\",replica_role=\"standalone\"} 2\n");
+  assert_has(m, "\nkueue_cluster_queue_resource_pending{cluster_queue=\"cq\","
+                "resource=\"nvidia.com/gpu\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_evicted_workloads_total{cluster_queue=\"cq\",reason=\"Preempted\","
+                "underlying_cause=\"\",priority_class=\"\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_admission_attempts_total{result=\"inadmissible\","
+                "replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_cohort_subtree_admitted_workloads_total{cohort=\"org\","
+                "priority_class=\"\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_local_queue_admitted_workloads_total{name=\"lq\",namespace=\"t\","
+                "priority_class=\"\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_admission_attempts_total{result=\"success\","
+                "replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_admission_wait_time_seconds_bucket{cluster_queue=\"cq\","
+                "priority_class=\"\",replica_role=\"standalone\",le=\"40960\"} 1\n");
+  free(m);
+  assert_true(seen >= 30);
+}
+
+/* A follower exports no cluster gauge (GPUs, pending pods, queues): two replicas' sums stay the
+ * leader's; becoming one drops what the last cycle rendered. Counters stay. */
+static void test_live_metrics_follower(void **state) {
+  fixture *f = *state;
+  char *m;
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, kueue_yaml);
+  live_set_role(f->l, QMETRICS_LEADER);
+  add_pod(f, MODEL_ADDED, "low", 2, ", labels: {kueue.x-k8s.io/queue-name: lq}", "priority: 0, ");
+  assert_true(cycle_at(f, CREATED_S + 30));
+  answer(f, "bind t/low -> n1", TS_OK);
+  m = metrics_text(f);
+  assert_has(m,
+             "\nkueue_admitted_active_workloads{cluster_queue=\"cq\",replica_role=\"leader\"} 1\n");
+  assert_has(m, "\ntessera_gpu_allocated{node_pool=\"(no pool label)\"} 2\n");
+  free(m);
+  live_set_role(f->l, QMETRICS_FOLLOWER);
+  m = metrics_text(f);
+  assert_null(strstr(m, "kueue_admitted_active_workloads"));
+  assert_null(strstr(m, "kueue_cluster_queue_nominal_quota"));
+  assert_null(strstr(m, "tessera_gpu_allocated"));
+  assert_null(strstr(m, "tessera_pending_pods"));
+  assert_has(m, "\nkueue_admitted_workloads_total{cluster_queue=\"cq\",priority_class=\"\","
+                "replica_role=\"leader\"} 1\n");
   free(m);
 }
 
@@ -715,7 +920,8 @@ static void test_live_pending_reasons(void **state) {
   assert_has(m, "\ntessera_pending_pods{reason=\"WaitingForQuota\"} 0\n");
   assert_has(m, "\ntessera_pending_pods{reason=\"WaitingForGang\"} 1\n");
   assert_has(m, "\ntessera_pending_pods{reason=\"Backoff\"} 0\n");
-  assert_has(m, "\nkueue_local_queue_status{name=\"lq\",namespace=\"t\",active=\"False\"} 1\n");
+  assert_has(m, "\nkueue_local_queue_status{name=\"lq\",namespace=\"t\",active=\"False\","
+                "replica_role=\"standalone\"} 1\n");
   free(m);
 }
 
@@ -925,6 +1131,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_abandoned_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_kueue_metrics, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_kueue_metrics_upstream, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_metrics_follower, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_pending_reasons, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_reasons_for_autoscalers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_queue_status, setup, teardown),
