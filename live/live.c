@@ -64,6 +64,7 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
   l->w = *writer;
   ts_map_init(&l->assumed_pods);
   ts_map_init(&l->reported);
+  ts_map_init(&l->attempts);
   ts_map_init(&l->problems);
   ts_map_init(&l->qstatus);
   l->qstatus_ns = -1;
@@ -84,6 +85,7 @@ void live_free(live *l) {
   for (size_t i = l->reports_next; i < l->reports.n; i++) ts_free(l->reports.v[i].ns);
   ts_vec_free(&l->reports);
   live__oclear(&l->reported, ts_free);
+  live__oclear(&l->attempts, ts_free);
   live__oclear(&l->problems, NULL);
   live__free_qstatus(l);
   sched_state_free(l->state);
@@ -127,6 +129,7 @@ bool live_busy(const live *l) {
 static ts_rc pod_event(live *l, model_event ev, const char *uid) {
   const char *node = *uid ? live__oget(&l->assumed_pods, uid) : NULL;
   model_pod *p;
+  if (ev == MODEL_DELETED && *uid) ts_free(live__odel(&l->attempts, uid));
   if (!node) {
     if (ev == MODEL_DELETED && *uid) ts_free(live__odel(&l->reported, uid));
     return TS_OK;
@@ -145,6 +148,9 @@ ts_rc live_event(live *l, model_event ev, model_obj *o, ts_err *err) {
   bool pod = o->kind == MODEL_POD;
   ts_rc rc;
   ts_strlcpy(uid, o->uid ? o->uid : "", sizeof uid); /* o is stolen by the model */
+  if (pod && ev == MODEL_ADDED && !((model_pod *)o)->node_name &&
+      ((model_pod *)o)->scheduler_name == l->cfg->scheduler_name && !((model_pod *)o)->ngates)
+    l->arrived++; /* kube-scheduler's active queue, until the next cycle */
   rc = model_apply(l->m, o, ev, err);
   l->dirty = true;
   if (rc != TS_OK || !pod) return rc;
@@ -355,9 +361,15 @@ void live_write_done(void *token, ts_rc r) {
     if (!g->outstanding) reserves_done(l, g);
   } else if (w->kind == W_BIND) {
     if (r == TS_OK) {
+      pod_attempts *a = live__odel(&l->attempts, g->pods[w->pod].uid);
       g->pods[w->pod].bound = true;
       l->st.bound++;
-    } else {
+      if (a) qmetrics_scheduled(l->qm, l->cfg->scheduler_name, ts_time_mono_s() - a->first_s, a->n);
+      ts_free(a);
+    } else if (r != TS_ENOTLEADER) { /* the attempt ended in an error; the pod is tried again */
+      qmetrics_attempt(l->qm, l->cfg->scheduler_name, "error");
+    }
+    if (r != TS_OK) {
       roll_back_pod(l, g, w->pod, r != TS_ENOTLEADER);
     }
   }
@@ -497,6 +509,39 @@ static wl_evict *new_wl_evict(const sched_wl_event *ev) {
   return w;
 }
 
+#define FLUSH_S 300.0 /* kube-scheduler's podMaxInUnschedulablePodsDuration */
+
+/* kube-scheduler's attempts: a pod decided (bound, or left pending other than for its gates or
+ * backoff) is attempted in a cycle run because something changed, and at least every
+ * FLUSH_S while it waits (kube-scheduler retries unschedulable pods on cluster events and
+ * after 5 minutes; Tessera's idle cycles each second re-evaluate without counting). */
+static void count_attempts(live *l, const sched_result *res, bool changed, double t0) {
+  for (size_t i = 0; i < res->ndecisions; i++) {
+    const sched_decision *d = &res->decisions[i];
+    pod_attempts *a;
+    bool pend = d->kind == SCHED_PENDING;
+    if ((d->kind != SCHED_BIND && !pend) ||
+        (pend && (d->why == SCHED_WHY_GATED || d->why == SCHED_WHY_BACKOFF)))
+      continue;
+    if (!d->pod->obj.uid || !*d->pod->obj.uid) continue;
+    if (!(a = live__oget(&l->attempts, d->pod->obj.uid))) {
+      if (!(a = ts_calloc(1, sizeof *a))) continue;
+      a->first_s = t0;
+      if (live__oput(&l->attempts, d->pod->obj.uid, a, NULL) != TS_OK) {
+        ts_free(a);
+        continue;
+      }
+    } else if (!changed && t0 - a->last_s < FLUSH_S && pend) {
+      continue;
+    }
+    a->n++;
+    a->last_s = t0;
+    if (pend)
+      qmetrics_attempt(l->qm, l->cfg->scheduler_name,
+                       d->why == SCHED_WHY_ERROR ? "error" : "unschedulable");
+  }
+}
+
 ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   wl_evict *wl = NULL;
   sched_result res;
@@ -509,6 +554,8 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   t0 = ts_time_mono_s();
   if ((rc = sched_cycle(l->m, l->cfg, l->state, now_ns, &res, err)) != TS_OK) return rc;
   *ran = true;
+  count_attempts(l, &res, l->dirty, t0);
+  l->arrived = 0;
   l->dirty = false;
   l->st.cycles++;
   l->st.last_cycle_s = ts_time_mono_s() - t0;
@@ -578,7 +625,7 @@ ts_rc live_metrics(const live *l, ts_buf *out) {
                        counters[i].help, counters[i].name, counters[i].type, counters[i].name,
                        (unsigned long long)v);
   }
-  if (rc == TS_OK) rc = qmetrics_write(l->qm, l->m, out);
+  if (rc == TS_OK) rc = qmetrics_write(l->qm, l->m, l->arrived, out);
   if (rc == TS_OK)
     rc = ts_buf_printf(out, "# HELP tessera_model_objects Objects in the model, by kind.\n"
                             "# TYPE tessera_model_objects gauge\n");

@@ -109,9 +109,19 @@ struct live {
   bool dirty;              /* something changed since the last cycle */
   live_stats st;           /* counters */
   qmetrics *qm;            /* Kueue-named and cycle metrics */
+  ts_map attempts;         /* pod uid (owned key) -> owned pod_attempts, for pods attempted
+                              and not bound yet (kube-scheduler's attempts and SLI) */
+  size_t arrived;          /* pods of ours added unbound since the last cycle */
   ts_map qstatus;          /* "ClusterQueue NAME" / "LocalQueue NS/NAME" -> qstat (owned) */
   int64_t qstatus_ns;      /* interval between status writes of a queue; < 0: off */
 };
+
+/* A pod's scheduling attempts, as kube-scheduler counts them. */
+typedef struct pod_attempts {
+  double first_s; /* monotonic: its first attempt */
+  double last_s;  /* the last attempt counted */
+  uint32_t n;     /* attempts counted */
+} pod_attempts;
 
 /* What a queue's status writes remember. */
 typedef struct qstat {

@@ -16,10 +16,15 @@ static const double exp_le[16] = {1,   2.5, 5,    10,   20,   40,    80,    160,
                                   320, 640, 1280, 2560, 5120, 10240, 20480, 40960};
 /* Prometheus' DefBuckets (Kueue's admission_attempt_duration_seconds sets none). */
 static const double def_le[11] = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
+/* kube-scheduler's: ExponentialBuckets(0.01, 2, 20) and ExponentialBuckets(1, 2, 5). */
+static const double sli_le[20] = {0.01,   0.02,   0.04,   0.08,    0.16,    0.32,   0.64,
+                                  1.28,   2.56,   5.12,   10.24,   20.48,   40.96,  81.92,
+                                  163.84, 327.68, 655.36, 1310.72, 2621.44, 5242.88};
+static const double tries_le[5] = {1, 2, 4, 8, 16};
 static const double cycle_le[QMETRICS_CYCLE_BUCKETS] = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
-#define MAX_LE 16
+#define MAX_LE 20
 
 /* One labelled series of a counter or a histogram. */
 typedef struct series {
@@ -45,6 +50,9 @@ typedef enum fam {
   F_EVICTED,
   F_LQ_EVICTED,
   F_PREEMPTED,
+  F_SCHED_ATTEMPTS,
+  F_SCHED_SLI,
+  F_SCHED_TRIES,
   F_COUNT
 } fam;
 
@@ -96,7 +104,22 @@ static const struct {
                      "Workloads preempted per preempting_cluster_queue and reason "
                      "(InClusterQueue, InCohortReclamation, InCohortFairSharing, "
                      "InCohortReclaimWhileBorrowing)."},
+    [F_SCHED_ATTEMPTS] = {"scheduler_schedule_attempts_total",
+                          "kube-scheduler's: attempts to schedule pods, by result (scheduled, "
+                          "unschedulable, error) and profile. A pod is attempted in a cycle run "
+                          "because something changed, and at least every 5 minutes."},
+    [F_SCHED_SLI] = {"scheduler_pod_scheduling_sli_duration_seconds",
+                     "kube-scheduler's: from a pod's first scheduling attempt (after its gates "
+                     "were removed) to its binding, by attempts (15+ above 14).",
+                     sli_le, 20},
+    [F_SCHED_TRIES] = {"scheduler_pod_scheduling_attempts",
+                       "kube-scheduler's: attempts it took to schedule a pod.", tries_le, 5},
 };
+
+/* The Kueue families carry replica_role; kube-scheduler's do not. */
+static bool kueue_family(fam f) {
+  return f < F_SCHED_ATTEMPTS;
+}
 
 struct qmetrics {
   ts_map series[F_COUNT];                    /* labels -> series (owned) */
@@ -107,6 +130,8 @@ struct qmetrics {
   uint64_t cycle_le[QMETRICS_CYCLE_BUCKETS]; /* cycle durations per bucket */
   uint64_t cycles;                           /* cycles observed */
   double cycle_sum;                          /* their seconds */
+  size_t unschedulable, backoff, gated;      /* pods the last cycle left pending, by
+                                                kube-scheduler's queue */
 };
 
 static void chains_clear(qmetrics *q) {
@@ -212,6 +237,12 @@ static void labels(const qmetrics *q, pbuf *l, const char *const *kv) {
   label(l, "replica_role", qmetrics_role_name(q->role));
 }
 
+/* A label set of kv alone. */
+static void plain_labels(pbuf *l, const char *const *kv) {
+  ts_buf_reset(l->b);
+  for (; kv[0]; kv += 2) label(l, kv[0], kv[1]);
+}
+
 /* The series of family f with these labels (created at zero), or NULL when out of memory. */
 static series *get(qmetrics *q, fam f, const pbuf *l) {
   const char *key = l->b->data ? l->b->data : "";
@@ -234,7 +265,10 @@ static void count(qmetrics *q, fam f, const char *const *kv, double v) {
   pbuf l = {&buf, TS_OK};
   series *s;
   ts_buf_init(&buf, 0);
-  labels(q, &l, kv);
+  if (kueue_family(f))
+    labels(q, &l, kv);
+  else
+    plain_labels(&l, kv);
   if ((s = get(q, f, &l))) {
     if (fams[f].le) {
       int k = 0;
@@ -288,6 +322,24 @@ void qmetrics_evicted(qmetrics *q, const sched_wl_event *ev) {
                         NULL};
     count(q, F_PREEMPTED, pr, 0);
   }
+}
+
+void qmetrics_attempt(qmetrics *q, const char *profile, const char *result) {
+  const char *kv[] = {"result", result, "profile", profile, NULL};
+  count(q, F_SCHED_ATTEMPTS, kv, 0);
+}
+
+void qmetrics_scheduled(qmetrics *q, const char *profile, double s, uint32_t attempts) {
+  const char *kv[] = {"result", "scheduled", "profile", profile, NULL};
+  char n[16];
+  const char *sli[] = {"attempts", n, NULL}, *none[] = {NULL};
+  if (attempts >= 15)
+    snprintf(n, sizeof n, "15+");
+  else
+    snprintf(n, sizeof n, "%u", attempts);
+  count(q, F_SCHED_ATTEMPTS, kv, 0);
+  count(q, F_SCHED_SLI, sli, s > 0 ? s : 0);
+  count(q, F_SCHED_TRIES, none, attempts);
 }
 
 /* ---- the cycle's gauges ----------------------------------------------------------------- */
@@ -538,11 +590,16 @@ static void lq_gauges(render *x) {
   }
 }
 
-static void pending_gauge(pbuf *b, const sched_result *res, pbuf *l) {
+static void pending_gauge(qmetrics *q, pbuf *b, const sched_result *res, pbuf *l) {
   size_t n[SCHED_WHY_COUNT] = {0};
   for (size_t i = 0; i < res->ndecisions; i++)
     if (res->decisions[i].kind == SCHED_PENDING && res->decisions[i].why < SCHED_WHY_COUNT)
       n[res->decisions[i].why]++;
+  q->backoff = n[SCHED_WHY_BACKOFF];
+  q->gated = n[SCHED_WHY_GATED];
+  q->unschedulable = 0;
+  for (int w = 0; w < SCHED_WHY_COUNT; w++)
+    if (w != SCHED_WHY_BACKOFF && w != SCHED_WHY_GATED) q->unschedulable += n[w];
   head(b, "tessera_pending_pods", "gauge",
        "Pods the last cycle left pending, by kind of reason (Unschedulable, WaitingForGang, "
        "Blocked, WaitingForQuota, Backoff, NoQueueName, SchedulerError, SchedulingGated).");
@@ -601,7 +658,7 @@ void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double
   if (q->role == QMETRICS_FOLLOWER) return; /* a follower has no cluster gauges */
   ts_buf_init(&text, 0);
   ts_buf_init(&lab, 0);
-  pending_gauge(&b, res, &l);
+  pending_gauge(q, &b, res, &l);
   cq_gauges(&x, fair_sharing);
   cohort_gauges(&x, fair_sharing);
   lq_gauges(&x);
@@ -625,6 +682,10 @@ static void write_family(const qmetrics *q, fam f, pbuf *out) {
   const ts_map_slot *s;
   const char *name = fams[f].name;
   series **v = ts_malloc((q->series[f].count + 1) * sizeof *v);
+  if (!q->series[f].count && !kueue_family(f)) { /* kube-scheduler's: none until counted */
+    ts_free(v);
+    return;
+  }
   head(out, name, fams[f].le ? "histogram" : "counter", fams[f].help);
   if (!v) {
     out->rc = TS_ENOMEM;
@@ -639,13 +700,19 @@ static void write_family(const qmetrics *q, fam f, pbuf *out) {
       pprintf(out, "%s{%s} %llu\n", name, l, (unsigned long long)v[i]->n);
       continue;
     }
+    const char *comma = *l ? "," : "";
     for (int k = 0; k < fams[f].nle; k++) {
       cum += v[i]->le[k];
-      pprintf(out, "%s_bucket{%s,le=\"%g\"} %llu\n", name, l, fams[f].le[k],
+      pprintf(out, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, l, comma, fams[f].le[k],
               (unsigned long long)cum);
     }
-    pprintf(out, "%s_bucket{%s,le=\"+Inf\"} %llu\n%s_sum{%s} %.6f\n%s_count{%s} %llu\n", name, l,
-            (unsigned long long)v[i]->n, name, l, v[i]->sum, name, l, (unsigned long long)v[i]->n);
+    pprintf(out, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, l, comma, (unsigned long long)v[i]->n);
+    if (*l)
+      pprintf(out, "%s_sum{%s} %.6f\n%s_count{%s} %llu\n", name, l, v[i]->sum, name, l,
+              (unsigned long long)v[i]->n);
+    else
+      pprintf(out, "%s_sum %.6f\n%s_count %llu\n", name, v[i]->sum, name,
+              (unsigned long long)v[i]->n);
   }
   ts_free(v);
 }
@@ -685,7 +752,21 @@ static void write_gpus(const model *m, pbuf *out) {
   ts_free(pools);
 }
 
-ts_rc qmetrics_write(const qmetrics *q, const model *m, ts_buf *buf) {
+/* kube-scheduler's scheduler_pending_pods: its queues as Tessera holds them. */
+static void write_pending(const qmetrics *q, size_t active, pbuf *out) {
+  head(out, "scheduler_pending_pods", "gauge",
+       "kube-scheduler's: pending pods by queue (active: arrived since the last cycle, not yet "
+       "attempted; backoff: in their requeue backoff; unschedulable: attempted and left "
+       "pending; gated: with scheduling gates, never attempted).");
+  pprintf(out,
+          "scheduler_pending_pods{queue=\"active\"} %zu\n"
+          "scheduler_pending_pods{queue=\"backoff\"} %zu\n"
+          "scheduler_pending_pods{queue=\"unschedulable\"} %zu\n"
+          "scheduler_pending_pods{queue=\"gated\"} %zu\n",
+          active, q->backoff, q->unschedulable, q->gated);
+}
+
+ts_rc qmetrics_write(const qmetrics *q, const model *m, size_t active, ts_buf *buf) {
   pbuf o = {buf, TS_OK}, *out = &o;
   uint64_t cum = 0;
   head(out, "tessera_scheduling_cycle_duration_seconds", "histogram",
@@ -703,6 +784,7 @@ ts_rc qmetrics_write(const qmetrics *q, const model *m, ts_buf *buf) {
   for (int f = 0; f < F_COUNT; f++) write_family(q, (fam)f, out);
   if (q->role == QMETRICS_FOLLOWER) return o.rc; /* cluster gauges: the leader's alone */
   if (q->gauges.len) pappend(out, q->gauges.data, q->gauges.len);
+  write_pending(q, active, out);
   write_gpus(m, out);
   return o.rc;
 }

@@ -45,8 +45,15 @@ void qmetrics_admitted(qmetrics *q, const sched_wl_event *ev);
 /* A Kueue workload's eviction landed (the first of its pods went). */
 void qmetrics_evicted(qmetrics *q, const sched_wl_event *ev);
 
-/* Appends every family in Prometheus' text format. */
-ts_rc qmetrics_write(const qmetrics *q, const model *m, ts_buf *out);
+/* kube-scheduler's view (scheduler_* families, its meaning; profile: the scheduler name).
+ * A scheduling attempt of one pod ended as result ("unschedulable" or "error"). */
+void qmetrics_attempt(qmetrics *q, const char *profile, const char *result);
+/* A pod's binding landed after attempts attempts, s seconds after its first attempt. */
+void qmetrics_scheduled(qmetrics *q, const char *profile, double s, uint32_t attempts);
+
+/* Appends every family in Prometheus' text format; active: pods that arrived since the last
+ * cycle and wait for their first attempt (scheduler_pending_pods{queue="active"}). */
+ts_rc qmetrics_write(const qmetrics *q, const model *m, size_t active, ts_buf *out);
 
 /* Bucket bounds of tessera_scheduling_cycle_duration_seconds. */
 #define QMETRICS_CYCLE_BUCKETS 14

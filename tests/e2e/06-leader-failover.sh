@@ -12,6 +12,10 @@ scenario() {
   say "leader: $holder"
   case $holder in tessera-a) leader=a other=b ;; tessera-b) leader=b other=a ;; *) fail "no leader" ;; esac
   [ "$(metric $other tessera_leader)" = 0 ] || fail "two leaders"
+  # the dashboard's sums over both replicas: the leader's alone (the standby exports no gauge)
+  sum=$(( $(metric_sum a tessera_gpu_allocated) + $(metric_sum b tessera_gpu_allocated) ))
+  [ "$sum" = 1 ] || fail "sum of tessera_gpu_allocated over both replicas is $sum, want 1"
+  [ "$(metric_sum $other tessera_gpu_allocatable)" = 0 ] || fail "the standby exports cluster gauges"
   stop_tessera $leader KILL
   pod team-a p1 1
   wait_until 30 bound team-a p1 || fail "p1 not bound after failover"

@@ -123,6 +123,12 @@ metric() {
   curl -s "http://127.0.0.1:$(health_port "$1")/metrics" | awk -v m="$2" 'index($0, m) == 1 { v = $NF } END { print v + 0 }'
 }
 
+# metric_sum ID FAMILY: the sum of every sample of FAMILY that tessera ID exports (0 when none).
+metric_sum() {
+  curl -s "http://127.0.0.1:$(health_port "$1")/metrics" |
+    awk -v m="$2{" 'index($0, m) == 1 { s += $NF } END { print s + 0 }'
+}
+
 # stop_tessera ID [SIGNAL]: stops it (SIGTERM: must exit 0 within 10 s).
 stop_tessera() {
   local id=$1 sig=${2:-TERM} pid i

@@ -637,9 +637,9 @@ typedef struct upstream_family {
   char name[96], type[16], labels[160], le[400];
 } upstream_family;
 
-/* tests/data/metrics/kueue-v0.19.2.txt: name type labels [buckets]. */
-static size_t upstream_load(upstream_family *v, size_t cap) {
-  FILE *f = fopen("tests/data/metrics/kueue-v0.19.2.txt", "r");
+/* A file of tests/data/metrics/: name type labels (- for none) [buckets]. */
+static size_t upstream_load(const char *path, upstream_family *v, size_t cap) {
+  FILE *f = fopen(path, "r");
   char line[1024];
   size_t n = 0;
   assert_non_null(f);
@@ -647,7 +647,9 @@ static size_t upstream_load(upstream_family *v, size_t cap) {
     upstream_family *u = &v[n];
     if (line[0] == '#' || line[0] == '\n') continue;
     u->le[0] = '\0';
-    if (sscanf(line, "%95s %15s %159s %399s", u->name, u->type, u->labels, u->le) >= 3) n++;
+    if (sscanf(line, "%95s %15s %159s %399s", u->name, u->type, u->labels, u->le) < 3) continue;
+    if (!strcmp(u->labels, "-")) u->labels[0] = '\0';
+    n++;
   }
   fclose(f);
   return n;
@@ -683,17 +685,20 @@ static void sample_labels(const char *p, char *out, size_t cap, char *le, size_t
     len += (size_t)snprintf(out + len, cap - len, "%s%s", i ? "," : "", v[i]);
 }
 
-/* Every kueue_* family of text is one of Kueue v0.19.2's, of its type, every sample with
- * exactly its labels and a histogram with exactly its buckets; returns the families seen. */
-static size_t upstream_match(const char *text, const upstream_family *up, size_t nup) {
+/* Every family of text whose name starts with prefix is one of up's, of its type, every sample
+ * with exactly its labels and a histogram with exactly its buckets; returns the families seen. */
+static size_t upstream_match(const char *text, const char *prefix_, const upstream_family *up,
+                             size_t nup) {
   size_t seen = 0;
-  for (const char *t = text; (t = strstr(t, "# TYPE kueue_")); t++) {
+  char type_prefix[64];
+  snprintf(type_prefix, sizeof type_prefix, "# TYPE %s", prefix_);
+  for (const char *t = text; (t = strstr(t, type_prefix)); t++) {
     char name[96], type[16], prefix[110];
     const upstream_family *u = NULL;
     sscanf(t, "# TYPE %95s %15s", name, type);
     for (size_t i = 0; i < nup && !u; i++)
       if (!strcmp(up[i].name, name)) u = &up[i];
-    if (!u) fail_msg("%s is not a Kueue v0.19.2 metric", name);
+    if (!u) fail_msg("%s is not an upstream metric", name);
     if (strcmp(u->type, type)) fail_msg("%s is a %s, Kueue's a %s", name, type, u->type);
     seen++;
     snprintf(prefix, sizeof prefix, "\n%s", name);
@@ -749,7 +754,7 @@ static const char *cohort_yaml =
 static void test_live_kueue_metrics_upstream(void **state) {
   fixture *f = *state;
   static upstream_family up[128];
-  size_t nup = upstream_load(up, 128), seen;
+  size_t nup = upstream_load("tests/data/metrics/kueue-v0.19.2.txt", up, 128), seen;
   char *m;
   assert_true(nup >= 60);
   f->cfg.queueing.fair_sharing = true;
@@ -763,7 +768,7 @@ static void test_live_kueue_metrics_upstream(void **state) {
   assert_true(cycle_at(f, CREATED_S + 40));
   answer(f, "evict t/low", TS_OK);
   m = metrics_text(f);
-  seen = upstream_match(m, up, nup);
+  seen = upstream_match(m, "kueue_", up, nup);
   /* borrowing 1 GPU of the 2 the root lends, weight 1: 500 per mille */
   assert_has(m, "\nkueue_cluster_queue_weighted_share{cluster_queue=\"cq\",cohort=\"team\","
                 "replica_role=\"standalone\"} 500\n");
@@ -791,6 +796,45 @@ static void test_live_kueue_metrics_upstream(void **state) {
                 "priority_class=\"\",replica_role=\"standalone\",le=\"40960\"} 1\n");
   free(m);
   assert_true(seen >= 30);
+}
+
+/* kube-scheduler's families, compared with its source (tests/data/metrics), and what they
+ * count: an attempt per decided pod, scheduled when the binding lands (with the SLI from its
+ * first attempt), the pending pods by kube-scheduler's queue. */
+static void test_live_scheduler_metrics_upstream(void **state) {
+  fixture *f = *state;
+  static upstream_family up[16];
+  size_t nup = upstream_load("tests/data/metrics/kube-scheduler-v1.34.txt", up, 16);
+  char *m;
+  assert_int_equal(nup, 4);
+  feed(f, MODEL_ADDED, node_yaml);
+  add_pod(f, MODEL_ADDED, "p0", 1, "", "");
+  add_pod(f, MODEL_ADDED, "big", 4, "", "");
+  add_pod(f, MODEL_ADDED, "gated", 1, "", "schedulingGates: [{name: example.com/hold}], ");
+  m = metrics_text(f);
+  assert_has(m, "\nscheduler_pending_pods{queue=\"active\"} 2\n"); /* not yet attempted */
+  assert_null(strstr(m, "scheduler_schedule_attempts_total"));     /* nothing counted yet */
+  free(m);
+  assert_true(cycle(f));
+  m = metrics_text(f);
+  assert_has(m, "\nscheduler_pending_pods{queue=\"active\"} 0\n");
+  assert_has(m, "\nscheduler_pending_pods{queue=\"unschedulable\"} 1\n");
+  assert_has(m, "\nscheduler_pending_pods{queue=\"gated\"} 1\n");
+  assert_has(m, "\nscheduler_schedule_attempts_total{result=\"unschedulable\","
+                "profile=\"tessera\"} 1\n");
+  free(m);
+  answer(f, "bind t/p0 -> n1", TS_OK);
+  assert_true(cycle(f)); /* the binding changed the cluster: big is attempted again */
+  assert_true(cycle(f)); /* nothing changed: re-evaluated, not counted as an attempt */
+  m = metrics_text(f);
+  assert_has(m, "\nscheduler_schedule_attempts_total{result=\"unschedulable\","
+                "profile=\"tessera\"} 2\n");
+  assert_has(m, "\nscheduler_schedule_attempts_total{result=\"scheduled\","
+                "profile=\"tessera\"} 1\n");
+  assert_has(m, "\nscheduler_pod_scheduling_sli_duration_seconds_count{attempts=\"1\"} 1\n");
+  assert_has(m, "\nscheduler_pod_scheduling_attempts_bucket{le=\"1\"} 1\n");
+  assert_int_equal(upstream_match(m, "scheduler_", up, nup), 4);
+  free(m);
 }
 
 /* A follower exports no cluster gauge (GPUs, pending pods, queues): two replicas' sums stay the
@@ -1133,6 +1177,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_kueue_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_kueue_metrics_upstream, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_metrics_follower, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_scheduler_metrics_upstream, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_pending_reasons, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_reasons_for_autoscalers, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_queue_status, setup, teardown),
