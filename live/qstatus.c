@@ -64,8 +64,9 @@ static uint64_t hash_status(const live_queue_status *st, bool active) {
   if (st->cq) {
     const q_cq_report *c = st->cq;
     uint32_t v[3] = {c->pending_active, c->pending_inadmissible, c->admitted};
-    int64_t share = isinf(c->weighted_share) ? INT64_MAX : (int64_t)llround(c->weighted_share);
+    int64_t share = isinf(c->weighted_share) ? INT64_MAX : (int64_t)ceil(c->weighted_share);
     h = mix(h, v, sizeof v);
+    h = mix(h, &c->generation, sizeof c->generation);
     h = mix(h, &c->inactive, sizeof c->inactive); /* static strings */
     if (c->problem) h = mix(h, c->problem, strlen(c->problem));
     if (st->fair_sharing) h = mix(h, &share, sizeof share);
@@ -74,6 +75,7 @@ static uint64_t hash_status(const live_queue_status *st, bool active) {
     const q_lq_report *q = st->lq;
     uint32_t v[3] = {q->pending_active, q->pending_inadmissible, q->admitted};
     h = mix(h, v, sizeof v);
+    h = mix(h, &q->generation, sizeof q->generation);
     h = mix(h, &q->inactive, sizeof q->inactive);
     h = hash_frs(h, q->frs, q->nfrs);
   }
@@ -102,11 +104,13 @@ static void write_status(live *l, qstat *q, const live_queue_status *st) {
     m.pending = st->cq->pending_active + st->cq->pending_inadmissible;
     m.admitted = st->cq->admitted;
     m.inactive = st->cq->inactive, m.problem = st->cq->problem;
+    m.generation = st->cq->generation;
     m.fair_sharing = st->fair_sharing, m.weighted_share = st->cq->weighted_share;
   } else {
     m.ns = st->lq->ns, m.name = st->lq->name;
     m.pending = st->lq->pending_active + st->lq->pending_inadmissible;
     m.admitted = st->lq->admitted, m.inactive = st->lq->inactive;
+    m.generation = st->lq->generation;
   }
   l->w.queue_status(l->w.ud, q, &m);
   ts_free(u);

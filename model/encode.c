@@ -202,12 +202,23 @@ static json_t *flavors(const model_queue_status *st, bool borrowed) {
   return out;
 }
 
-static json_t *condition(bool active, const char *reason, const char *message, int64_t at_ns) {
+static json_t *condition(bool active, const char *reason, const char *message, int64_t at_ns,
+                         int64_t generation) {
   char t[40];
   rfc3339(at_ns, false, t, sizeof t);
-  return json_pack("[{s:s, s:s, s:s, s:s, s:s}]", "type", "Active", "status",
+  return json_pack("[{s:s, s:s, s:s, s:s, s:s, s:I}]", "type", "Active", "status",
                    active ? "True" : "False", "reason", reason, "message", message,
-                   "lastTransitionTime", t);
+                   "lastTransitionTime", t, "observedGeneration", (json_int_t)generation);
+}
+
+/* The Active condition's reason: Kueue's own words only. A ClusterQueue inactive for a cause
+ * Kueue has no reason for (a cohort cycle, a quota out of range) says Unknown, Kueue's reason
+ * when it cannot admit and names no cause; the message says what. */
+static const char *active_reason(const model_queue_status *st) {
+  const char *why = st->inactive;
+  if (!why) return "Ready";
+  if (!st->cluster_queue) return why; /* Stopped, ClusterQueueDoesNotExist, ...IsInactive */
+  return !strcmp(why, "Stopped") || !strcmp(why, "FlavorNotFound") ? why : "Unknown";
 }
 
 /* The Active condition's message, in Kueue's words. */
@@ -215,15 +226,13 @@ static const char *active_message(const model_queue_status *st, char *buf, size_
   const char *why = st->inactive;
   if (st->cluster_queue) {
     if (!why) return "Can admit new workloads";
-    snprintf(buf, cap, "Can't admit new workloads: %s",
-             st->problem ? st->problem : "the ClusterQueue is stopped");
+    if (!st->problem) return "Can't admit new workloads.";
+    snprintf(buf, cap, "Can't admit new workloads: %s.", st->problem);
     return buf;
   }
   return !why                      ? "Can submit new workloads to localQueue"
          : !strcmp(why, "Stopped") ? "LocalQueue is stopped"
-         : !strcmp(why, "ClusterQueueIsInactive")
-             ? "Can't submit new workloads to clusterQueue: it is inactive"
-             : "Can't submit new workloads to clusterQueue: it does not exist";
+                                   : "Can't submit new workloads to clusterQueue";
 }
 
 json_t *model_queue_status_patch(const model_queue_status *st, const char *version) {
@@ -232,18 +241,23 @@ json_t *model_queue_status_patch(const model_queue_status *st, const char *versi
   /* v1beta1 names a LocalQueue's usage flavorUsage */
   const char *usage =
       st->cluster_queue || strcmp(version, "v1beta1") ? "flavorsUsage" : "flavorUsage";
-  s = json_pack("{s:i, s:i, s:i, s:o, s:o, s:o}", "pendingWorkloads", (json_int_t)st->pending,
-                "reservingWorkloads", (json_int_t)st->admitted, "admittedWorkloads",
-                (json_int_t)st->admitted, "flavorsReservation", flavors(st, st->cluster_queue),
-                usage, flavors(st, st->cluster_queue), "conditions",
-                condition(!st->inactive, st->inactive ? st->inactive : "Ready",
-                          active_message(st, msg, sizeof msg), st->transition_ns));
-  if (s && st->cluster_queue && st->fair_sharing)
+  /* a stopped LocalQueue reports no pending workloads, as Kueue's controller writes it */
+  bool stopped_lq = !st->cluster_queue && st->inactive && !strcmp(st->inactive, "Stopped");
+  s = json_pack("{s:i, s:i, s:i, s:o, s:o, s:o}", "pendingWorkloads",
+                stopped_lq ? (json_int_t)0 : (json_int_t)st->pending, "reservingWorkloads",
+                (json_int_t)st->admitted, "admittedWorkloads", (json_int_t)st->admitted,
+                "flavorsReservation", flavors(st, st->cluster_queue), usage,
+                flavors(st, st->cluster_queue), "conditions",
+                condition(!st->inactive, active_reason(st), active_message(st, msg, sizeof msg),
+                          st->transition_ns, st->generation));
+  /* Kueue rounds the share up (controller/core.WeightedShare); off, it removes the field */
+  if (s && st->cluster_queue)
     json_object_set_new(s, "fairSharing",
-                        json_pack("{s:I}", "weightedShare",
-                                  isinf(st->weighted_share)
-                                      ? (json_int_t)INT64_MAX
-                                      : (json_int_t)llround(st->weighted_share)));
+                        !st->fair_sharing ? json_null()
+                                          : json_pack("{s:I}", "weightedShare",
+                                                      isinf(st->weighted_share)
+                                                          ? (json_int_t)INT64_MAX
+                                                          : (json_int_t)ceil(st->weighted_share)));
   return s ? json_pack("{s:o}", "status", s) : NULL;
 }
 

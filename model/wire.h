@@ -117,8 +117,10 @@ typedef struct model_queue_status {
   uint32_t nfrs;                 /* entries */
   const char *inactive;          /* Kueue's Active=False reason, NULL when active */
   const char *problem;           /* ClusterQueues: the problem behind it, or NULL */
+  int64_t generation;            /* the queue's metadata.generation (observedGeneration) */
   int64_t transition_ns;         /* the Active condition's lastTransitionTime */
-  bool fair_sharing;             /* ClusterQueues: write fairSharing.weightedShare */
+  bool fair_sharing;             /* ClusterQueues: write fairSharing.weightedShare (else remove
+                                    it, as Kueue's full status update does) */
   double weighted_share;         /* +inf when it borrows with weight 0 */
 } model_queue_status;
 

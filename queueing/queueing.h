@@ -321,6 +321,7 @@ typedef struct q_cq_report {
   model_kind kind;               /* MODEL_CLUSTER_QUEUE, or the Volcano or KAI Queue it is */
   const char *cohort;            /* interned cohort name, NULL when none */
   const char *root;              /* interned root of its cohort tree, NULL when none */
+  int64_t generation;            /* its metadata.generation (0 for Volcano's, KAI's) */
   uint32_t pending_active;       /* pending workloads in the active queue (0 when inactive) */
   uint32_t pending_inadmissible; /* pending workloads parked as inadmissible, and those of the
                                     active queue when the queue is inactive (as Kueue counts) */
@@ -338,11 +339,13 @@ typedef struct q_cq_report {
 typedef struct q_lq_report {
   const char *ns, *name;         /* interned */
   const char *cluster_queue;     /* interned spec.clusterQueue */
+  int64_t generation;            /* its metadata.generation */
   uint32_t pending_active;       /* as in q_cq_report, for its workloads */
   uint32_t pending_inadmissible; /* ditto */
   uint32_t admitted;             /* its workloads holding quota */
-  const char *inactive;          /* Kueue's Active=False reason ("ClusterQueueDoesNotExist",
-                                    "ClusterQueueIsInactive", "Stopped"), NULL when active */
+  const char *inactive;          /* Kueue's Active=False reason ("Stopped" first, then
+                                    "ClusterQueueDoesNotExist", "ClusterQueueIsInactive"),
+                                    NULL when active */
   q_fr_report *frs;              /* flavor-resources its workloads use (usage only) */
   uint32_t nfrs;                 /* entries */
 } q_lq_report;

@@ -40,6 +40,7 @@ static ts_rc cq_report(const q_tree *t, const q__cq *cq, ts_arena *a, q_cq_repor
   out->name = cq->node.name;
   out->cohort = cq->obj ? cq->obj->cohort : NULL; /* Volcano's, KAI's: their parent or root */
   out->root = out->cohort ? root_of(&cq->node) : NULL;
+  out->generation = cq->obj ? cq->obj->obj.generation : 0;
   out->kind = cq->obj ? cq->obj->obj.kind : MODEL_CLUSTER_QUEUE;
   out->admitted = (uint32_t)cq->adm.n;
   out->weighted_share = q_tree_share(t, cq->node.name);
@@ -92,11 +93,12 @@ static ts_rc lq_frs(const q_tree *t, ts_arena *a, q_lq_report *lq, const int64_t
   return TS_OK;
 }
 
+/* Kueue's order: a stopped LocalQueue says so first. */
 static const char *lq_inactive(const q_tree *t, const model_local_queue *lq) {
   const q__cq *cq = q__cq_get(t, lq->cluster_queue);
+  if (lq->stop_policy != MODEL_STOP_NONE) return "Stopped";
   if (!cq) return "ClusterQueueDoesNotExist";
   if (!cq->node.active) return "ClusterQueueIsInactive";
-  if (lq->stop_policy != MODEL_STOP_NONE) return "Stopped";
   return NULL;
 }
 
@@ -243,6 +245,7 @@ ts_rc q_report_build(const q_tree *t, q_queues *qs, ts_arena *a, q_report *out) 
     out->lqs[i].ns = ts_intern_cstr(lq->obj.ns);
     out->lqs[i].name = ts_intern_cstr(lq->obj.name);
     out->lqs[i].cluster_queue = lq->cluster_queue;
+    out->lqs[i].generation = lq->obj.generation;
     out->lqs[i].inactive = lq_inactive(t, lq);
     if (!out->lqs[i].ns || !out->lqs[i].name) rc = TS_ENOMEM;
   }

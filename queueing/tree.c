@@ -335,9 +335,11 @@ static ts_rc cq_add(q_tree *t, const model_cluster_queue *o) {
     return TS_OK;
   }
   if ((rc = cq_check_flavors(t, cq)) != TS_OK) return rc;
-  if (o->stop_policy != MODEL_STOP_NONE && cq->node.active) { /* the administrator's choice */
-    char why[64];
-    snprintf(why, sizeof why, "spec.stopPolicy: %s: the queue is stopped", stop[o->stop_policy]);
+  if (o->stop_policy != MODEL_STOP_NONE) { /* the administrator's choice: said first, as
+                                              Kueue does, with any other problem after it */
+    char why[1024];
+    snprintf(why, sizeof why, "spec.stopPolicy: %s: the queue is stopped%s%s", stop[o->stop_policy],
+             cq->problem ? "; " : "", cq->problem ? cq->problem : "");
     cq->node.active = false;
     cq->inactive = "Stopped";
     if (!(cq->problem = ts_arena_strndup(&t->arena, why, strlen(why)))) return TS_ENOMEM;

@@ -14,6 +14,10 @@
 #include "input/input.h"
 #include "config/config.h"
 #include "model/model.h"
+#include "model/wire.h"
+
+#include <jansson.h>
+#include <math.h>
 
 #define DATA "tests/data/k8s/"
 
@@ -1316,6 +1320,76 @@ static void test_workload(void **state) {
                  "pod set's count (2)");
 }
 
+/* The status patch of a queue, as a compact JSON string (free it). */
+static char *status_json(const model_queue_status *st) {
+  json_t *j = model_queue_status_patch(st, "v1beta2");
+  char *s;
+  assert_non_null(j);
+  s = json_dumps(j, JSON_COMPACT | JSON_SORT_KEYS);
+  json_decref(j);
+  assert_non_null(s);
+  return s;
+}
+
+static void assert_in(const char *text, const char *want) {
+  if (!strstr(text, want)) fail_msg("no %s in %s", want, text);
+}
+
+/* Queue status as Kueue v0.19's controllers write it: observedGeneration on the condition,
+ * Kueue's reasons only, the share rounded up, fairSharing removed when fair sharing is off
+ * (a merge patch keeps what it does not name), a stopped LocalQueue with no pending count. */
+static void test_queue_status_as_kueue(void **state) {
+  model_queue_status cq = {.cluster_queue = true, .name = "cq", .pending = 2, .generation = 3};
+  model_queue_status lq = {.ns = "t", .name = "lq", .pending = 4, .generation = 7};
+  char *s;
+  (void)state;
+  s = status_json(&cq);
+  assert_in(s, "\"fairSharing\":null");
+  assert_in(s, "\"observedGeneration\":3");
+  assert_in(s, "\"reason\":\"Ready\"");
+  free(s);
+  cq.fair_sharing = true, cq.weighted_share = 2.1;
+  s = status_json(&cq);
+  assert_in(s, "\"fairSharing\":{\"weightedShare\":3}");
+  free(s);
+  cq.weighted_share = INFINITY;
+  s = status_json(&cq);
+  assert_in(s, "\"weightedShare\":9223372036854775807");
+  free(s);
+  cq.inactive = "CohortCycle", cq.problem = "spec.cohort: cohort \"a\" is in or under a cycle";
+  s = status_json(&cq);
+  assert_in(s, "\"reason\":\"Unknown\"");
+  assert_in(s, "\"message\":\"Can't admit new workloads: spec.cohort: cohort \\\"a\\\" is in or "
+               "under a cycle.\"");
+  assert_in(s, "\"status\":\"False\"");
+  free(s);
+  cq.inactive = "Stopped", cq.problem = "spec.stopPolicy: Hold: the queue is stopped";
+  s = status_json(&cq);
+  assert_in(s, "\"reason\":\"Stopped\"");
+  free(s);
+  cq.inactive = "FlavorNotFound";
+  s = status_json(&cq);
+  assert_in(s, "\"reason\":\"FlavorNotFound\"");
+  free(s);
+  s = status_json(&lq);
+  assert_null(strstr(s, "fairSharing"));
+  assert_in(s, "\"pendingWorkloads\":4");
+  assert_in(s, "\"message\":\"Can submit new workloads to localQueue\"");
+  assert_in(s, "\"observedGeneration\":7");
+  free(s);
+  lq.inactive = "Stopped";
+  s = status_json(&lq);
+  assert_in(s, "\"pendingWorkloads\":0");
+  assert_in(s, "\"message\":\"LocalQueue is stopped\"");
+  assert_in(s, "\"reason\":\"Stopped\"");
+  free(s);
+  lq.inactive = "ClusterQueueIsInactive";
+  s = status_json(&lq);
+  assert_in(s, "\"message\":\"Can't submit new workloads to clusterQueue\"");
+  assert_in(s, "\"pendingWorkloads\":4");
+  free(s);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_kind_in_group),
@@ -1341,6 +1415,7 @@ int main(void) {
       cmocka_unit_test(test_resource_name_flood),
       cmocka_unit_test(test_versions_unique),
       cmocka_unit_test(test_alloc_failures),
+      cmocka_unit_test(test_queue_status_as_kueue),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

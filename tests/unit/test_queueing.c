@@ -588,9 +588,29 @@ static void test_stop_policy(void **state) {
   cq1(f, "b", NULL, "f", "cpu", "10", "", "");
   yaml(f, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {namespace: t, "
           "name: held}\nspec: {clusterQueue: b, stopPolicy: Hold}\n");
+  yaml(f, "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {namespace: t, "
+          "name: held-nowhere}\nspec: {clusterQueue: ghost, stopPolicy: Hold}\n");
+  cq1(f, "c", NULL, "nope", "cpu", "10", "", "stopPolicy: HoldAndDrain");
   build(f);
+  /* Kueue says Stopped first, whatever else is wrong (inactiveReason's order), for a
+   * ClusterQueue and a LocalQueue alike */
+  assert_string_equal(q_tree_cq_inactive(f->t, "c", &why), "Stopped");
+  assert_non_null(strstr(why, "spec.stopPolicy: HoldAndDrain: the queue is stopped; "));
+  assert_non_null(strstr(why, "nope"));
+  {
+    ts_arena a;
+    q_report rep;
+    ts_arena_init(&a, 0);
+    assert_int_equal(q_report_build(f->t, f->qs, &a, &rep), TS_OK);
+    for (size_t i = 0; i < rep.nlqs; i++)
+      if (!strcmp(rep.lqs[i].name, "held-nowhere") || !strcmp(rep.lqs[i].name, "held"))
+        assert_string_equal(rep.lqs[i].inactive, "Stopped");
+      else if (!strcmp(rep.lqs[i].name, "lq-c"))
+        assert_string_equal(rep.lqs[i].inactive, "ClusterQueueIsInactive");
+    ts_arena_free(&a);
+  }
   np = q_tree_problems(f->t, &p); /* stopping a queue is a choice, not a problem */
-  assert_int_equal(np, 0);
+  assert_int_equal(np, 2);        /* the missing flavor and the missing ClusterQueue are */
   assert_false(q_tree_cq_active(f->t, "a"));
   assert_string_equal(q_tree_cq_inactive(f->t, "a", &why), "Stopped");
   assert_string_equal(why, "spec.stopPolicy: Hold: the queue is stopped");

@@ -1171,6 +1171,10 @@ static void test_run_queue_problems(void **state) {
   assert_non_null(strstr(o, "ClusterQueue cq is inactive (CohortCycle): spec.cohort: cohort "
                             "\\\"a\\\" is in or under a cycle"));
   free(o);
+  /* its status in Kueue's words: Kueue has no reason for a cycle, so Unknown, the cycle named
+   * in the message (the fake server sorts keys) */
+  assert_true(wait_status(s, "/apis/kueue.x-k8s.io/v1beta1/clusterqueues/cq",
+                          "\"observedGeneration\":", "\"reason\":\"Unknown\""));
   assert_true(fa_wait(s, "POST /apis/events.k8s.io/v1/namespaces/default/events 201", 2, 10000));
   o = fa_get(s, "/apis/events.k8s.io/v1/namespaces/default/events");
   assert_non_null(o);
