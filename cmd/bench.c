@@ -24,18 +24,28 @@ static double mono(void) {
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static int usage(void) {
+static void usage(FILE *f) {
   size_t n;
   const gen_scenario *s = gen_scenarios(&n);
-  fprintf(stderr, "usage: tessera bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] "
-                  "[--seed S] [--output text|json]\n"
-                  "       tessera bench --snapshot PATH [--config FILE] [--repeat R] "
-                  "[--output text|json]\n\nscenarios (default size):\n");
+  fputs("usage: tessera bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] [--seed S] "
+        "[-o text|json|yaml]\n"
+        "       tessera bench --snapshot PATH [--config FILE] [--repeat R] [-o text|json|yaml]\n"
+        "  --nodes, --pods  the scenario's size (else its own)\n"
+        "  --repeat         cycles timed (best and median reported; 3)\n"
+        "  --seed           the generator's seed\n"
+        "  --snapshot       a recorded cluster instead of scenarios (tessera snapshot, kubectl)\n"
+        "  --config         tessera.yaml, with --snapshot\n"
+        "  -o, --output     text (default), json (a line per scenario) or yaml\n\n"
+        "scenarios (default size):\n",
+        f);
   for (size_t i = 0; i < n; i++)
-    fprintf(stderr, "  %-10s %s (%d nodes, %d pods)\n", s[i].name, s[i].what, s[i].nodes,
-            s[i].pods);
-  return 2;
+    fprintf(f, "  %-10s %s (%d nodes, %d pods)\n", s[i].name, s[i].what, s[i].nodes, s[i].pods);
 }
+
+static const cmd_flag bench_flags[] = {{"--output", "-o", "FORMAT"}, {"--snapshot", NULL, "PATH"},
+                                       {"--config", NULL, "FILE"},   {"--nodes", NULL, "N"},
+                                       {"--pods", NULL, "M"},        {"--repeat", NULL, "R"},
+                                       {"--seed", NULL, "S"},        {NULL, NULL, NULL}};
 
 static int dcmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -48,60 +58,67 @@ typedef struct bench_args {
   int nodes, pods;       /* sizes (0: the scenario's) */
   int repeat;            /* cycles timed */
   unsigned seed;         /* generator seed (0: default) */
-  bool json;             /* --output json */
+  bool json;             /* -o json or yaml */
+  cmd_format fmt;        /* which */
   const char *snapshot;  /* --snapshot PATH: a recorded cluster instead of scenarios */
   const char *config;    /* --config FILE (with --snapshot) */
 } bench_args;
 
-static bool parse(int argc, char **argv, bench_args *a) {
+/* The usage after an error said; CMD_USAGE. */
+static int bad_usage(void) {
+  usage(stderr);
+  return CMD_USAGE;
+}
+
+/* CMD_PARSED, CMD_HELP or CMD_USAGE (said). */
+static int parse(int argc, char **argv, bench_args *a) {
+  static cmd_arg args[CMD_ARGS_MAX];
+  int n, parsed = cmd_flags_parse("bench", usage, bench_flags, argc, argv, args, &n);
   memset(a, 0, sizeof *a);
   a->repeat = 3;
-  for (int i = 0; i < argc; i++) {
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+  if (parsed != CMD_PARSED) return parsed;
+  for (int i = 0; i < n; i++) {
+    const char *f = args[i].flag < 0 ? NULL : bench_flags[args[i].flag].name, *v = args[i].value;
     char *end = NULL;
     long x;
-    if (!strcmp(argv[i], "--output") && v) {
-      if (strcmp(v, "json") && strcmp(v, "text")) return false;
-      a->json = !strcmp(v, "json"), i++;
+    if (args[i].flag == 0) {
+      if ((a->fmt = cmd_format_parse(v, true)) == CMD_FMT_BAD) return bad_usage();
+      a->json = a->fmt != CMD_FMT_TEXT;
       continue;
     }
-    if ((!strcmp(argv[i], "--snapshot") || !strcmp(argv[i], "--config")) && v) {
-      *(!strcmp(argv[i], "--snapshot") ? &a->snapshot : &a->config) = v, i++;
+    if (args[i].flag == 1 || args[i].flag == 2) {
+      *(args[i].flag == 1 ? &a->snapshot : &a->config) = v;
       continue;
     }
-    if ((!strcmp(argv[i], "--nodes") || !strcmp(argv[i], "--pods") ||
-         !strcmp(argv[i], "--repeat") || !strcmp(argv[i], "--seed")) &&
-        v) {
+    if (f) {
       x = strtol(v, &end, 10);
       if (!*v || *end || x < 0 || x > 10000000) {
-        fprintf(stderr, "tessera bench: %s: \"%s\" is not a number from 0 to 10000000\n", argv[i],
-                v);
-        return false;
+        fprintf(stderr, "tessera bench: %s: \"%s\" is not a number from 0 to 10000000\n", f, v);
+        return bad_usage();
       }
-      if (!strcmp(argv[i], "--nodes")) a->nodes = (int)x;
-      if (!strcmp(argv[i], "--pods")) a->pods = (int)x;
-      if (!strcmp(argv[i], "--repeat")) a->repeat = x ? (int)x : 1;
-      if (!strcmp(argv[i], "--seed")) a->seed = (unsigned)x;
-      i++;
+      if (!strcmp(f, "--nodes")) a->nodes = (int)x;
+      if (!strcmp(f, "--pods")) a->pods = (int)x;
+      if (!strcmp(f, "--repeat")) a->repeat = x ? (int)x : 1;
+      if (!strcmp(f, "--seed")) a->seed = (unsigned)x;
       continue;
     }
-    if (argv[i][0] == '-' || a->nnames == 16) return false;
-    if (!gen_find(argv[i])) {
-      fprintf(stderr, "tessera bench: no scenario \"%s\"\n", argv[i]);
-      return false;
+    if (a->nnames == 16) return bad_usage();
+    if (!gen_find(v)) {
+      fprintf(stderr, "tessera bench: no scenario \"%s\"\n", v);
+      return bad_usage();
     }
-    a->names[a->nnames++] = argv[i];
+    a->names[a->nnames++] = v;
   }
   if (a->snapshot && (a->nnames || a->nodes || a->pods || a->seed)) {
     fprintf(stderr, "tessera bench: --snapshot measures a recorded cluster: no scenario, "
                     "--nodes, --pods or --seed with it\n");
-    return false;
+    return bad_usage();
   }
   if (a->config && !a->snapshot) {
     fprintf(stderr, "tessera bench: --config goes with --snapshot (scenarios use the defaults)\n");
-    return false;
+    return bad_usage();
   }
-  return true;
+  return CMD_PARSED;
 }
 
 /* What was measured, for the report. */
@@ -159,10 +176,7 @@ static int measure(const measured *w, model *m, sched_config *cfg, const bench_a
         (double)bound / t[0], "peak_rss_bytes", (json_int_t)ru.ru_maxrss * 1024);
     if (o && w->path) json_object_set_new(o, "snapshot", json_string(w->path));
     if (o && w->bytes >= 0) json_object_set_new(o, "bytes", json_integer(w->bytes));
-    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
-    if (text) puts(text);
-    free(text);
-    json_decref(o);
+    cmd_write_doc(stdout, a->fmt, o);
   } else {
     printf("%-9s %6d nodes %7zu pods: cycle %9.1f ms (best of %d; median %.1f), %8.0f "
            "decided/s, %8.0f placed/s (%zu bound, %zu pending); ",
@@ -266,7 +280,8 @@ int cmd_bench(int argc, char **argv) {
   const gen_scenario *all = gen_scenarios(&n);
   dra_cel *cel;
   int status = 0;
-  if (!parse(argc, argv, &a)) return usage();
+  int parsed = parse(argc, argv, &a);
+  if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
   if (!(cel = dra_cel_new())) {
     fprintf(stderr, "tessera bench: out of memory\n");
     return 1;

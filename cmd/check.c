@@ -199,34 +199,45 @@ static void on_error(void *ud, const ts_err *err) {
   ((check *)ud)->errors++;
 }
 
+static void usage(FILE *f) {
+  fputs("usage: tessera check [--config FILE] [PATH...]\n"
+        "  --config   tessera.yaml to validate (may be given more than once)\n"
+        "  PATH       manifests (JSON, YAML, or a directory of them), validated as the API server\n"
+        "             and admission would, and read together as one cluster\n",
+        f);
+}
+
+static const cmd_flag check_flags[] = {{"--config", NULL, "FILE"}, {NULL, NULL, NULL}};
+
 int cmd_check(int argc, char **argv) {
+  static cmd_arg v[CMD_ARGS_MAX];
   check c = {0};
-  int paths = 0;
+  int paths = 0, n, parsed = cmd_flags_parse("check", usage, check_flags, argc, argv, v, &n);
+  if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
+  if (!n) {
+    fprintf(stderr, "tessera check: nothing to check\n");
+    usage(stderr);
+    return 2;
+  }
   if (!(c.m = model_new())) return 1;
   ts_map_init(&c.here);
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+  for (int i = 0; i < n; i++) {
+    if (v[i].flag == 0) {
       cfg_tessera cfg;
       ts_err err;
       cfg_tessera_default(&cfg);
       ts_err_clear(&err);
-      if (cfg_tessera_load(argv[++i], &cfg, &err) != TS_OK) {
+      if (cfg_tessera_load(v[i].value, &cfg, &err) != TS_OK) {
         fprintf(stderr, "%s\n", err.text);
         c.errors++;
       } else {
-        printf("%s: configuration is valid\n", argv[i]);
+        printf("%s: configuration is valid\n", v[i].value);
       }
       cfg_tessera_free(&cfg); /* its device class mappings (scripts/docs-test.sh found it) */
-    } else if (argv[i][0] == '-') {
-      fprintf(stderr, "usage: tessera check [--config FILE] [PATH...]\n");
-      here_clear(&c);
-      ts_map_free(&c.here);
-      model_free(c.m);
-      return 2;
     } else {
       paths++;
       here_clear(&c);
-      if (in_load_path(argv[i], on_object, on_error, &c) != TS_OK) c.errors++;
+      if (in_load_path(v[i].value, on_object, on_error, &c) != TS_OK) c.errors++;
     }
   }
   cmd_validate_priorities(c.m, &c.errors, false); /* against the PriorityClasses read */
@@ -235,9 +246,5 @@ int cmd_check(int argc, char **argv) {
   here_clear(&c);
   ts_map_free(&c.here);
   if (paths) printf("%d objects checked, %d errors\n", c.objects, c.errors);
-  if (!paths && argc == 0) {
-    fprintf(stderr, "usage: tessera check [--config FILE] [PATH...]\n");
-    return 2;
-  }
   return c.errors ? 1 : 0;
 }

@@ -26,6 +26,39 @@ int cmd_rbac(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 
+/* flags.c: the command line as Kubernetes tools read it. A subcommand lists its flags; the
+ * parser takes `--flag value` and `--flag=value` alike (and `-o json`, `-o=json`, `-ojson` for a
+ * one-letter alias), a boolean bare or as `--flag=true|false`, and handles the flags every
+ * subcommand has: `-h`/`--help` (the usage on stdout, status 0), `-v`, `-v=N`, `--v=N`
+ * (log verbosity; debug lines from 2, `-v` alone is 2) and `--logging-format=text|json`.
+ * Anything else starting with '-' is an error naming it. */
+typedef struct cmd_flag {
+  const char *name;  /* "--config" */
+  const char *alias; /* "-o", or NULL */
+  const char *value; /* the value's name in the usage ("FILE"), NULL for a boolean */
+} cmd_flag;
+typedef struct cmd_arg {
+  int flag;          /* index in the table, -1 for a positional argument */
+  const char *value; /* the value; a boolean's is "true" or "false" */
+} cmd_arg;
+#define CMD_ARGS_MAX 256
+enum { CMD_PARSED = 0, CMD_HELP = 1, CMD_USAGE = 2 };
+/* Parses argv (after the subcommand) against flags (terminated by a zero entry) into
+ * out[CMD_ARGS_MAX], in order; *n entries. CMD_HELP: usage(stdout) was called; CMD_USAGE: the
+ * error and usage(stderr) were printed. */
+int cmd_flags_parse(const char *cmd, void (*usage)(FILE *), const cmd_flag *flags, int argc,
+                    char **argv, cmd_arg *out, int *n);
+/* The exit status a parse result stands for when it is not CMD_PARSED: 0 for help, 2. */
+int cmd_flags_exit(int parsed);
+
+/* yaml_out.c: output formats. A value of -o / --output among choices ("text", "json",
+ * "yaml"); CMD_FMT_BAD when it is none of them. */
+typedef enum cmd_format { CMD_FMT_TEXT, CMD_FMT_JSON, CMD_FMT_YAML, CMD_FMT_BAD } cmd_format;
+cmd_format cmd_format_parse(const char *value, bool text_allowed);
+/* Writes j: one compact JSON line, or one YAML document ("---" first), as fmt says; takes the
+ * reference. 0, or -1 when out of memory or the stream failed. */
+int cmd_write_doc(FILE *f, cmd_format fmt, json_t *j);
+
 /* outfile.c: a file written whole or not at all. cmd_out_open creates PATH.tmp-XXXXXX beside
  * PATH (O_EXCL, mode 0644) and returns its stream (NULL with errno set); cmd_out_commit flushes,
  * syncs and renames it over PATH (a symlink at PATH is replaced, never followed), 0 or -1 with

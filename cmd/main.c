@@ -8,31 +8,34 @@
 #include "cmd/cmd.h"
 
 static const char usage[] =
-    "usage: tessera COMMAND [ARGS]\n"
+    "usage: tessera COMMAND [ARGS]   (tessera COMMAND --help: its flags)\n"
     "\n"
     "commands:\n"
-    "  replay PATH [--config FILE] [--expect FILE] [--output text|json] [--spread] [--stats]\n"
+    "  replay PATH [--config FILE] [--expect FILE] [-o text|json|yaml] [--spread] [--stats]\n"
     "        load a recorded cluster (JSON, YAML, or a directory of them), schedule what is\n"
     "        pending, and print each decision and a summary; --expect checks the decisions\n"
     "  run [--config FILE] [--kubeconfig FILE] [--context NAME] [--identity NAME]\n"
-    "      [--no-leader-elect] [-v]\n"
+    "      [--no-leader-elect]\n"
     "        schedule the pods of schedulerName tessera in a cluster (secondary scheduler)\n"
-    "  snapshot -o FILE [--config FILE] [--kubeconfig FILE] [--context NAME] [-v]\n"
+    "  snapshot --file FILE [-o json|yaml] [--config FILE] [--kubeconfig FILE] [--context NAME]\n"
     "        write every object tessera run reads (no Secrets, no env values), the\n"
     "        effective tessera.yaml and the server version into one file for replay\n"
     "  check [--config FILE] [PATH...]\n"
     "        validate tessera.yaml and manifests as the API server and admission would\n"
-    "  bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] [--seed S] [--output text|json]\n"
+    "  bench [SCENARIO...] [--nodes N] [--pods M] [--repeat R] [--seed S] [-o text|json|yaml]\n"
     "        build generated clusters in memory and time the scheduling cycle on them\n"
     "  simulate --trace FILE.csv (--nodes NxG[:MODEL] | --cluster PATH) [--queues PATH]\n"
-    "           [--config FILE] [--until T] [--resume] [--output text|json] [--report DIR]\n"
+    "           [--config FILE] [--until T] [--resume] [-o text|json|yaml] [--report DIR]\n"
     "        run a job trace through the scheduling cycle in virtual time: utilisation, queue\n"
     "        wait and completion time per queue, preemptions\n"
     "  rbac [--helm] [--namespace NS] [--lease-namespace NS] [--lease-name NAME]\n"
     "        the least RBAC Tessera needs, from what it requests (the chart's rbac.yaml)\n"
-    "  version [--output text|json]\n"
+    "  version [-o text|json|yaml]\n"
     "        the git commit this binary was built from, and when\n"
-    "  help  show this text\n";
+    "  help  show this text\n"
+    "\n"
+    "every command takes --flag value and --flag=value alike, -h/--help, -v=N (log verbosity;\n"
+    "2 and above: debug lines) and --logging-format text|json\n";
 
 /* Each scheduling cycle allocates and frees the same tens of MB (the view, the classes'
  * indexes). glibc serves blocks over its adaptive threshold with fresh mmaps and trims the

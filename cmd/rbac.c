@@ -107,31 +107,46 @@ static void print(FILE *out, const names *n) {
   if (n->writes_if) fputs("{{- end }}\n", out);
 }
 
-static int usage(void) {
-  fprintf(stderr, "usage: tessera rbac [--helm | --shadow] [--namespace NS] [--lease-namespace NS] "
-                  "[--lease-name NAME]\n");
-  return 2;
+static void usage(FILE *f) {
+  fputs("usage: tessera rbac [--helm | --shadow] [--namespace NS] [--lease-namespace NS] "
+        "[--lease-name NAME]\n"
+        "  --helm              the chart's templates/rbac.yaml (names from its values)\n"
+        "  --shadow            what tessera run --shadow needs: reads only\n"
+        "  --namespace         where Tessera runs (tessera-system)\n"
+        "  --lease-namespace   where its Lease is (kube-system)\n"
+        "  --lease-name        the Lease (tessera)\n",
+        f);
 }
 
+static const cmd_flag rbac_flags[] = {
+    {"--helm", NULL, NULL},         {"--shadow", NULL, NULL},
+    {"--namespace", NULL, "NS"},    {"--lease-namespace", NULL, "NS"},
+    {"--lease-name", NULL, "NAME"}, {NULL, NULL, NULL}};
+
 int cmd_rbac(int argc, char **argv) {
+  static cmd_arg v[CMD_ARGS_MAX];
   names n = {"tessera-system", "kube-system", "tessera", NULL, false};
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--helm")) {
+  int nv, parsed = cmd_flags_parse("rbac", usage, rbac_flags, argc, argv, v, &nv);
+  if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
+  for (int i = 0; i < nv; i++) {
+    const char *x = v[i].value;
+    bool on = strcmp(x, "false") != 0;
+    if (v[i].flag == 0 && on) {
       n = (names){"{{ .Release.Namespace }}", "{{ .Values.config.leaderElection.leaseNamespace }}",
                   "{{ .Values.config.leaderElection.leaseName }}", "if not .Values.shadow.enabled",
                   false};
-    } else if (!strcmp(a, "--shadow")) {
-      n.read_only = true; /* tessera run --shadow: reads only */
-    } else if (v && !strcmp(a, "--namespace")) {
-      n.ns = v, i++;
-    } else if (v && !strcmp(a, "--lease-namespace")) {
-      n.lease_ns = v, i++;
-    } else if (v && !strcmp(a, "--lease-name")) {
-      n.lease = v, i++;
-    } else {
-      fprintf(stderr, "tessera rbac: unknown or incomplete argument \"%s\"\n", a);
-      return usage();
+    } else if (v[i].flag == 1) {
+      n.read_only = on; /* tessera run --shadow: reads only */
+    } else if (v[i].flag == 2) {
+      n.ns = x;
+    } else if (v[i].flag == 3) {
+      n.lease_ns = x;
+    } else if (v[i].flag == 4) {
+      n.lease = x;
+    } else if (v[i].flag < 0) {
+      fprintf(stderr, "tessera rbac: unexpected argument \"%s\"\n", x);
+      usage(stderr);
+      return 2;
     }
   }
   print(stdout, &n);

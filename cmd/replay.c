@@ -53,16 +53,14 @@ typedef struct replay {
   replay_stats *stats;     /* --stats, or NULL */
   int errors;              /* objects or files that failed to load */
   int objects;             /* objects loaded */
-  bool json;               /* --output json */
+  bool json;               /* -o json or yaml: a document per decision, and the summary */
+  cmd_format fmt;          /* which */
   FILE *out;               /* decisions and summary */
   const sched_config *cfg; /* the cycle's settings */
 } replay;
 
-static void print_json(FILE *out, json_t *o) {
-  char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-  if (s) fprintf(out, "%s\n", s);
-  free(s);
-  json_decref(o);
+static void print_json(const replay *r, json_t *o) {
+  cmd_write_doc(r->out, r->fmt, o);
 }
 
 static void print_decision(const replay *r, const sched_decision *d) {
@@ -83,9 +81,9 @@ static void print_decision(const replay *r, const sched_decision *d) {
                           d->node->obj.name);
     if (d->nclaims) json_object_set_new(o, "claims", replay_claims_json(d));
     if (d->gpu_shared) json_object_set_new(o, "gpuIndex", json_integer(d->gpu_index));
-    print_json(r->out, o);
+    print_json(r, o);
   } else
-    print_json(r->out,
+    print_json(r,
                json_pack("{s:s, s:s, s:s}", "action", d->kind == SCHED_EVICT ? "evict" : "pending",
                          "pod", d->pod->obj.key, "reason", d->reason));
 }
@@ -140,48 +138,68 @@ static void print_summary(const replay *r, const sched_result *res) {
   }
   if (r->json) {
     json_object_set_new(js, "gpus", jp);
-    print_json(r->out, json_pack("{s:o}", "summary", js));
+    print_json(r, json_pack("{s:o}", "summary", js));
   }
 }
 
-static int usage(void) {
-  fprintf(stderr, "usage: tessera replay PATH [--config FILE] [--expect FILE] [--output text|json] "
-                  "[--spread] [--stats]\n");
-  return 2;
+static void usage(FILE *f) {
+  fputs("usage: tessera replay PATH [--config FILE] [--expect FILE] [-o text|json|yaml] "
+        "[--spread] [--stats]\n"
+        "  PATH           a recorded cluster: JSON, YAML, or a directory of them\n"
+        "  --config       tessera.yaml (else the snapshot's own, else the defaults)\n"
+        "  --expect       expectations to check the decisions against\n"
+        "  -o, --output   text (default), json (a line per decision, then the summary) or yaml\n"
+        "  --spread       score nodes by spreading instead of bin-packing\n"
+        "  --stats        load, cycle and output times and memory, on standard error\n",
+        f);
 }
+
+static const cmd_flag replay_flags[] = {{"--config", NULL, "FILE"},   {"--expect", NULL, "FILE"},
+                                        {"--output", "-o", "FORMAT"}, {"--spread", NULL, NULL},
+                                        {"--stats", NULL, NULL},      {NULL, NULL, NULL}};
 
 typedef struct replay_args {
   const char *path;   /* the snapshot */
   const char *expect; /* --expect FILE, or NULL */
   const char *config; /* --config FILE, or NULL */
   bool spread;        /* --spread */
-  bool json;          /* --output json */
+  cmd_format fmt;     /* -o */
   bool stats;         /* --stats */
 } replay_args;
 
-/* False on a usage error. */
-static bool parse_args(int argc, char **argv, replay_args *a) {
+/* A usage error: says what, then the usage; the exit status. */
+static int bad(const char *fmt, const char *a, const char *b) {
+  fputs("tessera replay: ", stderr);
+  fprintf(stderr, fmt, a, b);
+  fputs("\n", stderr);
+  usage(stderr);
+  return CMD_USAGE;
+}
+
+/* CMD_PARSED, or what to exit with. */
+static int parse_args(int argc, char **argv, replay_args *a) {
+  static cmd_arg v[CMD_ARGS_MAX];
+  int n, rc = cmd_flags_parse("replay", usage, replay_flags, argc, argv, v, &n);
   memset(a, 0, sizeof *a);
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--output") && i + 1 < argc) {
-      const char *o = argv[++i];
-      if (strcmp(o, "json") && strcmp(o, "text")) return false;
-      a->json = !strcmp(o, "json");
-    } else if (!strcmp(argv[i], "--spread")) {
-      a->spread = true;
-    } else if (!strcmp(argv[i], "--stats")) {
-      a->stats = true;
-    } else if (!strcmp(argv[i], "--expect") && i + 1 < argc) {
-      a->expect = argv[++i];
-    } else if (!strcmp(argv[i], "--config") && i + 1 < argc) {
-      a->config = argv[++i];
-    } else if (argv[i][0] == '-' || a->path) {
-      return false;
-    } else {
-      a->path = argv[i];
-    }
+  if (rc != CMD_PARSED) return rc;
+  for (int i = 0; i < n; i++) {
+    const char *x = v[i].value;
+    if (v[i].flag == 0)
+      a->config = x;
+    else if (v[i].flag == 1)
+      a->expect = x;
+    else if (v[i].flag == 2 && (a->fmt = cmd_format_parse(x, true)) == CMD_FMT_BAD)
+      return bad("-o %s%s: the output is text, json or yaml", x, "");
+    else if (v[i].flag == 3)
+      a->spread = strcmp(x, "false") != 0;
+    else if (v[i].flag == 4)
+      a->stats = strcmp(x, "false") != 0;
+    else if (v[i].flag < 0 && a->path)
+      return bad("one PATH only (%s, then %s)", a->path, x);
+    else if (v[i].flag < 0)
+      a->path = x;
   }
-  return a->path != NULL;
+  return a->path ? CMD_PARSED : bad("no PATH%s%s", "", "");
 }
 
 /* Applies the cycle's decisions to the model (what the cluster would then show) and prints
@@ -226,7 +244,8 @@ int cmd_replay(int argc, char **argv) {
   dra_cel *cel;
   ts_err err;
   int status = 1;
-  if (!parse_args(argc, argv, &a)) return usage();
+  if ((status = parse_args(argc, argv, &a)) != CMD_PARSED) return cmd_flags_exit(status);
+  status = 1;
   stats.start = mono_s();
   stats.bytes = stat(a.path, &pst) == 0 && S_ISREG(pst.st_mode) ? (long long)pst.st_size : -1;
   if (a.stats) r.stats = &stats;
@@ -235,7 +254,7 @@ int cmd_replay(int argc, char **argv) {
     fprintf(stderr, "%s\n", err.text);
     return 2;
   }
-  r.out = stdout, r.json = a.json, r.cfg = &t.sched;
+  r.out = stdout, r.json = a.fmt != CMD_FMT_TEXT, r.fmt = a.fmt, r.cfg = &t.sched;
   if (!(cel = dra_cel_new())) goto fail_config;
   if (!(r.m = model_new())) goto fail_cel;
   if (cmd_load(a.path, r.m, &counts) != TS_OK) goto fail_model;

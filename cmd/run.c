@@ -360,14 +360,33 @@ static void metrics(void *ud, ts_buf *out) {
   }
 }
 
-static int usage(void) {
-  fprintf(stderr, "usage: tessera run [--config FILE] [--kubeconfig FILE] [--context NAME] "
-                  "[--identity NAME] [--no-leader-elect] [-v]\n"
-                  "       tessera run --shadow [--shadow-scheduler-name NAME] "
-                  "[--shadow-report DIR] [--config FILE] [--kubeconfig FILE] [--context NAME] "
-                  "[-v]\n");
-  return 2;
+static void usage(FILE *f) {
+  fputs("usage: tessera run [--config FILE] [--kubeconfig FILE] [--context NAME] "
+        "[--identity NAME] [--no-leader-elect] [-v=N] [--logging-format text|json]\n"
+        "       tessera run --shadow [--shadow-scheduler-name NAME] [--shadow-report DIR] "
+        "[--config FILE] [--kubeconfig FILE] [--context NAME]\n"
+        "  --config                 tessera.yaml\n"
+        "  --kubeconfig             credentials (else $KUBECONFIG, ~/.kube/config, in-cluster)\n"
+        "  --context                the kubeconfig context (else its current one)\n"
+        "  --identity               this replica's name in the Lease (else $POD_NAME, the host)\n"
+        "  --no-leader-elect        schedule without taking the Lease (one replica only)\n"
+        "  --shadow                 write nothing: compare another scheduler's placements\n"
+        "  --shadow-scheduler-name  the scheduler to compare (else every other)\n"
+        "  --shadow-report          a directory for shadow.json and its history\n"
+        "  -v, -v=N                 log verbosity (2: debug lines)\n"
+        "  --logging-format         text (default) or json: one JSON object per line\n",
+        f);
 }
+
+static const cmd_flag run_flags[] = {{"--config", NULL, "FILE"},
+                                     {"--kubeconfig", NULL, "FILE"},
+                                     {"--context", NULL, "NAME"},
+                                     {"--identity", NULL, "NAME"},
+                                     {"--no-leader-elect", NULL, NULL},
+                                     {"--shadow", NULL, NULL},
+                                     {"--shadow-scheduler-name", NULL, "NAME"},
+                                     {"--shadow-report", NULL, "DIR"},
+                                     {NULL, NULL, NULL}};
 
 typedef struct run_args {
   const char *config, *kubeconfig, *context, *identity; /* flags, or NULL */
@@ -376,32 +395,40 @@ typedef struct run_args {
   const char *shadow_name, *shadow_dir; /* --shadow-scheduler-name, --shadow-report */
 } run_args;
 
-/* False on a usage error. */
-static bool parse_args(int argc, char **argv, run_args *a) {
+/* CMD_PARSED, CMD_HELP or CMD_USAGE (said). */
+static int parse_args(int argc, char **argv, run_args *a) {
+  static cmd_arg v[CMD_ARGS_MAX];
+  int n, rc = cmd_flags_parse("run", usage, run_flags, argc, argv, v, &n);
   memset(a, 0, sizeof *a);
-  for (int i = 0; i < argc; i++) {
-    if (!strcmp(argv[i], "--config") && i + 1 < argc)
-      a->config = argv[++i];
-    else if (!strcmp(argv[i], "--kubeconfig") && i + 1 < argc)
-      a->kubeconfig = argv[++i];
-    else if (!strcmp(argv[i], "--context") && i + 1 < argc)
-      a->context = argv[++i];
-    else if (!strcmp(argv[i], "--identity") && i + 1 < argc)
-      a->identity = argv[++i];
-    else if (!strcmp(argv[i], "--no-leader-elect"))
-      a->no_leader = true;
-    else if (!strcmp(argv[i], "--shadow"))
-      a->shadow = true;
-    else if (!strcmp(argv[i], "--shadow-scheduler-name") && i + 1 < argc && *argv[i + 1])
-      a->shadow_name = argv[++i];
-    else if (!strcmp(argv[i], "--shadow-report") && i + 1 < argc && *argv[i + 1])
-      a->shadow_dir = argv[++i];
-    else if (!strcmp(argv[i], "-v"))
-      ts_log_set_level(TS_LOG_DEBUG);
-    else
-      return false;
+  if (rc != CMD_PARSED) return rc;
+  for (int i = 0; i < n; i++) {
+    const char *x = v[i].value;
+    bool on = strcmp(x, "false") != 0;
+    const char **str[] = {&a->config, &a->kubeconfig, &a->context, &a->identity};
+    if (v[i].flag < 0) {
+      fprintf(stderr, "tessera run: unexpected argument \"%s\"\n", x);
+      usage(stderr);
+      return CMD_USAGE;
+    }
+    if (v[i].flag < 4)
+      *str[v[i].flag] = x;
+    else if (v[i].flag == 4)
+      a->no_leader = on;
+    else if (v[i].flag == 5)
+      a->shadow = on;
+    else if (!*x) {
+      fprintf(stderr, "tessera run: %s: empty\n", run_flags[v[i].flag].name);
+      return CMD_USAGE;
+    } else {
+      *(v[i].flag == 6 ? &a->shadow_name : &a->shadow_dir) = x;
+    }
   }
-  return a->shadow || (!a->shadow_name && !a->shadow_dir); /* those two need --shadow */
+  if (!a->shadow && (a->shadow_name || a->shadow_dir)) { /* those two need --shadow */
+    fprintf(stderr, "tessera run: --shadow-scheduler-name and --shadow-report go with --shadow\n");
+    usage(stderr);
+    return CMD_USAGE;
+  }
+  return CMD_PARSED;
 }
 
 /* Who this replica is: --identity, else $POD_NAME (the Helm chart sets it), else the host. */
@@ -480,12 +507,13 @@ int cmd_run(int argc, char **argv) {
   char hostname[256];
   const char *identity;
   ts_err err;
-  if (!parse_args(argc, argv, &a)) return usage();
+  int parsed = parse_args(argc, argv, &a);
+  if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
   ts_log_set_timestamps(true); /* an operator must see when anything happened */
   ts_log(TS_LOG_INFO, "tessera commit %s, built %s", tessera_commit(), tessera_build_date());
   ts_err_clear(&err);
   if (cfg_tessera_setup(a.config, &t, &err) != TS_OK) {
-    fprintf(stderr, "tessera: %s\n", err.text);
+    ts_log(TS_LOG_ERROR, "%s", err.text);
     return 2;
   }
   t.sched.instantiate_templates = false; /* the claim controller makes claims in a cluster */
@@ -493,7 +521,7 @@ int cmd_run(int argc, char **argv) {
   if (!(cel = dra_cel_new())) goto fail_config;
   t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
   if (kc_auth_load(a.kubeconfig, a.context, &auth, &err) != TS_OK) {
-    fprintf(stderr, "tessera: %s\n", err.text);
+    ts_log(TS_LOG_ERROR, "%s", err.text);
     r.status = 2;
     goto fail_cel;
   }
@@ -506,7 +534,7 @@ int cmd_run(int argc, char **argv) {
     FILE *f;
     snprintf(path, sizeof path, "%s/shadow.json", a.shadow_dir);
     if (!(f = cmd_out_open(&probe, path))) {
-      fprintf(stderr, "tessera: --shadow-report %s: %s\n", a.shadow_dir, strerror(errno));
+      ts_log(TS_LOG_ERROR, "--shadow-report %s: %s", a.shadow_dir, strerror(errno));
       r.status = 2;
       goto fail_auth;
     }
@@ -519,11 +547,11 @@ int cmd_run(int argc, char **argv) {
   if (!(r.l = live_new(&t.sched, &w))) goto fail_auth;
   r.loop = uv_default_loop();
   if (!(r.client = kc_client_new(r.loop, &auth, &err))) {
-    fprintf(stderr, "tessera: %s\n", err.text);
+    ts_log(TS_LOG_ERROR, "%s", err.text);
     goto fail_live;
   }
   if (start(&r, &t, &a, identity, &err) != TS_OK) {
-    fprintf(stderr, "tessera: %s\n", err.text);
+    ts_log(TS_LOG_ERROR, "%s", err.text);
     shut_down(&r); /* what started stops as on a signal; the loop then ends */
   } else {
     ts_log(TS_LOG_INFO, "credentials: %s", auth.source);

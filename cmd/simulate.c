@@ -26,17 +26,18 @@ typedef struct sim_args {
   int64_t until_s;
   uint64_t seed; /* --seed: fill mode's order */
   bool resume, json, fill;
-  int policy; /* --policy: a sched_scoring, -1 (the configuration's) or POLICY_ALL */
+  cmd_format fmt; /* -o: json or yaml when json is set */
+  int policy;     /* --policy: a sched_scoring, -1 (the configuration's) or POLICY_ALL */
 } sim_args;
 
 #define POLICY_ALL SCHED_SCORING_COUNT
 
-static int usage(void) {
+static void usage(FILE *out) {
   fputs(
       "usage: tessera simulate --trace FILE.csv (--nodes NxG[:MODEL]|FILE.csv | --cluster PATH)\n"
       "                        [--queues PATH] [--config FILE] [--until T] [--resume]\n"
       "                        [--fill [--seed N]] [--policy NAME|all]\n"
-      "                        [--output text|json] [--report DIR]\n"
+      "                        [-o text|json|yaml] [--report DIR]\n"
       "  --trace    neutral replay format, a raw Microsoft ITP cluster file or an openb pod list\n"
       "  --nodes    N nodes of G GPUs (nvidia.com/gpu), labelled nvidia.com/gpu.product=MODEL,\n"
       "             or an openb node list (sn,cpu_milli,memory_mib,gpu,model)\n"
@@ -51,9 +52,28 @@ static int usage(void) {
       "             allocated, and the unallocated GPUs as the GPUs asked grow\n"
       "  --policy   node scoring: binpack, spread, first-fit, best-fit, dot-product,\n"
       "             gpu-packing, fgd;\n"
-      "             all: each on the same inputs, side by side\n",
-      stderr);
-  return 2;
+      "             all: each on the same inputs, side by side\n"
+      "  --seed     fill mode's shuffle of the trace order\n"
+      "  --config   tessera.yaml\n"
+      "  -o, --output  text (default), json or yaml\n",
+      out);
+}
+
+static const cmd_flag sim_flags[] = {
+    {"--trace", NULL, "FILE"},  {"--cluster", NULL, "PATH"}, {"--config", NULL, "FILE"},
+    {"--queues", NULL, "PATH"}, {"--report", NULL, "DIR"},   {"--output", "-o", "FORMAT"},
+    {"--until", NULL, "T"},     {"--nodes", NULL, "NxG"},    {"--seed", NULL, "N"},
+    {"--policy", NULL, "NAME"}, {"--resume", NULL, NULL},    {"--fill", NULL, NULL},
+    {NULL, NULL, NULL}};
+
+/* -o json or yaml: j as indented JSON or a YAML document, on standard output. */
+static void print_doc(const sim_args *a, json_t *j) {
+  if (a->fmt == CMD_FMT_YAML) {
+    cmd_write_doc(stdout, CMD_FMT_YAML, json_incref(j));
+    return;
+  }
+  json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
+  fputc('\n', stdout);
 }
 
 static bool parse_until(const char *s, int64_t *out) {
@@ -92,22 +112,26 @@ static bool parse_nodes(const char *s, sim_args *a) {
   return true;
 }
 
-static bool parse_args(int argc, char **argv, sim_args *a) {
+/* CMD_PARSED, CMD_HELP or CMD_USAGE (said). */
+static int parse_args(int argc, char **argv, sim_args *a) {
+  static cmd_arg args[CMD_ARGS_MAX];
   char *end = NULL;
   sched_scoring sc;
+  int n, parsed = cmd_flags_parse("simulate", usage, sim_flags, argc, argv, args, &n);
   memset(a, 0, sizeof *a);
   a->policy = -1;
-  for (int i = 0; i < argc; i++) {
-    const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+  if (parsed != CMD_PARSED) return parsed;
+  for (int i = 0; i < n; i++) {
+    const char *f = args[i].flag < 0 ? "" : sim_flags[args[i].flag].name, *v = args[i].value;
+    if (args[i].flag < 0) {
+      fprintf(stderr, "tessera simulate: unexpected argument \"%s\"\n", v);
+      usage(stderr);
+      return CMD_USAGE;
+    }
     if (!strcmp(f, "--resume") || !strcmp(f, "--fill")) {
-      *(f[2] == 'r' ? &a->resume : &a->fill) = true;
+      *(f[2] == 'r' ? &a->resume : &a->fill) = strcmp(v, "false") != 0;
       continue;
     }
-    if (!v) {
-      fprintf(stderr, "tessera simulate: %s: needs a value\n", f);
-      return false;
-    }
-    i++;
     if (!strcmp(f, "--trace"))
       a->trace = v;
     else if (!strcmp(f, "--cluster"))
@@ -118,8 +142,8 @@ static bool parse_args(int argc, char **argv, sim_args *a) {
       a->queues = v;
     else if (!strcmp(f, "--report"))
       a->report = v;
-    else if (!strcmp(f, "--output") && (!strcmp(v, "json") || !strcmp(v, "text")))
-      a->json = !strcmp(v, "json");
+    else if (!strcmp(f, "--output") && (a->fmt = cmd_format_parse(v, true)) != CMD_FMT_BAD)
+      a->json = a->fmt != CMD_FMT_TEXT;
     else if (!strcmp(f, "--until") && parse_until(v, &a->until_s))
       ;
     else if (!strcmp(f, "--nodes") && parse_nodes(v, a))
@@ -132,15 +156,17 @@ static bool parse_args(int argc, char **argv, sim_args *a) {
       a->policy = (int)sc;
     else {
       fprintf(stderr, "tessera simulate: %s %s: not understood\n", f, v);
-      return false;
+      usage(stderr);
+      return CMD_USAGE;
     }
   }
   if (!a->trace || (!a->nodes && !a->node_list && !a->cluster) ||
       ((a->nodes || a->node_list) && a->cluster)) {
     fprintf(stderr, "tessera simulate: give --trace, and --nodes or --cluster (one of them)\n");
-    return false;
+    usage(stderr);
+    return CMD_USAGE;
   }
-  return true;
+  return CMD_PARSED;
 }
 
 /* n identical nodes of g GPUs, 128 CPUs and 2Ti each (ITP's and openb's jobs ask for GPUs). */
@@ -363,8 +389,7 @@ static json_t *run_fill(const sim_args *a, model *m, const cfg_tessera *cfg, con
     *status = 0;
     json_object_set_new(j, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
     if (!quiet && a->json) {
-      json_dumpf(j, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-      fputc('\n', stdout);
+      print_doc(a, j);
     } else if (!quiet) {
       fill_text(a, t, &f);
     }
@@ -423,8 +448,7 @@ static json_t *run_trace(const sim_args *a, model *m, const cfg_tessera *cfg, co
     json_object_set_new(summary, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
     json_object_set_new(summary, "fairSharing", json_boolean(cfg->sched.queueing.fair_sharing));
     if (!quiet && a->json) {
-      json_dumpf(summary, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-      fputc('\n', stdout);
+      print_doc(a, summary);
     } else if (!quiet) {
       print_text(a, t, &r, run_s);
     }
@@ -524,7 +548,8 @@ int cmd_simulate(int argc, char **argv) {
   ts_err err;
   int status = 1, first, last;
   json_t *rows;
-  if (!parse_args(argc, argv, &a)) return usage();
+  int parsed = parse_args(argc, argv, &a);
+  if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
   ts_err_clear(&err);
   if (cfg_tessera_setup(a.config, &cfg, &err) != TS_OK) {
     fprintf(stderr, "%s\n", err.text);
@@ -575,8 +600,7 @@ int cmd_simulate(int argc, char **argv) {
   if (status == 0 && a.policy == POLICY_ALL) {
     if (a.json) {
       json_t *o2 = json_pack("{s:o}", "policies", json_incref(rows));
-      json_dumpf(o2, stdout, JSON_INDENT(2) | JSON_SORT_KEYS);
-      fputc('\n', stdout);
+      if (o2) print_doc(&a, o2);
       json_decref(o2);
     } else {
       printf("%s (%s), %zu jobs, %s\n", a.trace, t.format, t.n,

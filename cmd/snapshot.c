@@ -36,6 +36,7 @@ typedef struct snap {
   ts_map objs;          /* "NN/ns/name" (NN: the kind's index) -> entry (owned) */
   const cfg_tessera *t; /* the effective configuration */
   const char *out;      /* the file */
+  cmd_format fmt;       /* JSON (a List, one item per line) or YAML (a document per item) */
   int status;           /* exit status */
   bool finished;        /* written (or failed): stopping */
 } snap;
@@ -101,17 +102,25 @@ static int write_file(snap *s, json_t *version) {
     json_decref(rec);
     return 1;
   }
-  /* one item per line: diffs and greps of a snapshot stay readable */
-  fputs("{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n", f);
-  json_dumpf(config, f, JSON_COMPACT | JSON_SORT_KEYS);
-  fputs(",\n", f);
-  json_dumpf(rec, f, JSON_COMPACT | JSON_SORT_KEYS);
-  for (size_t i = 0; i < n; i++) {
+  ok = true;
+  if (s->fmt == CMD_FMT_YAML) { /* a document per object, as tessera replay reads YAML */
+    ok = cmd_write_doc(f, CMD_FMT_YAML, json_incref(config)) == 0 &&
+         cmd_write_doc(f, CMD_FMT_YAML, json_incref(rec)) == 0;
+    for (size_t i = 0; ok && i < n; i++)
+      ok = cmd_write_doc(f, CMD_FMT_YAML, json_loads(items[i]->text, 0, NULL)) == 0;
+  } else { /* one item per line: diffs and greps of a snapshot stay readable */
+    fputs("{\"apiVersion\": \"v1\", \"kind\": \"List\", \"items\": [\n", f);
+    json_dumpf(config, f, JSON_COMPACT | JSON_SORT_KEYS);
     fputs(",\n", f);
-    fputs(items[i]->text, f);
+    json_dumpf(rec, f, JSON_COMPACT | JSON_SORT_KEYS);
+    for (size_t i = 0; i < n; i++) {
+      fputs(",\n", f);
+      fputs(items[i]->text, f);
+    }
+    fputs("\n]}\n", f);
   }
-  fputs("\n]}\n", f);
-  ok = cmd_out_commit(&o) == 0; /* a failed write leaves the previous snapshot whole */
+  if (!ok) errno = ENOMEM, cmd_out_abort(&o);
+  ok = ok && cmd_out_commit(&o) == 0; /* a failed write leaves the previous snapshot whole */
   free(items);
   json_decref(config);
   json_decref(rec);
@@ -208,9 +217,28 @@ static void on_timeout(uv_timer_t *t) {
   finish(s, 1);
 }
 
-static int usage(void) {
-  fprintf(stderr, "usage: tessera snapshot -o FILE [--config FILE] [--kubeconfig FILE] "
-                  "[--context NAME] [-v]\n");
+static void usage(FILE *f) {
+  fputs("usage: tessera snapshot --file FILE [-o json|yaml] [--config FILE] [--kubeconfig FILE] "
+        "[--context NAME]\n"
+        "  -f, --file     the snapshot to write (whole or not at all)\n"
+        "  -o, --output   json (default: a List, one object per line) or yaml (a document per "
+        "object)\n"
+        "  --config       tessera.yaml (recorded in the snapshot)\n"
+        "  --kubeconfig   credentials (else $KUBECONFIG, ~/.kube/config, in-cluster)\n"
+        "  --context      the kubeconfig context\n",
+        f);
+}
+
+static const cmd_flag snapshot_flags[] = {
+    {"--file", "-f", "FILE"},       {"--output", "-o", "FORMAT"}, {"--config", NULL, "FILE"},
+    {"--kubeconfig", NULL, "FILE"}, {"--context", NULL, "NAME"},  {NULL, NULL, NULL}};
+
+/* A usage error: what, then the usage; 2. */
+static int bad(const char *what, const char *a) {
+  fprintf(stderr, "tessera snapshot: ");
+  fprintf(stderr, what, a);
+  fputs("\n", stderr);
+  usage(stderr);
   return 2;
 }
 
@@ -221,24 +249,26 @@ int cmd_snapshot(int argc, char **argv) {
   cfg_tessera t;
   kc_auth auth;
   ts_err err;
-  for (int i = 0; i < argc; i++) {
-    const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && v)
-      out = v, i++;
-    else if (!strcmp(a, "--config") && v)
-      config = v, i++;
-    else if (!strcmp(a, "--kubeconfig") && v)
-      kubeconfig = v, i++;
-    else if (!strcmp(a, "--context") && v)
-      context = v, i++;
-    else if (!strcmp(a, "-v"))
-      ts_log_set_level(TS_LOG_DEBUG);
-    else {
-      fprintf(stderr, "tessera snapshot: unknown or incomplete argument \"%s\"\n", a);
-      return usage();
-    }
+  static cmd_arg v[CMD_ARGS_MAX];
+  int nv, parsed = cmd_flags_parse("snapshot", usage, snapshot_flags, argc, argv, v, &nv);
+  if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
+  s.fmt = CMD_FMT_JSON;
+  for (int i = 0; i < nv; i++) {
+    const char *x = v[i].value;
+    if (v[i].flag == 0)
+      out = x;
+    else if (v[i].flag == 1 && (s.fmt = cmd_format_parse(x, false)) == CMD_FMT_BAD)
+      return bad("-o %s: the format is json or yaml (the file is --file FILE)", x);
+    else if (v[i].flag == 2)
+      config = x;
+    else if (v[i].flag == 3)
+      kubeconfig = x;
+    else if (v[i].flag == 4)
+      context = x;
+    else if (v[i].flag < 0)
+      return bad("unexpected argument \"%s\"", x);
   }
-  if (!out) return usage();
+  if (!out) return bad("no --file FILE to write%s", "");
   ts_err_clear(&err);
   if (cfg_tessera_setup(config, &t, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);

@@ -22,23 +22,30 @@ const char *tessera_build_date(void) {
   return TESSERA_BUILD_DATE;
 }
 
+static void usage(FILE *f) {
+  fputs("usage: tessera version [-o text|json|yaml]\n"
+        "  -o, --output   text (default), json or yaml\n",
+        f);
+}
+
+static const cmd_flag version_flags[] = {{"--output", "-o", "FORMAT"}, {NULL, NULL, NULL}};
+
 int cmd_version(int argc, char **argv) {
-  bool json = false;
-  for (int i = 0; i < argc; i++) {
-    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(argv[i], "--output") && v && (!strcmp(v, "json") || !strcmp(v, "text"))) {
-      json = !strcmp(v, "json"), i++;
-      continue;
+  static cmd_arg v[CMD_ARGS_MAX];
+  cmd_format fmt = CMD_FMT_TEXT;
+  int n, parsed = cmd_flags_parse("version", usage, version_flags, argc, argv, v, &n);
+  if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
+  for (int i = 0; i < n; i++)
+    if (v[i].flag < 0 || (fmt = cmd_format_parse(v[i].value, true)) == CMD_FMT_BAD) {
+      fprintf(stderr, "tessera version: unexpected argument \"%s\"\n", v[i].value);
+      usage(stderr);
+      return 2;
     }
-    fprintf(stderr,
-            "tessera version: unexpected argument \"%s\"\n"
-            "usage: tessera version [--output text|json]\n",
-            argv[i]);
-    return 2;
-  }
-  if (json)
-    printf("{\"commit\": \"%s\", \"buildDate\": \"%s\"}\n", tessera_commit(), tessera_build_date());
-  else
+  if (fmt == CMD_FMT_TEXT)
     printf("tessera commit %s, built %s\n", tessera_commit(), tessera_build_date());
+  else
+    cmd_write_doc(
+        stdout, fmt,
+        json_pack("{s:s, s:s}", "commit", tessera_commit(), "buildDate", tessera_build_date()));
   return 0;
 }

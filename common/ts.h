@@ -271,6 +271,13 @@ void ts_log_set_level(ts_log_level l); /* messages below l are dropped (default 
 void ts_log_set_timestamps(bool on);
 /* One line to stderr, with a timestamp and the level. */
 void ts_log(ts_log_level l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* ts_log about one object ("ns/name", or "Kind name"): JSON lines carry it as "object". */
+void ts_log_obj(ts_log_level l, const char *object, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Text lines (the default), or one JSON object per line: {"ts": Unix seconds, "level",
+ * "msg", and "object" when the line is about one}, as --logging-format=json asks. */
+typedef enum ts_log_format { TS_LOG_TEXT, TS_LOG_JSON } ts_log_format;
+void ts_log_set_format(ts_log_format f);
 
 /* ---- Kubernetes quantities ------------------------------------------------------------- */
 

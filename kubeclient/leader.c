@@ -49,8 +49,12 @@ static void send_lease(kc_leader *l, const char *method, const char *path, json_
 }
 
 static void set_leading(kc_leader *l, bool on) {
-  if (l->gate->open != on)
-    ts_log(TS_LOG_INFO, "%s %s lease %s/%s", l->id, on ? "acquired" : "lost", l->ns, l->name);
+  if (l->gate->open != on) {
+    char key[TS_KEY_MAX];
+    snprintf(key, sizeof key, "%s/%s", l->ns, l->name);
+    ts_log_obj(TS_LOG_INFO, key, "%s %s lease %s/%s", l->id, on ? "acquired" : "lost", l->ns,
+               l->name);
+  }
   l->gate->open = on;
 }
 

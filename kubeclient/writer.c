@@ -90,11 +90,17 @@ static void op_closed(uv_handle_t *h) {
   writer_release(w);
 }
 
+/* "ns/name" of the object a write is about, for the log's object key. */
+static const char *obj_key(const op *o, char *buf, size_t cap) {
+  snprintf(buf, cap, "%s/%s", o->ns, o->name);
+  return buf;
+}
+
 /* The first refusal of each kind (what, status, reason) is logged; all are counted. */
 static void note_refusal(kc_writer *w, const op *o, ts_rc r, const kc_response *resp,
                          const json_t *st, const char *message) {
   const char *reason = json_string_value(json_object_get(st, "reason"));
-  char key[300], *k;
+  char key[300], *k, kb[TS_KEY_MAX];
   if (r == TS_OK || r == TS_ENOTLEADER) return;
   w->refused++;
   snprintf(key, sizeof key, "%s %ld %s", o->what, resp ? resp->status : 0,
@@ -103,11 +109,11 @@ static void note_refusal(kc_writer *w, const op *o, ts_rc r, const kc_response *
   if (w->errors.count < ERRORS_MAX && (k = ts_strdup(key)) &&
       ts_map_put(&w->errors, k, strlen(k), k, NULL) != TS_OK)
     ts_free(k);
-  ts_log(TS_LOG_WARN,
-         "%s %s/%s failed: HTTP %ld%s%s: %s (said once for this kind of failure; "
-         "tessera_api_requests_total counts every answer)",
-         o->what, o->ns, o->name, resp ? resp->status : 0, reason ? " " : "", reason ? reason : "",
-         message ? message : "(no detail)");
+  ts_log_obj(TS_LOG_WARN, obj_key(o, kb, sizeof kb),
+             "%s %s/%s failed: HTTP %ld%s%s: %s (said once for this kind of failure; "
+             "tessera_api_requests_total counts every answer)",
+             o->what, o->ns, o->name, resp ? resp->status : 0, reason ? " " : "",
+             reason ? reason : "", message ? message : "(no detail)");
 }
 
 static void finish(op *o, ts_rc r, const kc_response *resp) {
@@ -240,8 +246,9 @@ static bool send_req(op *o, const char *method, const char *path, const json_t *
  * of a pod that is gone answers 404, an Event's name is fixed). True when it was resent. */
 static bool resend_lost(op *o, const kc_response *r) {
   if (r->status || ++o->lost >= MAX_LOST) return false;
-  ts_log(TS_LOG_DEBUG, "%s %s/%s: no answer (%s); sending it again", o->what, o->ns, o->name,
-         r->error ? r->error : "connection lost");
+  char kb[TS_KEY_MAX];
+  ts_log_obj(TS_LOG_DEBUG, obj_key(o, kb, sizeof kb), "%s %s/%s: no answer (%s); sending it again",
+             o->what, o->ns, o->name, r->error ? r->error : "connection lost");
   send_kept(o);
   return true;
 }
@@ -339,6 +346,7 @@ static bool bound_already(const op *o, const kc_response *r) {
  * binding's own failure. */
 static void on_bind_check(void *ud, const kc_response *r) {
   op *o = ud;
+  char kb[TS_KEY_MAX];
   kc_response first = {0};
   json_t *pod = NULL;
   ts_err err;
@@ -352,8 +360,9 @@ static void on_bind_check(void *ud, const kc_response *r) {
     uid = json_string_value(json_object_get(json_object_get(pod, "metadata"), "uid"));
   }
   if (node && !strcmp(node, o->node) && (!o->uid[0] || (uid && !strcmp(uid, o->uid)))) {
-    ts_log(TS_LOG_DEBUG, "%s %s/%s: no answer, but the pod is bound to %s: it landed", o->what,
-           o->ns, o->name, node);
+    ts_log_obj(TS_LOG_DEBUG, obj_key(o, kb, sizeof kb),
+               "%s %s/%s: no answer, but the pod is bound to %s: it landed", o->what, o->ns,
+               o->name, node);
     finish(o, TS_OK, r);
   } else if (pod && (!node || !*node) && (!o->uid[0] || (uid && !strcmp(uid, o->uid))) &&
              o->w->gate->open) {
@@ -361,8 +370,9 @@ static void on_bind_check(void *ud, const kc_response *r) {
      * connection broke, as after a GOAWAY): failing now would let a later cycle choose another
      * node for a pod about to be bound here (the soak's hour found one). Send it once more, to
      * the same node: it binds, or answers that the pod is bound to us already. */
-    ts_log(TS_LOG_DEBUG, "%s %s/%s: no answer and the pod is not bound: sending it once more",
-           o->what, o->ns, o->name);
+    ts_log_obj(TS_LOG_DEBUG, obj_key(o, kb, sizeof kb),
+               "%s %s/%s: no answer and the pod is not bound: sending it once more", o->what, o->ns,
+               o->name);
     o->lost = MAX_LOST - 1; /* this send alone; no answer to it is a failure */
     send_kept(o);
   } else {

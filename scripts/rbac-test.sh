@@ -11,5 +11,5 @@ F=deploy/helm/tessera/templates/rbac.yaml
 }
 err=$("$T" rbac --bogus 2>&1)
 [ $? -eq 2 ] || { echo "rbac-test: a stray argument did not give status 2"; exit 1; }
-echo "$err" | grep -q 'unknown or incomplete argument "--bogus"' || { echo "rbac-test: $err"; exit 1; }
+echo "$err" | grep -q 'unknown flag --bogus' || { echo "rbac-test: $err"; exit 1; }
 echo "rbac: $F is current ($(grep -c '^- apiGroups' "$F") rules)"

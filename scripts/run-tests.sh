@@ -44,6 +44,9 @@ LIST
 # tessera version: the commit and build date it reports.
 run version scripts/version-test.sh "$TESSERA"
 
+# The command line: every subcommand's --help, each flag it lists accepted in both spellings.
+run cli scripts/cli-test.sh "$TESSERA"
+
 # The chart's RBAC is the code's: `tessera rbac --helm`.
 run rbac scripts/rbac-test.sh "$TESSERA"
 

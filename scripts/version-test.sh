@@ -1,6 +1,6 @@
 #!/bin/sh
 # `tessera version`: the commit is the checkout's (when there is one), the date is ISO 8601
-# UTC, JSON output has both fields, and a stray argument is a usage error (status 2) that
+# UTC, JSON and YAML output have both fields, and a stray flag is a usage error (status 2) that
 # names it.
 set -u
 T=${1:-build/tessera}
@@ -15,9 +15,11 @@ if head=$(git rev-parse --short=12 HEAD 2>/dev/null); then
   esac
 fi
 json=$("$T" version --output json) || fail "tessera version --output json failed"
-echo "$json" | grep -Eq '^\{"commit": "[^"]+", "buildDate": "[^"]+"\}$' || fail "unexpected JSON: $json"
+echo "$json" | grep -Eq '^\{"commit": ?"[^"]+", ?"buildDate": ?"[^"]+"\}$' || fail "unexpected JSON: $json"
+yaml=$("$T" version -o yaml) || fail "tessera version -o yaml failed"
+echo "$yaml" | grep -Eq '^commit: [0-9a-f]' || fail "unexpected YAML: $yaml"
 err=$("$T" version --bogus 2>&1)
 st=$?
-[ "$st" -eq 2 ] || fail "a stray argument gave status $st, not 2"
-echo "$err" | grep -q 'unexpected argument "--bogus"' || fail "the usage error does not name the argument: $err"
+[ "$st" -eq 2 ] || fail "a stray flag gave status $st, not 2"
+echo "$err" | grep -q 'unknown flag --bogus' || fail "the usage error does not name the flag: $err"
 echo "version: $out"

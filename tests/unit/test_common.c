@@ -6,7 +6,9 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/ts.h"
 
@@ -332,6 +334,41 @@ static void test_quantity_arith(void **state) {
   assert_int_equal(ts_quantity_sign(&b), 1);
 }
 
+/* --logging-format=json: one JSON object per line, the message escaped, the object's key when
+ * the line is about one; text lines as before; levels below the threshold dropped. */
+static void test_log_json(void **state) {
+  char path[] = "/tmp/tessera-log-XXXXXX", buf[2048];
+  int fd = mkstemp(path), saved = dup(2);
+  FILE *f;
+  size_t n;
+  (void)state;
+  assert_true(fd >= 0 && saved >= 0);
+  fflush(stderr);
+  dup2(fd, 2);
+  ts_log_set_format(TS_LOG_JSON);
+  ts_log_obj(TS_LOG_WARN, "t/p0", "bind t/p0 failed: \"quoted\"\n\tand tabbed");
+  ts_log(TS_LOG_INFO, "plain");
+  ts_log(TS_LOG_DEBUG, "dropped");
+  ts_log_set_format(TS_LOG_TEXT);
+  ts_log(TS_LOG_ERROR, "text again");
+  fflush(stderr);
+  dup2(saved, 2);
+  close(saved);
+  assert_non_null(f = fopen(path, "r"));
+  n = fread(buf, 1, sizeof buf - 1, f);
+  buf[n] = '\0';
+  fclose(f);
+  close(fd);
+  unlink(path);
+  assert_non_null(strstr(buf,
+                         ",\"level\":\"warn\",\"msg\":\"bind t/p0 failed: \\\"quoted\\\"\\n\\tand "
+                         "tabbed\",\"object\":\"t/p0\"}\n"));
+  assert_non_null(strstr(buf, ",\"level\":\"info\",\"msg\":\"plain\"}\n"));
+  assert_true(!strncmp(buf, "{\"ts\":", 6));
+  assert_null(strstr(buf, "dropped"));
+  assert_non_null(strstr(buf, "tessera: error: text again\n"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_errors),
@@ -345,6 +382,7 @@ int main(void) {
       cmocka_unit_test(test_quantity_canonical),
       cmocka_unit_test(test_quantity_invalid),
       cmocka_unit_test(test_quantity_arith),
+      cmocka_unit_test(test_log_json),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

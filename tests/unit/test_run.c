@@ -753,7 +753,7 @@ static void test_run_snapshot_replay(void **state) {
     fclose(t);
     assert_int_equal(symlink(target, snapf), 0);
     const char *args[] = {
-        "snapshot", "--kubeconfig", fa_kubeconfig(s), "--config", cfg, "-o", snapf, NULL};
+        "snapshot", "--kubeconfig", fa_kubeconfig(s), "--config", cfg, "--file", snapf, NULL};
     assert_int_equal(run_tessera(args), 0);
     assert_non_null(t = fopen(target, "r"));
     assert_non_null(fgets(line, sizeof line, t));
