@@ -25,6 +25,7 @@ int cmd_version(int argc, char **argv);
 int cmd_rbac(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
+int cmd_probe(int argc, char **argv);
 
 /* flags.c: the command line as Kubernetes tools read it. A subcommand lists its flags; the
  * parser takes `--flag value` and `--flag=value` alike (and `-o json`, `-o=json`, `-ojson` for a

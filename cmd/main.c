@@ -30,6 +30,8 @@ static const char usage[] =
     "        wait and completion time per queue, preemptions\n"
     "  rbac [--helm] [--namespace NS] [--lease-namespace NS] [--lease-name NAME]\n"
     "        the least RBAC Tessera needs, from what it requests (the chart's rbac.yaml)\n"
+    "  probe URL [--timeout SECONDS]\n"
+    "        GET an endpoint of a running tessera (/readyz): status 0 when it answers 2xx\n"
     "  version [-o text|json|yaml]\n"
     "        the git commit this binary was built from, and when\n"
     "  help  show this text\n"
@@ -64,6 +66,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "rbac")) return cmd_rbac(argc - 2, argv + 2);
   if (!strcmp(argv[1], "snapshot")) return cmd_snapshot(argc - 2, argv + 2);
   if (!strcmp(argv[1], "simulate")) return cmd_simulate(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "probe")) return cmd_probe(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
     return cmd_version(argc - 2, argv + 2);
   fprintf(stderr, "tessera: unknown command \"%s\"\n\n%s", argv[1], usage);

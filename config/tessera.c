@@ -289,6 +289,16 @@ static ts_rc parse_queueing(cdec *d, json_t *root, cfg_tessera *c) {
   return TS_OK;
 }
 
+/* leaseNamespace: a namespace, or "" for Tessera's own (kc_leader_namespace). */
+static ts_rc lease_namespace(cdec *d, json_t *l, kc_leader_opts *o) {
+  json_t *v = json_object_get(l, "leaseNamespace");
+  if (json_is_string(v) && !*json_string_value(v)) {
+    o->ns[0] = '\0';
+    return TS_OK;
+  }
+  return get_string(d, l, "leaseNamespace", o->ns, sizeof o->ns);
+}
+
 static ts_rc parse_leader(cdec *d, json_t *root, cfg_tessera *c) {
   static const char *const keys[] = {
       "enable",      "leaseName", "leaseNamespace", "leaseDuration", "renewDeadline",
@@ -301,7 +311,7 @@ static ts_rc parse_leader(cdec *d, json_t *root, cfg_tessera *c) {
   kc_leader_opts *o = &c->leader;
   if ((rc = known_keys(d, l, keys)) || (rc = get_bool(d, l, "enable", &o->enable)) ||
       (rc = get_string(d, l, "leaseName", o->name, sizeof o->name)) ||
-      (rc = get_string(d, l, "leaseNamespace", o->ns, sizeof o->ns)) ||
+      (rc = lease_namespace(d, l, o)) ||
       (rc = get_duration(d, l, "leaseDuration", &o->lease_ms, 100)) ||
       (rc = get_duration(d, l, "renewDeadline", &o->renew_ms, 100)) ||
       (rc = get_duration(d, l, "retryPeriod", &o->retry_ms, 10)))
@@ -309,7 +319,7 @@ static ts_rc parse_leader(cdec *d, json_t *root, cfg_tessera *c) {
   if (model_subdomain_error(o->name))
     return fail(d, "leaseName", "Invalid value: \"%s\": %s", o->name,
                 model_subdomain_error(o->name));
-  if (model_dns_label_error(o->ns))
+  if (o->ns[0] && model_dns_label_error(o->ns)) /* "": Tessera's own namespace */
     return fail(d, "leaseNamespace", "Invalid value: \"%s\": %s", o->ns,
                 model_dns_label_error(o->ns));
   if (o->renew_ms >= o->lease_ms)

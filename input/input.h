@@ -9,6 +9,7 @@
 #define INPUT_H
 
 #include <jansson.h>
+#include <stdio.h>
 
 #include "common/ts.h"
 
@@ -125,5 +126,9 @@ ts_rc in_json_items(const char *text, size_t len, in_object_fn fn, void *ud, jso
 
 /* Reads a whole file into a new NUL-terminated buffer (returns new via *out). */
 ts_rc in_read_file(const char *path, char **out, size_t *len, ts_err *err);
+
+/* Writes j as one YAML document ("---" first) to f, block style, strings that would read
+ * back as another type quoted. 0, or -1 when out of memory or the stream failed. */
+int in_yaml_emit(FILE *f, const json_t *j);
 
 #endif

@@ -24,12 +24,15 @@ void kc_api_opts_default(kc_api_opts *o); /* the defaults above */
 /* tessera.yaml's leaderElection. */
 typedef struct kc_leader_opts {
   bool enable;      /* false: no election, this replica always leads */
-  char ns[64];      /* the Lease's namespace (kube-system) */
+  char ns[64];      /* the Lease's namespace; "": Tessera's own (kc_leader_namespace) */
   char name[254];   /* the Lease (tessera) */
   int64_t lease_ms; /* leaseDuration (15 s) */
   int64_t renew_ms; /* renewDeadline (10 s) */
   int64_t retry_ms; /* retryPeriod (2 s) */
 } kc_leader_opts;
-void kc_leader_opts_default(kc_leader_opts *o); /* enabled, kube-system/tessera, 15/10/2 s */
+void kc_leader_opts_default(kc_leader_opts *o); /* enabled, own namespace/tessera, 15/10/2 s */
+/* The Lease's namespace into out: o->ns, else $POD_NAMESPACE (the chart sets it), else the
+ * namespace of the pod's service account, else kube-system (outside a cluster). */
+void kc_leader_namespace(const kc_leader_opts *o, char *out, size_t cap);
 
 #endif

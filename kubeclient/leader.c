@@ -131,10 +131,31 @@ static void on_watchdog(uv_timer_t *t) {
   }
 }
 
+void kc_leader_namespace(const kc_leader_opts *o, char *out, size_t cap) {
+  const char *env = getenv("POD_NAMESPACE");
+  FILE *f;
+  if (o->ns[0]) {
+    snprintf(out, cap, "%s", o->ns);
+    return;
+  }
+  if (env && *env) {
+    snprintf(out, cap, "%s", env);
+    return;
+  }
+  snprintf(out, cap, "kube-system"); /* outside a pod: where it always was */
+  if ((f = fopen("/var/run/secrets/kubernetes.io/serviceaccount/namespace", "r"))) {
+    char ns[64];
+    if (fgets(ns, sizeof ns, f)) {
+      ns[strcspn(ns, "\n")] = '\0';
+      if (*ns) snprintf(out, cap, "%s", ns);
+    }
+    fclose(f);
+  }
+}
+
 void kc_leader_opts_default(kc_leader_opts *o) {
   memset(o, 0, sizeof *o);
   o->enable = true;
-  ts_strlcpy(o->ns, "kube-system", sizeof o->ns);
   ts_strlcpy(o->name, "tessera", sizeof o->name);
   o->lease_ms = 15000, o->renew_ms = 10000, o->retry_ms = 2000;
 }
@@ -144,7 +165,7 @@ kc_leader *kc_leader_start(kc_client *c, const kc_leader_opts *o, const char *id
   kc_leader *l = ts_calloc(1, sizeof *l);
   if (!l) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
   l->c = c, l->gate = gate, l->codec = codec;
-  snprintf(l->ns, sizeof l->ns, "%s", o->ns[0] ? o->ns : "kube-system");
+  kc_leader_namespace(o, l->ns, sizeof l->ns);
   snprintf(l->name, sizeof l->name, "%s", o->name[0] ? o->name : "tessera");
   snprintf(l->id, sizeof l->id, "%s", identity ? identity : "tessera");
   l->lease_s = o->lease_ms > 0 ? (double)o->lease_ms / 1000 : 15;

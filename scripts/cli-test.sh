@@ -11,7 +11,7 @@ checked=0
 value_of() { # USAGE FLAG: the word after FLAG in the synopsis, if any
   echo "$1" | grep -oE -- "(^|[ [(,|])$2 [A-Za-z][^] )]*" | head -n 1 | sed "s/^[ [(,|]*$2 //"
 }
-for sub in replay run snapshot check bench simulate rbac version; do
+for sub in replay run snapshot check bench simulate rbac probe version; do
   out=$("$T" $sub --help 2>/tmp/cli-test-err.$$)
   st=$?
   [ "$st" -eq 0 ] || fail "tessera $sub --help: status $st"

@@ -45,11 +45,9 @@ fresh_cluster() {
   k apply --server-side -f "$REPO/tests/data/crds/" >/dev/null || fail "Volcano and KAI CRDs"
   k wait --for condition=established --timeout=60s crd --all >/dev/null || fail "CRDs not established"
   namespace "$E2E_NS"
-  sed -e "s/{{ .Release.Namespace }}/$E2E_NS/g" \
-      -e 's/{{ .Values.config.leaderElection.leaseNamespace }}/kube-system/g' \
-      -e 's/{{ .Values.config.leaderElection.leaseName }}/tessera/g' \
-      -e '/^{{- if not .Values.shadow.enabled }}$/d' -e '/^{{- end }}$/d' \
-      "$REPO/deploy/helm/tessera/templates/rbac.yaml" | k apply -f - >/dev/null || fail "RBAC"
+  # the chart's RBAC (the same rules: `tessera rbac --helm` writes the chart's template)
+  "$TESSERA" rbac --namespace "$E2E_NS" --lease-namespace kube-system |
+    k apply -f - >/dev/null || fail "RBAC"
   local token
   token=$(k create token tessera -n "$E2E_NS" --duration=2h) || fail "no token for the ServiceAccount"
   sed -e '/^users:/,$d' "$APISERVER/kubeconfig" >"$E2E_OUT/kubeconfig-tessera"

@@ -151,14 +151,16 @@ char *chart_to_yaml(json_t *v) {
 /* ---- templates ------------------------------------------------------------------------ */
 
 typedef struct rctx {
-  const char *s;   /* the template */
-  size_t pos;      /* where rendering is */
-  json_t *values;  /* .Values */
-  json_t *release; /* .Release */
-  ts_buf out;      /* the result */
-  char *why;       /* the first problem */
-  size_t cap;      /* its capacity */
-  bool failed;     /* a problem was found */
+  const char *s;  /* the template */
+  size_t pos;     /* where rendering is */
+  size_t end_at;  /* where the last {{ end }} or {{ else }} began */
+  chart_env *env; /* what templates see */
+  json_t *root;   /* $: {Values, Release, Chart} */
+  ts_buf out;     /* the result */
+  char *why;      /* the first problem */
+  size_t cap;     /* its capacity */
+  bool failed;    /* a problem was found */
+  int depth;      /* include nesting */
 } rctx;
 
 static void fail(rctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -177,19 +179,29 @@ typedef struct val {
   char *s;
 } val;
 
-/* .Values.a.b, .Release.X or . (dot); NULL when absent. */
+/* A quoted literal "x" into out (the quotes gone); false when term is not one. */
+static bool literal(const char *term, char *out, size_t cap) {
+  size_t n = strlen(term);
+  if (n < 2 || term[0] != '"' || term[n - 1] != '"') return false;
+  snprintf(out, cap, "%.*s", (int)(n - 2), term + 1);
+  return true;
+}
+
+/* .Values.a.b, .Release.X, .Chart.X, $.…, $ or . (dot); NULL when absent. */
 static json_t *lookup(rctx *c, const char *term, json_t *dot) {
   char buf[256];
   json_t *v;
   char *save = NULL, *part;
   if (!strcmp(term, ".")) return dot;
-  if (strncmp(term, ".Values", 7) && strncmp(term, ".Release", 8)) {
+  if (!strcmp(term, "$")) return c->root;
+  if (term[0] == '$') term++;
+  if (strncmp(term, ".Values", 7) && strncmp(term, ".Release", 8) && strncmp(term, ".Chart", 6)) {
     fail(c, "unsupported term \"%s\"", term);
     return NULL;
   }
   snprintf(buf, sizeof buf, "%s", term + 1);
   part = strtok_r(buf, ".", &save);
-  v = !strcmp(part, "Values") ? c->values : c->release;
+  v = json_object_get(c->root, part);
   while (v && (part = strtok_r(NULL, ".", &save))) v = json_object_get(v, part);
   return v;
 }
@@ -216,6 +228,53 @@ static char *text_of(rctx *c, val v, const char *what) {
   return ts_buf_steal(&b);
 }
 
+static int render(rctx *c, json_t *dot, bool emit);
+
+/* The body of define name rendered with dot (new text), or NULL. */
+static char *include(rctx *c, const char *name, json_t *dot) {
+  json_t *body = json_object_get(c->env->defines, name);
+  rctx sub;
+  if (!body) {
+    fail(c, "include \"%s\": no such define", name);
+    return NULL;
+  }
+  if (c->depth > 16) {
+    fail(c, "include \"%s\": nested too deep", name);
+    return NULL;
+  }
+  sub = *c;
+  sub.s = json_string_value(body), sub.pos = 0, sub.depth = c->depth + 1;
+  ts_buf_init(&sub.out, 0);
+  if (render(&sub, dot, true) != 0 && !sub.failed) fail(&sub, "define \"%s\": stray end", name);
+  if (sub.failed) {
+    c->failed = true;
+    ts_buf_free(&sub.out);
+    return NULL;
+  }
+  return ts_buf_steal(&sub.out);
+}
+
+/* .Files.Get "path": the file of the chart (new text), or NULL. */
+static char *file_get(rctx *c, const char *path) {
+  char full[600];
+  FILE *f;
+  ts_buf b;
+  int ch;
+  if (strstr(path, "..")) {
+    fail(c, ".Files.Get \"%s\": outside the chart", path);
+    return NULL;
+  }
+  snprintf(full, sizeof full, "%s/%s", c->env->dir ? c->env->dir : ".", path);
+  if (!(f = fopen(full, "r"))) {
+    fail(c, ".Files.Get \"%s\": not found", path);
+    return NULL;
+  }
+  ts_buf_init(&b, 0);
+  while ((ch = fgetc(f)) != EOF) ts_buf_putc(&b, (char)ch);
+  fclose(f);
+  return ts_buf_steal(&b);
+}
+
 /* Evaluates a pipeline ("toYaml .Values.x | nindent 4") to text; NULL on a problem. */
 static char *pipeline(rctx *c, const char *expr, json_t *dot) {
   char buf[512], *save = NULL, *cmd;
@@ -223,11 +282,27 @@ static char *pipeline(rctx *c, const char *expr, json_t *dot) {
   bool first = true;
   snprintf(buf, sizeof buf, "%s", expr);
   for (cmd = strtok_r(buf, "|", &save); cmd && !c->failed; cmd = strtok_r(NULL, "|", &save)) {
-    char fn[64] = "", arg[256] = "";
-    int n = sscanf(cmd, " %63s %255s", fn, arg);
-    if (first && fn[0] == '.' && n == 1) {
+    char fn[64] = "", arg[256] = "", arg2[256] = "", lit[256];
+    int n = sscanf(cmd, " %63s %255s %255s", fn, arg, arg2);
+    if (first && (fn[0] == '.' || fn[0] == '$') && strcmp(fn, ".Files.Get") && n == 1) {
       v.j = lookup(c, fn, dot);
       if (!v.j && !c->failed) fail(c, "%s: no value", fn);
+    } else if (first && n == 1 && literal(fn, lit, sizeof lit)) {
+      v.s = strdup(lit);
+    } else if (first && !strcmp(fn, "include") && n == 3 && literal(arg, lit, sizeof lit)) {
+      json_t *d = lookup(c, arg2, dot);
+      if (!c->failed) v.s = include(c, lit, d);
+    } else if (first && !strcmp(fn, ".Files.Get") && n == 2 && literal(arg, lit, sizeof lit)) {
+      v.s = file_get(c, lit);
+    } else if (!strcmp(fn, "default") && !first && n == 2) { /* the value, else arg */
+      bool empty = v.s ? !*v.s : !truthy(v.j);
+      if (empty) {
+        free(v.s), v.s = NULL, v.j = NULL;
+        if (literal(arg, lit, sizeof lit))
+          v.s = strdup(lit);
+        else if (!(v.j = lookup(c, arg, dot)) && !c->failed)
+          fail(c, "default %s: no value", arg);
+      }
     } else if (!strcmp(fn, "toYaml")) {
       json_t *j = first ? (n == 2 ? lookup(c, arg, dot) : NULL) : v.j;
       if (!j || v.s) {
@@ -275,8 +350,43 @@ static char *pipeline(rctx *c, const char *expr, json_t *dot) {
   return text_of(c, v, expr);
 }
 
-/* Renders from c->pos until `{{ end }}` (returns 1) or the end of the text (0); emit false
- * skips the text and actions (a false if, an empty with). */
+/* A term's text for eq: a literal, or a value's scalar text ("" when absent). */
+static char *eq_text(rctx *c, const char *term, json_t *dot) {
+  char lit[256];
+  json_t *j;
+  ts_buf b;
+  if (literal(term, lit, sizeof lit)) return strdup(lit);
+  if (!(j = lookup(c, term, dot))) return strdup("");
+  if (json_is_string(j)) return strdup(json_string_value(j));
+  ts_buf_init(&b, 0);
+  scalar(&b, j);
+  return ts_buf_steal(&b);
+}
+
+/* An if's or with's condition: X, not X, eq A B. */
+static bool condition(rctx *c, const char *expr, json_t *dot, json_t **value) {
+  char a[256] = "", b[256] = "", op[16] = "";
+  bool negate = false;
+  *value = NULL;
+  while (*expr == ' ') expr++;
+  if (!strncmp(expr, "not ", 4)) /* Helm's `not`: the condition's opposite */
+    for (negate = true, expr += 4; *expr == ' ';) expr++;
+  if (sscanf(expr, "%15s %255s %255s", op, a, b) == 3 && !strcmp(op, "eq") && !negate) {
+    char *x = eq_text(c, a, dot), *y = eq_text(c, b, dot);
+    bool same = x && y && !strcmp(x, y);
+    free(x), free(y);
+    return same;
+  }
+  if (strchr(expr, '|') || strchr(expr, ' ')) {
+    fail(c, "unsupported condition \"%s\"", expr);
+    return false;
+  }
+  *value = lookup(c, expr, dot);
+  return truthy(*value) != negate;
+}
+
+/* Renders from c->pos until `{{ end }}` (returns 1), `{{ else }}` (2) or the end of the text
+ * (0); emit false skips the text and actions (a false if, an empty with). */
 static int render(rctx *c, json_t *dot, bool emit) {
   while (!c->failed) {
     const char *open = strstr(c->s + c->pos, "{{"), *close, *a, *z;
@@ -300,22 +410,45 @@ static int render(rctx *c, json_t *dot, bool emit) {
     while (a < z && isspace((unsigned char)*a)) a++;
     while (z > a && isspace((unsigned char)z[-1])) z--;
     snprintf(inner, sizeof inner, "%.*s", (int)(z - a), a);
+    c->end_at = (size_t)(open - c->s);
     c->pos = (size_t)(close + 2 - c->s);
     if (trim_right)
       while (isspace((unsigned char)c->s[c->pos])) c->pos++;
+    if (!strncmp(inner, "/*", 2)) continue; /* a comment */
     if (!strcmp(inner, "end")) return 1;
+    if (!strcmp(inner, "else")) return 2;
+    if (!strncmp(inner, "define ", 7)) { /* its body, kept for include; renders nothing */
+      char name[256] = "", lit[256];
+      size_t from = c->pos;
+      sscanf(inner + 7, " %255s", name);
+      if (!literal(name, lit, sizeof lit)) {
+        fail(c, "define %s: the name is a quoted string", name);
+        return -1;
+      }
+      if (render(c, dot, false) != 1) {
+        fail(c, "{{ %s }} without {{ end }}", inner);
+        return -1;
+      }
+      {
+        size_t to = c->end_at; /* {{- end }} eats the white space before it */
+        if (c->s[to + 2] == '-')
+          while (to > from && isspace((unsigned char)c->s[to - 1])) to--;
+        json_object_set_new(c->env->defines, lit, json_stringn(c->s + from, to - from));
+      }
+      continue;
+    }
     if (!strncmp(inner, "if ", 3) || !strncmp(inner, "with ", 5)) {
-      bool with = inner[0] == 'w', negate = false;
-      const char *expr = inner + (with ? 5 : 3);
+      bool with = inner[0] == 'w', yes = false;
       json_t *v = NULL;
-      while (*expr == ' ') expr++;
-      if (!with && !strncmp(expr, "not ", 4)) /* Helm's `not`: the condition's opposite */
-        for (negate = true, expr += 4; *expr == ' ';) expr++;
-      if (emit && !strchr(expr, '|') && !strchr(expr, ' '))
-        v = lookup(c, expr, dot);
-      else if (emit)
-        fail(c, "unsupported condition \"%s\"", expr);
-      if (render(c, with ? v : dot, emit && truthy(v) != negate) != 1) {
+      int r;
+      if (emit) yes = condition(c, inner + (with ? 5 : 3), dot, &v);
+      if (with && emit && strncmp(inner + 5, "not ", 4) == 0) {
+        fail(c, "unsupported condition \"%s\"", inner);
+        return -1;
+      }
+      r = render(c, with && yes ? v : dot, emit && yes);
+      if (r == 2) r = render(c, dot, emit && !yes); /* the else branch */
+      if (r != 1) {
         fail(c, "{{ %s }} without {{ end }}", inner);
         return -1;
       }
@@ -331,12 +464,16 @@ static int render(rctx *c, json_t *dot, bool emit) {
   return -1;
 }
 
-char *chart_render(const char *text, json_t *values, json_t *release, char *why, size_t cap) {
-  rctx c = {.s = text, .values = values, .release = release, .why = why, .cap = cap};
+char *chart_render(const char *text, chart_env *env, char *why, size_t cap) {
+  rctx c = {.s = text, .env = env, .why = why, .cap = cap};
   int r;
+  c.root = json_pack("{s:O, s:O, s:o}", "Values", env->values, "Release", env->release, "Chart",
+                     env->chart ? json_incref(env->chart) : json_object());
   ts_buf_init(&c.out, 0);
-  r = render(&c, values, true);
+  r = render(&c, c.root, true);
   if (r == 1 && !c.failed) fail(&c, "{{ end }} without {{ if }} or {{ with }}");
+  if (r == 2 && !c.failed) fail(&c, "{{ else }} without {{ if }} or {{ with }}");
+  json_decref(c.root);
   if (c.failed) {
     ts_buf_free(&c.out);
     return NULL;
