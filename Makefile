@@ -18,7 +18,7 @@
 CC      ?= cc
 BUILD   ?= build
 SAN     ?= 0
-PKGS    := jansson libcurl libuv yaml-0.1 openssl libnghttp2
+PKGS    := jansson libcurl libuv yaml-0.1 openssl libnghttp2 libzip
 
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)

@@ -153,11 +153,13 @@ typedef struct cmd_load_counts {
   json_t *config;   /* a `tessera snapshot`'s tessera.yaml (SchedulerConfiguration; reference
                        held, json_decref it), or NULL */
   int64_t taken_ns; /* a `tessera snapshot`'s time (its Snapshot record), or 0 */
+  char kai_scheduler[TS_NAME_MAX]; /* a KAI snapshot's scheduler name, or "" */
 } cmd_load_counts;
 ts_rc cmd_load(const char *path, model *m, cmd_load_counts *c);
 /* The configuration a replay of what cmd_load loaded uses: the --config file when one was
  * given (flag_given; t holds it already), else the snapshot's own tessera.yaml when it has
- * one (it replaces t), else t as it is (the defaults). Frees nothing of c. */
+ * one (it replaces t), else t as it is (the defaults) deciding, for a KAI snapshot, the pods of
+ * KAI's scheduler name. Frees nothing of c. */
 ts_rc cmd_load_config(cmd_load_counts *c, bool flag_given, cfg_tessera *t, ts_err *err);
 /* The cycle's clock for what cmd_load loaded: when the snapshot was taken (tessera snapshot),
  * else its newest creationTimestamp. */

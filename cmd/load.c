@@ -49,6 +49,14 @@ static ts_rc on_object(void *ud, json_t *obj, const char *file, int line, int in
       (void)ts_time_parse(at, &l->c->taken_ns); /* when it was taken: the replay's clock */
     return TS_OK;
   }
+  if (str_is(json_object_get(obj, "apiVersion"), IN_KAI_HEADER_API) &&
+      str_is(json_object_get(obj, "kind"), IN_KAI_HEADER_KIND)) { /* a KAI snapshot's header */
+    const char *name = json_string_value(
+        json_object_get(json_object_get(obj, "schedulerParams"), "schedulerName"));
+    ts_strlcpy(l->c->kai_scheduler, name && *name ? name : "kai-scheduler",
+               sizeof l->c->kai_scheduler);
+    return TS_OK;
+  }
   if (cmd_validate(obj, origin, &l->c->errors)) return TS_OK; /* refused: a load error */
   warn_again(l->m, obj, origin);
   if (model_apply_json(l->m, obj, MODEL_ADDED, ts_intern_cstr(origin), NULL, &skipped, &err) !=
@@ -85,6 +93,12 @@ ts_rc cmd_load_config(cmd_load_counts *c, bool flag_given, cfg_tessera *t, ts_er
   cfg_tessera mine;
   char *text;
   ts_rc rc;
+  if (!flag_given && !c->config && c->kai_scheduler[0]) { /* KAI's pods are the ones to decide */
+    const char *name = ts_intern_cstr(c->kai_scheduler);
+    if (!name) return ts_err_set(err, TS_ENOMEM, "out of memory");
+    t->sched.scheduler_name = name;
+    return TS_OK;
+  }
   if (flag_given || !c->config) return TS_OK;
   if (!(text = json_dumps(c->config, JSON_COMPACT)))
     return ts_err_set(err, TS_ENOMEM, "out of memory");

@@ -106,6 +106,11 @@ typedef void (*in_error_fn)(void *ud, const ts_err *err);
  * Returns TS_EIO when PATH cannot be read at all, otherwise TS_OK after the whole walk
  * (problems in single files go to on_error) unless fn stopped it. */
 ts_rc in_load_path(const char *path, in_object_fn fn, in_error_fn on_error, void *ud);
+/* A KAI Scheduler snapshot (a ZIP file, as its snapshot plugin serves it) loads too: first an
+ * object of this apiVersion and kind holding KAI's schedulerParams (its schedulerName), then its
+ * objects (input/kai.c). */
+#define IN_KAI_HEADER_API  "scheduling.run.ai/snapshot"
+#define IN_KAI_HEADER_KIND "KAISnapshot"
 
 /* Reads the JSON object file PATH in pieces of `chunk` bytes (0: the default, 1 MiB; tests
  * pass small ones): each item of a List is parsed and passed to fn on its own, with the

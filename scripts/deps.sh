@@ -4,7 +4,7 @@
 # `deps.sh fuzz` also wants clang and its libFuzzer runtime (make fuzz, make fuzz-smoke);
 # `deps.sh valgrind` wants valgrind (make valgrind).
 set -eu
-PKGS="build-essential pkg-config libcurl4-openssl-dev libjansson-dev libuv1-dev libyaml-dev libssl-dev libnghttp2-dev libcmocka-dev clang-format"
+PKGS="build-essential pkg-config libcurl4-openssl-dev libjansson-dev libuv1-dev libyaml-dev libssl-dev libnghttp2-dev libzip-dev libcmocka-dev clang-format"
 for extra in "$@"; do
   case "$extra" in
   fuzz) PKGS="$PKGS clang libclang-rt-14-dev" ;;

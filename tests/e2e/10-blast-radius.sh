@@ -78,10 +78,14 @@ YAML
   unschedulable_message team-a q-huge |
     grep -q 'ClusterQueue huge is inactive (InvalidQuota): spec.resourceGroups: nominalQuota of nvidia.com/gpu: out of range' ||
     fail "q-huge: unexpected reason"
+  # Kueue has no reason for a quota out of range: Unknown, as Kueue says when it names no cause,
+  # and the problem in the message
   cond() { k get clusterqueue huge -o jsonpath='{.status.conditions[?(@.type=="Active")].reason}'; }
   cond_is() { [ "$(cond)" = "$1" ]; }
-  wait_until 20 cond_is InvalidQuota || fail "ClusterQueue huge: Active reason '$(cond)'"
-  say "ClusterQueue huge: Active=False, reason $(cond)"
+  wait_until 20 cond_is Unknown || fail "ClusterQueue huge: Active reason '$(cond)'"
+  k get clusterqueue huge -o jsonpath='{.status.conditions[?(@.type=="Active")].message}' |
+    grep -q 'nominalQuota of nvidia.com/gpu: out of range' || fail "ClusterQueue huge: the message does not say why"
+  say "ClusterQueue huge: Active=False, reason $(cond), the problem in the message"
   grep -q 'cycle failed' "$E2E_OUT/tessera-a.log" && fail "a cycle failed: $(grep 'cycle failed' "$E2E_OUT/tessera-a.log" | head -2)"
   # A new 0.6 on kai-0 goes on GPU 0: GPU 1 holds KAI's 0.6 already.
   k create -f - >/dev/null <<YAML || fail "shares"
