@@ -1,8 +1,15 @@
 /* cmd/probe.c - `tessera probe URL`: GET an endpoint of a running Tessera (/healthz, /readyz,
  * /metrics) and exit 0 when it answers 2xx, 1 otherwise; for the chart's `helm test` and exec
- * probes, in an image without curl. */
-#include <curl/curl.h>
+ * probes, in an image without curl. Plain HTTP/1.0 on a socket: those endpoints serve nothing
+ * else (kubeclient/ alone talks to the API server). */
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cmd/cmd.h"
 
@@ -16,17 +23,53 @@ static void usage(FILE *f) {
 
 static const cmd_flag probe_flags[] = {{"--timeout", NULL, "SECONDS"}, {NULL, NULL, NULL}};
 
-static size_t out(char *p, size_t size, size_t n, void *ud) {
-  return fwrite(p, size, n, ud);
+/* http://HOST[:PORT][/PATH] into its parts; false when it is not one. */
+static bool split_url(const char *url, char *host, size_t hcap, char *port, size_t pcap,
+                      const char **path) {
+  const char *h = url + 7, *end, *colon;
+  size_t hlen;
+  if (strncmp(url, "http://", 7)) return false;
+  end = h + strcspn(h, "/");
+  *path = *end ? end : "/";
+  if (*h == '[') { /* [IPv6]:port */
+    const char *close = memchr(h, ']', (size_t)(end - h));
+    if (!close) return false;
+    hlen = (size_t)(close - h - 1), h++;
+    colon = close + 1 < end && close[1] == ':' ? close + 1 : NULL;
+  } else {
+    colon = memchr(h, ':', (size_t)(end - h));
+    hlen = (size_t)((colon ? colon : end) - h);
+  }
+  if (!hlen || hlen >= hcap) return false;
+  memcpy(host, h, hlen), host[hlen] = '\0';
+  snprintf(port, pcap, "%.*s", colon ? (int)(end - colon - 1) : 2, colon ? colon + 1 : "80");
+  return *port != '\0';
+}
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+/* Waits until fd is ready for events, at most until deadline; false on a timeout. */
+static bool wait_fd(int fd, short events, double deadline) {
+  struct pollfd p = {fd, events, 0};
+  double left = deadline - now_s();
+  return left > 0 && poll(&p, 1, (int)(left * 1000) + 1) == 1;
 }
 
 int cmd_probe(int argc, char **argv) {
   static cmd_arg v[CMD_ARGS_MAX];
-  const char *url = NULL;
-  long timeout = 5, status = 0;
-  CURL *c;
-  CURLcode rc;
-  int n, parsed = cmd_flags_parse("probe", usage, probe_flags, argc, argv, v, &n);
+  const char *url = NULL, *path;
+  char host[256], port[16], req[1200], buf[8192];
+  long timeout = 5;
+  struct addrinfo hints = {0}, *ai = NULL;
+  int n, fd = -1, status = 0, parsed;
+  size_t got = 0;
+  ssize_t r;
+  double deadline;
+  parsed = cmd_flags_parse("probe", usage, probe_flags, argc, argv, v, &n);
   if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
   for (int i = 0; i < n; i++) {
     char *end;
@@ -41,26 +84,61 @@ int cmd_probe(int argc, char **argv) {
     }
     if (v[i].flag < 0) url = v[i].value;
   }
-  if (!url || strncmp(url, "http://", 7)) {
-    fprintf(stderr, "tessera probe: give an http:// URL\n");
+  if (!url || !split_url(url, host, sizeof host, port, sizeof port, &path) || strlen(path) > 1000) {
+    fprintf(stderr, "tessera probe: give an http://HOST:PORT/PATH URL\n");
     usage(stderr);
     return 2;
   }
-  if (!(c = curl_easy_init())) return 1;
-  curl_easy_setopt(c, CURLOPT_URL, url);
-  curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http");
-  curl_easy_setopt(c, CURLOPT_TIMEOUT, timeout);
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, out);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, stdout);
-  rc = curl_easy_perform(c);
-  if (rc == CURLE_OK) curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
-  curl_easy_cleanup(c);
-  if (rc != CURLE_OK) {
-    fprintf(stderr, "tessera probe: %s: %s\n", url, curl_easy_strerror(rc));
+  deadline = now_s() + (double)timeout;
+  hints.ai_socktype = SOCK_STREAM;
+  if ((r = getaddrinfo(host, port, &hints, &ai)) != 0) {
+    fprintf(stderr, "tessera probe: %s: %s\n", url, gai_strerror((int)r));
     return 1;
   }
+  for (struct addrinfo *a = ai; a && fd < 0; a = a->ai_next) {
+    if ((fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK, a->ai_protocol)) < 0) continue;
+    if (connect(fd, a->ai_addr, a->ai_addrlen) == 0 ||
+        (errno == EINPROGRESS && wait_fd(fd, POLLOUT, deadline))) {
+      int e = 0;
+      socklen_t el = sizeof e;
+      if (!getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) && !e) break;
+    }
+    close(fd), fd = -1;
+  }
+  freeaddrinfo(ai);
+  if (fd < 0) {
+    fprintf(stderr, "tessera probe: %s: cannot connect\n", url);
+    return 1;
+  }
+  n = snprintf(req, sizeof req, "GET %s HTTP/1.0\r\nHost: %s:%s\r\nConnection: close\r\n\r\n", path,
+               host, port);
+  for (int sent = 0; sent < n;) {
+    if (!wait_fd(fd, POLLOUT, deadline) || (r = send(fd, req + sent, (size_t)(n - sent), 0)) < 0) {
+      fprintf(stderr, "tessera probe: %s: the request could not be sent\n", url);
+      close(fd);
+      return 1;
+    }
+    sent += (int)r;
+  }
+  /* the head (status line and headers, at most sizeof buf), then the body as it comes */
+  const char *body = NULL;
+  while (!body && got < sizeof buf - 1 && wait_fd(fd, POLLIN, deadline) &&
+         (r = recv(fd, buf + got, sizeof buf - 1 - got, 0)) > 0) {
+    got += (size_t)r;
+    buf[got] = '\0';
+    body = strstr(buf, "\r\n\r\n");
+  }
+  if (!body || sscanf(buf, "HTTP/%*d.%*d %d", &status) != 1) {
+    fprintf(stderr, "tessera probe: %s: no HTTP answer within %ld s\n", url, timeout);
+    close(fd);
+    return 1;
+  }
+  fwrite(body + 4, 1, got - (size_t)(body + 4 - buf), stdout);
+  while (wait_fd(fd, POLLIN, deadline) && (r = recv(fd, buf, sizeof buf, 0)) > 0)
+    fwrite(buf, 1, (size_t)r, stdout);
+  close(fd);
   if (status < 200 || status > 299) {
-    fprintf(stderr, "tessera probe: %s: HTTP %ld\n", url, status);
+    fprintf(stderr, "tessera probe: %s: HTTP %d\n", url, status);
     return 1;
   }
   return 0;

@@ -49,6 +49,8 @@ static void forget(pid_t pid) {
     if (kids[i] == pid) kids[i--] = kids[--nkids];
 }
 
+static int run_tessera(const char *const *args);
+
 static const char *tessera(void) {
   const char *t = getenv("TESSERA");
   return t && *t ? t : "build/tessera";
@@ -298,6 +300,16 @@ static void test_run_schedules(void **state) {
     int port = 20000 + (int)(getpid() % 10000) * 2;
     assert_int_equal(http_get(port, "/healthz", body, sizeof body), 200);
     assert_int_equal(http_get(port, "/readyz", body, sizeof body), 200);
+    { /* tessera probe, as the chart's `helm test` runs it: 0 for a 2xx, 1 otherwise */
+      char ok[100], nope[100];
+      const char *a1[] = {"probe", ok, NULL}, *a2[] = {"probe", nope, "--timeout=2", NULL},
+                 *a3[] = {"probe", "http://127.0.0.1:1/readyz", "--timeout", "2", NULL};
+      snprintf(ok, sizeof ok, "http://127.0.0.1:%d/readyz", port);
+      snprintf(nope, sizeof nope, "http://127.0.0.1:%d/nope", port);
+      assert_int_equal(run_tessera(a1), 0);
+      assert_int_equal(run_tessera(a2), 1);
+      assert_int_equal(run_tessera(a3), 1);
+    }
     for (int i = 0; i < 50; i++) { /* the server logs a binding before tessera reads it */
       assert_int_equal(http_get(port, "/metrics", body, sizeof body), 200);
       if (strstr(body, "\ntessera_pods_bound_total 3\n")) break;
