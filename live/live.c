@@ -555,6 +555,9 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   if ((rc = sched_cycle(l->m, l->cfg, l->state, now_ns, &res, err)) != TS_OK) return rc;
   *ran = true;
   count_attempts(l, &res, l->dirty, t0);
+  for (size_t e = 0; e < res.nevents; e++) /* what the cycle saw, not a write: counted now */
+    if (res.events[e].kind == SCHED_WL_READY || res.events[e].kind == SCHED_WL_FINISHED)
+      qmetrics_workload(l->qm, &res.events[e]);
   l->arrived = 0;
   l->dirty = false;
   l->st.cycles++;

@@ -50,6 +50,13 @@ typedef enum fam {
   F_EVICTED,
   F_LQ_EVICTED,
   F_PREEMPTED,
+  F_READY_WAIT,
+  F_ADMITTED_READY,
+  F_LQ_READY_WAIT,
+  F_LQ_ADMITTED_READY,
+  F_READY_EVICTED,
+  F_FINISHED,
+  F_LQ_FINISHED,
   F_SCHED_ATTEMPTS,
   F_SCHED_SLI,
   F_SCHED_TRIES,
@@ -104,6 +111,27 @@ static const struct {
                      "Workloads preempted per preempting_cluster_queue and reason "
                      "(InClusterQueue, InCohortReclamation, InCohortFairSharing, "
                      "InCohortReclaimWhileBorrowing)."},
+    [F_READY_WAIT] = {"kueue_ready_wait_time_seconds",
+                      "Time from a workload's creation or requeue until its pods were all Running "
+                      "and Ready, per cluster_queue (waitForPodsReady on, as Kueue reports it).",
+                      exp_le, 14},
+    [F_ADMITTED_READY] = {"kueue_admitted_until_ready_wait_time_seconds",
+                          "Time from a workload's admission until its pods were all Running and "
+                          "Ready, per cluster_queue (waitForPodsReady on).",
+                          exp_le, 14},
+    [F_LQ_READY_WAIT] = {"kueue_local_queue_ready_wait_time_seconds",
+                         "Time from creation or requeue until ready, per local queue.", exp_le, 14},
+    [F_LQ_ADMITTED_READY] = {"kueue_local_queue_admitted_until_ready_wait_time_seconds",
+                             "Time from admission until ready, per local queue.", exp_le, 14},
+    [F_READY_EVICTED] = {"kueue_pods_ready_to_evicted_time_seconds",
+                         "Time from a workload's pods becoming ready to its eviction, per "
+                         "cluster_queue, reason and underlying_cause.",
+                         exp_le, 14},
+    [F_FINISHED] = {"kueue_finished_workloads_total",
+                    "Workloads that ran and ended (every pod Succeeded or Failed), per "
+                    "cluster_queue and priority_class."},
+    [F_LQ_FINISHED] = {"kueue_local_queue_finished_workloads_total",
+                       "Workloads that ran and ended, per local queue."},
     [F_SCHED_ATTEMPTS] = {"scheduler_schedule_attempts_total",
                           "kube-scheduler's: attempts to schedule pods, by result (scheduled, "
                           "unschedulable, error) and profile. A pod is attempted in a cycle run "
@@ -317,10 +345,31 @@ void qmetrics_evicted(qmetrics *q, const sched_wl_event *ev) {
                       NULL};
   count(q, F_EVICTED, cq, 0);
   if (ev->local_queue) count(q, F_LQ_EVICTED, lq, 0);
+  if (ev->ready_evicted_ns >= 0) {
+    const char *re[] = {
+        "cluster_queue", ev->cluster_queue, "reason", ev->reason, "underlying_cause", cause, NULL};
+    count(q, F_READY_EVICTED, re, (double)ev->ready_evicted_ns / 1e9);
+  }
   if (ev->preempting_cq && ev->preempt_reason) {
     const char *pr[] = {"preempting_cluster_queue", ev->preempting_cq, "reason", ev->preempt_reason,
                         NULL};
     count(q, F_PREEMPTED, pr, 0);
+  }
+}
+
+void qmetrics_workload(qmetrics *q, const sched_wl_event *ev) {
+  const char *pc = ev->priority_class ? ev->priority_class : "";
+  const char *cq[] = {"cluster_queue", ev->cluster_queue, "priority_class", pc, NULL};
+  const char *lq[] = {"name", ev->local_queue, "namespace", ev->ns, "priority_class", pc, NULL};
+  if (ev->kind == SCHED_WL_READY) {
+    double w = ev->waited_ns > 0 ? (double)ev->waited_ns / 1e9 : 0;
+    double a = ev->admitted_ready_ns > 0 ? (double)ev->admitted_ready_ns / 1e9 : 0;
+    count(q, F_READY_WAIT, cq, w);
+    count(q, F_ADMITTED_READY, cq, a);
+    if (ev->local_queue) count(q, F_LQ_READY_WAIT, lq, w), count(q, F_LQ_ADMITTED_READY, lq, a);
+  } else if (ev->kind == SCHED_WL_FINISHED) {
+    count(q, F_FINISHED, cq, 0);
+    if (ev->local_queue) count(q, F_LQ_FINISHED, lq, 0);
   }
 }
 

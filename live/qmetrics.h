@@ -44,6 +44,8 @@ void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double
 void qmetrics_admitted(qmetrics *q, const sched_wl_event *ev);
 /* A Kueue workload's eviction landed (the first of its pods went). */
 void qmetrics_evicted(qmetrics *q, const sched_wl_event *ev);
+/* A cycle saw a Kueue workload become ready (SCHED_WL_READY) or end (SCHED_WL_FINISHED). */
+void qmetrics_workload(qmetrics *q, const sched_wl_event *ev);
 
 /* kube-scheduler's view (scheduler_* families, its meaning; profile: the scheduler name).
  * A scheduling attempt of one pod ended as result ("unschedulable" or "error"). */

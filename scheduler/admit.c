@@ -280,6 +280,14 @@ static const char *queue_label(admit *ad, const qgang *q) {
 static ts_rc evict_gang(admit *ad, qgang *q, const char *why, sched_wl_event ev) {
   ev.kind = SCHED_WL_EVICTED;
   ev.ns = q->wl.ns;
+  ev.ready_evicted_ns = -1;
+  if (q->nrun) { /* Kueue's pods_ready_to_evicted_time: since the gang became ready */
+    char key[TS_KEY_MAX];
+    int64_t since;
+    sched__gang_key(ad->v->m, q->run[0], key, sizeof key);
+    if ((since = sched__ready_since(ad->v->state, key)) > 0)
+      ev.ready_evicted_ns = ad->v->now_ns - since;
+  }
   ev.priority_class = q->nrun ? sched__wl_priority_class(q->run[0], &q->ref) : "";
   if (!ev.cause) ev.cause = "";
   ev.local_queue = q->wl.local_queue;
@@ -432,6 +440,10 @@ static ts_rc running_gangs(admit *ad) {
   }
   ts_map_free(&index);
   for (size_t i = 0; rc == TS_OK && i < n; i++) rc = charge_running(ad, all[i]);
+  for (size_t i = 0; rc == TS_OK && i < n; i++) /* for their FINISHED events */
+    rc = sched__admitted_seen(v, all[i]->run[0],
+                              sched__queue_cq(v->m, all[i]->run[0]->obj.ns, &all[i]->ref),
+                              &all[i]->ref);
   return rc;
 }
 

@@ -299,6 +299,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
   if (rc == TS_OK) memset(handled, 0, n + 1);
   if (rc == TS_OK) rc = sched__kueue_place(&v, gangs, n, out, handled);
   if (rc == TS_OK) rc = sched__admit(&v, gangs, n, out, handled);
+  if (rc == TS_OK) rc = sched__finished_check(&v, out);
   if (rc == TS_OK && !cfg->queueing.manage_jobs_without_queue)
     rc = count_classes(&v, gangs, n, handled);
   while (rc == TS_OK && i < n) {

@@ -15,11 +15,33 @@ typedef struct backoff {
   int64_t requeue_at; /* it may start again from then */
 } backoff;
 
+/* A running workload admitted to a queue, as last seen (for its FINISHED event). */
+typedef struct wl_rec {
+  char *cq, *lq, *ns, *pc; /* owned: ClusterQueue, LocalQueue ("" none), namespace, class */
+  uint64_t seen;           /* the cycle that last saw it running */
+  char key[];              /* the gang key */
+} wl_rec;
+
+/* A gang that became ready. */
+typedef struct ready_rec {
+  int64_t at;    /* when (its pods' latest Ready transition) */
+  uint64_t seen; /* the cycle that last watched it */
+} ready_rec;
+
 struct sched_state {
   ts_map backoff;  /* gang key -> backoff */
   ts_map evicting; /* pod key -> the same key (owned): evictions issued, not yet seen */
   q_memo *memo;    /* flavor-search progress, created on first use */
+  ts_map ready;    /* gang key (owned) -> ready_rec: gangs seen ready (waitForPodsReady) */
+  ts_map admitted; /* gang key -> wl_rec: running admitted workloads */
+  uint64_t cycle;  /* cycles run (sched__ready_check counts them) */
 };
+
+static void wl_rec_free(wl_rec *w) {
+  if (!w) return;
+  ts_free(w->cq), ts_free(w->lq), ts_free(w->ns), ts_free(w->pc);
+  ts_free(w);
+}
 
 q_memo *sched__memo(sched_state *st) {
   if (st && !st->memo) st->memo = q_memo_new();
@@ -29,6 +51,7 @@ q_memo *sched__memo(sched_state *st) {
 sched_state *sched_state_new(void) {
   sched_state *s = ts_calloc(1, sizeof *s);
   if (s) ts_map_init(&s->backoff), ts_map_init(&s->evicting);
+  if (s) ts_map_init(&s->ready), ts_map_init(&s->admitted);
   return s;
 }
 
@@ -96,6 +119,12 @@ void sched_state_free(sched_state *s) {
   while (ts_map_next(&s->evicting, &it, &slot)) ts_free(slot->value);
   ts_map_free(&s->evicting);
   q_memo_free(s->memo);
+  it = 0;
+  while (ts_map_next(&s->ready, &it, &slot)) ts_free((void *)slot->key), ts_free(slot->value);
+  ts_map_free(&s->ready);
+  it = 0;
+  while (ts_map_next(&s->admitted, &it, &slot)) wl_rec_free(slot->value);
+  ts_map_free(&s->admitted);
   ts_free(s);
 }
 
@@ -126,6 +155,9 @@ const char *sched__ready_hold(sched_view *v, sched_state *st, const char *key) {
 typedef struct watched {
   const char *key;        /* gang key (arena) */
   int64_t bound_at;       /* latest PodScheduled=True transition; 0 = unknown */
+  int64_t first_bound;    /* earliest PodScheduled=True transition (its admission), 0 unknown */
+  int64_t ready_at;       /* latest Ready=True transition of its pods */
+  int64_t created;        /* earliest creation of its pods */
   bool ready;             /* every member Running and Ready */
   const model_pod **pods; /* members (arena) */
   uint32_t n, cap;        /* entries */
@@ -159,6 +191,15 @@ static ts_rc watch_pod(sched_view *v, ts_map *index, const model_pod *p) {
   }
   w->pods[w->n++] = p;
   w->ready &= pod_ready(p);
+  {
+    const model_condition *r = model_pod_condition(p, "Ready");
+    if (r && r->last_transition_ns > w->ready_at) w->ready_at = r->last_transition_ns;
+    if (p->obj.created_ns && (!w->created || p->obj.created_ns < w->created))
+      w->created = p->obj.created_ns;
+    if (c && !strcmp(c->status, "True") && c->last_transition_ns &&
+        (!w->first_bound || c->last_transition_ns < w->first_bound))
+      w->first_bound = c->last_transition_ns;
+  }
   if (!c || strcmp(c->status, "True") || !c->last_transition_ns)
     w->bound_at = -1;
   else if (w->bound_at >= 0 && c->last_transition_ns > w->bound_at)
@@ -182,6 +223,7 @@ static ts_rc ready_event(sched_view *v, const watched *w, sched_result *r) {
                        .ns = ts_intern_cstr(p->obj.ns),
                        .reason = "PodsReadyTimeout",
                        .cause = "WaitForStart",
+                       .ready_evicted_ns = -1, /* it never was */
                        .decision = r->ndecisions,
                        .count = w->n};
   if (!sched__queue_ref(v->m, p, &ref)) return TS_OK; /* not a queued workload */
@@ -228,12 +270,142 @@ static ts_rc evict(sched_view *v, sched_state *st, watched *w, sched_result *r) 
   return TS_OK;
 }
 
+/* A watched gang ready for the first time: remembered, and Kueue's READY event when it is a
+ * queued workload (its wait from creation or requeue, and from admission, to ready). */
+static ts_rc became_ready(sched_view *v, sched_state *st, const watched *w, sched_result *r) {
+  ready_rec *rr = ts_map_get(&st->ready, w->key, strlen(w->key));
+  const model_pod *p = w->pods[0];
+  const backoff *b;
+  sched_qref ref;
+  sched_wl_event ev = {.kind = SCHED_WL_READY, .decision = r->ndecisions};
+  int64_t queued = w->created;
+  char *key;
+  if (rr) {
+    rr->seen = st->cycle;
+    return TS_OK;
+  }
+  if (!(rr = ts_calloc(1, sizeof *rr)) || !(key = ts_strdup(w->key)) ||
+      ts_map_put(&st->ready, key, strlen(key), rr, NULL) != TS_OK) {
+    ts_free(rr);
+    return TS_ENOMEM;
+  }
+  rr->at = w->ready_at ? w->ready_at : v->now_ns, rr->seen = st->cycle;
+  if (!sched__queue_ref(v->m, p, &ref)) return TS_OK; /* not a queued workload */
+  if (!(ev.cluster_queue = sched__queue_cq(v->m, p->obj.ns, &ref))) return TS_OK;
+  if ((b = ts_map_get(&st->backoff, w->key, strlen(w->key))) && b->requeue_at > queued)
+    queued = b->requeue_at; /* requeued after an eviction: its wait starts again */
+  ev.ns = ts_intern_cstr(p->obj.ns);
+  ev.local_queue = ref.local_queue;
+  ev.priority_class = sched__wl_priority_class(p, &ref);
+  ev.waited_ns = queued ? rr->at - queued : 0;
+  ev.admitted_ready_ns = w->first_bound ? rr->at - w->first_bound : 0;
+  return sched__event(v, r, &ev);
+}
+
+/* Forgets the ready gangs not watched in this cycle (gone, or no longer running). */
+static void ready_prune(sched_state *st) {
+  const char *gone[256];
+  size_t n;
+  do {
+    size_t it = 0;
+    const ts_map_slot *s;
+    n = 0;
+    while (n < 256 && ts_map_next(&st->ready, &it, &s))
+      if (((ready_rec *)s->value)->seen != st->cycle) gone[n++] = s->key;
+    for (size_t i = 0; i < n; i++) {
+      char *k = (char *)gone[i];
+      ready_rec *rr = ts_map_get(&st->ready, k, strlen(k));
+      ts_map_del(&st->ready, k, strlen(k));
+      ts_free(rr), ts_free(k);
+    }
+  } while (n == 256);
+}
+
+int64_t sched__ready_since(const sched_state *st, const char *gang_key) {
+  const ready_rec *rr = st ? ts_map_get(&st->ready, gang_key, strlen(gang_key)) : NULL;
+  return rr ? rr->at : 0;
+}
+
+ts_rc sched__admitted_seen(sched_view *v, const model_pod *p, const char *cluster_queue,
+                           const sched_qref *ref) {
+  sched_state *st = v->state;
+  char key[TS_KEY_MAX];
+  wl_rec *w;
+  size_t n;
+  if (!st || !cluster_queue) return TS_OK;
+  sched__gang_key(v->m, p, key, sizeof key);
+  n = strlen(key);
+  if ((w = ts_map_get(&st->admitted, key, n))) {
+    w->seen = st->cycle;
+    return TS_OK;
+  }
+  if (!(w = ts_calloc(1, sizeof *w + n + 1))) return TS_ENOMEM;
+  memcpy(w->key, key, n + 1);
+  w->cq = ts_strdup(cluster_queue), w->lq = ts_strdup(ref->local_queue ? ref->local_queue : "");
+  w->ns = ts_strdup(p->obj.ns), w->pc = ts_strdup(sched__wl_priority_class(p, ref));
+  w->seen = st->cycle;
+  if (!w->cq || !w->lq || !w->ns || !w->pc ||
+      ts_map_put(&st->admitted, w->key, n, w, NULL) != TS_OK) {
+    wl_rec_free(w);
+    return TS_ENOMEM;
+  }
+  return TS_OK;
+}
+
+ts_rc sched__finished_check(sched_view *v, sched_result *r) {
+  sched_state *st = v->state;
+  wl_rec *gone[256];
+  size_t n, it;
+  const ts_map_slot *s;
+  ts_map ended; /* gang key -> (void *)1: gangs with a pod that ended */
+  bool indexed = false;
+  ts_rc rc = TS_OK;
+  if (!st) return TS_OK;
+  ts_map_init(&ended);
+  do {
+    n = 0, it = 0;
+    while (n < 256 && ts_map_next(&st->admitted, &it, &s))
+      if (((wl_rec *)s->value)->seen != st->cycle) gone[n++] = s->value;
+    if (n && !indexed) { /* the gangs with ended pods, once, when a workload stopped running */
+      model_obj *o;
+      indexed = true;
+      for (size_t pit = 0; rc == TS_OK && model_next(v->m, MODEL_POD, &pit, &o);) {
+        const model_pod *p = (const model_pod *)o;
+        char key[TS_KEY_MAX];
+        if (p->phase != MODEL_PHASE_SUCCEEDED && p->phase != MODEL_PHASE_FAILED) continue;
+        sched__gang_key(v->m, p, key, sizeof key);
+        if (!ts_map_get(&ended, key, strlen(key))) {
+          char *k = ts_arena_strndup(v->arena, key, strlen(key));
+          rc = k ? ts_map_put(&ended, k, strlen(k), (void *)1, NULL) : TS_ENOMEM;
+        }
+      }
+    }
+    for (size_t i = 0; i < n; i++) {
+      wl_rec *w = gone[i];
+      if (rc == TS_OK && ts_map_get(&ended, w->key, strlen(w->key))) {
+        sched_wl_event ev = {.kind = SCHED_WL_FINISHED,
+                             .cluster_queue = ts_intern_cstr(w->cq),
+                             .ns = ts_intern_cstr(w->ns),
+                             .local_queue = *w->lq ? ts_intern_cstr(w->lq) : NULL,
+                             .priority_class = ts_intern_cstr(w->pc),
+                             .decision = r->ndecisions};
+        rc = sched__event(v, r, &ev);
+      }
+      ts_map_del(&st->admitted, w->key, strlen(w->key));
+      wl_rec_free(w);
+    }
+  } while (n == 256);
+  ts_map_free(&ended);
+  return rc;
+}
+
 ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r) {
   ts_map index;
   size_t it = 0, nw = 0;
   const ts_map_slot *s;
   watched **all;
   ts_rc rc;
+  if (st) st->cycle++;
   if (!v->cfg->wait_for_pods_ready || !st) return TS_OK;
   if ((rc = sched__view_pods(v)) != TS_OK) return rc;
   ts_map_init(&index);
@@ -249,10 +421,12 @@ ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r) {
   if (rc == TS_OK) qsort(all, nw, sizeof *all, watched_cmp);
   for (size_t i = 0; rc == TS_OK && i < nw; i++) {
     watched *w = all[i];
+    if (w->ready) rc = became_ready(v, st, w, r);
     if (w->ready || w->bound_at <= 0 || v->now_ns - w->bound_at < v->cfg->pods_ready_timeout_ns)
       continue;
     rc = evict(v, st, w, r);
   }
+  if (rc == TS_OK) ready_prune(st);
   ts_map_free(&index);
   return rc;
 }

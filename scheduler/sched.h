@@ -81,6 +81,9 @@ typedef struct sched_decision {
 typedef enum sched_wl_kind {
   SCHED_WL_ADMITTED, /* admitted: its pods are bound by the BIND decisions */
   SCHED_WL_EVICTED,  /* evicted: its pods go by the EVICT decisions */
+  SCHED_WL_READY,    /* its pods became all Running and Ready for the first time (with
+                        waitForPodsReady on, as Kueue reports it); no decision */
+  SCHED_WL_FINISHED, /* it ran and every pod of it ended (Succeeded or Failed); no decision */
 } sched_wl_kind;
 
 typedef struct sched_wl_event {
@@ -96,7 +99,10 @@ typedef struct sched_wl_event {
                                  PodsReadyTimeout), "" when none */
   const char *preempting_cq;  /* Preempted: the ClusterQueue of the workload it makes room for */
   const char *preempt_reason; /* Preempted: "InClusterQueue", "InCohortReclamation", ... */
-  int64_t waited_ns;          /* ADMITTED: from its queue time (creation or requeue) to now */
+  int64_t waited_ns;          /* ADMITTED: from its queue time (creation or requeue) to now;
+                                 READY: from its queue time to ready */
+  int64_t admitted_ready_ns;  /* READY: from its admission (first binding) to ready */
+  int64_t ready_evicted_ns;   /* EVICTED: from ready to the eviction, -1 when it never was */
   size_t decision;            /* its first BIND (ADMITTED) or EVICT (EVICTED) decision */
   size_t count;               /* EVICTED: its EVICT decisions, from decision on */
 } sched_wl_event;

@@ -369,6 +369,15 @@ const char *sched__wl_priority_class(const model_pod *p, const sched_qref *ref);
 const char *sched__queue_cq(const model *m, const char *ns, const sched_qref *ref);
 /* Records a Kueue workload event in the result. */
 ts_rc sched__event(sched_view *v, sched_result *r, const sched_wl_event *e);
+/* A workload's life across cycles (ready.c), for Kueue's ready and finished metrics: a
+ * running workload admitted to cluster_queue is recorded (first pod p, its queue ref);
+ * sched__finished_check emits FINISHED for the recorded ones that stopped running because
+ * every pod ended, and forgets the others; sched__ready_since is when a gang became ready
+ * (0 when unknown or never). */
+ts_rc sched__admitted_seen(sched_view *v, const model_pod *p, const char *cluster_queue,
+                           const sched_qref *ref);
+ts_rc sched__finished_check(sched_view *v, sched_result *r);
+int64_t sched__ready_since(const sched_state *st, const char *gang_key);
 
 /* Groups the pending pods of the cycle's scheduler into gangs (docs/features.md, "Gangs": PodGroup,
  * Kueue pod group, JobSet, owning job, else a gang of one) and orders them: priority

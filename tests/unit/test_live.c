@@ -837,6 +837,110 @@ static void test_live_scheduler_metrics_upstream(void **state) {
   free(m);
 }
 
+/* A pod of the test's Kueue workload as the kubelet would report it: bound to n1, phase, and
+ * the PodScheduled / Ready transitions at CREATED_S + sched / + ready (0: no Ready). */
+static void kubelet_reports(fixture *f, const char *phase, int sched, int ready) {
+  char y[2048], rd[300] = "";
+  char t1[40], t2[40];
+  ts_time_format((int64_t)(CREATED_S + sched) * 1000000000LL, t1, sizeof t1);
+  ts_time_format((int64_t)(CREATED_S + ready) * 1000000000LL, t2, sizeof t2);
+  if (ready)
+    snprintf(rd, sizeof rd, ", {type: Ready, status: \"True\", lastTransitionTime: \"%s\"}", t2);
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: w, namespace: t, uid: w-uid, "
+           "creationTimestamp: \"2026-01-01T00:00:00Z\", labels: {kueue.x-k8s.io/queue-name: lq}}\n"
+           "spec: {schedulerName: tessera, nodeName: n1, priorityClassName: prod, priority: 100, "
+           "containers: [{name: c, resources: {requests: {nvidia.com/gpu: \"1\"}, limits: "
+           "{nvidia.com/gpu: \"1\"}}}]}\n"
+           "status: {phase: %s, conditions: [{type: PodScheduled, status: \"True\", "
+           "lastTransitionTime: \"%s\"}%s]}\n",
+           phase, t1, rd);
+  feed(f, MODEL_MODIFIED, y);
+}
+
+/* Kueue's ready and finished families, from the workload's life as the cycles see it: ready
+ * once (creation to ready, admission to ready), never again while it runs; finished once its
+ * pods ended. Names, labels and buckets as Kueue v0.19.2's. */
+static void test_live_kueue_ready_finished(void **state) {
+  fixture *f = *state;
+  static upstream_family up[128];
+  size_t nup = upstream_load("tests/data/metrics/kueue-v0.19.2.txt", up, 128);
+  char *m;
+  f->cfg.wait_for_pods_ready = true;
+  f->cfg.pods_ready_timeout_ns = 300 * 1000000000LL;
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, kueue_yaml);
+  feed(f, MODEL_ADDED,
+       "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+       "metadata: {name: prod}\nvalue: 100\n");
+  add_pod(f, MODEL_ADDED, "w", 1, ", labels: {kueue.x-k8s.io/queue-name: lq}",
+          "priorityClassName: prod, priority: 100, ");
+  assert_true(cycle_at(f, CREATED_S + 30));
+  answer(f, "bind t/w -> n1", TS_OK);
+  kubelet_reports(f, "Running", 31, 0); /* bound, not ready yet */
+  assert_true(cycle_at(f, CREATED_S + 35));
+  m = metrics_text(f);
+  assert_null(strstr(m, "kueue_ready_wait_time_seconds_count"));
+  free(m);
+  kubelet_reports(f, "Running", 31, 40); /* ready at +40 */
+  assert_true(cycle_at(f, CREATED_S + 45));
+  assert_true(cycle_at(f, CREATED_S + 50)); /* still ready: not counted again */
+  m = metrics_text(f);
+  assert_has(m, "\nkueue_ready_wait_time_seconds_sum{cluster_queue=\"cq\",priority_class=\"prod\","
+                "replica_role=\"standalone\"} 40.000000\n");
+  assert_has(m, "\nkueue_ready_wait_time_seconds_count{cluster_queue=\"cq\",priority_class="
+                "\"prod\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_admitted_until_ready_wait_time_seconds_sum{cluster_queue=\"cq\","
+                "priority_class=\"prod\",replica_role=\"standalone\"} 9.000000\n");
+  assert_has(m, "\nkueue_local_queue_ready_wait_time_seconds_count{name=\"lq\",namespace=\"t\","
+                "priority_class=\"prod\",replica_role=\"standalone\"} 1\n");
+  assert_null(strstr(m, "kueue_finished_workloads_total{"));
+  free(m);
+  kubelet_reports(f, "Succeeded", 31, 40); /* it ended */
+  assert_true(cycle_at(f, CREATED_S + 60));
+  assert_true(cycle_at(f, CREATED_S + 70)); /* ended still: not counted again */
+  m = metrics_text(f);
+  assert_has(m, "\nkueue_finished_workloads_total{cluster_queue=\"cq\",priority_class=\"prod\","
+                "replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_local_queue_finished_workloads_total{name=\"lq\",namespace=\"t\","
+                "priority_class=\"prod\",replica_role=\"standalone\"} 1\n");
+  assert_true(upstream_match(m, "kueue_", up, nup) >= 25);
+  free(m);
+}
+
+/* A ready workload preempted: Kueue's pods_ready_to_evicted_time_seconds, from ready to the
+ * eviction, once the eviction landed. */
+static void test_live_kueue_ready_to_evicted(void **state) {
+  fixture *f = *state;
+  char *m;
+  f->cfg.wait_for_pods_ready = true;
+  f->cfg.pods_ready_timeout_ns = 300 * 1000000000LL;
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, kueue_yaml);
+  feed(f, MODEL_ADDED,
+       "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
+       "metadata: {name: prod}\nvalue: 100\n");
+  add_pod(f, MODEL_ADDED, "w", 1, ", labels: {kueue.x-k8s.io/queue-name: lq}",
+          "priorityClassName: prod, priority: 100, ");
+  assert_true(cycle_at(f, CREATED_S + 30));
+  answer(f, "bind t/w -> n1", TS_OK);
+  kubelet_reports(f, "Running", 31, 40);
+  assert_true(cycle_at(f, CREATED_S + 45));
+  add_pod(f, MODEL_ADDED, "big", 2, ", labels: {kueue.x-k8s.io/queue-name: lq}",
+          "priority: 1000, ");
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, CREATED_S + 100));
+  answer(f, "evict t/w", TS_OK);
+  m = metrics_text(f);
+  assert_has(m, "\nkueue_pods_ready_to_evicted_time_seconds_sum{cluster_queue=\"cq\","
+                "reason=\"Preempted\",underlying_cause=\"\",replica_role=\"standalone\"} "
+                "60.000000\n");
+  assert_has(m, "\nkueue_pods_ready_to_evicted_time_seconds_bucket{cluster_queue=\"cq\","
+                "reason=\"Preempted\",underlying_cause=\"\",replica_role=\"standalone\","
+                "le=\"40\"} 0\n");
+  free(m);
+}
+
 /* A follower exports no cluster gauge (GPUs, pending pods, queues): two replicas' sums stay the
  * leader's; becoming one drops what the last cycle rendered. Counters stay. */
 static void test_live_metrics_follower(void **state) {
@@ -1177,6 +1281,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_kueue_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_kueue_metrics_upstream, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_metrics_follower, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_kueue_ready_finished, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_kueue_ready_to_evicted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_scheduler_metrics_upstream, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_pending_reasons, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_reasons_for_autoscalers, setup, teardown),
