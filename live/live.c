@@ -72,6 +72,7 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
     live_free(l);
     return NULL;
   }
+  qmetrics_kueue(l->qm, !cfg->kueue_admits); /* Kueue's controller exports its own */
   return l;
 }
 
@@ -628,7 +629,7 @@ ts_rc live_metrics(const live *l, ts_buf *out) {
                        counters[i].help, counters[i].name, counters[i].type, counters[i].name,
                        (unsigned long long)v);
   }
-  if (rc == TS_OK) rc = qmetrics_write(l->qm, l->m, l->arrived, out);
+  if (rc == TS_OK) rc = qmetrics_write(l->qm, l->m, l->cfg, l->arrived, out);
   if (rc == TS_OK)
     rc = ts_buf_printf(out, "# HELP tessera_model_objects Objects in the model, by kind.\n"
                             "# TYPE tessera_model_objects gauge\n");

@@ -155,6 +155,7 @@ struct qmetrics {
   ts_map chains;                             /* ClusterQueue -> its cohorts, nearest first:
                                                 "a\0b\0\0" (owned), as of the last cycle */
   qmetrics_role role;                        /* this replica's */
+  bool no_kueue;                             /* Kueue's controller exports kueue_* itself */
   uint64_t cycle_le[QMETRICS_CYCLE_BUCKETS]; /* cycle durations per bucket */
   uint64_t cycles;                           /* cycles observed */
   double cycle_sum;                          /* their seconds */
@@ -195,6 +196,10 @@ void qmetrics_free(qmetrics *q) {
 
 const char *qmetrics_role_name(qmetrics_role role) {
   return role == QMETRICS_LEADER ? "leader" : role == QMETRICS_FOLLOWER ? "follower" : "standalone";
+}
+
+void qmetrics_kueue(qmetrics *q, bool export_kueue) {
+  q->no_kueue = !export_kueue;
 }
 
 void qmetrics_role_set(qmetrics *q, qmetrics_role role) {
@@ -292,6 +297,7 @@ static void count(qmetrics *q, fam f, const char *const *kv, double v) {
   ts_buf buf;
   pbuf l = {&buf, TS_OK};
   series *s;
+  if (q->no_kueue && kueue_family(f)) return;
   ts_buf_init(&buf, 0);
   if (kueue_family(f))
     labels(q, &l, kv);
@@ -708,9 +714,11 @@ void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double
   ts_buf_init(&text, 0);
   ts_buf_init(&lab, 0);
   pending_gauge(q, &b, res, &l);
-  cq_gauges(&x, fair_sharing);
-  cohort_gauges(&x, fair_sharing);
-  lq_gauges(&x);
+  if (!q->no_kueue) {
+    cq_gauges(&x, fair_sharing);
+    cohort_gauges(&x, fair_sharing);
+    lq_gauges(&x);
+  }
   if (b.rc != TS_OK || l.rc != TS_OK) {
     ts_buf_free(&text);
   } else {
@@ -731,7 +739,7 @@ static void write_family(const qmetrics *q, fam f, pbuf *out) {
   const ts_map_slot *s;
   const char *name = fams[f].name;
   series **v = ts_malloc((q->series[f].count + 1) * sizeof *v);
-  if (!q->series[f].count && !kueue_family(f)) { /* kube-scheduler's: none until counted */
+  if (!q->series[f].count && (!kueue_family(f) || q->no_kueue)) { /* none until counted */
     ts_free(v);
     return;
   }
@@ -815,7 +823,64 @@ static void write_pending(const qmetrics *q, size_t active, pbuf *out) {
           active, q->backoff, q->unschedulable, q->gated);
 }
 
-ts_rc qmetrics_write(const qmetrics *q, const model *m, size_t active, ts_buf *buf) {
+static int count_cmp(const void *a, const void *b) {
+  return strcmp((*(sched_count *const *)a)->key, (*(sched_count *const *)b)->key);
+}
+
+/* One gauge sample per entry of counts, sorted (keys "name" or "ns/name" when lq); frees
+ * the entries. */
+static void write_counts(const qmetrics *q, pbuf *out, const char *name, ts_map *counts, bool lq) {
+  size_t n = 0, it = 0;
+  const ts_map_slot *s;
+  sched_count **v = ts_malloc((counts->count + 1) * sizeof *v);
+  ts_buf lab;
+  pbuf l = {&lab, TS_OK};
+  ts_buf_init(&lab, 0);
+  while (ts_map_next(counts, &it, &s)) {
+    if (v)
+      v[n++] = s->value;
+    else
+      ts_free(s->value);
+  }
+  if (!v) out->rc = TS_ENOMEM;
+  if (v) qsort(v, n, sizeof *v, count_cmp);
+  for (size_t i = 0; i < n; i++) {
+    const char *slash = strchr(v[i]->key, '/');
+    char ns[TS_NAME_MAX];
+    if (lq && slash) {
+      const char *kv[] = {"name", slash + 1, "namespace", ns, NULL};
+      snprintf(ns, sizeof ns, "%.*s", (int)(slash - v[i]->key), v[i]->key);
+      labels(q, &l, kv);
+    } else {
+      const char *kv[] = {"cluster_queue", v[i]->key, NULL};
+      labels(q, &l, kv);
+    }
+    sample(out, name, &l, v[i]->n);
+    ts_free(v[i]);
+  }
+  ts_free(v);
+  ts_buf_free(&lab);
+}
+
+/* Kueue's finished_workloads gauges: finished workloads not deleted yet, read from the model
+ * when scraped (queues with none are left out). */
+static void write_finished(const qmetrics *q, const model *m, const sched_config *cfg, pbuf *out) {
+  ts_map cq, lq;
+  ts_map_init(&cq);
+  ts_map_init(&lq);
+  if (sched_finished_workloads(m, cfg, &cq, &lq) != TS_OK) out->rc = TS_ENOMEM;
+  head(out, "kueue_finished_workloads", "gauge",
+       "Workloads that ended (every pod Succeeded or Failed) and whose pods are still there, "
+       "per cluster_queue.");
+  write_counts(q, out, "kueue_finished_workloads", &cq, false);
+  head(out, "kueue_local_queue_finished_workloads", "gauge", "The same per local queue.");
+  write_counts(q, out, "kueue_local_queue_finished_workloads", &lq, true);
+  ts_map_free(&cq);
+  ts_map_free(&lq);
+}
+
+ts_rc qmetrics_write(const qmetrics *q, const model *m, const sched_config *cfg, size_t active,
+                     ts_buf *buf) {
   pbuf o = {buf, TS_OK}, *out = &o;
   uint64_t cum = 0;
   head(out, "tessera_scheduling_cycle_duration_seconds", "histogram",
@@ -833,6 +898,7 @@ ts_rc qmetrics_write(const qmetrics *q, const model *m, size_t active, ts_buf *b
   for (int f = 0; f < F_COUNT; f++) write_family(q, (fam)f, out);
   if (q->role == QMETRICS_FOLLOWER) return o.rc; /* cluster gauges: the leader's alone */
   if (q->gauges.len) pappend(out, q->gauges.data, q->gauges.len);
+  if (!q->no_kueue && q->cycles) write_finished(q, m, cfg, out);
   write_pending(q, active, out);
   write_gpus(m, out);
   return o.rc;

@@ -29,6 +29,11 @@ typedef enum qmetrics_role {
   QMETRICS_FOLLOWER,   /* stands by: exports no cluster gauge */
 } qmetrics_role;
 
+/* Whether the kueue_* families are Tessera's to export (the default): not when Kueue's own
+ * controller admits (queueing.admission: kueue), which exports them itself; the same names
+ * from both would be summed twice. tessera_* and scheduler_* families stay. */
+void qmetrics_kueue(qmetrics *q, bool export_kueue);
+
 /* This replica's role from now on. Becoming a follower drops the last cycle's gauges. */
 void qmetrics_role_set(qmetrics *q, qmetrics_role role);
 const char *qmetrics_role_name(qmetrics_role role); /* Kueue's label value */
@@ -55,7 +60,8 @@ void qmetrics_scheduled(qmetrics *q, const char *profile, double s, uint32_t att
 
 /* Appends every family in Prometheus' text format; active: pods that arrived since the last
  * cycle and wait for their first attempt (scheduler_pending_pods{queue="active"}). */
-ts_rc qmetrics_write(const qmetrics *q, const model *m, size_t active, ts_buf *out);
+ts_rc qmetrics_write(const qmetrics *q, const model *m, const sched_config *cfg, size_t active,
+                     ts_buf *out);
 
 /* Bucket bounds of tessera_scheduling_cycle_duration_seconds. */
 #define QMETRICS_CYCLE_BUCKETS 14

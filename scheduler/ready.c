@@ -284,9 +284,10 @@ static ts_rc became_ready(sched_view *v, sched_state *st, const watched *w, sche
     rr->seen = st->cycle;
     return TS_OK;
   }
+  key = NULL;
   if (!(rr = ts_calloc(1, sizeof *rr)) || !(key = ts_strdup(w->key)) ||
       ts_map_put(&st->ready, key, strlen(key), rr, NULL) != TS_OK) {
-    ts_free(rr);
+    ts_free(rr), ts_free(key);
     return TS_ENOMEM;
   }
   rr->at = w->ready_at ? w->ready_at : v->now_ns, rr->seen = st->cycle;
@@ -428,5 +429,79 @@ ts_rc sched__ready_check(sched_view *v, sched_state *st, sched_result *r) {
   }
   if (rc == TS_OK) ready_prune(st);
   ts_map_free(&index);
+  return rc;
+}
+
+/* A gang of queued pods as sched_finished_workloads sees it. */
+typedef struct fin_gang {
+  bool alive;             /* a pod of it has not ended */
+  const model_pod *first; /* one of its pods that ended */
+} fin_gang;
+
+/* Adds one to key's count in counts (a new sched_count when it has none). */
+static ts_rc bump(ts_map *counts, const char *key) {
+  size_t n = strlen(key);
+  sched_count *c = ts_map_get(counts, key, n);
+  if (c) {
+    c->n++;
+    return TS_OK;
+  }
+  if (!(c = ts_calloc(1, sizeof *c + n + 1))) return TS_ENOMEM;
+  memcpy(c->key, key, n + 1);
+  c->n = 1;
+  if (ts_map_put(counts, c->key, n, c, NULL) != TS_OK) {
+    ts_free(c);
+    return TS_ENOMEM;
+  }
+  return TS_OK;
+}
+
+ts_rc sched_finished_workloads(const model *m, const sched_config *cfg, ts_map *by_cq,
+                               ts_map *by_lq) {
+  ts_map gangs;
+  ts_arena a;
+  model_obj *o;
+  size_t it = 0;
+  const ts_map_slot *s;
+  ts_rc rc = TS_OK;
+  ts_map_init(&gangs);
+  ts_arena_init(&a, 0);
+  for (size_t pit = 0; rc == TS_OK && model_next(m, MODEL_POD, &pit, &o);) {
+    const model_pod *p = (const model_pod *)o;
+    bool ended = p->phase == MODEL_PHASE_SUCCEEDED || p->phase == MODEL_PHASE_FAILED;
+    char key[TS_KEY_MAX];
+    sched_qref ref;
+    fin_gang *g;
+    if (p->scheduler_name != cfg->scheduler_name || !sched__queue_ref(m, p, &ref)) continue;
+    sched__gang_key(m, p, key, sizeof key);
+    if (!(g = ts_map_get(&gangs, key, strlen(key)))) {
+      char *k = ts_arena_strndup(&a, key, strlen(key));
+      if (!k || !(g = ts_arena_alloc(&a, sizeof *g)) ||
+          ts_map_put(&gangs, k, strlen(k), g, NULL) != TS_OK) {
+        rc = TS_ENOMEM;
+        break;
+      }
+      memset(g, 0, sizeof *g);
+    }
+    if (!ended)
+      g->alive = true;
+    else if (!g->first)
+      g->first = p;
+  }
+  while (rc == TS_OK && ts_map_next(&gangs, &it, &s)) {
+    const fin_gang *g = s->value;
+    sched_qref ref;
+    const char *cq;
+    char lq[TS_KEY_MAX];
+    if (g->alive || !g->first || !sched__queue_ref(m, g->first, &ref)) continue;
+    if (!(cq = sched__queue_cq(m, g->first->obj.ns, &ref))) continue;
+    rc = bump(by_cq, cq);
+    if (rc == TS_OK && ref.local_queue) {
+      snprintf(lq, sizeof lq, "%s/%s", g->first->obj.ns, ref.local_queue);
+      rc = bump(by_lq, lq);
+    }
+  }
+  ts_map_free(&gangs);
+  ts_arena_free(&a);
   return rc;
 }

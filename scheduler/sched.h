@@ -153,6 +153,17 @@ int32_t sched_pod_priority(const model *m, const model_pod *p);
 /* The ClusterQueue a pod's workload is charged to (interned): its LocalQueue's, or the
  * Volcano or KAI Queue it names; NULL when it is not queued or the queue does not exist. */
 const char *sched_pod_queue(const model *m, const model_pod *p);
+/* A count under a name (the map's key is the name inside it). */
+typedef struct sched_count {
+  uint32_t n;
+  char key[];
+} sched_count;
+/* Kueue's finished workloads still present: queued workloads (of cfg's scheduler) whose every
+ * pod ended (Succeeded or Failed), counted into by_cq (ClusterQueue -> sched_count) and by_lq
+ * ("ns/LocalQueue" -> sched_count), maps the caller initialised; the values are new (ts_free
+ * each). Cost: one pass over the pods, a gang key per queued one. */
+ts_rc sched_finished_workloads(const model *m, const sched_config *cfg, ts_map *by_cq,
+                               ts_map *by_lq);
 /* The Kueue quota tree of the model, charged with the gangs running through queues (their
  * flavors inferred from the nodes they run on; their claims' devices charged as cfg maps
  * them). The workloads it holds live in arena, which must outlive the tree. Returns new in

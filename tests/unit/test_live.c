@@ -858,14 +858,9 @@ static void kubelet_reports(fixture *f, const char *phase, int sched, int ready)
   feed(f, MODEL_MODIFIED, y);
 }
 
-/* Kueue's ready and finished families, from the workload's life as the cycles see it: ready
- * once (creation to ready, admission to ready), never again while it runs; finished once its
- * pods ended. Names, labels and buckets as Kueue v0.19.2's. */
-static void test_live_kueue_ready_finished(void **state) {
-  fixture *f = *state;
-  static upstream_family up[128];
-  size_t nup = upstream_load("tests/data/metrics/kueue-v0.19.2.txt", up, 128);
-  char *m;
+/* waitForPodsReady on; the Kueue workload w (1 GPU, class prod) admitted at CREATED_S + 30
+ * and its binding landed. */
+static void admitted_and_bound(fixture *f) {
   f->cfg.wait_for_pods_ready = true;
   f->cfg.pods_ready_timeout_ns = 300 * 1000000000LL;
   feed(f, MODEL_ADDED, node_yaml);
@@ -877,6 +872,17 @@ static void test_live_kueue_ready_finished(void **state) {
           "priorityClassName: prod, priority: 100, ");
   assert_true(cycle_at(f, CREATED_S + 30));
   answer(f, "bind t/w -> n1", TS_OK);
+}
+
+/* Kueue's ready and finished families, from the workload's life as the cycles see it: ready
+ * once (creation to ready, admission to ready), never again while it runs; finished once its
+ * pods ended. Names, labels and buckets as Kueue v0.19.2's. */
+static void test_live_kueue_ready_finished(void **state) {
+  fixture *f = *state;
+  static upstream_family up[128];
+  size_t nup = upstream_load("tests/data/metrics/kueue-v0.19.2.txt", up, 128);
+  char *m;
+  admitted_and_bound(f);
   kubelet_reports(f, "Running", 31, 0); /* bound, not ready yet */
   assert_true(cycle_at(f, CREATED_S + 35));
   m = metrics_text(f);
@@ -895,6 +901,7 @@ static void test_live_kueue_ready_finished(void **state) {
   assert_has(m, "\nkueue_local_queue_ready_wait_time_seconds_count{name=\"lq\",namespace=\"t\","
                 "priority_class=\"prod\",replica_role=\"standalone\"} 1\n");
   assert_null(strstr(m, "kueue_finished_workloads_total{"));
+  assert_null(strstr(m, "kueue_finished_workloads{")); /* running: not finished */
   free(m);
   kubelet_reports(f, "Succeeded", 31, 40); /* it ended */
   assert_true(cycle_at(f, CREATED_S + 60));
@@ -904,6 +911,9 @@ static void test_live_kueue_ready_finished(void **state) {
                 "replica_role=\"standalone\"} 1\n");
   assert_has(m, "\nkueue_local_queue_finished_workloads_total{name=\"lq\",namespace=\"t\","
                 "priority_class=\"prod\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_finished_workloads{cluster_queue=\"cq\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_local_queue_finished_workloads{name=\"lq\",namespace=\"t\","
+                "replica_role=\"standalone\"} 1\n");
   assert_true(upstream_match(m, "kueue_", up, nup) >= 25);
   free(m);
 }
@@ -913,17 +923,7 @@ static void test_live_kueue_ready_finished(void **state) {
 static void test_live_kueue_ready_to_evicted(void **state) {
   fixture *f = *state;
   char *m;
-  f->cfg.wait_for_pods_ready = true;
-  f->cfg.pods_ready_timeout_ns = 300 * 1000000000LL;
-  feed(f, MODEL_ADDED, node_yaml);
-  feed(f, MODEL_ADDED, kueue_yaml);
-  feed(f, MODEL_ADDED,
-       "apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\n"
-       "metadata: {name: prod}\nvalue: 100\n");
-  add_pod(f, MODEL_ADDED, "w", 1, ", labels: {kueue.x-k8s.io/queue-name: lq}",
-          "priorityClassName: prod, priority: 100, ");
-  assert_true(cycle_at(f, CREATED_S + 30));
-  answer(f, "bind t/w -> n1", TS_OK);
+  admitted_and_bound(f);
   kubelet_reports(f, "Running", 31, 40);
   assert_true(cycle_at(f, CREATED_S + 45));
   add_pod(f, MODEL_ADDED, "big", 2, ", labels: {kueue.x-k8s.io/queue-name: lq}",
@@ -938,6 +938,32 @@ static void test_live_kueue_ready_to_evicted(void **state) {
   assert_has(m, "\nkueue_pods_ready_to_evicted_time_seconds_bucket{cluster_queue=\"cq\","
                 "reason=\"Preempted\",underlying_cause=\"\",replica_role=\"standalone\","
                 "le=\"40\"} 0\n");
+  free(m);
+}
+
+/* When Kueue's controller admits (queueing.admission: kueue) it exports the kueue_* families
+ * itself: Tessera exports none of them (the same names from two jobs would be summed twice),
+ * and keeps its own and kube-scheduler's. */
+static void test_live_kueue_metrics_left_to_kueue(void **state) {
+  fixture *f = *state;
+  char *m;
+  f->cfg.kueue_admits = true;
+  live_free(f->l);
+  {
+    live_writer w = {w_reserve, w_unreserve, w_bind, w_evict, w_unsched, NULL, w_qstatus, NULL};
+    w.ud = &f->r;
+    assert_non_null(f->l = live_new(&f->cfg, &w));
+  }
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, kueue_yaml);
+  add_pod(f, MODEL_ADDED, "p0", 1, "", "");
+  assert_true(cycle(f));
+  answer(f, "bind t/p0 -> n1", TS_OK);
+  m = metrics_text(f);
+  assert_null(strstr(m, "kueue_"));
+  assert_has(m, "\ntessera_gpu_allocated{node_pool=\"(no pool label)\"} 1\n");
+  assert_has(m,
+             "\nscheduler_schedule_attempts_total{result=\"scheduled\",profile=\"tessera\"} 1\n");
   free(m);
 }
 
@@ -1281,6 +1307,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_kueue_metrics, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_kueue_metrics_upstream, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_metrics_follower, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_kueue_metrics_left_to_kueue, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_kueue_ready_finished, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_kueue_ready_to_evicted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_scheduler_metrics_upstream, setup, teardown),
