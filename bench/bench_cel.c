@@ -8,12 +8,6 @@
 #include "cel/cel.h"
 #include "dra/dra.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static const struct {
   const char *name, *expr;
 } cases[] = {
@@ -54,7 +48,7 @@ int main(void) {
   printf("DRA selectors: compile once, evaluate against a device view (one core)\n");
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     cel_program *p = NULL;
-    double t0 = now_s(), compile_us, secs;
+    double t0 = ts_time_mono_s(), compile_us, secs;
     int reps = 2000, evals = 2000000;
     bool match = false, failed = false;
     for (int i = 0; i < reps; i++) {
@@ -64,13 +58,13 @@ int main(void) {
         return 1;
       }
     }
-    compile_us = (now_s() - t0) / reps * 1e6;
+    compile_us = (ts_time_mono_s() - t0) / reps * 1e6;
     dra_selector_eval_ctx(p, ctx, &dev, &match, &err); /* warm-up */
     ts_alloc_fail_after(0);
-    t0 = now_s();
+    t0 = ts_time_mono_s();
     for (int i = 0; i < evals; i++)
       failed |= dra_selector_eval_ctx(p, ctx, &dev, &match, &err) != TS_OK;
-    secs = now_s() - t0;
+    secs = ts_time_mono_s() - t0;
     ts_alloc_fail_after(-1);
     printf("  %-30s compile %6.1f us   %6.2f M evals/s  %6.0f ns/eval  allocations/eval %s%s\n",
            cases[c].name, compile_us, evals / secs / 1e6, secs / evals * 1e9,

@@ -46,12 +46,6 @@ static int32_t gpu_index(int i) {
   return i % 4 == 3 ? (int32_t)(i / 4 % 8) : -1;
 }
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void run(bool http2) {
   fa_server *s = fa_start_http2(http2);
   uv_loop_t *loop = uv_default_loop();
@@ -83,7 +77,7 @@ static void run(bool http2) {
    * learns whether it multiplexes; the bindings then share it. */
   kc_request(c, "GET", "/apis", NULL, NULL, warm, NULL);
   while (!warmed) uv_run(loop, UV_RUN_ONCE);
-  t0 = now_s();
+  t0 = ts_time_mono_s();
   for (int i = 0; i < NPODS; i++) {
     char name[32], uid[32];
     json_t *b;
@@ -93,8 +87,8 @@ static void run(bool http2) {
     kc_bind(w, "t", name, uid, "n1", b, on_bound, NULL);
     json_decref(b);
   }
-  while (done < NPODS && now_s() - t0 < STALL_S) uv_run(loop, UV_RUN_ONCE);
-  secs = now_s() - t0;
+  while (done < NPODS && ts_time_mono_s() - t0 < STALL_S) uv_run(loop, UV_RUN_ONCE);
+  secs = ts_time_mono_s() - t0;
   if (done < NPODS)
     printf("%-8s stalled: %d of %d bindings answered in %.0f s (not a figure)\n",
            http2 ? "HTTP/2" : "HTTP/1.1", done, NPODS, secs);

@@ -20,12 +20,6 @@
 #define NPODS  20000
 #define NNODES 2000
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static json_t *load_body(const char *path, bool first_item) {
   json_error_t je;
   json_t *x = json_load_file(path, 0, &je), *body;
@@ -91,7 +85,7 @@ static void bench_events(char *texts[2]) {
   long heap0 = heap_kb(), heap1;
   model *m = model_new();
   int errors = 0;
-  t0 = now_s();
+  t0 = ts_time_mono_s();
   for (int t = 1; t >= 0; t--) {
     for (size_t i = 0; i < n[t]; i++) {
       ts_err e;
@@ -106,7 +100,7 @@ static void bench_events(char *texts[2]) {
       json_decref(o);
     }
   }
-  secs = now_s() - t0;
+  secs = ts_time_mono_s() - t0;
   heap1 = heap_kb();
   printf("watch-event path: the same %zu objects, one JSON text each, %.1f MB (%d rejected)\n",
          n[0] + n[1], mb, errors);
@@ -138,7 +132,7 @@ static long rss_kb(void) {
 static void bench_memory(json_t *pod, json_t *node) {
   model *m = model_new();
   long before = rss_kb(), after;
-  double t0 = now_s();
+  double t0 = ts_time_mono_s();
   for (int i = 0; i < 110000; i++) {
     json_t *o = json_deep_copy(i < 10000 ? node : pod), *md = json_object_get(o, "metadata");
     char name[64], uid[64];
@@ -158,7 +152,7 @@ static void bench_memory(json_t *pod, json_t *node) {
   after = rss_kb();
   printf("in-cluster model: 10,000 nodes + 100,000 pods (half bound): %.0f MB RSS growth "
          "(process %.0f MB), built in %.2f s\n",
-         (double)(after - before) / 1024, (double)after / 1024, now_s() - t0);
+         (double)(after - before) / 1024, (double)after / 1024, ts_time_mono_s() - t0);
   model_free(m);
 }
 

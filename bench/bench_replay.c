@@ -20,11 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
+#include "common/ts.h"
 
 static json_t *load_body(const char *path) {
   json_error_t je;
@@ -152,7 +148,7 @@ static void run_replay(const char *tessera, const char *path, int nnodes, int np
   char line[1 << 16], last[1 << 16] = "";
   struct rusage ru;
   int status;
-  double t0 = now_s(), wall;
+  double t0 = ts_time_mono_s(), wall;
   struct stat st;
   json_t *summary, *stats;
   json_error_t je;
@@ -171,7 +167,7 @@ static void run_replay(const char *tessera, const char *path, int nnodes, int np
     if (!strncmp(line, "{\"summary\"", 10)) memcpy(last, line, sizeof last);
   fclose(out);
   wait4(pid, &status, 0, &ru);
-  wall = now_s() - t0;
+  wall = ts_time_mono_s() - t0;
   stat(path, &st);
   summary = json_loads(last, 0, &je);
   stats = json_object_get(json_object_get(summary, "summary"), "stats");

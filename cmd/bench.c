@@ -18,12 +18,6 @@
 #include "gen/gen.h"
 #include "scheduler/sched.h"
 
-static double mono(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 static void usage(FILE *f) {
   size_t n;
   const gen_scenario *s = gen_scenarios(&n);
@@ -150,7 +144,7 @@ static int measure(const measured *w, model *m, sched_config *cfg, const bench_a
     sched_state *state = sched_state_new();
     sched_result res;
     if (tty) fprintf(stderr, "\r%s: cycle %d of %d...\033[K", w->name, r + 1, a->repeat);
-    t0 = mono();
+    t0 = ts_time_mono_s();
     if (!state || sched_cycle(m, cfg, state, now, &res, &err) != TS_OK) {
       fprintf(stderr, "%stessera bench: %s: %s\n", tty ? "\r\033[K" : "", w->name,
               state ? err.text : "out of memory");
@@ -158,7 +152,7 @@ static int measure(const measured *w, model *m, sched_config *cfg, const bench_a
       free(t);
       return 1;
     }
-    t[r] = mono() - t0;
+    t[r] = ts_time_mono_s() - t0;
     bound = res.nbound, pending = res.npending, decisions = res.ndecisions;
     sched_result_free(&res);
     sched_state_free(state);
@@ -210,13 +204,13 @@ static int bench_one(const gen_scenario *s, const bench_args *a, dra_cel *cel) {
     return 1;
   }
   if (tty) fprintf(stderr, "\r%s: building %d nodes, %d pods...\033[K", s->name, w.nodes, w.pods);
-  t0 = mono();
+  t0 = ts_time_mono_s();
   if (gen_build(s, m, w.nodes, w.pods, a->seed, &err) != TS_OK) {
     fprintf(stderr, "%stessera bench: %s: %s\n", tty ? "\r\033[K" : "", s->name, err.text);
     model_free(m);
     return 1;
   }
-  w.setup_s = mono() - t0;
+  w.setup_s = ts_time_mono_s() - t0;
   sched_config_default(&cfg);
   cfg.instantiate_templates = true; /* no claim controller: claims from templates */
   cfg.dra_eval = dra_cel_eval, cfg.dra_eval_ctx = cel;
@@ -244,7 +238,7 @@ static int bench_snapshot(const bench_args *a, dra_cel *cel) {
     return 2;
   }
   if (isatty(2)) fprintf(stderr, "\rsnapshot: loading %s...\033[K", a->snapshot);
-  t0 = mono();
+  t0 = ts_time_mono_s();
   if (!(m = model_new())) {
     fprintf(stderr, "tessera bench: out of memory\n");
     goto out;
@@ -254,7 +248,7 @@ static int bench_snapshot(const bench_args *a, dra_cel *cel) {
     fprintf(stderr, "%s: %s\n", a->snapshot, err.text);
   t.sched.instantiate_templates = true; /* as in a replay: no claim controller */
   t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
-  w.setup_s = mono() - t0;
+  w.setup_s = ts_time_mono_s() - t0;
   if (isatty(2)) fprintf(stderr, "\r\033[K");
   if (rc == TS_ENOMEM) fprintf(stderr, "tessera bench: out of memory\n");
   w.clock = cmd_load_clock(m, &counts);

@@ -46,16 +46,10 @@ static bool split_url(const char *url, char *host, size_t hcap, char *port, size
   return *port != '\0';
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* Waits until fd is ready for events, at most until deadline; false on a timeout. */
 static bool wait_fd(int fd, short events, double deadline) {
   struct pollfd p = {fd, events, 0};
-  double left = deadline - now_s();
+  double left = deadline - ts_time_mono_s();
   return left > 0 && poll(&p, 1, (int)(left * 1000) + 1) == 1;
 }
 
@@ -89,7 +83,7 @@ int cmd_probe(int argc, char **argv) {
     usage(stderr);
     return 2;
   }
-  deadline = now_s() + (double)timeout;
+  deadline = ts_time_mono_s() + (double)timeout;
   hints.ai_socktype = SOCK_STREAM;
   if ((r = getaddrinfo(host, port, &hints, &ai)) != 0) {
     fprintf(stderr, "tessera probe: %s: %s\n", url, gai_strerror((int)r));

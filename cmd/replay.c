@@ -25,12 +25,6 @@ typedef struct replay_stats {
   size_t decisions; /* decisions of the cycle */
 } replay_stats;
 
-static double mono_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
-
 /* Peak resident memory of the process so far, in bytes. */
 static long long peak_rss(void) {
   struct rusage ru;
@@ -219,7 +213,7 @@ static int report(replay *r, const replay_args *a, sched_result *res) {
 
 /* The --stats line (standard error, so that the decisions stay as they are). */
 static void print_stats(const replay_stats *st) {
-  double total = mono_s() - st->start;
+  double total = ts_time_mono_s() - st->start;
   fprintf(stderr, "stats: load %.3f s", st->load_s);
   if (st->bytes >= 0)
     fprintf(stderr, " (%.1f MB, %.1f MB/s)", (double)st->bytes / 1e6,
@@ -246,7 +240,7 @@ int cmd_replay(int argc, char **argv) {
   int status = 1;
   if ((status = parse_args(argc, argv, &a)) != CMD_PARSED) return cmd_flags_exit(status);
   status = 1;
-  stats.start = mono_s();
+  stats.start = ts_time_mono_s();
   stats.bytes = stat(a.path, &pst) == 0 && S_ISREG(pst.st_mode) ? (long long)pst.st_size : -1;
   if (a.stats) r.stats = &stats;
   ts_err_clear(&err);
@@ -271,13 +265,13 @@ int cmd_replay(int argc, char **argv) {
     fprintf(stderr, "tessera: out of memory\n");
     goto fail_model;
   }
-  stats.load_s = mono_s() - stats.start; /* config, files, decoding and checks */
+  stats.load_s = ts_time_mono_s() - stats.start; /* config, files, decoding and checks */
   stats.loaded = rss_now();
   if (sched_cycle(r.m, &t.sched, state, cmd_load_clock(r.m, &counts), &res, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);
     goto fail_state;
   }
-  stats.cycle_s = mono_s() - stats.start - stats.load_s;
+  stats.cycle_s = ts_time_mono_s() - stats.start - stats.load_s;
   stats.decisions = res.ndecisions;
   status = report(&r, &a, &res);
   fflush(r.out);

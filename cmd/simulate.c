@@ -198,15 +198,9 @@ typedef struct progress {
   int64_t span_s;
 } progress;
 
-static double wall_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void on_progress(void *ud, int64_t t_s, size_t done, size_t total) {
   progress *p = ud;
-  double now = wall_s();
+  double now = ts_time_mono_s();
   if (now - p->last < 0.2 && done < total) return;
   p->last = now;
   fprintf(stderr, "\rsimulate: day %.1f of %.1f, %zu of %zu jobs submitted   ", (double)t_s / DAY_S,
@@ -433,7 +427,7 @@ static json_t *run_trace(const sim_args *a, model *m, const cfg_tessera *cfg, co
                          const sim_opts *o, const char *report, bool quiet, int *status) {
   sim_result r;
   ts_err err;
-  double start = wall_s(), run_s;
+  double start = ts_time_mono_s(), run_s;
   json_t *summary;
   *status = 1;
   ts_err_clear(&err);
@@ -442,7 +436,7 @@ static json_t *run_trace(const sim_args *a, model *m, const cfg_tessera *cfg, co
     return NULL;
   }
   if (o->progress) fputc('\n', stderr);
-  run_s = wall_s() - start;
+  run_s = ts_time_mono_s() - start;
   if ((summary = summary_json(a, t, &r, run_s))) {
     *status = 0;
     json_object_set_new(summary, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
