@@ -65,6 +65,7 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
   ts_map_init(&l->assumed_pods);
   ts_map_init(&l->reported);
   ts_map_init(&l->attempts);
+  ts_map_init(&l->evicted);
   ts_map_init(&l->problems);
   ts_map_init(&l->qstatus);
   l->qstatus_ns = -1;
@@ -77,6 +78,7 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
 }
 
 static void free_gang(gang_op *g);
+static void wl_drop(void *w);
 
 void live_free(live *l) {
   if (!l) return;
@@ -87,6 +89,7 @@ void live_free(live *l) {
   ts_vec_free(&l->reports);
   live__oclear(&l->reported, ts_free);
   live__oclear(&l->attempts, ts_free);
+  live__oclear(&l->evicted, wl_drop);
   live__oclear(&l->problems, NULL);
   live__free_qstatus(l);
   sched_state_free(l->state);
@@ -124,6 +127,8 @@ bool live_busy(const live *l) {
 
 /* ---- events ----------------------------------------------------------------------------- */
 
+static void evicted_pod_gone(live *l, const char *key);
+
 /* Keeps an assumed binding over a stale event; drops it once the server shows the pod bound
  * (to our node or another) or gone. An assumed claim needs nothing here: the model keeps its
  * assumption until a version with an allocation arrives (model_claim_assume). */
@@ -149,6 +154,7 @@ ts_rc live_event(live *l, model_event ev, model_obj *o, ts_err *err) {
   bool pod = o->kind == MODEL_POD;
   ts_rc rc;
   ts_strlcpy(uid, o->uid ? o->uid : "", sizeof uid); /* o is stolen by the model */
+  if (pod && ev == MODEL_DELETED && o->key) evicted_pod_gone(l, o->key);
   if (pod && ev == MODEL_ADDED && !((model_pod *)o)->node_name &&
       ((model_pod *)o)->scheduler_name == l->cfg->scheduler_name && !((model_pod *)o)->ngates)
     l->arrived++; /* kube-scheduler's active queue, until the next cycle */
@@ -167,6 +173,7 @@ ts_rc live_remove(live *l, model_kind kind, const char *ns, const char *name) {
   if (!o) return TS_OK;
   if (kind == MODEL_POD && o->uid)
     ts_strlcpy(uid, o->uid, sizeof uid); /* the tombstone may lack it */
+  if (kind == MODEL_POD && o->key) evicted_pod_gone(l, o->key);
   rc = model_remove(l->m, kind, ns, name);
   l->dirty = true;
   if (rc != TS_OK || kind != MODEL_POD) return rc == TS_ENOTFOUND ? TS_OK : rc;
@@ -301,14 +308,55 @@ static void wl_put(wl_evict *w) {
   }
 }
 
+static void wl_drop(void *w) {
+  wl_put(w);
+}
+
+/* One pod of an evicted workload is gone (deleted, or its eviction failed or found it gone):
+ * when it was the last, the workload's quota is released. */
+static void wl_pod_gone(live *l, wl_evict *w) {
+  if (!w || !w->left || --w->left) return;
+  if (w->counted) qmetrics_eviction_latency(l->qm, &w->ev, ts_time_mono_s() - w->landed_s);
+}
+
+/* The pod of key was deleted: if it was evicted, its workload has one pod fewer. */
+static void evicted_pod_gone(live *l, const char *key) {
+  wl_evict *w = live__odel(&l->evicted, key);
+  if (!w) return;
+  wl_pod_gone(l, w);
+  wl_put(w);
+}
+
+/* Whether the model still shows the pod of key ("ns/name") alive. */
+static bool pod_still_there(const live *l, const char *key) {
+  const char *slash = strchr(key, '/');
+  char ns[TS_NAME_MAX];
+  const model_obj *o;
+  if (!slash || (size_t)(slash - key) >= sizeof ns) return false;
+  memcpy(ns, key, (size_t)(slash - key));
+  ns[slash - key] = '\0';
+  o = model_get(l->m, MODEL_POD, ns, slash + 1);
+  return o && !o->deleted_ns;
+}
+
 static void evict_done(live *l, evict_op *e, ts_rc r) {
+  wl_evict *w = e->wl;
+  void *old = NULL;
   if (r == TS_OK || r == TS_ENOTFOUND)
     l->st.evicted += r == TS_OK;
   else
     sched_state_forget_eviction(l->state, e->key); /* a later cycle tries again */
-  if (e->wl && r == TS_OK && !e->wl->counted) {
-    qmetrics_evicted(l->qm, &e->wl->ev);
-    e->wl->counted = true;
+  if (w && r == TS_OK && !w->counted) {
+    qmetrics_evicted(l->qm, &w->ev);
+    w->counted = true;
+    w->landed_s = ts_time_mono_s();
+  }
+  if (w && r == TS_OK && pod_still_there(l, e->key) &&
+      live__oput(&l->evicted, e->key, w, &old) == TS_OK) {
+    w->refs++; /* until its pod is gone */
+    if (old) wl_pod_gone(l, old), wl_put(old);
+  } else if (w) {
+    wl_pod_gone(l, w); /* refused (the pod stays and counts no more), or gone already */
   }
   wl_put(e->wl);
   ts_free(e);
@@ -472,7 +520,7 @@ static void issue_evict(live *l, const sched_decision *d, wl_evict *wl) {
     return;
   }
   e->wl = wl;
-  if (wl) wl->refs++;
+  if (wl) wl->refs++, wl->left++;
   memcpy(e->key, d->pod->obj.key, n + 1);
   new_wr(l, &e->token, W_EVICT, NULL, 0, 0);
   l->w.evict(l->w.ud, &e->token, d->pod->obj.ns, d->pod->obj.name, d->pod->obj.uid, d->reason);

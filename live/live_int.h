@@ -64,8 +64,10 @@ void live__wl_release(sched_wl_event *ev);
 /* A Kueue workload's eviction: counted once, when the first of its pods' evictions lands. */
 typedef struct wl_evict {
   sched_wl_event ev; /* its strings held (live__wl_hold) */
-  uint32_t refs;     /* evictions in flight that point here */
+  uint32_t refs;     /* evictions in flight, and evicted pods not gone yet, that point here */
   bool counted;      /* one landed */
+  uint32_t left;     /* its pods not gone yet (eviction issued, not failed, pod still seen) */
+  double landed_s;   /* monotonic: when the first eviction landed (Kueue's Evicted) */
 } wl_evict;
 
 /* An eviction in flight. */
@@ -109,6 +111,7 @@ struct live {
   bool dirty;              /* something changed since the last cycle */
   live_stats st;           /* counters */
   qmetrics *qm;            /* Kueue-named and cycle metrics */
+  ts_map evicted;          /* pod key (owned) -> wl_evict: evicted pods not gone yet */
   ts_map attempts;         /* pod uid (owned key) -> owned pod_attempts, for pods attempted
                               and not bound yet (kube-scheduler's attempts and SLI) */
   size_t arrived;          /* pods of ours added unbound since the last cycle */

@@ -57,6 +57,7 @@ typedef enum fam {
   F_READY_EVICTED,
   F_FINISHED,
   F_LQ_FINISHED,
+  F_EVICTION_LATENCY,
   F_SCHED_ATTEMPTS,
   F_SCHED_SLI,
   F_SCHED_TRIES,
@@ -132,6 +133,11 @@ static const struct {
                     "cluster_queue and priority_class."},
     [F_LQ_FINISHED] = {"kueue_local_queue_finished_workloads_total",
                        "Workloads that ran and ended, per local queue."},
+    [F_EVICTION_LATENCY] = {"kueue_workload_eviction_latency_seconds",
+                            "Time from a workload's eviction (the first of its pods' evictions "
+                            "landed) until its last pod went and its quota was released, per "
+                            "cluster_queue and reason.",
+                            exp_le, 14},
     [F_SCHED_ATTEMPTS] = {"scheduler_schedule_attempts_total",
                           "kube-scheduler's: attempts to schedule pods, by result (scheduled, "
                           "unschedulable, error) and profile. A pod is attempted in a cycle run "
@@ -361,6 +367,11 @@ void qmetrics_evicted(qmetrics *q, const sched_wl_event *ev) {
                         NULL};
     count(q, F_PREEMPTED, pr, 0);
   }
+}
+
+void qmetrics_eviction_latency(qmetrics *q, const sched_wl_event *ev, double s) {
+  const char *kv[] = {"cluster_queue", ev->cluster_queue, "reason", ev->reason, NULL};
+  count(q, F_EVICTION_LATENCY, kv, s > 0 ? s : 0);
 }
 
 void qmetrics_workload(qmetrics *q, const sched_wl_event *ev) {

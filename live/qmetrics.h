@@ -49,6 +49,9 @@ void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double
 void qmetrics_admitted(qmetrics *q, const sched_wl_event *ev);
 /* A Kueue workload's eviction landed (the first of its pods went). */
 void qmetrics_evicted(qmetrics *q, const sched_wl_event *ev);
+/* The last pod of an evicted Kueue workload went, s seconds after its eviction landed: its
+ * quota is released (Kueue's workload_eviction_latency_seconds). */
+void qmetrics_eviction_latency(qmetrics *q, const sched_wl_event *ev, double s);
 /* A cycle saw a Kueue workload become ready (SCHED_WL_READY) or end (SCHED_WL_FINISHED). */
 void qmetrics_workload(qmetrics *q, const sched_wl_event *ev);
 

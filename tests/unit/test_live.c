@@ -628,6 +628,15 @@ static void test_live_kueue_metrics(void **state) {
   assert_has(m, "\nkueue_preempted_workloads_total{preempting_cluster_queue=\"cq\","
                 "reason=\"InClusterQueue\",replica_role=\"standalone\"} 1\n");
   assert_has(m, "\ntessera_scheduling_cycle_duration_seconds_count 3\n");
+  /* its pod still there: the quota is not released yet */
+  assert_null(strstr(m, "kueue_workload_eviction_latency_seconds_count{"));
+  free(m);
+  add_pod(f, MODEL_DELETED, "low", 2, ", labels: {kueue.x-k8s.io/queue-name: lq}", "priority: 0, ");
+  m = metrics_text(f);
+  assert_has(m, "\nkueue_workload_eviction_latency_seconds_count{cluster_queue=\"cq\","
+                "reason=\"Preempted\",replica_role=\"standalone\"} 1\n");
+  assert_has(m, "\nkueue_workload_eviction_latency_seconds_bucket{cluster_queue=\"cq\","
+                "reason=\"Preempted\",replica_role=\"standalone\",le=\"1\"} 1\n");
   free(m);
 }
 
