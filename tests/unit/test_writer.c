@@ -338,7 +338,12 @@ static void test_bounded_inflight(void **state) {
   outcome o = {0};
   size_t queued, peak = 0;
   (void)state;
-  start(&e, true);
+  /* HTTP/1.1: the bound is kubeclient's queue, the same for either protocol. Over HTTP/2 the
+   * fake server loses answers under a burst of hundreds of streams on this machine kind
+   * (bench_kc: 444 of 2,000; this test failed once in a dozen runs), while kube-apiserver
+   * v1.34 took 2,000 bindings from `tessera run` over HTTP/2 in 4 s: the fake's problem, to
+   * be found with issue 35, not a flaky CI meanwhile. */
+  start(&e, false);
   for (int i = 0; i < N; i++) {
     char name[16], uid[16];
     snprintf(name, sizeof name, "p%d", i);
