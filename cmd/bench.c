@@ -58,12 +58,6 @@ typedef struct bench_args {
   const char *config;    /* --config FILE (with --snapshot) */
 } bench_args;
 
-/* The usage after an error said; CMD_USAGE. */
-static int bad_usage(void) {
-  usage(stderr);
-  return CMD_USAGE;
-}
-
 /* CMD_PARSED, CMD_HELP or CMD_USAGE (said). */
 static int parse(int argc, char **argv, bench_args *a) {
   static cmd_arg args[CMD_ARGS_MAX];
@@ -76,7 +70,8 @@ static int parse(int argc, char **argv, bench_args *a) {
     char *end = NULL;
     long x;
     if (args[i].flag == 0) {
-      if ((a->fmt = cmd_format_parse(v, true)) == CMD_FMT_BAD) return bad_usage();
+      if ((a->fmt = cmd_format_parse(v, true)) == CMD_FMT_BAD)
+        return cmd_usage_error("bench", usage, "-o %s: the output is text, json or yaml", v);
       a->json = a->fmt != CMD_FMT_TEXT;
       continue;
     }
@@ -87,8 +82,8 @@ static int parse(int argc, char **argv, bench_args *a) {
     if (f) {
       x = strtol(v, &end, 10);
       if (!*v || *end || x < 0 || x > 10000000) {
-        fprintf(stderr, "tessera bench: %s: \"%s\" is not a number from 0 to 10000000\n", f, v);
-        return bad_usage();
+        return cmd_usage_error("bench", usage, "%s: \"%s\" is not a number from 0 to 10000000", f,
+                               v);
       }
       if (!strcmp(f, "--nodes")) a->nodes = (int)x;
       if (!strcmp(f, "--pods")) a->pods = (int)x;
@@ -96,21 +91,18 @@ static int parse(int argc, char **argv, bench_args *a) {
       if (!strcmp(f, "--seed")) a->seed = (unsigned)x;
       continue;
     }
-    if (a->nnames == 16) return bad_usage();
-    if (!gen_find(v)) {
-      fprintf(stderr, "tessera bench: no scenario \"%s\"\n", v);
-      return bad_usage();
-    }
+    if (a->nnames == 16) return cmd_usage_error("bench", usage, "at most 16 scenarios");
+    if (!gen_find(v)) return cmd_usage_error("bench", usage, "no scenario \"%s\"", v);
     a->names[a->nnames++] = v;
   }
   if (a->snapshot && (a->nnames || a->nodes || a->pods || a->seed)) {
-    fprintf(stderr, "tessera bench: --snapshot measures a recorded cluster: no scenario, "
-                    "--nodes, --pods or --seed with it\n");
-    return bad_usage();
+    return cmd_usage_error("bench", usage,
+                           "--snapshot measures a recorded cluster: no scenario, --nodes, --pods "
+                           "or --seed with it");
   }
   if (a->config && !a->snapshot) {
-    fprintf(stderr, "tessera bench: --config goes with --snapshot (scenarios use the defaults)\n");
-    return bad_usage();
+    return cmd_usage_error("bench", usage,
+                           "--config goes with --snapshot (scenarios use the defaults)");
   }
   return CMD_PARSED;
 }

@@ -214,11 +214,7 @@ int cmd_check(int argc, char **argv) {
   check c = {0};
   int paths = 0, n, parsed = cmd_flags_parse("check", usage, check_flags, argc, argv, v, &n);
   if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
-  if (!n) {
-    fprintf(stderr, "tessera check: nothing to check\n");
-    usage(stderr);
-    return 2;
-  }
+  if (!n) return cmd_usage_error("check", usage, "nothing to check");
   if (!(c.m = model_new())) return 1;
   ts_map_init(&c.here);
   for (int i = 0; i < n; i++) {

@@ -51,6 +51,10 @@ int cmd_flags_parse(const char *cmd, void (*usage)(FILE *), const cmd_flag *flag
                     char **argv, cmd_arg *out, int *n);
 /* The exit status a parse result stands for when it is not CMD_PARSED: 0 for help, 2. */
 int cmd_flags_exit(int parsed);
+/* A usage error: "tessera CMD: " and the message on stderr, then usage(stderr); returns
+ * CMD_USAGE (which is also the exit status, 2). */
+int cmd_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /* yaml_out.c: output formats. A value of -o / --output among choices ("text", "json",
  * "yaml"); CMD_FMT_BAD when it is none of them. */

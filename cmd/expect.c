@@ -27,12 +27,8 @@ typedef struct seen {
 
 static seen lookup(const model *m, const sched_result *res, const char *key) {
   seen s = {0};
-  const char *slash = strchr(key, '/');
-  char ns[256];
-  if (!slash || (size_t)(slash - key) >= sizeof ns) return s;
-  memcpy(ns, key, (size_t)(slash - key));
-  ns[slash - key] = '\0';
-  s.pod = (const model_pod *)model_get(m, MODEL_POD, ns, slash + 1);
+  if (!strchr(key, '/')) return s; /* pods are namespaced */
+  s.pod = (const model_pod *)model_get_key(m, MODEL_POD, key);
   for (size_t i = 0; s.pod && i < res->ndecisions; i++)
     if (res->decisions[i].pod == s.pod) s.dec = &res->decisions[i];
   if (s.dec && s.dec->kind == SCHED_BIND)

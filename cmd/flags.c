@@ -1,4 +1,5 @@
 /* cmd/flags.c - the command line as Kubernetes tools read it; see cmd.h. */
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,9 +46,12 @@ static int find(const cmd_flag *flags, const char *a, const char **inline_value)
   return -1;
 }
 
-static int fail(const char *cmd, void (*usage)(FILE *), const char *fmt, const char *a) {
+int cmd_usage_error(const char *cmd, void (*usage)(FILE *), const char *fmt, ...) {
+  va_list ap;
   fprintf(stderr, "tessera %s: ", cmd);
-  fprintf(stderr, fmt, a);
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
   fputs("\n", stderr);
   usage(stderr);
   return CMD_USAGE;
@@ -60,7 +64,7 @@ int cmd_flags_parse(const char *cmd, void (*usage)(FILE *), const cmd_flag *flag
   for (int i = 0; i < argc; i++) {
     const char *a = argv[i], *next = i + 1 < argc ? argv[i + 1] : NULL, *v;
     int f;
-    if (*n == CMD_ARGS_MAX) return fail(cmd, usage, "too many arguments (%s)", a);
+    if (*n == CMD_ARGS_MAX) return cmd_usage_error(cmd, usage, "too many arguments (%s)", a);
     if (dashdash || a[0] != '-' || !a[1]) { /* a positional argument ("-" included) */
       out[(*n)++] = (cmd_arg){-1, a};
       continue;
@@ -77,7 +81,7 @@ int cmd_flags_parse(const char *cmd, void (*usage)(FILE *), const cmd_flag *flag
       int used;
       bool ok;
       int level = verbosity(a, next, &used, &ok);
-      if (!ok) return fail(cmd, usage, "%s: the verbosity is a number from 0 to 10", a);
+      if (!ok) return cmd_usage_error(cmd, usage, "%s: the verbosity is a number from 0 to 10", a);
       ts_log_set_level(level >= 2 ? TS_LOG_DEBUG : TS_LOG_INFO);
       i += used;
       continue;
@@ -86,19 +90,19 @@ int cmd_flags_parse(const char *cmd, void (*usage)(FILE *), const cmd_flag *flag
       v = a[16] ? a + 17 : next;
       if (!a[16]) i++;
       if (!v || (strcmp(v, "text") && strcmp(v, "json")))
-        return fail(cmd, usage, "%s: the logging format is text or json", a);
+        return cmd_usage_error(cmd, usage, "%s: the logging format is text or json", a);
       ts_log_set_format(!strcmp(v, "json") ? TS_LOG_JSON : TS_LOG_TEXT);
       continue;
     }
-    if ((f = find(flags, a, &v)) < 0) return fail(cmd, usage, "unknown flag %s", a);
+    if ((f = find(flags, a, &v)) < 0) return cmd_usage_error(cmd, usage, "unknown flag %s", a);
     if (!flags[f].value) { /* a boolean */
       if (v && strcmp(v, "true") && strcmp(v, "false"))
-        return fail(cmd, usage, "%s: a boolean is true or false", a);
+        return cmd_usage_error(cmd, usage, "%s: a boolean is true or false", a);
       out[(*n)++] = (cmd_arg){f, v ? v : "true"};
       continue;
     }
     if (!v) {
-      if (!next) return fail(cmd, usage, "%s needs a value", a);
+      if (!next) return cmd_usage_error(cmd, usage, "%s needs a value", a);
       v = next, i++;
     }
     out[(*n)++] = (cmd_arg){f, v};

@@ -67,22 +67,14 @@ int cmd_probe(int argc, char **argv) {
   if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
   for (int i = 0; i < n; i++) {
     char *end;
-    if (v[i].flag == 0 && ((timeout = strtol(v[i].value, &end, 10)) < 1 || *end || timeout > 300)) {
-      fprintf(stderr, "tessera probe: --timeout %s: a number of seconds from 1 to 300\n",
-              v[i].value);
-      return 2;
-    }
-    if (v[i].flag < 0 && url) {
-      fprintf(stderr, "tessera probe: one URL only\n");
-      return 2;
-    }
+    if (v[i].flag == 0 && ((timeout = strtol(v[i].value, &end, 10)) < 1 || *end || timeout > 300))
+      return cmd_usage_error("probe", usage, "--timeout %s: a number of seconds from 1 to 300",
+                             v[i].value);
+    if (v[i].flag < 0 && url) return cmd_usage_error("probe", usage, "one URL only");
     if (v[i].flag < 0) url = v[i].value;
   }
-  if (!url || !split_url(url, host, sizeof host, port, sizeof port, &path) || strlen(path) > 1000) {
-    fprintf(stderr, "tessera probe: give an http://HOST:PORT/PATH URL\n");
-    usage(stderr);
-    return 2;
-  }
+  if (!url || !split_url(url, host, sizeof host, port, sizeof port, &path) || strlen(path) > 1000)
+    return cmd_usage_error("probe", usage, "give an http://HOST:PORT/PATH URL");
   deadline = ts_time_mono_s() + (double)timeout;
   hints.ai_socktype = SOCK_STREAM;
   if ((r = getaddrinfo(host, port, &hints, &ai)) != 0) {

@@ -138,27 +138,30 @@ static const cmd_flag rbac_flags[] = {
 
 int cmd_rbac(int argc, char **argv) {
   static cmd_arg v[CMD_ARGS_MAX];
-  names n = {"tessera-system", NULL,      "tessera", NULL, false, "tessera",
-             "tessera",        "tessera", NULL,      NULL, NULL};
+  names n = {.ns = "tessera-system",
+             .lease = "tessera",
+             .name = "tessera",
+             .cluster_name = "tessera",
+             .sa = "tessera"}; /* lease_ns: the namespace */
   int nv, parsed = cmd_flags_parse("rbac", usage, rbac_flags, argc, argv, v, &nv);
   if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
   for (int i = 0; i < nv; i++) {
     const char *x = v[i].value;
     bool on = strcmp(x, "false") != 0;
-    if (v[i].flag == 0 && on) {
-      n = (names){"{{ .Release.Namespace }}",
-                  "{{ include \"tessera.leaseNamespace\" . }}",
-                  "{{ .Values.config.leaderElection.leaseName }}",
-                  "if not .Values.shadow.enabled",
-                  false,
-                  "{{ include \"tessera.fullname\" . }}",
-                  "{{ include \"tessera.clusterName\" . }}",
-                  "{{ include \"tessera.serviceAccountName\" . }}",
-                  "{{ include \"tessera.labels\" . | nindent 4 }}",
-                  "if .Values.serviceAccount.create",
-                  "  {{- with .Values.serviceAccount.annotations }}\n"
-                  "  annotations: {{ toYaml . | nindent 4 }}\n"
-                  "  {{- end }}"};
+    if (v[i].flag == 0 && on) { /* the chart's names, from its helpers and values */
+      n = (names){.ns = "{{ .Release.Namespace }}",
+                  .lease_ns = "{{ include \"tessera.leaseNamespace\" . }}",
+                  .lease = "{{ .Values.config.leaderElection.leaseName }}",
+                  .writes_if = "if not .Values.shadow.enabled",
+                  .read_only = n.read_only,
+                  .name = "{{ include \"tessera.fullname\" . }}",
+                  .cluster_name = "{{ include \"tessera.clusterName\" . }}",
+                  .sa = "{{ include \"tessera.serviceAccountName\" . }}",
+                  .labels = "{{ include \"tessera.labels\" . | nindent 4 }}",
+                  .sa_if = "if .Values.serviceAccount.create",
+                  .sa_annotations = "  {{- with .Values.serviceAccount.annotations }}\n"
+                                    "  annotations: {{ toYaml . | nindent 4 }}\n"
+                                    "  {{- end }}"};
     } else if (v[i].flag == 1) {
       n.read_only = on; /* tessera run --shadow: reads only */
     } else if (v[i].flag == 2) {
@@ -168,9 +171,7 @@ int cmd_rbac(int argc, char **argv) {
     } else if (v[i].flag == 4) {
       n.lease = x;
     } else if (v[i].flag < 0) {
-      fprintf(stderr, "tessera rbac: unexpected argument \"%s\"\n", x);
-      usage(stderr);
-      return 2;
+      return cmd_usage_error("rbac", usage, "unexpected argument \"%s\"", x);
     }
   }
   if (!n.lease_ns) n.lease_ns = n.ns; /* the Lease beside Tessera, as Kueue and KAI do */

@@ -161,15 +161,6 @@ typedef struct replay_args {
   bool stats;         /* --stats */
 } replay_args;
 
-/* A usage error: says what, then the usage; the exit status. */
-static int bad(const char *fmt, const char *a, const char *b) {
-  fputs("tessera replay: ", stderr);
-  fprintf(stderr, fmt, a, b);
-  fputs("\n", stderr);
-  usage(stderr);
-  return CMD_USAGE;
-}
-
 /* CMD_PARSED, or what to exit with. */
 static int parse_args(int argc, char **argv, replay_args *a) {
   static cmd_arg v[CMD_ARGS_MAX];
@@ -183,17 +174,17 @@ static int parse_args(int argc, char **argv, replay_args *a) {
     else if (v[i].flag == 1)
       a->expect = x;
     else if (v[i].flag == 2 && (a->fmt = cmd_format_parse(x, true)) == CMD_FMT_BAD)
-      return bad("-o %s%s: the output is text, json or yaml", x, "");
+      return cmd_usage_error("replay", usage, "-o %s: the output is text, json or yaml", x);
     else if (v[i].flag == 3)
       a->spread = strcmp(x, "false") != 0;
     else if (v[i].flag == 4)
       a->stats = strcmp(x, "false") != 0;
     else if (v[i].flag < 0 && a->path)
-      return bad("one PATH only (%s, then %s)", a->path, x);
+      return cmd_usage_error("replay", usage, "one PATH only (%s, then %s)", a->path, x);
     else if (v[i].flag < 0)
       a->path = x;
   }
-  return a->path ? CMD_PARSED : bad("no PATH%s%s", "", "");
+  return a->path ? CMD_PARSED : cmd_usage_error("replay", usage, "no PATH");
 }
 
 /* Applies the cycle's decisions to the model (what the cluster would then show) and prints

@@ -405,29 +405,22 @@ static int parse_args(int argc, char **argv, run_args *a) {
     const char *x = v[i].value;
     bool on = strcmp(x, "false") != 0;
     const char **str[] = {&a->config, &a->kubeconfig, &a->context, &a->identity};
-    if (v[i].flag < 0) {
-      fprintf(stderr, "tessera run: unexpected argument \"%s\"\n", x);
-      usage(stderr);
-      return CMD_USAGE;
-    }
+    if (v[i].flag < 0) return cmd_usage_error("run", usage, "unexpected argument \"%s\"", x);
     if (v[i].flag < 4)
       *str[v[i].flag] = x;
     else if (v[i].flag == 4)
       a->no_leader = on;
     else if (v[i].flag == 5)
       a->shadow = on;
-    else if (!*x) {
-      fprintf(stderr, "tessera run: %s: empty\n", run_flags[v[i].flag].name);
-      return CMD_USAGE;
-    } else {
+    else if (!*x)
+      return cmd_usage_error("run", usage, "%s: empty", run_flags[v[i].flag].name);
+    else {
       *(v[i].flag == 6 ? &a->shadow_name : &a->shadow_dir) = x;
     }
   }
-  if (!a->shadow && (a->shadow_name || a->shadow_dir)) { /* those two need --shadow */
-    fprintf(stderr, "tessera run: --shadow-scheduler-name and --shadow-report go with --shadow\n");
-    usage(stderr);
-    return CMD_USAGE;
-  }
+  if (!a->shadow && (a->shadow_name || a->shadow_dir)) /* those two need --shadow */
+    return cmd_usage_error("run", usage,
+                           "--shadow-scheduler-name and --shadow-report go with --shadow");
   return CMD_PARSED;
 }
 

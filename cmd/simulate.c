@@ -123,11 +123,8 @@ static int parse_args(int argc, char **argv, sim_args *a) {
   if (parsed != CMD_PARSED) return parsed;
   for (int i = 0; i < n; i++) {
     const char *f = args[i].flag < 0 ? "" : sim_flags[args[i].flag].name, *v = args[i].value;
-    if (args[i].flag < 0) {
-      fprintf(stderr, "tessera simulate: unexpected argument \"%s\"\n", v);
-      usage(stderr);
-      return CMD_USAGE;
-    }
+    if (args[i].flag < 0)
+      return cmd_usage_error("simulate", usage, "unexpected argument \"%s\"", v);
     if (!strcmp(f, "--resume") || !strcmp(f, "--fill")) {
       *(f[2] == 'r' ? &a->resume : &a->fill) = strcmp(v, "false") != 0;
       continue;
@@ -154,17 +151,13 @@ static int parse_args(int argc, char **argv, sim_args *a) {
       a->policy = POLICY_ALL;
     else if (!strcmp(f, "--policy") && sched_scoring_parse(v, &sc))
       a->policy = (int)sc;
-    else {
-      fprintf(stderr, "tessera simulate: %s %s: not understood\n", f, v);
-      usage(stderr);
-      return CMD_USAGE;
-    }
+    else
+      return cmd_usage_error("simulate", usage, "%s %s: not understood", f, v);
   }
   if (!a->trace || (!a->nodes && !a->node_list && !a->cluster) ||
       ((a->nodes || a->node_list) && a->cluster)) {
-    fprintf(stderr, "tessera simulate: give --trace, and --nodes or --cluster (one of them)\n");
-    usage(stderr);
-    return CMD_USAGE;
+    return cmd_usage_error("simulate", usage,
+                           "give --trace, and --nodes or --cluster (one of them)");
   }
   return CMD_PARSED;
 }

@@ -233,15 +233,6 @@ static const cmd_flag snapshot_flags[] = {
     {"--file", "-f", "FILE"},       {"--output", "-o", "FORMAT"}, {"--config", NULL, "FILE"},
     {"--kubeconfig", NULL, "FILE"}, {"--context", NULL, "NAME"},  {NULL, NULL, NULL}};
 
-/* A usage error: what, then the usage; 2. */
-static int bad(const char *what, const char *a) {
-  fprintf(stderr, "tessera snapshot: ");
-  fprintf(stderr, what, a);
-  fputs("\n", stderr);
-  usage(stderr);
-  return 2;
-}
-
 int cmd_snapshot(int argc, char **argv) {
   const char *config = NULL, *kubeconfig = NULL, *context = NULL, *out = NULL;
   static kc_resource_spec kinds[MODEL_KIND_COUNT];
@@ -258,7 +249,8 @@ int cmd_snapshot(int argc, char **argv) {
     if (v[i].flag == 0)
       out = x;
     else if (v[i].flag == 1 && (s.fmt = cmd_format_parse(x, false)) == CMD_FMT_BAD)
-      return bad("-o %s: the format is json or yaml (the file is --file FILE)", x);
+      return cmd_usage_error("snapshot", usage,
+                             "-o %s: the format is json or yaml (the file is --file FILE)", x);
     else if (v[i].flag == 2)
       config = x;
     else if (v[i].flag == 3)
@@ -266,9 +258,9 @@ int cmd_snapshot(int argc, char **argv) {
     else if (v[i].flag == 4)
       context = x;
     else if (v[i].flag < 0)
-      return bad("unexpected argument \"%s\"", x);
+      return cmd_usage_error("snapshot", usage, "unexpected argument \"%s\"", x);
   }
-  if (!out) return bad("no --file FILE to write%s", "");
+  if (!out) return cmd_usage_error("snapshot", usage, "no --file FILE to write");
   ts_err_clear(&err);
   if (cfg_tessera_setup(config, &t, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);

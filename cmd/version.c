@@ -36,11 +36,8 @@ int cmd_version(int argc, char **argv) {
   int n, parsed = cmd_flags_parse("version", usage, version_flags, argc, argv, v, &n);
   if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
   for (int i = 0; i < n; i++)
-    if (v[i].flag < 0 || (fmt = cmd_format_parse(v[i].value, true)) == CMD_FMT_BAD) {
-      fprintf(stderr, "tessera version: unexpected argument \"%s\"\n", v[i].value);
-      usage(stderr);
-      return 2;
-    }
+    if (v[i].flag < 0 || (fmt = cmd_format_parse(v[i].value, true)) == CMD_FMT_BAD)
+      return cmd_usage_error("version", usage, "unexpected argument \"%s\"", v[i].value);
   if (fmt == CMD_FMT_TEXT)
     printf("tessera commit %s, built %s\n", tessera_commit(), tessera_build_date());
   else

@@ -119,8 +119,10 @@ static ts_rc load_file(const char *path, in_object_fn fn, in_error_fn on_error, 
   ts_err err;
   ts_rc rc;
   ts_err_clear(&err);
-  if (in_is_zip(path)) return in_kai_snapshot(path, fn, on_error, ud); /* KAI's snapshot */
-  if (!has_suffix(path, ".yaml") && !has_suffix(path, ".yml")) {       /* JSON: read in pieces */
+  if (!has_suffix(path, ".json") && !has_suffix(path, ".yaml") && !has_suffix(path, ".yml") &&
+      in_is_zip(path)) /* KAI's snapshot (snapshot.zip, or .gzip as its docs name it) */
+    return in_kai_snapshot(path, fn, on_error, ud);
+  if (!has_suffix(path, ".yaml") && !has_suffix(path, ".yml")) { /* JSON: read in pieces */
     rc = in_json_stream(path, 0, fn, on_error, ud);
     if (rc != TS_EUNSUPPORTED) return rc;
   }

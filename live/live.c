@@ -329,13 +329,7 @@ static void evicted_pod_gone(live *l, const char *key) {
 
 /* Whether the model still shows the pod of key ("ns/name") alive. */
 static bool pod_still_there(const live *l, const char *key) {
-  const char *slash = strchr(key, '/');
-  char ns[TS_NAME_MAX];
-  const model_obj *o;
-  if (!slash || (size_t)(slash - key) >= sizeof ns) return false;
-  memcpy(ns, key, (size_t)(slash - key));
-  ns[slash - key] = '\0';
-  o = model_get(l->m, MODEL_POD, ns, slash + 1);
+  const model_obj *o = model_get_key(l->m, MODEL_POD, key);
   return o && !o->deleted_ns;
 }
 
@@ -560,16 +554,18 @@ static wl_evict *new_wl_evict(const sched_wl_event *ev) {
 
 #define FLUSH_S 300.0 /* kube-scheduler's podMaxInUnschedulablePodsDuration */
 
-/* kube-scheduler's attempts: a pod decided (bound, or left pending other than for its gates or
- * backoff) is attempted in a cycle run because something changed, and at least every
- * FLUSH_S while it waits (kube-scheduler retries unschedulable pods on cluster events and
- * after 5 minutes; Tessera's idle cycles each second re-evaluate without counting). */
+/* kube-scheduler's attempts: a pod bound is attempted; a pod left pending (other than for its
+ * gates or backoff) is attempted in a cycle run because something changed, and in one cycle
+ * every FLUSH_S otherwise (kube-scheduler retries unschedulable pods on cluster events and
+ * after 5 minutes). The idle cycles in between, each second, look up no pending pod. */
 static void count_attempts(live *l, const sched_result *res, bool changed, double t0) {
+  bool all = changed || t0 - l->attempts_flush_s >= FLUSH_S;
+  if (all) l->attempts_flush_s = t0;
   for (size_t i = 0; i < res->ndecisions; i++) {
     const sched_decision *d = &res->decisions[i];
     pod_attempts *a;
     bool pend = d->kind == SCHED_PENDING;
-    if ((d->kind != SCHED_BIND && !pend) ||
+    if ((d->kind != SCHED_BIND && !pend) || (pend && !all) ||
         (pend && (d->why == SCHED_WHY_GATED || d->why == SCHED_WHY_BACKOFF)))
       continue;
     if (!d->pod->obj.uid || !*d->pod->obj.uid) continue;
@@ -580,11 +576,8 @@ static void count_attempts(live *l, const sched_result *res, bool changed, doubl
         ts_free(a);
         continue;
       }
-    } else if (!changed && t0 - a->last_s < FLUSH_S && pend) {
-      continue;
     }
     a->n++;
-    a->last_s = t0;
     if (pend)
       qmetrics_attempt(l->qm, l->cfg->scheduler_name,
                        d->why == SCHED_WHY_ERROR ? "error" : "unschedulable");

@@ -115,6 +115,7 @@ struct live {
   ts_map attempts;         /* pod uid (owned key) -> owned pod_attempts, for pods attempted
                               and not bound yet (kube-scheduler's attempts and SLI) */
   size_t arrived;          /* pods of ours added unbound since the last cycle */
+  double attempts_flush_s; /* monotonic: the last cycle that counted every pending pod */
   ts_map qstatus;          /* "ClusterQueue NAME" / "LocalQueue NS/NAME" -> qstat (owned) */
   int64_t qstatus_ns;      /* interval between status writes of a queue; < 0: off */
 };
@@ -122,7 +123,6 @@ struct live {
 /* A pod's scheduling attempts, as kube-scheduler counts them. */
 typedef struct pod_attempts {
   double first_s; /* monotonic: its first attempt */
-  double last_s;  /* the last attempt counted */
   uint32_t n;     /* attempts counted */
 } pod_attempts;
 

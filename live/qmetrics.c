@@ -159,7 +159,7 @@ struct qmetrics {
   ts_map series[F_COUNT];                    /* labels -> series (owned) */
   ts_buf gauges;                             /* the last cycle's gauges, in the text format */
   ts_map chains;                             /* ClusterQueue -> its cohorts, nearest first:
-                                                "a\0b\0\0" (owned), as of the last cycle */
+                                                "a\0b\0\0" (owned), as of the last cycle that admitted */
   qmetrics_role role;                        /* this replica's */
   bool no_kueue;                             /* Kueue's controller exports kueue_* itself */
   uint64_t cycle_le[QMETRICS_CYCLE_BUCKETS]; /* cycle durations per bucket */
@@ -269,17 +269,16 @@ static void label(pbuf *b, const char *name, const char *value) {
   pputs(b, "\"");
 }
 
-/* Starts a label set: the pairs of kv (name, value, ..., NULL), then this replica's role. */
-static void labels(const qmetrics *q, pbuf *l, const char *const *kv) {
-  ts_buf_reset(l->b);
-  for (; kv[0]; kv += 2) label(l, kv[0], kv[1]);
-  label(l, "replica_role", qmetrics_role_name(q->role));
-}
-
-/* A label set of kv alone. */
+/* A label set of the pairs of kv (name, value, ..., NULL). */
 static void plain_labels(pbuf *l, const char *const *kv) {
   ts_buf_reset(l->b);
   for (; kv[0]; kv += 2) label(l, kv[0], kv[1]);
+}
+
+/* A Kueue family's label set: kv, then this replica's role. */
+static void labels(const qmetrics *q, pbuf *l, const char *const *kv) {
+  plain_labels(l, kv);
+  label(l, "replica_role", qmetrics_role_name(q->role));
 }
 
 /* The series of family f with these labels (created at zero), or NULL when out of memory. */
@@ -720,7 +719,11 @@ void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double
     count(q, F_ATTEMPTS, kv, 0);
     count(q, F_ATTEMPT_S, kv, res->attempts[i].s);
   }
-  chains_build(q, &res->queues);
+  for (size_t i = 0; i < res->nevents; i++) /* the cohorts above, for the admissions to count */
+    if (res->events[i].kind == SCHED_WL_ADMITTED) {
+      chains_build(q, &res->queues);
+      break;
+    }
   if (q->role == QMETRICS_FOLLOWER) return; /* a follower has no cluster gauges */
   ts_buf_init(&text, 0);
   ts_buf_init(&lab, 0);

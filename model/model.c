@@ -481,6 +481,10 @@ model_obj *model_get(const model *m, model_kind kind, const char *ns, const char
   return o;
 }
 
+model_obj *model_get_key(const model *m, model_kind kind, const char *key) {
+  return ts_map_get(&m->by_key[kind], key, strlen(key));
+}
+
 ts_rc model_remove(model *m, model_kind kind, const char *ns, const char *name) {
   model_obj *o = model_get(m, kind, ns, name);
   if (!o) return TS_ENOTFOUND;

@@ -938,6 +938,8 @@ void model_claim_forget(model *m, const char *ns, const char *name);
 
 /* Lookups: borrowed pointers valid until the object is replaced or removed. */
 model_obj *model_get(const model *m, model_kind kind, const char *ns, const char *name);
+/* The same by the object's key ("ns/name", or "name" for a cluster-scoped kind). */
+model_obj *model_get_key(const model *m, model_kind kind, const char *key);
 /* Every object of a kind, in no particular order, O(1) per object: for (size_t it = 0;
  * model_next(m, kind, &it, &o);). The model must not change during the walk. */
 bool model_next(const model *m, model_kind kind, size_t *it, model_obj **out);

@@ -70,13 +70,7 @@ void sched__evictions_seen(sched_state *st, const model *m) {
     n = 0;
     it = 0;
     while (n < 256 && ts_map_next(&st->evicting, &it, &s)) {
-      const char *key = s->key, *slash = strchr(key, '/');
-      char ns[256];
-      const model_pod *p;
-      if (!slash || (size_t)(slash - key) >= sizeof ns) continue;
-      memcpy(ns, key, (size_t)(slash - key));
-      ns[slash - key] = '\0';
-      p = (const model_pod *)model_get(m, MODEL_POD, ns, slash + 1);
+      const model_pod *p = (const model_pod *)model_get_key(m, MODEL_POD, s->key);
       if (!p || p->obj.deleted_ns || !p->node_name) gone[n++] = (char *)s->value;
     }
     for (size_t i = 0; i < n; i++) {

@@ -85,6 +85,19 @@ static size_t list(const char *dir, const char *suffix, char **names, size_t cap
   return n;
 }
 
+/* The chart's _*.tpl rendered into env, for their defines, as Helm reads them first. */
+static void load_helpers(chart_env *env) {
+  char *names[32], why[256];
+  size_t n = list("templates", ".tpl", names, 32);
+  for (size_t i = 0; i < n; i++) {
+    char path[300], *text, *out;
+    snprintf(path, sizeof path, CHART "/templates/%s", names[i]);
+    assert_non_null(text = slurp(path));
+    if (!(out = chart_render(text, env, why, sizeof why))) fail_msg("%s: %s", path, why);
+    free(out), free(text), free(names[i]);
+  }
+}
+
 /* The templates of dir ("templates", "templates/tests") rendered with values, in file-name
  * order, as one multi-document text; the _*.tpl helpers first, as Helm reads them. With
  * header, the plain manifests' header and the release's Namespace first. */
@@ -96,14 +109,7 @@ static char *render_as(json_t *values, const char *dir, bool header, const char 
                               "Service", "Helm");
   chart_env env = {values, release, chart_meta(), CHART, json_object()};
   ts_buf all;
-  n = list("templates", ".tpl", names, 32);
-  for (size_t i = 0; i < n; i++) { /* the defines */
-    char path[300], *text, *out;
-    snprintf(path, sizeof path, CHART "/templates/%s", names[i]);
-    assert_non_null(text = slurp(path));
-    if (!(out = chart_render(text, &env, why, sizeof why))) fail_msg("%s: %s", path, why);
-    free(out), free(text), free(names[i]);
-  }
+  load_helpers(&env);
   ts_buf_init(&all, 0);
   if (header)
     ts_buf_puts(&all,
@@ -568,16 +574,8 @@ static void test_chart_notes_and_tests(void **state) {
   json_t *release = json_pack("{s:s, s:s, s:s}", "Name", "tessera", "Namespace", "tessera-system",
                               "Service", "Helm");
   chart_env env = {values, release, chart_meta(), CHART, json_object()};
-  char *names[4];
-  size_t n = list("templates", ".tpl", names, 4);
   (void)state;
-  for (size_t i = 0; i < n; i++) {
-    char path[300];
-    snprintf(path, sizeof path, CHART "/templates/%s", names[i]);
-    t = slurp(path);
-    free(chart_render(t, &env, why, sizeof why));
-    free(t), free(names[i]);
-  }
+  load_helpers(&env);
   t = slurp(CHART "/templates/NOTES.txt");
   assert_non_null(t);
   if (!(out = chart_render(t, &env, why, sizeof why))) fail_msg("NOTES.txt: %s", why);
