@@ -8,7 +8,7 @@ scenario() {
   start_tessera b
   pod team-a p0 1
   wait_until 20 bound team-a p0 || fail "p0 not bound"
-  holder=$(k get lease tessera -n kube-system -o jsonpath='{.spec.holderIdentity}')
+  holder=$(k get lease tessera -n "$E2E_NS" -o jsonpath='{.spec.holderIdentity}')
   say "leader: $holder"
   case $holder in tessera-a) leader=a other=b ;; tessera-b) leader=b other=a ;; *) fail "no leader" ;; esac
   [ "$(metric $other tessera_leader)" = 0 ] || fail "two leaders"
@@ -19,9 +19,9 @@ scenario() {
   stop_tessera $leader KILL
   pod team-a p1 1
   wait_until 30 bound team-a p1 || fail "p1 not bound after failover"
-  say "after failover: $(k get lease tessera -n kube-system -o jsonpath='{.spec.holderIdentity}') bound p1"
+  say "after failover: $(k get lease tessera -n "$E2E_NS" -o jsonpath='{.spec.holderIdentity}') bound p1"
   [ "$(metric $other tessera_leader)" = 1 ] || fail "the standby did not take over"
   no_failed_writes $other
   stop_tessera $other
-  [ -z "$(k get lease tessera -n kube-system -o jsonpath='{.spec.holderIdentity}')" ] || fail "lease not released"
+  [ -z "$(k get lease tessera -n "$E2E_NS" -o jsonpath='{.spec.holderIdentity}')" ] || fail "lease not released"
 }

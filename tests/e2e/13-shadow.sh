@@ -18,7 +18,7 @@ scenario() {
   node n4 4 rack=r2
   # read-only: the ClusterRole as `tessera rbac --shadow` prints it, and no Role for a Lease
   "$TESSERA" rbac --shadow --namespace "$E2E_NS" | k apply -f - >/dev/null || fail "shadow RBAC"
-  k delete role,rolebinding tessera-leader-election -n kube-system >/dev/null || fail "Lease Role"
+  k delete role,rolebinding tessera-leader-election -n "$E2E_NS" >/dev/null || fail "Lease Role"
   local pods="" i
   pods=$(shadow_pod a-0 "" 3; shadow_pod b-0 b 3; shadow_pod b-1 b 3; shadow_pod c-0 c 3
     shadow_pod c-1 c 3; shadow_pod d-0 "" 2)

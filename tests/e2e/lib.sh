@@ -45,9 +45,9 @@ fresh_cluster() {
   k apply --server-side -f "$REPO/tests/data/crds/" >/dev/null || fail "Volcano and KAI CRDs"
   k wait --for condition=established --timeout=60s crd --all >/dev/null || fail "CRDs not established"
   namespace "$E2E_NS"
-  # the chart's RBAC (the same rules: `tessera rbac --helm` writes the chart's template)
-  "$TESSERA" rbac --namespace "$E2E_NS" --lease-namespace kube-system |
-    k apply -f - >/dev/null || fail "RBAC"
+  # the chart's RBAC (the same rules: `tessera rbac --helm` writes the chart's template), the
+  # Lease's Role in Tessera's own namespace, as the chart puts it
+  "$TESSERA" rbac --namespace "$E2E_NS" | k apply -f - >/dev/null || fail "RBAC"
   local token
   token=$(k create token tessera -n "$E2E_NS" --duration=2h) || fail "no token for the ServiceAccount"
   sed -e '/^users:/,$d' "$APISERVER/kubeconfig" >"$E2E_OUT/kubeconfig-tessera"
@@ -100,13 +100,14 @@ start_tessera() {
   [ $# -gt 0 ] && shift
   port=$(health_port "$id")
   cat >"$E2E_OUT/tessera-$id.yaml" <<EOF
-leaderElection: {enable: true, leaseName: tessera, leaseNamespace: kube-system,
+leaderElection: {enable: true, leaseName: tessera, leaseNamespace: "",
   leaseDuration: 4s, renewDeadline: 3s, retryPeriod: 500ms}
 healthAddress: 127.0.0.1:$port
 api: {eventInterval: 5s}
 $config
 EOF
-  "$TESSERA" run --kubeconfig "$E2E_OUT/kubeconfig-tessera" --config "$E2E_OUT/tessera-$id.yaml" \
+  # leaseNamespace "": the Lease in the pod's namespace, which the chart passes as POD_NAMESPACE
+  POD_NAMESPACE=$E2E_NS "$TESSERA" run --kubeconfig "$E2E_OUT/kubeconfig-tessera" --config "$E2E_OUT/tessera-$id.yaml" \
     --identity "tessera-$id" "$@" >"$E2E_OUT/tessera-$id.log" 2>&1 &
   echo $! >"$E2E_OUT/tessera-$id.pid"
   wait_until 30 ready "$id" || fail "tessera-$id never became ready"

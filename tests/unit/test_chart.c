@@ -536,9 +536,24 @@ static void test_chart_conventions(void **state) {
   json_object_set_new(json_object_get(values, "serviceMonitor"), "labels",
                       json_pack("{s:s}", "release", "kube-prometheus-stack"));
   json_object_set_new(json_object_get(values, "prometheusRule"), "enabled", json_true());
+  json_object_set_new(json_object_get(values, "prometheusRule"), "slowCycleSeconds",
+                      json_real(2.5));
+  json_object_set_new(json_object_get(values, "prometheusRule"), "pendingGrowth", json_integer(40));
+  json_object_set_new(json_object_get(values, "prometheusRule"), "labels",
+                      json_pack("{s:s}", "release", "kps"));
   json_object_set_new(json_object_get(values, "grafanaDashboard"), "enabled", json_true());
+  json_object_set_new(json_object_get(values, "grafanaDashboard"), "annotations",
+                      json_pack("{s:s}", "grafana_folder", "Scheduling"));
   a = render_chart(values);
   da = parse_all(a);
+  assert_string_equal(str(doc(da, "PrometheusRule", NULL), "metadata.labels.release"), "kps");
+  assert_non_null(
+      strstr(str(doc(da, "PrometheusRule", NULL), "spec.groups.0.rules.2.expr"), "[10m]))) > 2.5"));
+  assert_non_null(
+      strstr(str(doc(da, "PrometheusRule", NULL), "spec.groups.0.rules.4.expr"), "[1h:5m]) > 40"));
+  assert_string_equal(
+      str(doc(da, "ConfigMap", "tessera-dashboard"), "metadata.annotations.grafana_folder"),
+      "Scheduling");
   assert_string_equal(str(doc(da, "ServiceMonitor", NULL), "metadata.labels.release"),
                       "kube-prometheus-stack");
   o = doc(da, "PrometheusRule", NULL);
@@ -562,6 +577,31 @@ static void test_chart_conventions(void **state) {
     assert_non_null(json_object_get(dash, "panels"));
     json_decref(dash);
   }
+  free(a), json_decref(da);
+  /* names: nameOverride in the name label and selectors, fullnameOverride in every object's
+   * name; the ServiceAccount's annotations; where the pods may run */
+  json_object_set_new(values, "nameOverride", json_string("gpu-sched"));
+  json_object_set_new(values, "fullnameOverride", json_string("batch"));
+  json_object_set_new(values, "serviceAccount",
+                      yaml1("{create: true, name: '', annotations: {iam.example.com/role: r}}\n"));
+  json_object_set_new(values, "nodeSelector", json_pack("{s:s}", "pool", "system"));
+  json_object_set_new(values, "tolerations", yaml1("[{key: dedicated, operator: Exists}]\n"));
+  a = render_chart(values);
+  da = parse_all(a);
+  o = doc(da, "Deployment", NULL);
+  assert_string_equal(str(o, "metadata.name"), "batch");
+  assert_string_equal(str(o, "spec.selector.matchLabels.app\\.kubernetes\\.io/name"), "gpu-sched");
+  assert_string_equal(str(o, "spec.template.spec.serviceAccountName"), "batch");
+  assert_string_equal(str(o, "spec.template.spec.volumes.0.configMap.name"), "batch-config");
+  assert_string_equal(str(o, "spec.template.spec.nodeSelector.pool"), "system");
+  assert_string_equal(str(o, "spec.template.spec.tolerations.0.key"), "dedicated");
+  assert_non_null(doc(da, "ConfigMap", "batch-config"));
+  assert_string_equal(str(doc(da, "ClusterRole", NULL), "metadata.name"), "batch-tessera-system");
+  assert_string_equal(str(doc(da, "ServiceAccount", NULL), "metadata.name"), "batch");
+  assert_string_equal(
+      str(doc(da, "ServiceAccount", NULL), "metadata.annotations.iam\\.example\\.com/role"), "r");
+  assert_string_equal(str(doc(da, "Service", NULL), "spec.selector.app\\.kubernetes\\.io/name"),
+                      "gpu-sched");
   free(a), json_decref(da);
   json_decref(values);
   free(vtext);

@@ -667,6 +667,35 @@ static void test_admission_mode(void **state) {
 }
 
 /* Endpoint addresses as `run` listens on them: IPv4, IPv6 in brackets, every interface. */
+/* leaderElection.leaseNamespace: "" (the default) is Tessera's own namespace ($POD_NAMESPACE,
+ * which the chart sets), a name is that namespace, and outside a pod it stays kube-system. */
+static void test_lease_namespace(void **state) {
+  static const char empty[] = "leaderElection: {leaseNamespace: \"\"}\n",
+                    named[] = "leaderElection: {leaseNamespace: locks}\n";
+  cfg_tessera c;
+  ts_err e;
+  char ns[64];
+  (void)state;
+  cfg_tessera_default(&c);
+  assert_string_equal(c.leader.ns, "");
+  ts_err_clear(&e);
+  assert_int_equal(cfg_tessera_parse(empty, strlen(empty), &c, &e), TS_OK);
+  assert_string_equal(c.leader.ns, "");
+  setenv("POD_NAMESPACE", "team-sched", 1);
+  kc_leader_namespace(&c.leader, ns, sizeof ns);
+  assert_string_equal(ns, "team-sched");
+  unsetenv("POD_NAMESPACE");
+  kc_leader_namespace(&c.leader, ns, sizeof ns);
+  if (access("/var/run/secrets/kubernetes.io/serviceaccount/namespace", R_OK))
+    assert_string_equal(ns, "kube-system"); /* not in a pod */
+  setenv("POD_NAMESPACE", "team-sched", 1);
+  assert_int_equal(cfg_tessera_parse(named, strlen(named), &c, &e), TS_OK);
+  kc_leader_namespace(&c.leader, ns, sizeof ns);
+  assert_string_equal(ns, "locks"); /* named: that one, wherever Tessera runs */
+  unsetenv("POD_NAMESPACE");
+  cfg_tessera_free(&c);
+}
+
 static void test_addresses(void **state) {
   char host[CFG_ADDRESS_MAX];
   int port = 0;
@@ -782,6 +811,7 @@ int main(void) {
       cmocka_unit_test(test_tessera_errors),
       cmocka_unit_test(test_fair_sharing_strategies),
       cmocka_unit_test(test_admission_mode),
+      cmocka_unit_test(test_lease_namespace),
       cmocka_unit_test(test_config_json_round_trip),
       cmocka_unit_test(test_addresses),
       cmocka_unit_test(test_alias_expansion_bounded),

@@ -13,6 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,7 +30,8 @@
 static fa_server *srv; /* the test's server, stopped by teardown even when a test fails */
 /* the queueStatus line of the tests' tessera.yaml (teardown puts the default back) */
 static const char *queue_status_settings = "queueStatus: {interval: 200ms}\n";
-static pid_t kids[4]; /* tessera processes still running */
+static pid_t kids[4];              /* tessera processes still running */
+static const char *spawn_flags[4]; /* flags spawn adds after its own (teardown clears them) */
 static int nkids;
 
 static int teardown(void **state) {
@@ -41,6 +45,7 @@ static int teardown(void **state) {
   fa_stop(srv);
   srv = NULL;
   queue_status_settings = "queueStatus: {interval: 200ms}\n";
+  memset(spawn_flags, 0, sizeof spawn_flags);
   return 0;
 }
 
@@ -71,6 +76,21 @@ static void write_config(const fa_server *s, int port, char *path, size_t cap) {
   fclose(f);
 }
 
+/* The log of the replica identity (new text; free it). */
+static char *replica_log(const fa_server *s, const char *identity) {
+  char path[400];
+  FILE *f;
+  ts_buf b;
+  int c;
+  snprintf(path, sizeof path, "%s/%s.log", fa_dir(s), identity);
+  assert_non_null(f = fopen(path, "r"));
+  ts_buf_init(&b, 0);
+  while ((c = fgetc(f)) != EOF) ts_buf_putc(&b, (char)c);
+  fclose(f);
+  ts_buf_putc(&b, '\0');
+  return ts_buf_steal(&b);
+}
+
 static pid_t spawn(const fa_server *s, const char *identity) {
   char cfg[400];
   pid_t pid;
@@ -81,8 +101,10 @@ static pid_t spawn(const fa_server *s, const char *identity) {
     char log[400];
     snprintf(log, sizeof log, "%s/%s.log", fa_dir(s), identity);
     if (!freopen(log, "w", stderr)) _exit(127);
-    execl(tessera(), tessera(), "run", "--kubeconfig", fa_kubeconfig(s), "--config", cfg,
-          "--identity", identity, (char *)NULL);
+    const char *argv[12] = {tessera(),  "run", "--kubeconfig", fa_kubeconfig(s),
+                            "--config", cfg,   "--identity",   identity};
+    for (int i = 0; i < 3 && spawn_flags[i]; i++) argv[8 + i] = spawn_flags[i];
+    execv(tessera(), (char *const *)argv);
     _exit(127);
   }
   if (nkids < 4) kids[nkids++] = pid;
@@ -251,6 +273,24 @@ static bool bound_to(fa_server *s, const char *name, const char *node) {
   return ok;
 }
 
+/* tessera probe --timeout: an endpoint that takes the connection and never answers is given
+ * up on after the timeout (1 s), not the default (5 s). */
+static void probe_times_out(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof sa;
+  char url[100];
+  const char *args[] = {"probe", url, "--timeout=1", NULL};
+  double t0;
+  assert_true(fd >= 0 && !bind(fd, (struct sockaddr *)&sa, sizeof sa) && !listen(fd, 4) &&
+              !getsockname(fd, (struct sockaddr *)&sa, &len));
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/readyz", ntohs(sa.sin_port));
+  t0 = ts_time_mono_s();
+  assert_int_equal(run_tessera(args), 1);
+  assert_true(ts_time_mono_s() - t0 < 3.5);
+  close(fd);
+}
+
 static void test_run_schedules(void **state) {
   fa_server *s = srv = fa_start();
   pid_t pid;
@@ -310,6 +350,7 @@ static void test_run_schedules(void **state) {
       assert_int_equal(run_tessera(a2), 1);
       assert_int_equal(run_tessera(a3), 1);
     }
+    probe_times_out();
     for (int i = 0; i < 50; i++) { /* the server logs a binding before tessera reads it */
       assert_int_equal(http_get(port, "/metrics", body, sizeof body), 200);
       if (strstr(body, "\ntessera_pods_bound_total 3\n")) break;
@@ -345,6 +386,12 @@ static void test_run_schedules(void **state) {
   assert_non_null(strstr(lease, "\"holderIdentity\":\"\""));
   free(lease);
   assert_int_equal(fa_count(s, "POST /api/v1/namespaces/t/pods/p0/binding"), 1);
+  { /* at the default verbosity the log holds no debug line */
+    char *text = replica_log(s, "a");
+    assert_null(strstr(text, "debug"));
+    assert_non_null(strstr(text, "tessera: info: "));
+    free(text);
+  }
 }
 
 /* /readyz while the process shuts down (informers already stopped, the lease not yet
@@ -352,11 +399,12 @@ static void test_run_schedules(void **state) {
 static void test_run_shutdown_readyz(void **state) {
   fa_server *s = srv = fa_start();
   int port = 20000 + (int)(getpid() % 10000) * 2, status, after = 0, ok_after = 0;
-  char body[256];
+  char body[256], *log;
   pid_t pid;
   (void)state;
   assert_non_null(s);
   seed(s);
+  spawn_flags[0] = "-v=2", spawn_flags[1] = "--logging-format=json"; /* and the log says so */
   pid = spawn(s, "a");
   for (int i = 0; i < 200 && http_get(port, "/readyz", body, sizeof body) != 200; i++)
     usleep(50000);
@@ -377,6 +425,14 @@ static void test_run_shutdown_readyz(void **state) {
   assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
   assert_true(after > 0); /* it said "not ready" while shutting down */
   assert_int_equal(ok_after, 0);
+  log = replica_log(s, "a"); /* -v=2: debug lines; --logging-format=json: JSON lines only */
+  assert_non_null(strstr(log, "\"level\":\"debug\""));
+  assert_non_null(strstr(log, "\"object\":\"kube-system/tessera\"")); /* the lease's lines */
+  for (const char *line = log; *line; line = strchr(line, '\n') + 1) {
+    if (strncmp(line, "{\"ts\":", 6)) fail_msg("not a JSON log line: %.120s", line);
+    if (!strchr(line, '\n')) break;
+  }
+  free(log);
 }
 
 /* Two replicas: only the leader writes; when it dies without releasing, the other takes over
