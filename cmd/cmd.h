@@ -94,6 +94,8 @@ typedef struct run_writes {
 live_writer run_writes_live(run_writes *rw);
 /* The Lease's wire format, for leader election. */
 extern const kc_lease_codec run_lease_codec;
+/* TokenReview and SubjectAccessReview (model/wire.h) for the reviewer of /metrics. */
+extern const kc_review_codec run_review_codec;
 /* shadow.c: what `tessera run --shadow` tells of a comparison of the pods of `scheduler`
  * (NULL: every other scheduler): a summary in the log, the tessera_shadow_* metrics (after
  * `evaluations` comparisons; s may be empty when there were none), and DIR/shadow.json and
@@ -111,17 +113,26 @@ const char *tessera_build_date(void);
  * 503 "not ready: WHY") and /metrics (metrics(ud, buf)) on addr:port (IPv4 or IPv6), one
  * request per connection: its head within HEALTH_HEAD_MS, the whole connection within
  * HEALTH_IDLE_MS; at most HEALTH_CONN_MAX open, HEALTH_PER_CLIENT per peer address, a new
- * connection making room by closing the oldest (health.c says why). Returns new, NULL with err
- * when it cannot listen. health_server_stop closes it, connections in progress included (NULL
- * is a no-op). */
+ * connection making room by closing the oldest (health.c says why). Over HTTPS with tls; with
+ * a reviewer, /metrics only for a bearer token it allows (401, 403 otherwise). Returns new,
+ * NULL with err when it cannot listen. health_server_stop closes it, connections in progress
+ * included (NULL is a no-op). */
 #define HEALTH_HEAD_MS    1000
 #define HEALTH_IDLE_MS    5000
 #define HEALTH_CONN_MAX   64
 #define HEALTH_PER_CLIENT 8
+typedef struct health_opts {
+  const char *addr;                               /* IP address ("" or NULL: 0.0.0.0) */
+  int port;                                       /* port */
+  bool (*ready)(void *ud, char *why, size_t cap); /* /readyz; NULL: always ready */
+  void (*metrics)(void *ud, ts_buf *out);         /* /metrics; NULL: not served (404) */
+  void *ud;                                       /* for both */
+  kc_tls_server *tls;                             /* HTTPS with it (borrowed), or NULL */
+  kc_reviewer *reviewer;                          /* who may read /metrics (borrowed), or NULL:
+                                                     anyone */
+} health_opts;
 typedef struct health_server health_server;
-health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
-                                   bool (*ready)(void *ud, char *why, size_t cap),
-                                   void (*metrics)(void *ud, ts_buf *out), void *ud, ts_err *err);
+health_server *health_server_start(uv_loop_t *loop, const health_opts *o, ts_err *err);
 void health_server_stop(health_server *h);
 /* Connections closed to make room for newer ones (too many open, or from one address). */
 uint64_t health_server_refused(const health_server *h);
@@ -130,6 +141,9 @@ uint64_t health_server_refused(const health_server *h);
  * that does not fit). */
 enum { HEALTH_REQ_INCOMPLETE, HEALTH_REQ_OK, HEALTH_REQ_TOO_LARGE };
 int health_parse_request(const char *req, size_t n, char *path, size_t cap);
+/* The bearer token of a complete request head's Authorization header (the scheme's name in
+ * any case) into token (cap bytes): 0, or -1 (token "") when there is none or it does not fit. */
+int health_parse_bearer(const char *req, size_t n, char *token, size_t cap);
 
 /* validate.c: the API server's refusals of an object (model_validate) printed as load errors
  * at `at` ("file:line"), each counted in *errors; returns how many. Then, once every object is

@@ -8,25 +8,29 @@
  *     address, else of all) is closed to make room. A probe sends its request at once and is
  *     answered within the loop turn that reads it, so a flood of half-sent requests (which
  *     once took every slot, refreshed before the deadline, and failed 18 of 20 probes) only
- *     closes its own older connections. */
+ *     closes its own older connections.
+ * With TLS (kc_tls_server) the same runs over a TLS session in memory: ciphertext in, plaintext
+ * into the request, the answer encrypted out. With a reviewer, /metrics answers only a bearer
+ * token the API server authenticates and authorizes (kc_reviewer: 401, 403 as
+ * controller-runtime's secure metrics serving answers); /healthz, /livez and /readyz stay open
+ * to all, as kube-scheduler's secure port keeps them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cmd/cmd.h"
 
 #define REQ_MAX 8192
 
 struct health_server {
-  uv_tcp_t server;                                /* listening socket */
-  bool (*ready)(void *ud, char *why, size_t cap); /* /readyz */
-  void (*metrics)(void *ud, ts_buf *out);         /* /metrics */
-  void *ud;                                       /* for both */
-  int open;                                       /* handles not yet closed (and the server) */
-  int live;                                       /* connections not closing */
-  ts_list conns;                                  /* those, oldest first */
-  uint64_t refused;                               /* connections closed to make room */
-  bool stopping;                                  /* health_server_stop was called */
+  uv_tcp_t server;  /* listening socket */
+  health_opts o;    /* callbacks, TLS, reviewer */
+  int open;         /* handles not yet closed (and the server) */
+  int live;         /* connections not closing */
+  ts_list conns;    /* those, oldest first */
+  uint64_t refused; /* connections closed to make room */
+  bool stopping;    /* health_server_stop was called */
 };
 
 typedef struct conn {
@@ -36,24 +40,37 @@ typedef struct conn {
   health_server *h;  /* server */
   ts_list link;      /* in h->conns while not closing */
   char client[64];   /* the peer's address, without its port */
-  char req[REQ_MAX]; /* request so far */
+  char req[REQ_MAX]; /* request so far (plaintext) */
   size_t n;          /* bytes */
-  uv_write_t w;      /* the answer */
-  char *answer;      /* owned */
+  kc_tls_conn *tls;  /* the TLS session, or NULL */
+  char raw[4096];    /* ciphertext read */
+  int writes;        /* writes under way */
   bool answered;     /* one answer per connection */
+  bool waiting;      /* for the reviewer's verdict: not freed before it comes */
   bool closing;      /* conn_close was called */
 } conn;
 
+typedef struct outgoing {
+  uv_write_t w;
+  conn *c;
+  bool last; /* the connection closes once it is written */
+  char data[];
+} outgoing;
+
 static void server_release(health_server *h);
 
-static void handle_closed(uv_handle_t *hd) {
-  conn *c = hd->data;
+static void conn_free(conn *c) {
   health_server *h = c->h;
-  if (--c->handles) return;
-  free(c->answer);
+  kc_tls_conn_free(c->tls);
   ts_free(c);
   h->open--;
   server_release(h);
+}
+
+static void handle_closed(uv_handle_t *hd) {
+  conn *c = hd->data;
+  if (--c->handles || c->waiting || c->writes) return;
+  conn_free(c);
 }
 
 static void conn_close(conn *c) {
@@ -71,34 +88,116 @@ static void on_idle(uv_timer_t *t) {
 }
 
 static void written(uv_write_t *w, int status) {
-  conn *c = w->data;
+  outgoing *o = w->data;
+  conn *c = o->c;
+  bool last = o->last;
   (void)status;
-  conn_close(c);
+  ts_free(o);
+  c->writes--;
+  if (last || status < 0) conn_close(c);
+  if (c->closing && !c->handles && !c->waiting && !c->writes) conn_free(c);
 }
 
-static void answer(conn *c, int code, const char *type, const char *body, size_t len) {
-  size_t cap = len + 256;
+/* Sends p[0..n) (copied); last: closes the connection once written. */
+static void send_bytes(conn *c, const char *p, size_t n, bool last) {
+  outgoing *o;
   uv_buf_t b;
-  c->answered = true;
-  if (!(c->answer = malloc(cap))) {
+  if (c->closing) return;
+  if (!n) {
+    if (last) conn_close(c);
+    return;
+  }
+  if (!(o = ts_malloc(sizeof *o + n))) {
     conn_close(c);
     return;
   }
-  b.len = (size_t)snprintf(c->answer, cap,
-                           "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-                           "Connection: close\r\n\r\n",
-                           code,
-                           code == 200   ? "OK"
-                           : code == 503 ? "Service Unavailable"
-                                         : "Not Found",
-                           type, len);
-  memcpy(c->answer + b.len, body, len);
-  b.len += len;
-  b.base = c->answer;
-  c->w.data = c;
+  memcpy(o->data, p, n);
+  o->c = c, o->last = last, o->w.data = o;
+  b = uv_buf_init(o->data, (unsigned)n);
+  c->writes++;
+  if (uv_write(&o->w, (uv_stream_t *)&c->tcp, &b, 1, written)) {
+    c->writes--;
+    ts_free(o);
+    conn_close(c);
+  }
+}
+
+/* What the TLS session has to send; last: the connection closes after it. */
+static void send_tls(conn *c, bool last) {
+  size_t n;
+  char *p = kc_tls_conn_output(c->tls, &n);
+  send_bytes(c, p, n, last);
+  free(p);
+}
+
+static const char *status_text(int code) {
+  switch (code) {
+  case 200:
+    return "OK";
+  case 401:
+    return "Unauthorized";
+  case 403:
+    return "Forbidden";
+  case 500:
+    return "Internal Server Error";
+  case 503:
+    return "Service Unavailable";
+  default:
+    return "Not Found";
+  }
+}
+
+static void answer(conn *c, int code, const char *type, const char *body, size_t len) {
+  size_t cap = len + 256, n;
+  char *text;
+  c->answered = true;
+  if (c->closing) return;
+  if (!(text = malloc(cap))) {
+    conn_close(c);
+    return;
+  }
+  n = (size_t)snprintf(text, cap,
+                       "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+                       "%sConnection: close\r\n\r\n",
+                       code, status_text(code), type, len,
+                       code == 401 ? "WWW-Authenticate: Bearer\r\n" : "");
+  memcpy(text + n, body, len);
+  n += len;
   uv_timer_stop(&c->idle); /* from now on the connection's whole life is the bound */
   uv_timer_start(&c->idle, on_idle, HEALTH_IDLE_MS - HEALTH_HEAD_MS, 0);
-  uv_write(&c->w, (uv_stream_t *)&c->tcp, &b, 1, written);
+  if (c->tls) {
+    if (kc_tls_conn_write(c->tls, text, n))
+      conn_close(c);
+    else
+      send_tls(c, true);
+  } else {
+    send_bytes(c, text, n, true);
+  }
+  free(text);
+}
+
+static void answer_metrics(conn *c) {
+  ts_buf b;
+  ts_buf_init(&b, 16 << 20);
+  c->h->o.metrics(c->h->o.ud, &b);
+  answer(c, 200, "text/plain; version=0.0.4", b.data ? b.data : "", b.len);
+  ts_buf_free(&b);
+}
+
+/* The reviewer's verdict on a scrape of /metrics. */
+static void verdict(void *ud, int code, const char *message) {
+  conn *c = ud;
+  char text[400];
+  int n;
+  c->waiting = false;
+  if (c->closing) { /* gone meanwhile (too slow, or the server stopped) */
+    if (!c->handles && !c->writes) conn_free(c);
+    return;
+  }
+  if (code == 200 && !c->h->stopping) return answer_metrics(c);
+  if (code == 200) code = 503, message = "shutting down";
+  n = snprintf(text, sizeof text, "%s\n", message);
+  answer(c, code, "text/plain", text, (size_t)n < sizeof text ? (size_t)n : 0);
 }
 
 /* The first blank line of req[0..n) (the end of the head), or NULL. */
@@ -108,6 +207,28 @@ static const char *head_end(const char *req, size_t n) {
         (req[i + 1] == '\n' || (req[i + 1] == '\r' && i + 2 < n && req[i + 2] == '\n')))
       return req + i;
   return NULL;
+}
+
+int health_parse_bearer(const char *req, size_t n, char *token, size_t cap) {
+  const char *end = head_end(req, n), *p = req, *eol, *v;
+  if (cap) token[0] = '\0';
+  if (!end) return -1;
+  for (; p < end; p = eol + 1) {
+    if (!(eol = memchr(p, '\n', (size_t)(end - p) + 1))) break;
+    if ((size_t)(eol - p) < 14 || strncasecmp(p, "authorization:", 14)) continue;
+    for (v = p + 14; v < eol && (*v == ' ' || *v == '\t'); v++) {
+    }
+    if ((size_t)(eol - v) < 7 || strncasecmp(v, "bearer ", 7)) return -1;
+    for (v += 7; v < eol && *v == ' '; v++) {
+    }
+    const char *e = eol;
+    while (e > v && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;
+    if (e == v || (size_t)(e - v) >= cap) return -1;
+    memcpy(token, v, (size_t)(e - v));
+    token[e - v] = '\0';
+    return 0;
+  }
+  return -1;
 }
 
 int health_parse_request(const char *req, size_t n, char *path, size_t cap) {
@@ -130,15 +251,17 @@ static void route(conn *c) {
     answer(c, 200, "text/plain", "ok\n", 3);
   } else if (!strcmp(path, "/readyz")) {
     char why[512] = "", text[600];
-    bool ok = !c->h->ready || c->h->ready(c->h->ud, why, sizeof why);
+    bool ok = !c->h->o.ready || c->h->o.ready(c->h->o.ud, why, sizeof why);
     int n = snprintf(text, sizeof text, ok ? "ok\n" : "not ready: %s\n", why);
     answer(c, ok ? 200 : 503, "text/plain", text, (size_t)n < sizeof text ? (size_t)n : 0);
-  } else if (!strcmp(path, "/metrics") && c->h->metrics) {
-    ts_buf b;
-    ts_buf_init(&b, 16 << 20);
-    c->h->metrics(c->h->ud, &b);
-    answer(c, 200, "text/plain; version=0.0.4", b.data ? b.data : "", b.len);
-    ts_buf_free(&b);
+  } else if (!strcmp(path, "/metrics") && c->h->o.metrics && c->h->o.reviewer) {
+    char token[REQ_MAX];
+    if (health_parse_bearer(c->req, c->n, token, sizeof token)) token[0] = '\0';
+    c->waiting = true; /* the verdict may come now or after a round trip */
+    kc_reviewer_check(c->h->o.reviewer, token, "get", path, verdict, c);
+    memset(token, 0, sizeof token);
+  } else if (!strcmp(path, "/metrics") && c->h->o.metrics) {
+    answer_metrics(c);
   } else {
     answer(c, 404, "text/plain", "not found\n", 10);
   }
@@ -147,8 +270,12 @@ static void route(conn *c) {
 static void alloc_cb(uv_handle_t *h, size_t suggested, uv_buf_t *b) {
   conn *c = h->data;
   (void)suggested;
-  b->base = c->req + c->n;
-  b->len = REQ_MAX - 1 - c->n;
+  if (c->tls) {
+    b->base = c->raw, b->len = sizeof c->raw;
+  } else {
+    b->base = c->req + c->n;
+    b->len = REQ_MAX - 1 - c->n;
+  }
 }
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
@@ -158,6 +285,11 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
   if (n < 0 || (n == 0 && c->n == REQ_MAX - 1)) {
     conn_close(c);
     return;
+  }
+  if (c->tls) { /* decrypt into the request; the handshake's answers go out */
+    n = kc_tls_conn_feed(c->tls, c->raw, (size_t)n, c->req + c->n, REQ_MAX - 1 - c->n);
+    send_tls(c, n < 0);
+    if (n < 0) return;
   }
   c->n += (size_t)n;
   c->req[c->n] = '\0';
@@ -213,6 +345,11 @@ static void on_connection(uv_stream_t *server, int status) {
   if (status < 0 || !(c = ts_calloc(1, sizeof *c))) return;
   c->h = h, c->handles = 2;
   h->open++, h->live++;
+  if (h->o.tls && !(c->tls = kc_tls_conn_new(h->o.tls))) {
+    ts_free(c);
+    h->open--, h->live--;
+    return;
+  }
   ts_list_insert_tail(&h->conns, &c->link);
   uv_tcp_init(server->loop, &c->tcp);
   uv_timer_init(server->loop, &c->idle);
@@ -231,14 +368,13 @@ static void on_connection(uv_stream_t *server, int status) {
 
 static void server_closed(uv_handle_t *hd);
 
-health_server *health_server_start(uv_loop_t *loop, const char *addr, int port,
-                                   bool (*ready)(void *ud, char *why, size_t cap),
-                                   void (*metrics)(void *ud, ts_buf *out), void *ud, ts_err *err) {
+health_server *health_server_start(uv_loop_t *loop, const health_opts *o, ts_err *err) {
   health_server *h = ts_calloc(1, sizeof *h);
   struct sockaddr_storage sa;
-  int rc;
+  const char *addr = o->addr;
+  int port = o->port, rc;
   if (!h) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
-  h->ready = ready, h->metrics = metrics, h->ud = ud;
+  h->o = *o;
   ts_list_init(&h->conns);
   if (uv_ip4_addr(addr && *addr ? addr : "0.0.0.0", port, (struct sockaddr_in *)&sa) &&
       uv_ip6_addr(addr, port, (struct sockaddr_in6 *)&sa)) {

@@ -90,6 +90,9 @@ static void print(FILE *out, const names *n) {
   meta(out, n, n->cluster_name, "", NULL);
   fputs("rules:\n", out);
   reads(out);
+  for (size_t i = 0; i < nr; i++) /* reviews of who scrapes /metrics (metricsSecure) */
+    if (r[i].scope == KC_RBAC_REVIEW)
+      rule(out, r[i].why, r[i].group, r[i].resources, r[i].verbs, r[i].name);
   /* what the scheduler does beyond reading: shadow mode (--shadow, shadow.enabled) needs none */
   if (n->writes_if) fprintf(out, "{{- %s }}\n", n->writes_if);
   for (size_t i = 0; !n->read_only && i < nr; i++)
@@ -102,6 +105,13 @@ static void print(FILE *out, const names *n) {
           "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: %s}\n"
           "subjects:\n- {kind: ServiceAccount, name: %s, namespace: %s}\n",
           n->cluster_name, n->sa, n->ns);
+  /* for the scrapers: bind Prometheus' ServiceAccount to it (kube-prometheus-stack's own
+     ClusterRole already grants the same) */
+  fputs("---\n# who may read /metrics with metricsSecure: bind your scraper's ServiceAccount\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\n",
+        out);
+  meta(out, n, n->cluster_name, "-metrics-reader", NULL);
+  fputs("rules:\n- nonResourceURLs: [/metrics]\n  verbs: [get]\n", out);
   if (n->read_only) return; /* shadow mode elects no leader */
   if (n->writes_if) fprintf(out, "{{- %s }}\n", n->writes_if);
   fputs("---\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\n", out);

@@ -47,6 +47,8 @@ typedef struct runner {
   run_writes writes;      /* live/'s writes on it */
   health_server *health;  /* /healthz, /readyz, /metrics on healthAddress */
   health_server *metrics; /* the same on metricsAddress, when it differs */
+  kc_tls_server *tls;     /* metricsSecure: the certificate of metricsAddress */
+  kc_reviewer *reviewer;  /* metricsSecure: who may read /metrics */
   live *l;                /* model, assumptions, decisions into writes */
   uv_timer_t tick;        /* cycle timer */
   uv_signal_t sigterm;    /* SIGTERM: shut down */
@@ -433,18 +435,41 @@ static const char *identity_of(const run_args *a, char *buf, size_t cap) {
   return buf;
 }
 
-/* An endpoint (/healthz, /readyz, /metrics) on the address of tessera.yaml; NULL when it
- * cannot listen (logged: the scheduler runs without it). */
-static health_server *endpoint(runner *r, const char *field, const char *addr) {
+/* An endpoint (/healthz, /readyz, and /metrics when with_metrics) on the address of
+ * tessera.yaml, over HTTPS with /metrics for reviewed tokens when secure; NULL when it cannot
+ * listen (logged: the scheduler runs without it). */
+static health_server *endpoint(runner *r, const char *field, const char *addr, bool with_metrics,
+                               bool secure) {
   char host[CFG_ADDRESS_MAX];
-  int port;
+  health_opts o = {host, 0, ready, with_metrics ? metrics : NULL, r, NULL, NULL};
   health_server *h = NULL;
   ts_err err;
   ts_err_clear(&err);
-  if (cfg_address_split(addr, host, sizeof host, &port, &err) != TS_OK ||
-      !(h = health_server_start(r->loop, host, port, ready, metrics, r, &err)))
+  if (secure) o.tls = r->tls, o.reviewer = r->reviewer;
+  if (cfg_address_split(addr, host, sizeof host, &o.port, &err) != TS_OK ||
+      !(h = health_server_start(r->loop, &o, &err)))
     ts_log(TS_LOG_WARN, "%s %s: %s; running without it", field, addr, err.text);
   return h;
+}
+
+/* healthAddress and metricsAddress. With metricsSecure, metricsAddress is HTTPS and /metrics
+ * needs a token the API server allows; healthAddress (when it differs) serves the probes only,
+ * so that /metrics cannot be read around the check. */
+static ts_rc start_endpoints(runner *r, const cfg_tessera *t, const char *identity, ts_err *err) {
+  bool one = !t->metrics_address[0] || !strcmp(t->metrics_address, t->health_address);
+  if (t->metrics_secure) {
+    if (!(r->tls = kc_tls_server_new(t->metrics_cert_dir, identity, err)))
+      return ts_err_prefix(err, "metricsCertDir"), err->code;
+    if (!(r->reviewer = kc_reviewer_new(r->client, &run_review_codec, NULL)))
+      return ts_err_set(err, TS_ENOMEM, "out of memory");
+    ts_log(TS_LOG_INFO, "/metrics on %s over HTTPS (%s), for tokens the API server allows",
+           one ? t->health_address : t->metrics_address,
+           t->metrics_cert_dir[0] ? t->metrics_cert_dir : "a self-signed certificate");
+  }
+  r->health = endpoint(r, "healthAddress", t->health_address, one || !t->metrics_secure,
+                       one && t->metrics_secure);
+  if (!one) r->metrics = endpoint(r, "metricsAddress", t->metrics_address, true, t->metrics_secure);
+  return TS_OK;
 }
 
 /* Informers, leader election, the writer, the endpoints, the cycle timer and the signals on
@@ -480,9 +505,7 @@ static ts_rc start(runner *r, const cfg_tessera *t, const run_args *a, const cha
   if (!r->shadow && !(r->writes.writer = r->writer =
                           kc_writer_new(r->client, &r->gate, t->api.event_interval_ms)))
     return ts_err_set(err, TS_ENOMEM, "out of memory");
-  r->health = endpoint(r, "healthAddress", t->health_address);
-  if (t->metrics_address[0] && strcmp(t->metrics_address, t->health_address))
-    r->metrics = endpoint(r, "metricsAddress", t->metrics_address);
+  if (start_endpoints(r, t, identity, err) != TS_OK) return err->code;
   uv_timer_start(&r->tick, on_tick, CYCLE_TICK_MS, CYCLE_TICK_MS);
   if (!r->shadow) start_queue_status(r, &t->queue_status);
   uv_signal_start(&r->sigterm, on_signal, SIGTERM);
@@ -561,6 +584,8 @@ int cmd_run(int argc, char **argv) {
   }
   uv_run(r.loop, UV_RUN_DEFAULT);
   uv_loop_close(r.loop);
+  kc_reviewer_free(r.reviewer); /* after the client: nothing waits for it any more */
+  kc_tls_server_free(r.tls);
   if (r.shadows) shadow_log(&r.last, r.shadow_of); /* the last word */
   sched_shadow_free(&r.last);
 fail_live:

@@ -192,3 +192,6 @@ static bool lease_read(const json_t *lease, const char **holder, const char **re
 }
 
 const kc_lease_codec run_lease_codec = {lease_read, model_lease_json, model_lease_release_patch};
+
+const kc_review_codec run_review_codec = {model_token_review_json, model_token_review_read,
+                                          model_access_review_json, model_access_review_read};

@@ -32,6 +32,8 @@ typedef struct cfg_queue_status {
 
 /* Everything tessera.yaml sets, with defaults filled in, straight into the configuration of the
  * module that uses it: this file is the one place where settings are mapped. */
+#define CFG_PATH_MAX 512
+
 typedef struct cfg_tessera {
   sched_config sched;                    /* schedulerName, scoring, topology, waitForPodsReady;
                                             sched.queueing: queueing (Kueue's settings) */
@@ -39,6 +41,10 @@ typedef struct cfg_tessera {
   kc_api_opts api;                       /* api */
   char health_address[CFG_ADDRESS_MAX];  /* healthAddress: /healthz and /readyz */
   char metrics_address[CFG_ADDRESS_MAX]; /* metricsAddress: /metrics */
+  bool metrics_secure;                   /* metricsSecure: /metrics over HTTPS, each scrape's
+                                            bearer token reviewed by the API server (false) */
+  char metrics_cert_dir[CFG_PATH_MAX];   /* metricsCertDir: tls.crt and tls.key, "" for a
+                                            self-signed certificate */
   cfg_queue_status queue_status;         /* queueStatus */
 } cfg_tessera;
 

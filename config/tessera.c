@@ -443,7 +443,8 @@ json_t *cfg_tessera_json(const cfg_tessera *c) {
   }
   o = json_pack("{s:s, s:s, s:s, s:s, s:{s:o}, "
                 "s:{s:s, s:b, s:{s:b, s:o}, s:{s:b, s:o, s:o, s:o}, s:o}, "
-                "s:{s:b, s:s, s:s, s:o, s:o, s:o}, s:s, s:s, s:{s:o, s:o}, s:{s:s, s:s, s:o}}",
+                "s:{s:b, s:s, s:s, s:o, s:o, s:o}, s:s, s:s, s:b, s:s*, s:{s:o, s:o}, "
+                "s:{s:s, s:s, s:o}}",
                 "apiVersion", CFG_API_VERSION, "kind", CFG_KIND, "schedulerName", s->scheduler_name,
                 "scoring", sched_scoring_name(s->scoring), "topology", "levels", levels, "queueing",
                 "admission", s->kueue_admits ? "kueue" : "tessera", "manageJobsWithoutQueueName",
@@ -455,7 +456,9 @@ json_t *cfg_tessera_json(const cfg_tessera *c) {
                 "enable", c->leader.enable, "leaseName", c->leader.name, "leaseNamespace",
                 c->leader.ns, "leaseDuration", dur(c->leader.lease_ms), "renewDeadline",
                 dur(c->leader.renew_ms), "retryPeriod", dur(c->leader.retry_ms), "healthAddress",
-                c->health_address, "metricsAddress", c->metrics_address, "api", "requestTimeout",
+                c->health_address, "metricsAddress", c->metrics_address, "metricsSecure",
+                c->metrics_secure, "metricsCertDir",
+                c->metrics_cert_dir[0] ? c->metrics_cert_dir : NULL, "api", "requestTimeout",
                 dur(c->api.request_timeout_ms), "eventInterval", dur(c->api.event_interval_ms),
                 "queueStatus", "mode", modes[c->queue_status.mode], "kueueNamespace",
                 c->queue_status.kueue_namespace, "interval", dur(c->queue_status.interval_ms));
@@ -471,8 +474,10 @@ static ts_rc check_address(cdec *d, const char *field, const char *addr) {
 
 static ts_rc parse_root(cdec *d, json_t *root, cfg_tessera *c) {
   static const char *const keys[] = {
-      "apiVersion",     "kind",          "schedulerName",  "scoring", "topology",    "queueing",
-      "leaderElection", "healthAddress", "metricsAddress", "api",     "queueStatus", NULL};
+      "apiVersion",     "kind",     "schedulerName",  "scoring",
+      "topology",       "queueing", "leaderElection", "healthAddress",
+      "metricsAddress", "api",      "queueStatus",    "metricsSecure",
+      "metricsCertDir", NULL};
   char name[254] = "", scoring[32] = "", api_version[64] = "", kind[64] = "";
   ts_rc rc;
   if (!json_is_object(root)) return fail(d, NULL, "must be a mapping of settings");
@@ -492,8 +497,12 @@ static ts_rc parse_root(cdec *d, json_t *root, cfg_tessera *c) {
       (rc = get_string(d, root, "healthAddress", c->health_address, sizeof c->health_address)) ||
       (rc = get_string(d, root, "metricsAddress", c->metrics_address, sizeof c->metrics_address)) ||
       (rc = check_address(d, "healthAddress", c->health_address)) ||
-      (rc = check_address(d, "metricsAddress", c->metrics_address)))
+      (rc = check_address(d, "metricsAddress", c->metrics_address)) ||
+      (rc = get_bool(d, root, "metricsSecure", &c->metrics_secure)) ||
+      (rc = get_string(d, root, "metricsCertDir", c->metrics_cert_dir, sizeof c->metrics_cert_dir)))
     return rc;
+  if (c->metrics_cert_dir[0] && !c->metrics_secure)
+    return fail(d, "metricsCertDir", "is used only with metricsSecure: true");
   if (*name) c->sched.scheduler_name = ts_intern_cstr(name);
   if (*scoring && !sched_scoring_parse(scoring, &c->sched.scoring))
     return fail(d, "scoring",

@@ -122,6 +122,82 @@ void kc_client_set_timeout(kc_client *c, int64_t ms);
  * Prometheus' text format to out; TS_ELIMIT/TS_ENOMEM when out cannot grow. */
 ts_rc kc_client_metrics(const kc_client *c, ts_buf *out);
 
+/* ---- serving TLS -------------------------------------------------------------------------- */
+
+/* The certificate of the endpoints Tessera serves over HTTPS (/metrics): cert_dir's tls.crt
+ * (with its chain) and tls.key, loaded again when either file changes (looked at when a
+ * connection arrives, at most every 10 s; a pair that does not load keeps the old one), or,
+ * cert_dir NULL or "", a self-signed certificate for name, localhost and 127.0.0.1, made now
+ * and valid a year (controller-runtime's secure metrics serving without a certificate
+ * directory). TLS 1.2 and later. Returns new, NULL with err naming the file. */
+#define KC_TLS_DIR_MAX 512
+typedef struct kc_tls_server kc_tls_server;
+kc_tls_server *kc_tls_server_new(const char *cert_dir, const char *name, ts_err *err);
+void kc_tls_server_free(kc_tls_server *s);
+/* Certificates loaded again since start. */
+uint64_t kc_tls_server_reloads(const kc_tls_server *s);
+
+/* One server-side TLS session over memory: the caller moves the bytes. NULL when out of
+ * memory. */
+typedef struct kc_tls_conn kc_tls_conn;
+kc_tls_conn *kc_tls_conn_new(kc_tls_server *s);
+void kc_tls_conn_free(kc_tls_conn *c);
+/* Takes n bytes received (n may be 0) and returns how many bytes of plaintext it put into out
+ * (cap bytes; 0 while the handshake runs or a record is incomplete), -1 once the session
+ * failed (a bad handshake, not TLS). Send kc_tls_conn_output after each call. */
+ssize_t kc_tls_conn_feed(kc_tls_conn *c, const void *in, size_t n, void *out, size_t cap);
+/* Encrypts the one answer of the connection, followed by close_notify; 0, -1 when the session
+ * cannot (not established, failed). */
+int kc_tls_conn_write(kc_tls_conn *c, const void *in, size_t n);
+/* The bytes to send now (new, free with free()) and their length, NULL when none. */
+char *kc_tls_conn_output(kc_tls_conn *c, size_t *len);
+/* SHA-256 of data as 64 hex digits (keys that must not keep a secret, such as a token). */
+void kc_sha256_hex(const void *data, size_t n, char out[65]);
+
+/* ---- who may read an endpoint: delegated authentication and authorization ------------------ */
+
+/* The access reviews' wire format (model/wire.h has it). */
+typedef struct kc_review_codec {
+  /* A TokenReview of token. New, NULL when out of memory. */
+  json_t *(*token_review)(const char *token);
+  /* Its answer: *authenticated and, when it is, *user (new) and *user_name (borrowed from it);
+   * TS_EINVAL with err when it is not a TokenReview's answer. */
+  ts_rc (*token_read)(const json_t *review, bool *authenticated, json_t **user,
+                      const char **user_name, ts_err *err);
+  /* A SubjectAccessReview: may user (a token_read *user) do verb on the non-resource path? */
+  json_t *(*access_review)(const json_t *user, const char *path, const char *verb);
+  /* Its answer: *allowed and the reason (cap bytes); TS_EINVAL with err when it is not one. */
+  ts_rc (*access_read)(const json_t *review, bool *allowed, char *reason, size_t cap, ts_err *err);
+} kc_review_codec;
+
+/* How long answers are kept: controller-runtime's secure metrics serving keeps a token's
+ * review (either answer) 1 min, an allow 5 min and a deny 30 s; at most cache_max answers. */
+typedef struct kc_reviewer_opts {
+  int64_t token_ttl_ms, allow_ttl_ms, deny_ttl_ms;
+  size_t cache_max;
+} kc_reviewer_opts;
+void kc_reviewer_opts_default(kc_reviewer_opts *o);
+
+/* The verdict on a request: HTTP code 200 (allowed), 401 ("Unauthorized": no token, or one the
+ * API server does not know), 403 ("Authorization denied for user NAME"), 500 (a review failed:
+ * not kept, the next request asks again) or 503 (the reviewer was freed first); message is
+ * borrowed for the call. */
+typedef void (*kc_verdict_fn)(void *ud, int code, const char *message);
+
+typedef struct kc_reviewer kc_reviewer;
+/* A reviewer asking c's API server through codec (borrowed, as c, for its life); o NULL for the
+ * defaults. NULL when out of memory. */
+kc_reviewer *kc_reviewer_new(kc_client *c, const kc_review_codec *codec, const kc_reviewer_opts *o);
+/* Decides whether the holder of bearer token (NULL or "": none) may do verb ("get") on path:
+ * from kept answers at once (done called before it returns), else after a TokenReview and a
+ * SubjectAccessReview. done is called exactly once. */
+void kc_reviewer_check(kc_reviewer *r, const char *token, const char *verb, const char *path,
+                       kc_verdict_fn done, void *ud);
+/* Reviews sent to the API server so far (TokenReviews and SubjectAccessReviews). */
+uint64_t kc_reviewer_sent(const kc_reviewer *r);
+/* Answers each check still waiting with 503, then frees r; NULL is a no-op. */
+void kc_reviewer_free(kc_reviewer *r);
+
 /* ---- informers ---------------------------------------------------------------------------------
  */
 
@@ -284,6 +360,7 @@ void kc_update(kc_writer *w, const char *what, const char *ns, const char *name,
 
 typedef enum kc_rbac_scope {
   KC_RBAC_CLUSTER,  /* a ClusterRole rule */
+  KC_RBAC_REVIEW,   /* the same, needed by a replica that only reads too (shadow mode) */
   KC_RBAC_LEASE_NS, /* a Role in leaderElection.leaseNamespace */
   KC_RBAC_LEASE,    /* the same, for leaderElection.leaseName only */
 } kc_rbac_scope;

@@ -99,6 +99,23 @@ json_t *model_lease_json(const json_t *old, const char *ns, const char *name, co
 /* The merge patch that gives a Lease up: no holder, a duration of 1 s, renewed at now_ns. */
 json_t *model_lease_release_patch(int64_t now_ns);
 
+/* ---- access reviews (who scrapes /metrics) ------------------------------------------------- */
+
+/* An authentication.k8s.io/v1 TokenReview of a bearer token, for the API server's audiences. */
+json_t *model_token_review_json(const char *token);
+/* What a TokenReview's answer says: TS_OK with *authenticated and, when it is, *user (new: the
+ * status.user object, {username, uid, groups, extra}) and *user_name (borrowed from *user);
+ * TS_EINVAL with err naming the field when the answer is not a TokenReview's. */
+ts_rc model_token_review_read(const json_t *review, bool *authenticated, json_t **user,
+                              const char **user_name, ts_err *err);
+/* An authorization.k8s.io/v1 SubjectAccessReview: may user (a TokenReview's status.user) do verb
+ * ("get") on the non-resource URL path ("/metrics")? */
+json_t *model_access_review_json(const json_t *user, const char *path, const char *verb);
+/* What a SubjectAccessReview's answer says: TS_OK with *allowed and the reason into reason (cap
+ * bytes, "" when none); TS_EINVAL with err naming the field. */
+ts_rc model_access_review_read(const json_t *review, bool *allowed, char *reason, size_t cap,
+                               ts_err *err);
+
 /* ---- Kueue queue status -------------------------------------------------------------------- */
 
 /* One flavor-resource of a queue's status, its quantities formatted as Kueue prints them. */

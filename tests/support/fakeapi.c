@@ -85,6 +85,7 @@ struct fa_server {
   int misbound;                   /* bindings of a bound pod to another node */
   bool http2;                     /* offer h2 in ALPN */
   int goaway_after;               /* HTTP/2: GOAWAY after this many more requests (0: never) */
+  json_t *users;                  /* fa_add_user: token -> {username, allow} */
   TS_VEC(snapshot) snaps;         /* paginated lists being read */
   long next_snap;                 /* id of the next one */
 };
@@ -609,6 +610,49 @@ static void create_errors(const route *r, json_t *body, const char *name, ts_buf
     ts_buf_printf(errs, "%seventTime: Required value", errs->len ? ", " : "");
 }
 
+/* TokenReviews and SubjectAccessReviews, as kube-apiserver answers them (201, the review with
+ * its status): tokens and what their users may GET come from fa_add_user. */
+static int review(fa_server *s, req *q, json_t **out) {
+  json_t *body = NULL, *spec, *st;
+  ts_err err;
+  if (in_json_parse(q->body, q->len, &body, &err) != TS_OK ||
+      !json_is_object(spec = json_object_get(body, "spec")))
+    return json_decref(body), *out = status_body(400, "BadRequest", "not a review"), 400;
+  if (strstr(q->path, "tokenreviews")) {
+    json_t *u = json_object_get(s->users, json_string_value(json_object_get(spec, "token")) ?: "");
+    if (u)
+      st = json_pack("{s:b, s:{s:O, s:s, s:[s, s]}, s:[s]}", "authenticated", 1, "user", "username",
+                     json_object_get(u, "username"), "uid", "3f1b2c4d-0000-4000-8000-000000000001",
+                     "groups", "system:serviceaccounts", "system:authenticated", "audiences",
+                     "https://kubernetes.default.svc");
+    else /* kube-apiserver leaves authenticated out and says why */
+      st = json_pack("{s:{}, s:s}", "user", "error", "[invalid bearer token, token lookup failed]");
+  } else {
+    const char *who = json_string_value(json_object_get(spec, "user")) ?: "";
+    const char *path =
+        json_string_value(json_object_get(json_object_get(spec, "nonResourceAttributes"), "path"))
+            ?: "";
+    const char *verb =
+        json_string_value(json_object_get(json_object_get(spec, "nonResourceAttributes"), "verb"))
+            ?: "";
+    bool allowed = false;
+    const char *k;
+    json_t *u;
+    json_object_foreach(s->users, k, u) {
+      const char *a = json_string_value(json_object_get(u, "allow"));
+      if (!strcmp(json_string_value(json_object_get(u, "username")), who) && a &&
+          !strcmp(a, path) && !strcmp(verb, "get"))
+        allowed = true;
+    }
+    st = allowed ? json_pack("{s:b, s:s}", "allowed", 1, "reason",
+                             "RBAC: allowed by ClusterRoleBinding \"metrics\"")
+                 : json_pack("{s:b}", "allowed", 0);
+  }
+  json_object_set_new(body, "status", st);
+  *out = body;
+  return 201;
+}
+
 static int handle(conn *c, req *q, json_t **out) {
   fa_server *s = c->s;
   route r;
@@ -621,6 +665,10 @@ static int handle(conn *c, req *q, json_t **out) {
     return *out = json_pack("{s:s, s:s, s:s, s:s, s:s}", "major", "1", "minor", "34", "gitVersion",
                             "v1.34.0-fake", "goVersion", "go1.24", "platform", "linux/amd64"),
            200;
+  if (!strcmp(q->method, "POST") &&
+      (!strcmp(q->path, "/apis/authentication.k8s.io/v1/tokenreviews") ||
+       !strcmp(q->path, "/apis/authorization.k8s.io/v1/subjectaccessreviews")))
+    return review(s, q, out);
   if (!parse_route(q->path, &r))
     return *out = status_body(404, "NotFound", "the server could not find the requested resource"),
            404;
@@ -1327,6 +1375,7 @@ void fa_stop(fa_server *s) {
   for (size_t i = 0; i < s->faults.n; i++) json_decref(s->faults.v[i].body);
   ts_vec_free(&s->faults);
   ts_buf_free(&s->log);
+  json_decref(s->users);
   snprintf(path, sizeof path, "rm -rf '%s'", s->dir);
   if (system(path)) { /* best effort */
   }
@@ -1495,6 +1544,14 @@ void fa_compact(fa_server *s) {
   }
   s->history.n = kept;
   pthread_cond_broadcast(&s->changed);
+  pthread_mutex_unlock(&s->mu);
+}
+
+void fa_add_user(fa_server *s, const char *token, const char *username, const char *allow) {
+  pthread_mutex_lock(&s->mu);
+  if (!s->users) s->users = json_object();
+  json_object_set_new(s->users, token,
+                      json_pack("{s:s, s:s?}", "username", username, "allow", allow));
   pthread_mutex_unlock(&s->mu);
 }
 

@@ -66,6 +66,10 @@ void fa_compact(fa_server *s);
 /* A user the token maps to, for requests that the tests want to refuse (401). */
 void fa_set_token(fa_server *s, const char *token);
 
+/* A user of bearer token for TokenReviews, allowed to GET the non-resource path allow (NULL:
+ * nothing) in SubjectAccessReviews. */
+void fa_add_user(fa_server *s, const char *token, const char *username, const char *allow);
+
 /* Requests answered so far whose "METHOD path?query" starts with prefix. */
 int fa_count(fa_server *s, const char *prefix);
 /* Waits (up to timeout_ms) until fa_count(prefix) >= n; true when it did. */

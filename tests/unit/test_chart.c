@@ -231,6 +231,12 @@ static void check(json_t *docs, int *kinds) {
       json_t *r;
       size_t k;
       json_array_foreach(at(o, "rules"), k, r) {
+        if (at(r, "nonResourceURLs")) { /* a ClusterRole's only, without resources */
+          assert_string_equal(kind, "ClusterRole");
+          assert_null(at(r, "resources"));
+          assert_true(json_array_size(at(r, "verbs")) >= 1);
+          continue;
+        }
         assert_non_null(at(r, "apiGroups"));
         assert_true(json_array_size(at(r, "resources")) >= 1);
         assert_true(json_array_size(at(r, "verbs")) >= 1);
@@ -276,9 +282,9 @@ static void test_chart_renders(void **state) {
   out = render_chart(values);
   docs = parse_all(out);
   check(docs, &kinds);
-  assert_int_equal(kinds, 10); /* ConfigMap, Deployment, NetworkPolicy, PodDisruptionBudget,
+  assert_int_equal(kinds, 11); /* ConfigMap, Deployment, NetworkPolicy, PodDisruptionBudget,
                                   ServiceAccount, ClusterRole and Role with their bindings,
-                                  Service */
+                                  the metrics-reader ClusterRole, Service */
   { /* every ingress rule names who may come: none is open to the whole cluster (the probes come
      * from the pod's node, which a NetworkPolicy always allows) */
     json_t *o, *rule;
@@ -312,7 +318,7 @@ static void test_chart_renders(void **state) {
   docs = parse_all(out);
   kinds = 0;
   check(docs, &kinds);
-  assert_int_equal(kinds, 10);
+  assert_int_equal(kinds, 11);
   assert_non_null(strstr(out, "kind: ServiceMonitor"));
   assert_null(strstr(out, "kind: NetworkPolicy"));
   json_decref(docs);
@@ -350,8 +356,8 @@ static void test_chart_renders(void **state) {
   docs = parse_all(out);
   kinds = 0;
   check(docs, &kinds);
-  assert_int_equal(kinds, 9); /* the 11 above (ServiceMonitor and NetworkPolicy on) less the
-                                 Role and RoleBinding of the Lease */
+  assert_int_equal(kinds, 10); /* the 12 above (ServiceMonitor and NetworkPolicy on) less the
+                                  Role and RoleBinding of the Lease */
   {
     json_t *o, *rule, *verb, *args = NULL;
     size_t i, k, x;
@@ -364,11 +370,15 @@ static void test_chart_renders(void **state) {
       json_array_foreach(at(o, "rules"), k, rule)
         json_array_foreach(json_object_get(rule, "verbs"), x, verb) {
           const char *vb = json_string_value(verb);
+          const char *res =
+              json_string_value(json_array_get(json_object_get(rule, "resources"), 0));
+          if (res && (!strcmp(res, "tokenreviews") || !strcmp(res, "subjectaccessreviews")))
+            continue; /* reviews of who scrapes /metrics: asked, nothing stored */
           if (strcmp(vb, "get") && strcmp(vb, "list") && strcmp(vb, "watch"))
             fail_msg("shadow RBAC grants %s on %s", vb, json_dumps(rule, JSON_COMPACT));
         }
     }
-    assert_int_equal(roles, 1);
+    assert_int_equal(roles, 2); /* Tessera's and the metrics reader's */
     assert_non_null(args);
     assert_string_equal(json_string_value(json_array_get(args, 2)), "--shadow");
     assert_string_equal(json_string_value(json_array_get(args, 3)),
@@ -556,6 +566,16 @@ static void test_chart_conventions(void **state) {
       "Scheduling");
   assert_string_equal(str(doc(da, "ServiceMonitor", NULL), "metadata.labels.release"),
                       "kube-prometheus-stack");
+  /* /metrics over HTTPS by default: scraped as Kueue's chart scrapes it, with the scraper's
+   * token, and the self-signed certificate not verified */
+  o = doc(da, "ServiceMonitor", NULL);
+  assert_string_equal(str(o, "spec.endpoints.0.scheme"), "https");
+  assert_string_equal(str(o, "spec.endpoints.0.bearerTokenFile"),
+                      "/var/run/secrets/kubernetes.io/serviceaccount/token");
+  assert_true(json_is_true(at(o, "spec.endpoints.0.tlsConfig.insecureSkipVerify")));
+  assert_non_null(strstr(str(doc(da, "ConfigMap", "tessera-config"), "data.tessera\\.yaml"),
+                         "metricsSecure: true"));
+  assert_null(at(doc(da, "Deployment", NULL), "spec.template.spec.volumes.1"));
   o = doc(da, "PrometheusRule", NULL);
   assert_non_null(o);
   {
@@ -578,6 +598,26 @@ static void test_chart_conventions(void **state) {
     json_decref(dash);
   }
   free(a), json_decref(da);
+  /* a certificate from a Secret: mounted, and tessera.yaml points at it; plain HTTP when
+   * metricsSecure is off */
+  json_object_set_new(values, "metricsCertSecret", json_string("tessera-metrics-tls"));
+  a = render_chart(values);
+  da = parse_all(a);
+  o = doc(da, "Deployment", NULL);
+  assert_string_equal(str(o, "spec.template.spec.volumes.1.secret.secretName"),
+                      "tessera-metrics-tls");
+  assert_string_equal(str(o, "spec.template.spec.containers.0.volumeMounts.1.mountPath"),
+                      "/etc/tessera-tls");
+  assert_non_null(strstr(str(doc(da, "ConfigMap", "tessera-config"), "data.tessera\\.yaml"),
+                         "metricsCertDir: /etc/tessera-tls"));
+  free(a), json_decref(da);
+  json_object_set_new(values, "metricsCertSecret", json_string(""));
+  json_object_set_new(json_object_get(values, "config"), "metricsSecure", json_false());
+  a = render_chart(values);
+  da = parse_all(a);
+  assert_null(at(doc(da, "ServiceMonitor", NULL), "spec.endpoints.0.scheme"));
+  free(a), json_decref(da);
+  json_object_set_new(json_object_get(values, "config"), "metricsSecure", json_true());
   /* names: nameOverride in the name label and selectors, fullnameOverride in every object's
    * name; the ServiceAccount's annotations; where the pods may run */
   json_object_set_new(values, "nameOverride", json_string("gpu-sched"));

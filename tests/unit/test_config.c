@@ -714,7 +714,31 @@ static void test_addresses(void **state) {
   assert_int_equal(cfg_address_split("[fe80::1%eth0]:1", host, sizeof host, &port, &e), TS_EINVAL);
   cfg_tessera_default(&t);
   assert_int_equal(cfg_tessera_parse(y, strlen(y), &t, &e), TS_OK);
+  assert_false(t.metrics_secure); /* plain HTTP unless asked */
   cfg_tessera_free(&t);
+  { /* metricsSecure and its certificate directory, and back through the effective config */
+    const char *sec = "metricsSecure: true\nmetricsCertDir: /etc/tessera/metrics-tls\n";
+    json_t *j;
+    char *text;
+    cfg_tessera_default(&t);
+    assert_int_equal(cfg_tessera_parse(sec, strlen(sec), &t, &e), TS_OK);
+    assert_true(t.metrics_secure);
+    assert_string_equal(t.metrics_cert_dir, "/etc/tessera/metrics-tls");
+    j = cfg_tessera_json(&t);
+    assert_true(json_is_true(json_object_get(j, "metricsSecure")));
+    text = json_dumps(j, 0);
+    cfg_tessera_free(&t);
+    cfg_tessera_default(&t);
+    assert_int_equal(cfg_tessera_parse(text, strlen(text), &t, &e), TS_OK);
+    assert_string_equal(t.metrics_cert_dir, "/etc/tessera/metrics-tls");
+    free(text), json_decref(j);
+    cfg_tessera_free(&t);
+    cfg_tessera_default(&t); /* no directory: left out, and read back as none */
+    j = cfg_tessera_json(&t);
+    assert_null(json_object_get(j, "metricsCertDir"));
+    json_decref(j);
+    cfg_tessera_free(&t);
+  }
 }
 
 static void test_tessera_errors(void **state) {
@@ -747,6 +771,9 @@ static void test_tessera_errors(void **state) {
              "tessera.yaml: queueing.deviceClassMappings[0].resource: is required");
   bad_config("topology: {levels: [a, b, a]}\n",
              "tessera.yaml: topology.levels: \"a\" is listed twice");
+  bad_config("metricsSecure: \"yes\"\n", "tessera.yaml: metricsSecure: must be true or false");
+  bad_config("metricsCertDir: /etc/tls\n",
+             "tessera.yaml: metricsCertDir: is used only with metricsSecure: true");
   bad_config("healthAddress: localhost\n",
              "tessera.yaml: healthAddress: must be HOST:PORT with a port from 1 to 65535, not "
              "\"localhost\"");

@@ -603,7 +603,8 @@ static void test_health_half_sent_requests(void **state) {
   char body[512];
   (void)state;
   assert_int_equal(uv_loop_init(&loop), 0);
-  assert_non_null(hs = health_server_start(&loop, "127.0.0.1", port, ready_cb, NULL, NULL, &err));
+  assert_non_null(
+      hs = health_server_start(&loop, &(health_opts){"127.0.0.1", port, ready_cb}, &err));
   assert_int_equal(get(&loop, port, "/readyz", body, sizeof body), 503);
   assert_string_equal(body, "not ready: pods: not listed yet\n");
   for (int i = 0; i < 300; i++) {
@@ -669,7 +670,8 @@ static void test_health_slow_client_flood(void **state) {
   health_server *hs;
   (void)state;
   assert_int_equal(uv_loop_init(&loop), 0);
-  assert_non_null(hs = health_server_start(&loop, "127.0.0.1", port, ready_cb, NULL, NULL, &err));
+  assert_non_null(
+      hs = health_server_start(&loop, &(health_opts){"127.0.0.1", port, ready_cb}, &err));
   for (int i = 0; i < 300; i++) fds[i] = -1;
   for (int round = 0; round < 20; round++) {
     long ms;
@@ -735,7 +737,7 @@ static void test_health_ipv6(void **state) {
   }
   close(fd);
   assert_int_equal(uv_loop_init(&loop), 0);
-  assert_non_null(hs = health_server_start(&loop, "::1", port, ready_cb, NULL, NULL, &err));
+  assert_non_null(hs = health_server_start(&loop, &(health_opts){"::1", port, ready_cb}, &err));
   fd = socket(AF_INET6, SOCK_STREAM, 0);
   a.sin6_port = htons((uint16_t)port);
   assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);

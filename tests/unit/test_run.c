@@ -177,6 +177,33 @@ static long http_get(int port, const char *path, char *out, size_t cap) {
   return code;
 }
 
+/* GET https://127.0.0.1:port/path (the certificate not verified) with the bearer token (NULL:
+ * none): the status, and the body into out. */
+static long https_get(int port, const char *path, const char *token, char *out, size_t cap) {
+  char url[200], auth[200];
+  long code = 0;
+  ts_buf b;
+  CURL *e = curl_easy_init();
+  struct curl_slist *h = NULL;
+  ts_buf_init(&b, 1 << 20);
+  snprintf(url, sizeof url, "https://127.0.0.1:%d%s", port, path);
+  curl_easy_setopt(e, CURLOPT_URL, url);
+  curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+  curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+  if (token) {
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, h = curl_slist_append(NULL, auth));
+  }
+  curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(e, CURLOPT_WRITEDATA, &b);
+  if (curl_easy_perform(e) == CURLE_OK) curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &code);
+  curl_easy_cleanup(e);
+  curl_slist_free_all(h);
+  snprintf(out, cap, "%.*s", (int)b.len, b.data ? b.data : "");
+  ts_buf_free(&b);
+  return code;
+}
+
 /* Every request the scheduler made (tessera_api_requests_total in body) is one the chart's
  * RBAC allows (`tessera rbac` prints the same rules); returns how many kinds were checked. */
 static int requests_allowed(const char *body) {
@@ -1396,6 +1423,76 @@ static void test_run_shadow(void **state) {
   }
 }
 
+/* metricsSecure: /metrics on metricsAddress over HTTPS for the tokens the API server allows
+ * (the fake one's TokenReviews and SubjectAccessReviews), and no longer on healthAddress, whose
+ * probes stay plain HTTP; every review is a request the chart's RBAC allows. A certificate
+ * directory without its files stops the start, naming the file. */
+static void test_run_secure_metrics(void **state) {
+  fa_server *s = srv = fa_start();
+  int port = 20000 + (int)(getpid() % 10000) * 2;
+  char cfg[400], body[1 << 16];
+  pid_t pid;
+  FILE *f;
+  (void)state;
+  assert_non_null(s);
+  seed(s);
+  fa_add_user(s, "tok-prom", "system:serviceaccount:monitoring:prometheus", "/metrics");
+  fa_add_user(s, "tok-bob", "bob", NULL);
+  snprintf(cfg, sizeof cfg, "%s/tessera.yaml", fa_dir(s));
+  assert_non_null(f = fopen(cfg, "w"));
+  fprintf(f,
+          "leaderElection: {enable: false}\nhealthAddress: 127.0.0.1:%d\n"
+          "metricsAddress: 127.0.0.1:%d\nmetricsSecure: true\n",
+          port, port + 1);
+  fclose(f);
+  if ((pid = fork()) == 0) {
+    char log[400];
+    snprintf(log, sizeof log, "%s/a.log", fa_dir(s));
+    if (!freopen(log, "w", stderr)) _exit(127);
+    execl(tessera(), tessera(), "run", "--kubeconfig", fa_kubeconfig(s), "--config", cfg,
+          (char *)NULL);
+    _exit(127);
+  }
+  if (nkids < 4) kids[nkids++] = pid;
+  for (int i = 0; i < 100 && http_get(port, "/readyz", body, sizeof body) != 200; i++)
+    usleep(100000);
+  assert_int_equal(http_get(port, "/healthz", body, sizeof body), 200);
+  assert_int_equal(http_get(port, "/metrics", body, sizeof body), 404); /* not around the check */
+  assert_int_equal(https_get(port + 1, "/healthz", NULL, body, sizeof body), 200);
+  assert_int_equal(https_get(port + 1, "/metrics", NULL, body, sizeof body), 401);
+  assert_int_equal(https_get(port + 1, "/metrics", "tok-nope", body, sizeof body), 401);
+  assert_int_equal(https_get(port + 1, "/metrics", "tok-bob", body, sizeof body), 403);
+  assert_string_equal(body, "Authorization denied for user bob\n");
+  assert_int_equal(https_get(port + 1, "/metrics", "tok-prom", body, sizeof body), 200);
+  assert_non_null(
+      strstr(body, "\ntessera_api_requests_total{verb=\"create\",resource=\"tokenreviews\""));
+  assert_non_null(strstr(body, "resource=\"subjectaccessreviews\""));
+  assert_true(requests_allowed(body) > 0);
+  assert_int_equal(http_get(port + 1, "/metrics", body, sizeof body), 0); /* no plain HTTP */
+  assert_int_equal(stop(pid, SIGTERM), 0);
+  assert_true(logged(s, "a", "/metrics on 127.0.0.1:"));
+
+  assert_non_null(f = fopen(cfg, "a"));
+  fprintf(f, "metricsCertDir: %s/no-such-dir\n", fa_dir(s));
+  fclose(f);
+  if ((pid = fork()) == 0) {
+    char log[400];
+    snprintf(log, sizeof log, "%s/b.log", fa_dir(s));
+    if (!freopen(log, "w", stderr)) _exit(127);
+    execl(tessera(), tessera(), "run", "--kubeconfig", fa_kubeconfig(s), "--config", cfg,
+          (char *)NULL);
+    _exit(127);
+  }
+  {
+    int status = 0;
+    char want[500];
+    for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) != pid; i++) usleep(50000);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
+    snprintf(want, sizeof want, "metricsCertDir: %s/no-such-dir/tls.crt: No such file", fa_dir(s));
+    assert_true(logged(s, "b", want));
+  }
+}
+
 static void test_run_bad_kubeconfig(void **state) {
   char path[] = "/tmp/tessera-kc-XXXXXX";
   int fd = mkstemp(path);
@@ -1455,6 +1552,7 @@ int main(void) {
       cmocka_unit_test_teardown(test_run_gang_pod_by_pod, teardown),
       cmocka_unit_test(test_run_bad_kubeconfig),
       cmocka_unit_test(test_run_shadow),
+      cmocka_unit_test_teardown(test_run_secure_metrics, teardown),
       cmocka_unit_test_teardown(test_run_queue_problems, teardown),
   };
   signal(SIGPIPE, SIG_IGN);
