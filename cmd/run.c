@@ -302,63 +302,80 @@ static bool ready(void *ud, char *why, size_t cap) {
   return !kc_informers_problem(r->inf, why, cap);
 }
 
+/* The families `tessera run` itself exports (live/, kubeclient/ and shadow.c add theirs). */
+enum {
+  RM_BUILD,
+  RM_LEADER,
+  RM_EVENTS,
+  RM_WRITES_FAILED,
+  RM_REFUSED,
+  RM_INTERNED,
+  RM_INTERNED_BYTES,
+  RM_HEAP,
+  RM_RSS,
+  RM_COUNT
+};
+static const ts_prom_family run_families[RM_COUNT] = {
+    [RM_BUILD] = {"tessera_build_info",
+                  "gauge",
+                  "The build of this binary (always 1).",
+                  {"commit", "build_date", NULL}},
+    [RM_LEADER] = {"tessera_leader", "gauge", "1 when this replica leads.", {NULL}},
+    [RM_EVENTS] = {"tessera_events_total", "counter", "Events written.", {NULL}},
+    [RM_WRITES_FAILED] = {"tessera_writes_failed_total",
+                          "counter",
+                          "Writes that ended in failure (refused, no answer, no memory); each "
+                          "kind is logged once.",
+                          {NULL}},
+    [RM_REFUSED] = {"tessera_endpoint_connections_refused_total",
+                    "counter",
+                    "Connections to /healthz, /readyz and /metrics closed to make room for newer "
+                    "ones (too many open, or from one address).",
+                    {NULL}},
+    [RM_INTERNED] = {"tessera_interned_strings",
+                     "gauge",
+                     "Distinct strings interned (vocabulary pinned for good, label values while "
+                     "an object holds them).",
+                     {NULL}},
+    [RM_INTERNED_BYTES] = {"tessera_interned_bytes", "gauge", "Bytes those strings hold.", {NULL}},
+    [RM_HEAP] = {"tessera_heap_inuse_bytes",
+                 "gauge",
+                 "Heap bytes in use (glibc's mallinfo2: allocated, including large blocks).",
+                 {NULL}},
+    [RM_RSS] = {"process_resident_memory_bytes", "gauge", "Resident memory size in bytes.", {NULL}},
+};
+
 static void metrics(void *ud, ts_buf *out) {
   runner *r = ud;
+  const ts_prom_family *f = run_families;
+  ts_prom p = {out, TS_OK};
   /* the gate closes the moment the lease is lost, between ticks: no stale gauge is served */
   if (r->leader) live_set_role(r->l, r->gate.open ? QMETRICS_LEADER : QMETRICS_FOLLOWER);
-  ts_buf_printf(out,
-                "# HELP tessera_build_info The build of this binary (always 1).\n"
-                "# TYPE tessera_build_info gauge\n"
-                "tessera_build_info{commit=\"%s\",build_date=\"%s\"} 1\n",
-                tessera_commit(), tessera_build_date());
+  ts_prom_head(&p, &f[RM_BUILD]);
+  ts_prom_sample(&p, &f[RM_BUILD], (const char *[]){tessera_commit(), tessera_build_date()}, 1);
   live_metrics(r->l, out);
-  ts_buf_printf(
-      out,
-      "# HELP tessera_leader 1 when this replica leads.\n# TYPE tessera_leader gauge\n"
-      "tessera_leader %d\n"
-      "# HELP tessera_events_total Events written.\n# TYPE tessera_events_total counter\n"
-      "tessera_events_total %llu\n"
-      "# HELP tessera_writes_failed_total Writes that ended in failure (refused, no "
-      "answer, no memory); each kind is logged once.\n"
-      "# TYPE tessera_writes_failed_total counter\ntessera_writes_failed_total %llu\n"
-      "# HELP tessera_endpoint_connections_refused_total Connections to /healthz, "
-      "/readyz and /metrics closed to make room for newer ones (too many open, or from one "
-      "address).\n"
-      "# TYPE tessera_endpoint_connections_refused_total counter\n"
-      "tessera_endpoint_connections_refused_total %llu\n",
-      r->gate.open ? 1 : 0, (unsigned long long)(r->writer ? kc_writer_events_sent(r->writer) : 0),
-      (unsigned long long)(r->writer ? kc_writer_refused(r->writer) : 0),
-      (unsigned long long)(health_server_refused(r->health) + health_server_refused(r->metrics)));
+  ts_prom_one(&p, &f[RM_LEADER], r->gate.open ? 1 : 0);
+  ts_prom_one(&p, &f[RM_EVENTS], (double)(r->writer ? kc_writer_events_sent(r->writer) : 0));
+  ts_prom_one(&p, &f[RM_WRITES_FAILED], (double)(r->writer ? kc_writer_refused(r->writer) : 0));
+  ts_prom_one(&p, &f[RM_REFUSED],
+              (double)(health_server_refused(r->health) + health_server_refused(r->metrics)));
   if (r->shadow) shadow_metrics(&r->last, r->shadows, out);
   if (r->client) kc_client_metrics(r->client, out);
   if (r->inf) kc_informers_metrics(r->inf, out);
-  ts_buf_printf(out,
-                "# HELP tessera_interned_strings Distinct strings interned (vocabulary pinned for "
-                "good, label values while an object holds them).\n"
-                "# TYPE tessera_interned_strings gauge\ntessera_interned_strings %zu\n"
-                "# HELP tessera_interned_bytes Bytes those strings hold.\n"
-                "# TYPE tessera_interned_bytes gauge\ntessera_interned_bytes %zu\n",
-                ts_intern_count(), ts_intern_bytes());
+  ts_prom_one(&p, &f[RM_INTERNED], (double)ts_intern_count());
+  ts_prom_one(&p, &f[RM_INTERNED_BYTES], (double)ts_intern_bytes());
 #ifdef __GLIBC__
   { /* what the heap holds now; resident memory keeps its high-water mark (tune_malloc) */
     struct mallinfo2 mi = mallinfo2();
-    ts_buf_printf(out,
-                  "# HELP tessera_heap_inuse_bytes Heap bytes in use (glibc's mallinfo2: "
-                  "allocated, including large blocks).\n"
-                  "# TYPE tessera_heap_inuse_bytes gauge\ntessera_heap_inuse_bytes %zu\n",
-                  mi.uordblks + mi.hblkhd);
+    ts_prom_one(&p, &f[RM_HEAP], (double)(mi.uordblks + mi.hblkhd));
   }
 #endif
   {
     long size = 0, pages = 0, page = sysconf(_SC_PAGESIZE);
-    FILE *f = fopen("/proc/self/statm", "r");
-    if (f && fscanf(f, "%ld %ld", &size, &pages) == 2 && page > 0)
-      ts_buf_printf(out,
-                    "# HELP process_resident_memory_bytes Resident memory size in bytes.\n"
-                    "# TYPE process_resident_memory_bytes gauge\nprocess_resident_memory_bytes "
-                    "%lld\n",
-                    (long long)pages * page);
-    if (f) fclose(f);
+    FILE *fp = fopen("/proc/self/statm", "r");
+    if (fp && fscanf(fp, "%ld %ld", &size, &pages) == 2 && page > 0)
+      ts_prom_one(&p, &f[RM_RSS], (double)pages * (double)page);
+    if (fp) fclose(fp);
   }
 }
 

@@ -31,77 +31,126 @@ void shadow_log(const sched_shadow *s, const char *scheduler) {
   }
 }
 
-static void gauge(ts_buf *b, const char *name, const char *help) {
-  ts_buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name);
-}
+/* The tessera_shadow_* families. */
+enum {
+  SH_EVALUATIONS,
+  SH_LAST,
+  SH_PODS,
+  SH_GANGS,
+  SH_PARTIAL,
+  SH_SPLIT,
+  SH_PLACEABLE,
+  SH_UNPLACEABLE,
+  SH_PREEMPTIONS,
+  SH_GPUS,
+  SH_FREE,
+  SH_STRANDED,
+  SH_Q_ADMITTED,
+  SH_Q_WOULD_ADMIT,
+  SH_Q_WOULD_PREEMPT,
+  SH_COUNT
+};
+static const ts_prom_family shadow_families[SH_COUNT] = {
+    [SH_EVALUATIONS] = {"tessera_shadow_evaluations_total",
+                        "counter",
+                        "Comparisons made (tessera run --shadow).",
+                        {NULL}},
+    [SH_LAST] = {"tessera_shadow_last_evaluation_timestamp_seconds",
+                 "gauge",
+                 "When the last comparison was made (Unix time).",
+                 {NULL}},
+    [SH_PODS] = {"tessera_shadow_pods",
+                 "gauge",
+                 "The other scheduler's pods, placed or pending: as it placed them "
+                 "(placement=\"actual\") and as Tessera would have (placement=\"tessera\").",
+                 {"placement", "state", NULL}},
+    [SH_GANGS] = {"tessera_shadow_gangs",
+                  "gauge",
+                  "Gangs of more than one pod among them.",
+                  {NULL}},
+    [SH_PARTIAL] = {"tessera_shadow_partial_gangs",
+                    "gauge",
+                    "Gangs with some pods placed and others that must start with them pending "
+                    "(past 10 s).",
+                    {"placement", NULL}},
+    [SH_SPLIT] = {"tessera_shadow_split_gangs",
+                  "gauge",
+                  "Gangs the other scheduler spread over more domains of the narrowest topology "
+                  "level in which Tessera kept them whole.",
+                  {NULL}},
+    [SH_PLACEABLE] = {"tessera_shadow_placeable_pods",
+                      "gauge",
+                      "Pods it left pending (past 10 s) that Tessera would place now.",
+                      {NULL}},
+    [SH_UNPLACEABLE] = {"tessera_shadow_unplaceable_pods",
+                        "gauge",
+                        "Pods it placed that Tessera would have left pending.",
+                        {NULL}},
+    [SH_PREEMPTIONS] = {"tessera_shadow_preemptions",
+                        "gauge",
+                        "Pods Tessera would evict now to make room.",
+                        {NULL}},
+    [SH_GPUS] = {"tessera_shadow_gpus", "gauge", "GPUs of the schedulable nodes.", {NULL}},
+    [SH_FREE] = {"tessera_shadow_gpus_free",
+                 "gauge",
+                 "Free GPUs, by placement.",
+                 {"placement", NULL}},
+    [SH_STRANDED] = {"tessera_shadow_gpus_stranded",
+                     "gauge",
+                     "Free GPUs on nodes where none of the pending GPU pods' shapes fits, by "
+                     "placement.",
+                     {"placement", NULL}},
+    [SH_Q_ADMITTED] = {"tessera_shadow_queue_admitted_workloads",
+                       "gauge",
+                       "Workloads of each queue placed whole, by placement.",
+                       {"queue", "placement", NULL}},
+    [SH_Q_WOULD_ADMIT] = {"tessera_shadow_queue_would_admit_workloads",
+                          "gauge",
+                          "Workloads of each queue Tessera would admit now.",
+                          {"queue", NULL}},
+    [SH_Q_WOULD_PREEMPT] = {"tessera_shadow_queue_would_preempt_workloads",
+                            "gauge",
+                            "Workloads of each queue Tessera would preempt now.",
+                            {"queue", NULL}},
+};
 
 void shadow_metrics(const sched_shadow *s, uint64_t evaluations, ts_buf *b) {
   static const char *const place[2] = {"actual", "tessera"};
-  ts_buf_printf(b,
-                "# HELP tessera_shadow_evaluations_total Comparisons made (tessera run "
-                "--shadow).\n# TYPE tessera_shadow_evaluations_total counter\n"
-                "tessera_shadow_evaluations_total %llu\n",
-                (unsigned long long)evaluations);
+  const ts_prom_family *f = shadow_families;
+  ts_prom p = {b, TS_OK};
+  ts_prom_one(&p, &f[SH_EVALUATIONS], (double)evaluations);
   if (!evaluations) return;
-  gauge(b, "tessera_shadow_last_evaluation_timestamp_seconds",
-        "When the last comparison was made (Unix time).");
-  ts_buf_printf(b, "tessera_shadow_last_evaluation_timestamp_seconds %lld\n",
-                (long long)(s->at_ns / 1000000000LL));
-  gauge(b, "tessera_shadow_pods",
-        "The other scheduler's pods, placed or pending: as it placed them (placement=\"actual\") "
-        "and as Tessera would have (placement=\"tessera\").");
+  ts_prom_one(&p, &f[SH_LAST], (double)(s->at_ns / 1000000000LL));
+  ts_prom_head(&p, &f[SH_PODS]);
+  for (int w = 0; w < 2; w++) {
+    ts_prom_sample(&p, &f[SH_PODS], (const char *[]){place[w], "bound"}, (double)s->bound[w]);
+    ts_prom_sample(&p, &f[SH_PODS], (const char *[]){place[w], "pending"}, (double)s->pending[w]);
+  }
+  ts_prom_one(&p, &f[SH_GANGS], (double)s->gangs);
+  ts_prom_head(&p, &f[SH_PARTIAL]);
+  for (int w = 0; w < 2; w++) ts_prom_sample(&p, &f[SH_PARTIAL], &place[w], (double)s->partial[w]);
+  ts_prom_one(&p, &f[SH_SPLIT], (double)s->split);
+  ts_prom_one(&p, &f[SH_PLACEABLE], (double)s->placeable);
+  ts_prom_one(&p, &f[SH_UNPLACEABLE], (double)s->unplaceable);
+  ts_prom_one(&p, &f[SH_PREEMPTIONS], (double)s->preempt);
+  ts_prom_one(&p, &f[SH_GPUS], (double)s->gpus);
+  ts_prom_head(&p, &f[SH_FREE]);
+  for (int w = 0; w < 2; w++) ts_prom_sample(&p, &f[SH_FREE], &place[w], (double)s->free_gpus[w]);
+  ts_prom_head(&p, &f[SH_STRANDED]);
   for (int w = 0; w < 2; w++)
-    ts_buf_printf(b,
-                  "tessera_shadow_pods{placement=\"%s\",state=\"bound\"} %zu\n"
-                  "tessera_shadow_pods{placement=\"%s\",state=\"pending\"} %zu\n",
-                  place[w], s->bound[w], place[w], s->pending[w]);
-  gauge(b, "tessera_shadow_gangs", "Gangs of more than one pod among them.");
-  ts_buf_printf(b, "tessera_shadow_gangs %zu\n", s->gangs);
-  gauge(b, "tessera_shadow_partial_gangs",
-        "Gangs with some pods placed and others that must start with them pending (past 10 s).");
-  for (int w = 0; w < 2; w++)
-    ts_buf_printf(b, "tessera_shadow_partial_gangs{placement=\"%s\"} %zu\n", place[w],
-                  s->partial[w]);
-  gauge(b, "tessera_shadow_split_gangs",
-        "Gangs the other scheduler spread over more domains of the narrowest topology level in "
-        "which Tessera kept them whole.");
-  ts_buf_printf(b, "tessera_shadow_split_gangs %zu\n", s->split);
-  gauge(b, "tessera_shadow_placeable_pods",
-        "Pods it left pending (past 10 s) that Tessera would place now.");
-  ts_buf_printf(b, "tessera_shadow_placeable_pods %zu\n", s->placeable);
-  gauge(b, "tessera_shadow_unplaceable_pods",
-        "Pods it placed that Tessera would have left pending.");
-  ts_buf_printf(b, "tessera_shadow_unplaceable_pods %zu\n", s->unplaceable);
-  gauge(b, "tessera_shadow_preemptions", "Pods Tessera would evict now to make room.");
-  ts_buf_printf(b, "tessera_shadow_preemptions %zu\n", s->preempt);
-  gauge(b, "tessera_shadow_gpus", "GPUs of the schedulable nodes.");
-  ts_buf_printf(b, "tessera_shadow_gpus %lld\n", (long long)s->gpus);
-  gauge(b, "tessera_shadow_gpus_free", "Free GPUs, by placement.");
-  for (int w = 0; w < 2; w++)
-    ts_buf_printf(b, "tessera_shadow_gpus_free{placement=\"%s\"} %lld\n", place[w],
-                  (long long)s->free_gpus[w]);
-  gauge(b, "tessera_shadow_gpus_stranded",
-        "Free GPUs on nodes where none of the pending GPU pods' shapes fits, by placement.");
-  for (int w = 0; w < 2; w++)
-    ts_buf_printf(b, "tessera_shadow_gpus_stranded{placement=\"%s\"} %lld\n", place[w],
-                  (long long)s->stranded_gpus[w]);
-  gauge(b, "tessera_shadow_queue_admitted_workloads",
-        "Workloads of each queue placed whole, by placement.");
+    ts_prom_sample(&p, &f[SH_STRANDED], &place[w], (double)s->stranded_gpus[w]);
+  ts_prom_head(&p, &f[SH_Q_ADMITTED]);
   for (size_t i = 0; i < s->nqueues; i++)
     for (int w = 0; w < 2; w++)
-      ts_buf_printf(b,
-                    "tessera_shadow_queue_admitted_workloads{queue=\"%s\",placement=\"%s\"} %zu\n",
-                    s->queues[i].name, place[w], s->queues[i].admitted[w]);
-  gauge(b, "tessera_shadow_queue_would_admit_workloads",
-        "Workloads of each queue Tessera would admit now.");
+      ts_prom_sample(&p, &f[SH_Q_ADMITTED], (const char *[]){s->queues[i].name, place[w]},
+                     (double)s->queues[i].admitted[w]);
+  ts_prom_head(&p, &f[SH_Q_WOULD_ADMIT]);
   for (size_t i = 0; i < s->nqueues; i++)
-    ts_buf_printf(b, "tessera_shadow_queue_would_admit_workloads{queue=\"%s\"} %zu\n",
-                  s->queues[i].name, s->queues[i].would_admit);
-  gauge(b, "tessera_shadow_queue_would_preempt_workloads",
-        "Workloads of each queue Tessera would preempt now.");
+    ts_prom_sample(&p, &f[SH_Q_WOULD_ADMIT], &s->queues[i].name, (double)s->queues[i].would_admit);
+  ts_prom_head(&p, &f[SH_Q_WOULD_PREEMPT]);
   for (size_t i = 0; i < s->nqueues; i++)
-    ts_buf_printf(b, "tessera_shadow_queue_would_preempt_workloads{queue=\"%s\"} %zu\n",
-                  s->queues[i].name, s->queues[i].would_preempt);
+    ts_prom_sample(&p, &f[SH_Q_WOULD_PREEMPT], &s->queues[i].name,
+                   (double)s->queues[i].would_preempt);
 }
 
 json_t *shadow_json(const sched_shadow *s, const char *scheduler) {

@@ -328,4 +328,45 @@ double ts_quantity_approx(const ts_quantity *q); /* nearest double (display, nev
  * out must hold TS_QUANTITY_STR_MAX bytes. */
 void ts_quantity_format(const ts_quantity *q, char *out);
 
+/* ---- Prometheus' text exposition format --------------------------------------------------
+ * Every /metrics family is declared once as a ts_prom_family and printed through these, so
+ * that the name, help, type and label names live in one place and every sample carries the
+ * labels its family declares. */
+
+#define TS_PROM_LABELS_MAX 8
+#define TS_STR_(x)         #x
+#define TS_STR(x)          TS_STR_(x) /* a macro's value as a string literal */
+
+typedef struct ts_prom_family {
+  const char *name;                       /* "tessera_api_requests_total" */
+  const char *type;                       /* "counter", "gauge" or "histogram" */
+  const char *help;                       /* one line */
+  const char *labels[TS_PROM_LABELS_MAX]; /* label names, NULL after the last */
+} ts_prom_family;
+
+/* A text being written: the first failure (TS_ENOMEM, TS_ELIMIT) is kept and later writes do
+ * nothing, so that a text is whole or known to be cut. */
+typedef struct ts_prom {
+  ts_buf *b; /* borrowed */
+  ts_rc rc;  /* the first failure, or TS_OK */
+} ts_prom;
+
+void ts_prom_printf(ts_prom *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* # HELP and # TYPE of f. */
+void ts_prom_head(ts_prom *p, const ts_prom_family *f);
+/* One sample of f: values[i] for f->labels[i] (NULL when f has no labels; a NULL value is
+ * ""), escaped; v as Prometheus' Go client spells it (shortest form, NaN, +Inf, -Inf). */
+void ts_prom_sample(ts_prom *p, const ts_prom_family *f, const char *const *values, double v);
+/* The head of f and its one sample without labels. */
+void ts_prom_one(ts_prom *p, const ts_prom_family *f, double v);
+/* The series of histogram f with the label text labels (as ts_prom_label built it, "" for
+ * none): the nle cumulative buckets of le (counts[i] observations in bucket i), +Inf (n),
+ * _sum and _count. */
+void ts_prom_histogram(ts_prom *p, const ts_prom_family *f, const char *labels, const double *le,
+                       int nle, const uint64_t *counts, uint64_t n, double sum);
+/* Appends name="value" to a label text (after a comma unless it is empty), escaped. */
+void ts_prom_label(ts_prom *p, const char *name, const char *value);
+/* A value as ts_prom_sample spells it. */
+void ts_prom_value(ts_prom *p, double v);
+
 #endif

@@ -256,30 +256,34 @@ static void count_answer(kc_client *c, const kc_req *r, long code) {
 }
 
 ts_rc kc_client_metrics(const kc_client *c, ts_buf *out) {
-  size_t queued, inflight = kc_client_inflight(c, &queued);
-  ts_rc rc = ts_buf_printf(out,
-                           "# HELP tessera_api_requests_inflight Requests to the API server "
-                           "running now (watches excepted).\n"
-                           "# TYPE tessera_api_requests_inflight gauge\n"
-                           "tessera_api_requests_inflight %zu\n"
-                           "# HELP tessera_api_requests_queued Requests waiting for one of the "
-                           "%d slots.\n"
-                           "# TYPE tessera_api_requests_queued gauge\n"
-                           "tessera_api_requests_queued %zu\n",
-                           inflight, KC_MAX_INFLIGHT, queued);
-  if (rc == TS_OK)
-    rc = ts_buf_puts(out, "# HELP tessera_api_requests_total Requests to the API server that "
-                          "ended, by verb, resource and HTTP status (<error>: no answer).\n"
-                          "# TYPE tessera_api_requests_total counter\n");
-  for (size_t i = 0; rc == TS_OK && i < c->nseries; i++) {
+  static const ts_prom_family inflight = {"tessera_api_requests_inflight",
+                                          "gauge",
+                                          "Requests to the API server running now (watches "
+                                          "excepted).",
+                                          {NULL}},
+                              queued = {"tessera_api_requests_queued",
+                                        "gauge",
+                                        "Requests waiting for one of the " TS_STR(
+                                            KC_MAX_INFLIGHT) " slots.",
+                                        {NULL}},
+                              total = {"tessera_api_requests_total",
+                                       "counter",
+                                       "Requests to the API server that ended, by verb, resource "
+                                       "and HTTP status (<error>: no answer).",
+                                       {"verb", "resource", "code", NULL}};
+  size_t nqueued, running = kc_client_inflight(c, &nqueued);
+  ts_prom p = {out, TS_OK};
+  ts_prom_one(&p, &inflight, (double)running);
+  ts_prom_one(&p, &queued, (double)nqueued);
+  ts_prom_head(&p, &total);
+  for (size_t i = 0; p.rc == TS_OK && i < c->nseries; i++) {
     const kc_series *s = &c->series[i];
     char code[16];
     snprintf(code, sizeof code, "%ld", s->code);
-    rc = ts_buf_printf(
-        out, "tessera_api_requests_total{verb=\"%s\",resource=\"%s\",code=\"%s\"} %llu\n", s->verb,
-        s->resource, s->code ? code : "<error>", (unsigned long long)s->count);
+    ts_prom_sample(&p, &total, (const char *[]){s->verb, s->resource, s->code ? code : "<error>"},
+                   (double)s->count);
   }
-  return rc;
+  return p.rc;
 }
 
 /* Completed transfers: take them out of libcurl, then call back. */

@@ -569,10 +569,14 @@ void kc_informers_stop(kc_informers *a) {
 }
 
 void kc_informers_metrics(const kc_informers *a, ts_buf *out) {
-  ts_buf_puts(out, "# HELP tessera_informer_sync_seconds Seconds from the start to the end of "
-                   "each resource's first list.\n# TYPE tessera_informer_sync_seconds gauge\n");
+  static const ts_prom_family sync = {"tessera_informer_sync_seconds",
+                                      "gauge",
+                                      "Seconds from the start to the end of each resource's "
+                                      "first list.",
+                                      {"resource", NULL}};
+  ts_prom p = {out, TS_OK};
+  ts_prom_head(&p, &sync);
   for (size_t i = 0; a && i < a->n; i++)
     if (a->inf[i].synced)
-      ts_buf_printf(out, "tessera_informer_sync_seconds{resource=\"%s\"} %.3f\n", a->inf[i].res.id,
-                    (double)a->inf[i].synced_after / 1000.0);
+      ts_prom_sample(&p, &sync, &a->inf[i].res.id, (double)a->inf[i].synced_after / 1000.0);
 }

@@ -641,41 +641,52 @@ void live_set_role(live *l, qmetrics_role role) {
 
 ts_rc live_metrics(const live *l, ts_buf *out) {
   static const struct {
-    const char *name, *type, *help;
-    size_t offset;
-  } counters[] = {
-      {"tessera_cycles_total", "counter", "Scheduling cycles run.", offsetof(live_stats, cycles)},
-      {"tessera_pods_bound_total", "counter", "Bindings that landed.", offsetof(live_stats, bound)},
-      {"tessera_pods_rolled_back_total", "counter",
-       "Assumed placements undone because a write failed.", offsetof(live_stats, rolled_back)},
-      {"tessera_evictions_total", "counter", "Evictions that landed.",
+    ts_prom_family f;
+    size_t offset; /* of its uint64_t in live_stats */
+  } stats[] = {
+      {{"tessera_cycles_total", "counter", "Scheduling cycles run.", {NULL}},
+       offsetof(live_stats, cycles)},
+      {{"tessera_pods_bound_total", "counter", "Bindings that landed.", {NULL}},
+       offsetof(live_stats, bound)},
+      {{"tessera_pods_rolled_back_total",
+        "counter",
+        "Assumed placements undone because a write failed.",
+        {NULL}},
+       offsetof(live_stats, rolled_back)},
+      {{"tessera_evictions_total", "counter", "Evictions that landed.", {NULL}},
        offsetof(live_stats, evicted)},
-      {"tessera_unschedulable_reports_total", "counter",
-       "PodScheduled=False updates issued (one per pod and distinct reason).",
+      {{"tessera_unschedulable_reports_total",
+        "counter",
+        "PodScheduled=False updates issued (one per pod and distinct reason).",
+        {NULL}},
        offsetof(live_stats, unschedulable)},
-      {"tessera_writes_total", "counter", "Writes issued to the API server.",
+      {{"tessera_writes_total", "counter", "Writes issued to the API server.", {NULL}},
        offsetof(live_stats, writes)},
-      {"tessera_writes_inflight", "gauge", "Writes in flight.", offsetof(live_stats, inflight)},
-      {"tessera_queue_status_writes_total", "counter",
-       "ClusterQueue and LocalQueue status writes issued.", offsetof(live_stats, queue_status)},
-      {"tessera_queue_problems", "gauge",
-       "Problems of the Kueue objects (cohort cycles, missing flavors) in the last cycle.",
+      {{"tessera_writes_inflight", "gauge", "Writes in flight.", {NULL}},
+       offsetof(live_stats, inflight)},
+      {{"tessera_queue_status_writes_total",
+        "counter",
+        "ClusterQueue and LocalQueue status writes issued.",
+        {NULL}},
+       offsetof(live_stats, queue_status)},
+      {{"tessera_queue_problems",
+        "gauge",
+        "Problems of the Kueue objects (cohort cycles, missing flavors) in the last cycle.",
+        {NULL}},
        offsetof(live_stats, queue_problems)},
   };
-  ts_rc rc = TS_OK;
-  for (size_t i = 0; rc == TS_OK && i < sizeof counters / sizeof *counters; i++) {
+  static const ts_prom_family objects = {
+      "tessera_model_objects", "gauge", "Objects in the model, by kind.", {"kind", "group", NULL}};
+  ts_prom p = {out, TS_OK};
+  for (size_t i = 0; i < sizeof stats / sizeof *stats; i++) {
     uint64_t v;
-    memcpy(&v, (const char *)&l->st + counters[i].offset, sizeof v);
-    rc = ts_buf_printf(out, "# HELP %s %s\n# TYPE %s %s\n%s %llu\n", counters[i].name,
-                       counters[i].help, counters[i].name, counters[i].type, counters[i].name,
-                       (unsigned long long)v);
+    memcpy(&v, (const char *)&l->st + stats[i].offset, sizeof v);
+    ts_prom_one(&p, &stats[i].f, (double)v);
   }
-  if (rc == TS_OK) rc = qmetrics_write(l->qm, l->m, l->cfg, l->arrived, out);
-  if (rc == TS_OK)
-    rc = ts_buf_printf(out, "# HELP tessera_model_objects Objects in the model, by kind.\n"
-                            "# TYPE tessera_model_objects gauge\n");
-  for (int k = 0; rc == TS_OK && k < MODEL_KIND_COUNT; k++)
-    rc = ts_buf_printf(out, "tessera_model_objects{kind=\"%s\",group=\"%s\"} %zu\n",
-                       model_kind_name(k), model_kind_api_of(k)->group, model_count(l->m, k));
-  return rc;
+  if (p.rc == TS_OK) p.rc = qmetrics_write(l->qm, l->m, l->cfg, l->arrived, out);
+  ts_prom_head(&p, &objects);
+  for (int k = 0; k < MODEL_KIND_COUNT; k++)
+    ts_prom_sample(&p, &objects, (const char *[]){model_kind_name(k), model_kind_api_of(k)->group},
+                   (double)model_count(l->m, k));
+  return p.rc;
 }

@@ -215,74 +215,25 @@ void qmetrics_role_set(qmetrics *q, qmetrics_role role) {
 
 /* ---- output ----------------------------------------------------------------------------- */
 
-/* A buffer that remembers its first failure, so that a text is whole or reported failed. */
-typedef struct pbuf {
-  ts_buf *b; /* borrowed */
-  ts_rc rc;  /* the first failure */
-} pbuf;
-
-static void pprintf(pbuf *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void pprintf(pbuf *p, const char *fmt, ...) {
-  va_list ap;
-  if (p->rc != TS_OK) return;
-  va_start(ap, fmt);
-  p->rc = ts_buf_vprintf(p->b, fmt, ap);
-  va_end(ap);
-}
-
-static void pappend(pbuf *p, const char *s, size_t n) {
-  if (p->rc == TS_OK) p->rc = ts_buf_append(p->b, s, n);
-}
-
-static void pputs(pbuf *p, const char *s) {
-  pappend(p, s, strlen(s));
-}
-
-/* A sample value as Prometheus' text format spells it (NaN, +Inf, -Inf). */
-static void pvalue(pbuf *b, double v) {
-  if (isnan(v))
-    pputs(b, "NaN");
-  else if (isinf(v))
-    pputs(b, v > 0 ? "+Inf" : "-Inf");
-  else
-    pprintf(b, "%.17g", v);
-}
-
-/* ---- labels ----------------------------------------------------------------------------- */
-
-/* Appends `name="value"` (after a comma unless first) with the format's escapes; a NULL value
- * is "". */
-static void label(pbuf *b, const char *name, const char *value) {
-  if (b->b->len) pputs(b, ",");
-  pputs(b, name);
-  pputs(b, "=\"");
-  for (const char *p = value ? value : ""; *p; p++) {
-    if (*p == '\\')
-      pputs(b, "\\\\");
-    else if (*p == '"')
-      pputs(b, "\\\"");
-    else if (*p == '\n')
-      pputs(b, "\\n");
-    else
-      pappend(b, p, 1);
-  }
-  pputs(b, "\"");
+/* Appends text to out (the last cycle's gauges, already in the format). */
+static void pappend(ts_prom *p, const char *text, size_t n) {
+  if (p->rc == TS_OK) p->rc = ts_buf_append(p->b, text, n);
 }
 
 /* A label set of the pairs of kv (name, value, ..., NULL). */
-static void plain_labels(pbuf *l, const char *const *kv) {
+static void plain_labels(ts_prom *l, const char *const *kv) {
   ts_buf_reset(l->b);
-  for (; kv[0]; kv += 2) label(l, kv[0], kv[1]);
+  for (; kv[0]; kv += 2) ts_prom_label(l, kv[0], kv[1]);
 }
 
 /* A Kueue family's label set: kv, then this replica's role. */
-static void labels(const qmetrics *q, pbuf *l, const char *const *kv) {
+static void labels(const qmetrics *q, ts_prom *l, const char *const *kv) {
   plain_labels(l, kv);
-  label(l, "replica_role", qmetrics_role_name(q->role));
+  ts_prom_label(l, "replica_role", qmetrics_role_name(q->role));
 }
 
 /* The series of family f with these labels (created at zero), or NULL when out of memory. */
-static series *get(qmetrics *q, fam f, const pbuf *l) {
+static series *get(qmetrics *q, fam f, const ts_prom *l) {
   const char *key = l->b->data ? l->b->data : "";
   size_t len = l->b->len;
   series *s;
@@ -300,7 +251,7 @@ static series *get(qmetrics *q, fam f, const pbuf *l) {
 /* Counts one in the counter f, or observes v in the histogram f, under the labels kv. */
 static void count(qmetrics *q, fam f, const char *const *kv, double v) {
   ts_buf buf;
-  pbuf l = {&buf, TS_OK};
+  ts_prom l = {&buf, TS_OK};
   series *s;
   if (q->no_kueue && kueue_family(f)) return;
   ts_buf_init(&buf, 0);
@@ -409,8 +360,9 @@ void qmetrics_scheduled(qmetrics *q, const char *profile, double s, uint32_t att
 
 /* ---- the cycle's gauges ----------------------------------------------------------------- */
 
-static void head(pbuf *b, const char *name, const char *type, const char *help) {
-  pprintf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+static void head(ts_prom *b, const char *name, const char *type, const char *help) {
+  ts_prom_family f = {name, type, help, {NULL}};
+  ts_prom_head(b, &f);
 }
 
 /* A quota tree's amount in the metric's unit (cores, GPUs, bytes). */
@@ -419,10 +371,10 @@ static double amount(const model_resources *rt, int resource, int64_t v) {
 }
 
 /* One sample: name{labels} value. */
-static void sample(pbuf *b, const char *name, const pbuf *l, double v) {
-  pprintf(b, "%s{%s} ", name, l->b->data ? l->b->data : "");
-  pvalue(b, v);
-  pputs(b, "\n");
+static void sample(ts_prom *b, const char *name, const ts_prom *l, double v) {
+  ts_prom_printf(b, "%s{%s} ", name, l->b->data ? l->b->data : "");
+  ts_prom_value(b, v);
+  ts_prom_printf(b, "\n");
 }
 
 /* The context of one rendering: the cycle's report, the model, the label buffer. */
@@ -430,8 +382,8 @@ typedef struct render {
   const qmetrics *q;
   const model *m;
   const q_report *r;
-  pbuf *b; /* the text */
-  pbuf *l; /* labels being built */
+  ts_prom *b; /* the text */
+  ts_prom *l; /* labels being built */
 } render;
 
 typedef enum frv { FRV_RESERVED, FRV_NOMINAL, FRV_BLIMIT, FRV_LLIMIT } frv;
@@ -655,7 +607,7 @@ static void lq_gauges(render *x) {
   }
 }
 
-static void pending_gauge(qmetrics *q, pbuf *b, const sched_result *res, pbuf *l) {
+static void pending_gauge(qmetrics *q, ts_prom *b, const sched_result *res, ts_prom *l) {
   size_t n[SCHED_WHY_COUNT] = {0};
   for (size_t i = 0; i < res->ndecisions; i++)
     if (res->decisions[i].kind == SCHED_PENDING && res->decisions[i].why < SCHED_WHY_COUNT)
@@ -670,7 +622,7 @@ static void pending_gauge(qmetrics *q, pbuf *b, const sched_result *res, pbuf *l
        "Blocked, WaitingForQuota, Backoff, NoQueueName, SchedulerError, SchedulingGated).");
   for (int w = 0; w < SCHED_WHY_COUNT; w++) {
     ts_buf_reset(l->b);
-    label(l, "reason", sched_pending_why_name((sched_pending_why)w));
+    ts_prom_label(l, "reason", sched_pending_why_name((sched_pending_why)w));
     sample(b, "tessera_pending_pods", l, (double)n[w]);
   }
 }
@@ -707,7 +659,7 @@ out:
 void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double s,
                     bool fair_sharing) {
   ts_buf text, lab;
-  pbuf b = {&text, TS_OK}, l = {&lab, TS_OK};
+  ts_prom b = {&text, TS_OK}, l = {&lab, TS_OK};
   render x = {q, m, &res->queues, &b, &l};
   int k = 0;
   while (k < QMETRICS_CYCLE_BUCKETS && s > cycle_le[k]) k++;
@@ -748,10 +700,11 @@ static int series_cmp(const void *a, const void *b) {
   return strcmp((*(series *const *)a)->labels, (*(series *const *)b)->labels);
 }
 
-static void write_family(const qmetrics *q, fam f, pbuf *out) {
+static void write_family(const qmetrics *q, fam f, ts_prom *out) {
   size_t n = 0, it = 0;
   const ts_map_slot *s;
   const char *name = fams[f].name;
+  ts_prom_family hf = {name, "histogram", fams[f].help, {NULL}};
   series **v = ts_malloc((q->series[f].count + 1) * sizeof *v);
   if (!q->series[f].count && (!kueue_family(f) || q->no_kueue)) { /* none until counted */
     ts_free(v);
@@ -765,25 +718,12 @@ static void write_family(const qmetrics *q, fam f, pbuf *out) {
   while (ts_map_next(&q->series[f], &it, &s)) v[n++] = s->value;
   qsort(v, n, sizeof *v, series_cmp);
   for (size_t i = 0; i < n; i++) {
-    uint64_t cum = 0;
-    const char *l = v[i]->labels;
     if (!fams[f].le) {
-      pprintf(out, "%s{%s} %llu\n", name, l, (unsigned long long)v[i]->n);
+      ts_prom_printf(out, "%s{%s} %llu\n", name, v[i]->labels, (unsigned long long)v[i]->n);
       continue;
     }
-    const char *comma = *l ? "," : "";
-    for (int k = 0; k < fams[f].nle; k++) {
-      cum += v[i]->le[k];
-      pprintf(out, "%s_bucket{%s%sle=\"%g\"} %llu\n", name, l, comma, fams[f].le[k],
-              (unsigned long long)cum);
-    }
-    pprintf(out, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", name, l, comma, (unsigned long long)v[i]->n);
-    if (*l)
-      pprintf(out, "%s_sum{%s} %.6f\n%s_count{%s} %llu\n", name, l, v[i]->sum, name, l,
-              (unsigned long long)v[i]->n);
-    else
-      pprintf(out, "%s_sum %.6f\n%s_count %llu\n", name, v[i]->sum, name,
-              (unsigned long long)v[i]->n);
+    ts_prom_histogram(out, &hf, v[i]->labels, fams[f].le, fams[f].nle, v[i]->le, v[i]->n,
+                      v[i]->sum);
   }
   ts_free(v);
 }
@@ -791,12 +731,12 @@ static void write_family(const qmetrics *q, fam f, pbuf *out) {
 #define QMETRICS_POOLS 1024 /* node pools exported (the rest are left out) */
 
 /* GPUs (extended resources counted as GPUs, MIG slices included) per node pool. */
-static void write_gpus(const model *m, pbuf *out) {
+static void write_gpus(const model *m, ts_prom *out) {
   sched_pool *pools = ts_malloc(QMETRICS_POOLS * sizeof *pools);
   int gpu[SCHED_POOL_GPUS], ngpu = sched_gpu_resources(m, gpu);
   size_t n;
   ts_buf lab;
-  pbuf l = {&lab, TS_OK};
+  ts_prom l = {&lab, TS_OK};
   if (!pools) {
     out->rc = TS_ENOMEM;
     return;
@@ -814,7 +754,7 @@ static void write_gpus(const model *m, pbuf *out) {
       int64_t v = 0;
       for (int g = 0; g < ngpu; g++) v = ts_add_sat(v, w ? pools[i].used[g] : pools[i].alloc[g]);
       ts_buf_reset(l.b);
-      label(&l, "node_pool", pools[i].name);
+      ts_prom_label(&l, "node_pool", pools[i].name);
       sample(out, name, &l, (double)v);
     }
   }
@@ -824,17 +764,17 @@ static void write_gpus(const model *m, pbuf *out) {
 }
 
 /* kube-scheduler's scheduler_pending_pods: its queues as Tessera holds them. */
-static void write_pending(const qmetrics *q, size_t active, pbuf *out) {
+static void write_pending(const qmetrics *q, size_t active, ts_prom *out) {
   head(out, "scheduler_pending_pods", "gauge",
        "kube-scheduler's: pending pods by queue (active: arrived since the last cycle, not yet "
        "attempted; backoff: in their requeue backoff; unschedulable: attempted and left "
        "pending; gated: with scheduling gates, never attempted).");
-  pprintf(out,
-          "scheduler_pending_pods{queue=\"active\"} %zu\n"
-          "scheduler_pending_pods{queue=\"backoff\"} %zu\n"
-          "scheduler_pending_pods{queue=\"unschedulable\"} %zu\n"
-          "scheduler_pending_pods{queue=\"gated\"} %zu\n",
-          active, q->backoff, q->unschedulable, q->gated);
+  ts_prom_printf(out,
+                 "scheduler_pending_pods{queue=\"active\"} %zu\n"
+                 "scheduler_pending_pods{queue=\"backoff\"} %zu\n"
+                 "scheduler_pending_pods{queue=\"unschedulable\"} %zu\n"
+                 "scheduler_pending_pods{queue=\"gated\"} %zu\n",
+                 active, q->backoff, q->unschedulable, q->gated);
 }
 
 static int count_cmp(const void *a, const void *b) {
@@ -843,12 +783,13 @@ static int count_cmp(const void *a, const void *b) {
 
 /* One gauge sample per entry of counts, sorted (keys "name" or "ns/name" when lq); frees
  * the entries. */
-static void write_counts(const qmetrics *q, pbuf *out, const char *name, ts_map *counts, bool lq) {
+static void write_counts(const qmetrics *q, ts_prom *out, const char *name, ts_map *counts,
+                         bool lq) {
   size_t n = 0, it = 0;
   const ts_map_slot *s;
   sched_count **v = ts_malloc((counts->count + 1) * sizeof *v);
   ts_buf lab;
-  pbuf l = {&lab, TS_OK};
+  ts_prom l = {&lab, TS_OK};
   ts_buf_init(&lab, 0);
   while (ts_map_next(counts, &it, &s)) {
     if (v)
@@ -878,7 +819,8 @@ static void write_counts(const qmetrics *q, pbuf *out, const char *name, ts_map 
 
 /* Kueue's finished_workloads gauges: finished workloads not deleted yet, read from the model
  * when scraped (queues with none are left out). */
-static void write_finished(const qmetrics *q, const model *m, const sched_config *cfg, pbuf *out) {
+static void write_finished(const qmetrics *q, const model *m, const sched_config *cfg,
+                           ts_prom *out) {
   ts_map cq, lq;
   ts_map_init(&cq);
   ts_map_init(&lq);
@@ -895,20 +837,14 @@ static void write_finished(const qmetrics *q, const model *m, const sched_config
 
 ts_rc qmetrics_write(const qmetrics *q, const model *m, const sched_config *cfg, size_t active,
                      ts_buf *buf) {
-  pbuf o = {buf, TS_OK}, *out = &o;
-  uint64_t cum = 0;
-  head(out, "tessera_scheduling_cycle_duration_seconds", "histogram",
-       "Time spent in each scheduling cycle.");
-  for (int k = 0; k < QMETRICS_CYCLE_BUCKETS; k++) {
-    cum += q->cycle_le[k];
-    pprintf(out, "tessera_scheduling_cycle_duration_seconds_bucket{le=\"%g\"} %llu\n", cycle_le[k],
-            (unsigned long long)cum);
-  }
-  pprintf(out,
-          "tessera_scheduling_cycle_duration_seconds_bucket{le=\"+Inf\"} %llu\n"
-          "tessera_scheduling_cycle_duration_seconds_sum %.6f\n"
-          "tessera_scheduling_cycle_duration_seconds_count %llu\n",
-          (unsigned long long)q->cycles, q->cycle_sum, (unsigned long long)q->cycles);
+  static const ts_prom_family cycle = {"tessera_scheduling_cycle_duration_seconds",
+                                       "histogram",
+                                       "Time spent in each scheduling cycle.",
+                                       {NULL}};
+  ts_prom o = {buf, TS_OK}, *out = &o;
+  ts_prom_head(out, &cycle);
+  ts_prom_histogram(out, &cycle, "", cycle_le, QMETRICS_CYCLE_BUCKETS, q->cycle_le, q->cycles,
+                    q->cycle_sum);
   for (int f = 0; f < F_COUNT; f++) write_family(q, (fam)f, out);
   if (q->role == QMETRICS_FOLLOWER) return o.rc; /* cluster gauges: the leader's alone */
   if (q->gauges.len) pappend(out, q->gauges.data, q->gauges.len);

@@ -72,7 +72,7 @@ while sleep 0.25; do
     ts=$(grep -m1 "every informer has synced" "$OUT/tessera.log" | cut -d' ' -f1)
     [ -n "$ts" ] && synced=$(date -d "$ts" +%s.%N)
   fi
-  b=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^tessera_pods_bound_total /{print $2}')
+  b=$(curl -s "http://127.0.0.1:$port/metrics" | awk '/^tessera_pods_bound_total /{printf "%d\n", $2}')
   b=${b%.*}
   echo "$now ${b:--}" >>"$OUT/poll.txt" # the timeline the figures come from
   [ -z "$b" ] && continue

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -369,6 +370,68 @@ static void test_log_json(void **state) {
   assert_non_null(strstr(buf, "tessera: error: text again\n"));
 }
 
+/* Values as Prometheus' Go client spells them (strconv 'g', -1), labels escaped, a histogram
+ * cumulative, every family's head once. */
+static void prom_is(double v, const char *want) {
+  ts_buf b;
+  ts_prom p = {&b, TS_OK};
+  ts_buf_init(&b, 0);
+  ts_prom_value(&p, v);
+  assert_int_equal(p.rc, TS_OK);
+  assert_string_equal(b.data, want);
+  ts_buf_free(&b);
+}
+
+static void test_prom(void **state) {
+  static const ts_prom_family f = {"x_total", "counter", "Xs.", {"a", "b", NULL}},
+                              h = {"lat_seconds", "histogram", "Latency.", {NULL}};
+  static const double le[] = {0.5, 1, 2.5};
+  const uint64_t counts[] = {1, 0, 2};
+  ts_buf b, l;
+  ts_prom p = {&b, TS_OK}, lp = {&l, TS_OK};
+  (void)state;
+  prom_is(0, "0");
+  prom_is(10, "10");
+  prom_is(0.123, "0.123");
+  prom_is(40960, "40960");
+  prom_is(999999, "999999");
+  prom_is(1e6, "1e+06");
+  prom_is(1234567, "1.234567e+06");
+  prom_is(0.0001, "0.0001");
+  prom_is(0.00001, "1e-05");
+  prom_is(-2.5, "-2.5");
+  prom_is(0.1 + 0.2, "0.30000000000000004");
+  prom_is(5242.88, "5242.88");
+  prom_is(NAN, "NaN");
+  prom_is(INFINITY, "+Inf");
+  prom_is(-INFINITY, "-Inf");
+  ts_buf_init(&b, 0);
+  ts_buf_init(&l, 0);
+  ts_prom_head(&p, &f);
+  ts_prom_sample(&p, &f, (const char *[]){"q\"u\\o", "line\nbreak"}, 3);
+  ts_prom_sample(&p, &f, (const char *[]){NULL, "x"}, 1);
+  ts_prom_head(&p, &h);
+  ts_prom_label(&lp, "queue", "a");
+  ts_prom_histogram(&p, &h, l.data, le, 3, counts, 4, 7.25);
+  ts_prom_histogram(&p, &h, "", le, 3, counts, 4, 7.25);
+  assert_int_equal(p.rc, TS_OK);
+  assert_string_equal(b.data,
+                      "# HELP x_total Xs.\n# TYPE x_total counter\n"
+                      "x_total{a=\"q\\\"u\\\\o\",b=\"line\\nbreak\"} 3\n"
+                      "x_total{a=\"\",b=\"x\"} 1\n"
+                      "# HELP lat_seconds Latency.\n# TYPE lat_seconds histogram\n"
+                      "lat_seconds_bucket{queue=\"a\",le=\"0.5\"} 1\n"
+                      "lat_seconds_bucket{queue=\"a\",le=\"1\"} 1\n"
+                      "lat_seconds_bucket{queue=\"a\",le=\"2.5\"} 3\n"
+                      "lat_seconds_bucket{queue=\"a\",le=\"+Inf\"} 4\n"
+                      "lat_seconds_sum{queue=\"a\"} 7.25\nlat_seconds_count{queue=\"a\"} 4\n"
+                      "lat_seconds_bucket{le=\"0.5\"} 1\nlat_seconds_bucket{le=\"1\"} 1\n"
+                      "lat_seconds_bucket{le=\"2.5\"} 3\nlat_seconds_bucket{le=\"+Inf\"} 4\n"
+                      "lat_seconds_sum 7.25\nlat_seconds_count 4\n");
+  ts_buf_free(&b);
+  ts_buf_free(&l);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_errors),
@@ -383,6 +446,7 @@ int main(void) {
       cmocka_unit_test(test_quantity_invalid),
       cmocka_unit_test(test_quantity_arith),
       cmocka_unit_test(test_log_json),
+      cmocka_unit_test(test_prom),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
