@@ -8,25 +8,18 @@
 #include "cmd/cmd.h"
 #include "queueing/queueing.h"
 
-/* Gangs (by their label, or the pod for a single pod) of one kind of decision in a queue: one
- * pass, the labels seen kept in a set (comparing each decision with every earlier one took
- * O(n^2) per queue). Out of memory, a gang may count more than once. */
+/* Gangs (or single pods) with a decision of kind for a pod of queue cq: the cycle's groups. */
 static int count_gangs(const model *m, const sched_result *res, const char *cq,
                        sched_decision_kind kind) {
   int n = 0;
-  ts_map seen;
-  ts_map_init(&seen);
-  for (size_t i = 0; i < res->ndecisions; i++) {
-    const sched_decision *d = &res->decisions[i];
-    if (d->kind != kind || sched_pod_queue(m, d->pod) != cq) continue;
-    if (d->gang) {
-      size_t len = strlen(d->gang);
-      if (ts_map_get(&seen, d->gang, len)) continue;
-      (void)ts_map_put(&seen, d->gang, len, (void *)d, NULL);
-    }
-    n++;
+  for (size_t k = 0; k < res->ngroups; k++) {
+    const sched_group *g = &res->groups[k];
+    for (size_t i = g->first; i < g->first + g->n; i++)
+      if (res->decisions[i].kind == kind && sched_pod_queue(m, res->decisions[i].pod) == cq) {
+        n++;
+        break;
+      }
   }
-  ts_map_free(&seen);
   return n;
 }
 

@@ -449,51 +449,31 @@ static ts_rc fill_pod(pod_op *p, const sched_decision *d) {
   return TS_OK;
 }
 
-/* Groups the BIND decisions into gangs (a pod without a gang is a gang of one), in decision
- * order. Returns new gangs in *out. Each gang's pods are counted first and allocated once:
- * write tokens live in that array, and an array per gang sized for every binding of the cycle
- * took 2.4 GB for 5,430 single pods (issue 16). */
+/* The cycle's groups that bind (a gang, or a pod outside any), in decision order, as gangs of
+ * writes in *out: each gang's pods allocated once, for its bindings only (an array per gang
+ * sized for every binding of the cycle took 2.4 GB for 5,430 single pods, issue 16), with its
+ * Kueue admission when it has one. */
 static ts_rc build_gangs(const sched_result *res, gang_op ***out, size_t *n) {
   gang_op **gangs = ts_calloc(res->nbound + 1, sizeof *gangs);
-  uint32_t *of = ts_calloc(res->ndecisions + 1, sizeof *of); /* decision -> gang index */
-  uint32_t *count = ts_calloc(res->nbound + 1, sizeof *count);
-  ts_map index; /* gang label -> gang index + 1 */
-  ts_rc rc = gangs && of && count ? TS_OK : TS_ENOMEM;
+  ts_rc rc = gangs ? TS_OK : TS_ENOMEM;
   *n = 0;
-  ts_map_init(&index);
-  for (size_t i = 0; rc == TS_OK && i < res->ndecisions; i++) {
-    const sched_decision *d = &res->decisions[i];
-    uintptr_t k = 0;
-    if (d->kind != SCHED_BIND) continue;
-    if (d->gang) k = (uintptr_t)ts_map_get(&index, d->gang, strlen(d->gang));
-    if (!k) {
-      k = ++*n;
-      if (d->gang) rc = ts_map_put(&index, d->gang, strlen(d->gang), (void *)k, NULL);
-    }
-    of[i] = (uint32_t)(k - 1);
-    count[k - 1]++;
-  }
-  ts_map_free(&index);
-  for (size_t k = 0; rc == TS_OK && k < *n; k++)
-    if (!(gangs[k] = ts_calloc(1, sizeof **gangs)) ||
-        !(gangs[k]->pods = ts_calloc(count[k], sizeof(pod_op))))
-      rc = TS_ENOMEM;
-  for (size_t i = 0; rc == TS_OK && i < res->ndecisions; i++) {
+  for (size_t k = 0; rc == TS_OK && k < res->ngroups; k++) {
+    const sched_group *gr = &res->groups[k];
     gang_op *g;
-    if (res->decisions[i].kind != SCHED_BIND) continue;
-    g = gangs[of[i]];
-    rc = fill_pod(&g->pods[g->npods++], &res->decisions[i]);
+    if (!gr->nbound) continue;
+    if (!(g = gangs[(*n)++] = ts_calloc(1, sizeof *g)) ||
+        !(g->pods = ts_calloc(gr->nbound, sizeof(pod_op)))) {
+      rc = TS_ENOMEM;
+      break;
+    }
+    for (size_t i = gr->first; rc == TS_OK && i < gr->first + gr->n; i++)
+      if (res->decisions[i].kind == SCHED_BIND)
+        rc = fill_pod(&g->pods[g->npods++], &res->decisions[i]);
+    if (gr->event >= 0 && res->events[gr->event].kind == SCHED_WL_ADMITTED) {
+      g->adm = res->events[gr->event];
+      live__wl_hold(&g->adm);
+    }
   }
-  for (size_t e = 0; rc == TS_OK && e < res->nevents; e++) { /* Kueue admissions */
-    const sched_wl_event *ev = &res->events[e];
-    if (ev->kind != SCHED_WL_ADMITTED || ev->decision >= res->ndecisions ||
-        res->decisions[ev->decision].kind != SCHED_BIND)
-      continue;
-    gangs[of[ev->decision]]->adm = *ev;
-    live__wl_hold(&gangs[of[ev->decision]]->adm);
-  }
-  ts_free(of);
-  ts_free(count);
   if (rc != TS_OK) {
     for (size_t i = 0; gangs && i < *n; i++)
       if (gangs[i]) free_gang(gangs[i]);

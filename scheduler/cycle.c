@@ -334,6 +334,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
     i = j;
   }
   if (rc == TS_OK) rc = sched__evictions_issued(state, out);
+  if (rc == TS_OK) sched__groups_events(out);
   ts_free(gangs);
   sched__view_free(&v);
   ts_arena_free(&scratch);

@@ -9,6 +9,28 @@
 
 /* ---- decisions ------------------------------------------------------------------------- */
 
+/* Puts d (about to be decisions[ndecisions]) in a group: the last one when it is the same
+ * gang's (decisions of a gang are made one after the other), else a new one. */
+static bool sched__group(sched_view *v, sched_result *r, sched_decision *d) {
+  sched_group *g = r->ngroups ? &r->groups[r->ngroups - 1] : NULL;
+  if (!g || !d->gang || !g->gang || g->first + g->n != r->ndecisions ||
+      (g->gang != d->gang && strcmp(g->gang, d->gang))) {
+    if (r->ngroups == v->groups_cap) {
+      size_t ncap = v->groups_cap ? v->groups_cap * 2 : 256;
+      sched_group *ng = ts_realloc(r->groups, ncap * sizeof *ng);
+      if (!ng) return false;
+      r->groups = ng;
+      v->groups_cap = ncap;
+    }
+    g = &r->groups[r->ngroups++];
+    *g = (sched_group){.first = r->ndecisions, .gang = d->gang, .event = -1};
+  }
+  g->n++;
+  if (d->kind == SCHED_BIND) g->nbound++;
+  d->group = (uint32_t)(r->ngroups - 1);
+  return true;
+}
+
 ts_rc sched__decide(sched_view *v, sched_result *r, sched_decision d) {
   if (r->ndecisions == v->decisions_cap) { /* reserved for every pending pod: rare */
     size_t ncap = v->decisions_cap ? v->decisions_cap * 2 : 256;
@@ -17,6 +39,7 @@ ts_rc sched__decide(sched_view *v, sched_result *r, sched_decision d) {
     r->decisions = nd;
     v->decisions_cap = ncap;
   }
+  if (!sched__group(v, r, &d)) return TS_ENOMEM;
   r->decisions[r->ndecisions++] = d;
   if (d.kind == SCHED_BIND)
     r->nbound++;
@@ -119,8 +142,18 @@ sched_decision sched__pend(const sched_pending *p, const char *reason, const cha
       .kind = SCHED_PENDING, .pod = p->pod, .reason = reason, .gang = gang, .why = why};
 }
 
+void sched__groups_events(sched_result *r) {
+  for (size_t e = 0; e < r->nevents; e++) {
+    const sched_wl_event *ev = &r->events[e];
+    if ((ev->kind == SCHED_WL_ADMITTED || ev->kind == SCHED_WL_EVICTED) &&
+        ev->decision < r->ndecisions && r->groups[r->decisions[ev->decision].group].event < 0)
+      r->groups[r->decisions[ev->decision].group].event = (int64_t)e;
+  }
+}
+
 void sched_result_free(sched_result *r) {
   ts_free(r->decisions);
+  ts_free(r->groups);
   ts_free(r->events);
   ts_arena_free(&r->arena);
   memset(r, 0, sizeof *r);

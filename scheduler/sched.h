@@ -75,7 +75,18 @@ typedef struct sched_decision {
   sched_pending_why why;     /* PENDING: which kind of reason (0 otherwise) */
   bool gpu_shared;           /* BIND of a pod sharing a GPU: it goes on GPU gpu_index */
   uint32_t gpu_index;        /* the node's GPU (0-based), written as tessera.dev/gpu-index */
+  uint32_t group;            /* the sched_group it is part of (result's groups) */
 } sched_decision;
+
+/* The decisions of one gang, or of one pod outside any gang: what the consumers of a cycle
+ * (the writer, replay, simulate) carry out or count together, without regrouping. */
+typedef struct sched_group {
+  size_t first;     /* its first decision: decisions[first .. first + n) */
+  uint32_t n;       /* decisions */
+  uint32_t nbound;  /* BIND decisions among them */
+  const char *gang; /* the gang's label ("PodGroup team-a/train"), NULL for a single pod */
+  int64_t event;    /* the Kueue workload event (ADMITTED or EVICTED) of its decisions, -1 */
+} sched_group;
 
 /* What happened to a Kueue workload in the cycle, once per workload (Kueue's counters). */
 typedef enum sched_wl_kind {
@@ -110,6 +121,8 @@ typedef struct sched_wl_event {
 typedef struct sched_result {
   sched_decision *decisions; /* in the order they were made (owned: sched_result_free) */
   size_t ndecisions;         /* entries */
+  sched_group *groups;       /* the decisions by gang, in order, covering all of them (owned) */
+  size_t ngroups;            /* entries */
   size_t nbound;             /* BIND decisions */
   size_t npending;           /* PENDING decisions */
   size_t nevicted;           /* EVICT decisions */

@@ -216,6 +216,7 @@ typedef struct sched_view {
                                   first needed */
   size_t decisions_cap;        /* capacity of the result's decision array */
   size_t events_cap;           /* capacity of the result's workload events */
+  size_t groups_cap;           /* capacity of the result's groups */
 } sched_view;
 
 typedef enum sched_fit {
@@ -369,6 +370,8 @@ const char *sched__wl_priority_class(const model_pod *p, const sched_qref *ref);
 const char *sched__queue_cq(const model *m, const char *ns, const sched_qref *ref);
 /* Records a Kueue workload event in the result. */
 ts_rc sched__event(sched_view *v, sched_result *r, const sched_wl_event *e);
+/* At the end of the cycle: each group's event, from the events' first decisions. */
+void sched__groups_events(sched_result *r);
 /* A workload's life across cycles (ready.c), for Kueue's ready and finished metrics: a
  * running workload admitted to cluster_queue is recorded (first pod p, its queue ref);
  * sched__finished_check emits FINISHED for the recorded ones that stopped running because

@@ -658,3 +658,46 @@ size_t tc_writes(const tc_cluster *c) {
 size_t tc_reports(const tc_cluster *c) {
   return c->reports;
 }
+
+bool tc_groups_ok(const sched_result *r, char *why, size_t cap) {
+  size_t next = 0;
+  for (size_t k = 0; k < r->ngroups; k++) {
+    const sched_group *g = &r->groups[k];
+    uint32_t bound = 0;
+    if (g->first != next || !g->n)
+      return snprintf(why, cap, "group %zu starts at %zu, not %zu", k, g->first, next), false;
+    next = g->first + g->n;
+    if (next > r->ndecisions) return snprintf(why, cap, "group %zu runs past the end", k), false;
+    if (!g->gang && g->n != 1)
+      return snprintf(why, cap, "group %zu has no gang and %u decisions", k, g->n), false;
+    for (size_t i = g->first; i < next; i++) {
+      const sched_decision *d = &r->decisions[i];
+      if (d->group != k)
+        return snprintf(why, cap, "decision %zu says group %u", i, d->group), false;
+      if ((!d->gang) != (!g->gang) || (d->gang && strcmp(d->gang, g->gang)))
+        return snprintf(why, cap, "decision %zu (%s) in group of %s", i, d->gang ? d->gang : "-",
+                        g->gang ? g->gang : "-"),
+               false;
+      bound += d->kind == SCHED_BIND;
+    }
+    if (bound != g->nbound)
+      return snprintf(why, cap, "group %zu: %u bound, says %u", k, bound, g->nbound), false;
+    for (size_t j = 0; g->gang && j < k; j++)
+      if (r->groups[j].gang && !strcmp(r->groups[j].gang, g->gang))
+        return snprintf(why, cap, "%s in groups %zu and %zu", g->gang, j, k), false;
+    if (g->event >= 0 && (size_t)g->event >= r->nevents)
+      return snprintf(why, cap, "group %zu: event %lld", k, (long long)g->event), false;
+    if (g->event >= 0 &&
+        (r->events[g->event].decision < g->first || r->events[g->event].decision >= next))
+      return snprintf(why, cap, "group %zu: its event's decision is elsewhere", k), false;
+  }
+  if (next != r->ndecisions)
+    return snprintf(why, cap, "groups cover %zu of %zu decisions", next, r->ndecisions), false;
+  for (size_t e = 0; e < r->nevents; e++) {
+    const sched_wl_event *ev = &r->events[e];
+    if ((ev->kind == SCHED_WL_ADMITTED || ev->kind == SCHED_WL_EVICTED) &&
+        ev->decision < r->ndecisions && r->groups[r->decisions[ev->decision].group].event < 0)
+      return snprintf(why, cap, "event %zu is in no group", e), false;
+  }
+  return true;
+}

@@ -59,4 +59,9 @@ void tc_violation(tc_cluster *c, const char *fmt, ...) __attribute__((format(pri
 /* The violations so far, one sentence each. Borrowed until tc_free. */
 size_t tc_violations(const tc_cluster *c, const char *const **out);
 
+/* Why r's groups are not what sched_result promises (every decision in exactly one group, in
+ * order; a group one gang's decisions or one single pod's; no gang in two groups; counts and
+ * events right), into why (cap bytes); true when they are. */
+bool tc_groups_ok(const sched_result *r, char *why, size_t cap);
+
 #endif

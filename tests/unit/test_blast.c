@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/support/cluster.h"
 #include "input/input.h"
 #include "model/model.h"
 #include "scheduler/sched.h"
@@ -166,6 +167,10 @@ static void run(model *m, const sched_config *cfg, outcome *out) {
   memset(out, 0, sizeof *out);
   ts_err_clear(&e);
   if (sched_cycle(m, cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle failed: %s", e.text);
+  { /* the groups hold through a contained failure too */
+    char why[300];
+    if (!tc_groups_ok(&r, why, sizeof why)) fail_msg("groups: %s", why);
+  }
   for (size_t i = 0; i < r.ndecisions; i++) {
     const sched_decision *d = &r.decisions[i];
     for (size_t k = 0; k < NPODS; k++) {

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/support/cluster.h"
 #include "input/input.h"
 #include "model/model.h"
 #include "scheduler/sched_int.h"
@@ -79,6 +80,10 @@ static sched_result run_cfg(model *m, const sched_config *cfg) {
   sched_result r;
   ts_err e;
   if (sched_cycle(m, cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  {
+    char why[300];
+    if (!tc_groups_ok(&r, why, sizeof why)) fail_msg("groups: %s", why);
+  }
   return r;
 }
 

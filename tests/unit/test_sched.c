@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tests/support/cluster.h"
 #include "input/input.h"
 #include "config/config.h"
 #include "model/model.h"
@@ -52,6 +53,12 @@ static void add_pod(model *m, const char *name, const char *created, const char 
 /* What the differential tests turn off in the cycles run() and run_dra() make (sched_tuning). */
 static sched_tuning tuning;
 
+/* Every cycle's groups as sched_result promises them (the writer and replay read them). */
+static void groups_ok(const sched_result *r) {
+  char why[300];
+  if (!tc_groups_ok(r, why, sizeof why)) fail_msg("groups: %s", why);
+}
+
 static sched_result run(model *m, sched_scoring scoring) {
   sched_config cfg;
   sched_result r;
@@ -60,6 +67,7 @@ static sched_result run(model *m, sched_scoring scoring) {
   cfg.scoring = scoring;
   cfg.tuning = tuning;
   if (sched_cycle(m, &cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  groups_ok(&r);
   return r;
 }
 
@@ -160,6 +168,21 @@ static void test_scheduling_gates(void **state) {
   }
   assert_int_equal(decision(&r, "q-gated")->why, SCHED_WHY_GATED);
   assert_string_equal(node_of(&r, "q-next"), "n1"); /* StrictFIFO: a gated pod is no head */
+  { /* the result carries the gangs: the PodGroup's two decisions in one group; q-next's group
+       with its Kueue admission */
+    const sched_group *g = &r.groups[decision(&r, "pg-0")->group];
+    assert_int_equal(decision(&r, "pg-1")->group, decision(&r, "pg-0")->group);
+    assert_int_equal(g->n, 2);
+    assert_int_equal(g->nbound, 0);
+    assert_string_equal(g->gang, "PodGroup t/pg");
+    g = &r.groups[decision(&r, "q-next")->group];
+    assert_int_equal(g->n, 1);
+    assert_int_equal(g->nbound, 1);
+    assert_true(g->event >= 0);
+    assert_int_equal(r.events[g->event].kind, SCHED_WL_ADMITTED);
+    assert_string_equal(r.events[g->event].cluster_queue, "cq");
+    assert_int_equal(r.groups[decision(&r, "free")->group].event, -1);
+  }
   sched_result_free(&r);
   /* The gates go: placed. */
   add_pod(m, "gated", "2026-01-01T00:00:00Z", "nvidia.com/gpu: 1", "");
@@ -658,6 +681,7 @@ static sched_result run_dra(model *m) {
   cfg.instantiate_templates = true;
   cfg.tuning = tuning;
   if (sched_cycle(m, &cfg, NULL, 0, &r, &e) != TS_OK) fail_msg("cycle: %s", e.text);
+  groups_ok(&r);
   return r;
 }
 
