@@ -91,7 +91,6 @@ ts_rc cmd_load(const char *path, model *m, cmd_load_counts *c) {
 
 ts_rc cmd_load_config(cmd_load_counts *c, bool flag_given, cfg_tessera *t, ts_err *err) {
   cfg_tessera mine;
-  char *text;
   ts_rc rc;
   if (!flag_given && !c->config && c->kai_scheduler[0]) { /* KAI's pods are the ones to decide */
     const char *name = ts_intern_cstr(c->kai_scheduler);
@@ -100,11 +99,8 @@ ts_rc cmd_load_config(cmd_load_counts *c, bool flag_given, cfg_tessera *t, ts_er
     return TS_OK;
   }
   if (flag_given || !c->config) return TS_OK;
-  if (!(text = json_dumps(c->config, JSON_COMPACT)))
-    return ts_err_set(err, TS_ENOMEM, "out of memory");
   cfg_tessera_default(&mine);
-  rc = cfg_tessera_parse(text, strlen(text), &mine, err);
-  free(text);
+  rc = cfg_tessera_from_json(c->config, "tessera.yaml", &mine, err);
   if (rc != TS_OK) {
     cfg_tessera_free(&mine);
     return ts_err_prefix(err, "the snapshot's SchedulerConfiguration"), rc;

@@ -56,6 +56,9 @@ void cfg_tessera_free(cfg_tessera *c);
  * are errors naming the field ("tessera.yaml: leaderElection.renewDeadline: must be less than
  * leaseDuration"); err->line is set when known. */
 ts_rc cfg_tessera_parse(const char *text, size_t len, cfg_tessera *c, ts_err *err);
+/* The same for a document already read (a snapshot's SchedulerConfiguration), errors named
+ * after name. */
+ts_rc cfg_tessera_from_json(json_t *root, const char *name, cfg_tessera *c, ts_err *err);
 /* The same for the file at path (TS_EIO naming it when it cannot be read). */
 ts_rc cfg_tessera_load(const char *path, cfg_tessera *c, ts_err *err);
 /* The defaults, then the file at path when path is not NULL (a `--config` flag). On failure c

@@ -544,6 +544,11 @@ static ts_rc parse_named(const char *name, const char *text, size_t len, cfg_tes
   return rc;
 }
 
+ts_rc cfg_tessera_from_json(json_t *root, const char *name, cfg_tessera *c, ts_err *err) {
+  cdec d = {.err = err, .name = name};
+  return parse_root(&d, root, c);
+}
+
 ts_rc cfg_tessera_parse(const char *text, size_t len, cfg_tessera *c, ts_err *err) {
   return parse_named("tessera.yaml", text, len, c, err);
 }
