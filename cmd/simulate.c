@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,7 +25,8 @@ typedef struct sim_args {
   const char *model;     /* --nodes NxG:MODEL */
   const char *node_list; /* --nodes FILE.csv */
   int64_t until_s;
-  uint64_t seed; /* --seed: fill mode's order */
+  uint64_t seed;             /* --seed: fill mode's order */
+  uint64_t seed_lo, seed_hi; /* --seeds: each of them (0, 0: one run) */
   bool resume, json, fill;
   cmd_format fmt; /* -o: json or yaml when json is set */
   int policy;     /* --policy: a sched_scoring, -1 (the configuration's) or POLICY_ALL */
@@ -36,7 +38,7 @@ static void usage(FILE *out) {
   fputs(
       "usage: tessera simulate --trace FILE.csv (--nodes NxG[:MODEL]|FILE.csv | --cluster PATH)\n"
       "                        [--queues PATH] [--config FILE] [--until T] [--resume]\n"
-      "                        [--fill [--seed N]] [--policy NAME|all]\n"
+      "                        [--fill [--seed N | --seeds N|A-B]] [--policy NAME|all]\n"
       "                        [-o text|json|yaml] [--report DIR]\n"
       "  --trace    neutral replay format, a raw Microsoft ITP cluster file or an openb pod list\n"
       "  --nodes    N nodes of G GPUs (nvidia.com/gpu), labelled nvidia.com/gpu.product=MODEL,\n"
@@ -53,7 +55,10 @@ static void usage(FILE *out) {
       "  --policy   node scoring: binpack, spread, first-fit, best-fit, dot-product,\n"
       "             gpu-packing, fgd;\n"
       "             all: each on the same inputs, side by side\n"
-      "  --seed     fill mode's shuffle of the trace order\n"
+      "  --seed     fill mode's draw of the jobs, as the FGD paper's experiments draw them:\n"
+      "             shuffled, then copies drawn at random up to 130% of the GPUs\n"
+      "  --seeds    each of seeds 1..N (or A..B), in parallel on every core: mean and\n"
+      "             standard deviation per policy\n"
       "  --config   tessera.yaml\n"
       "  -o, --output  text (default), json or yaml\n",
       out);
@@ -64,7 +69,7 @@ static const cmd_flag sim_flags[] = {
     {"--queues", NULL, "PATH"}, {"--report", NULL, "DIR"},   {"--output", "-o", "FORMAT"},
     {"--until", NULL, "T"},     {"--nodes", NULL, "NxG"},    {"--seed", NULL, "N"},
     {"--policy", NULL, "NAME"}, {"--resume", NULL, NULL},    {"--fill", NULL, NULL},
-    {NULL, NULL, NULL}};
+    {"--seeds", NULL, "N|A-B"}, {NULL, NULL, NULL}};
 
 /* -o json or yaml: j as indented JSON or a YAML document, on standard output. */
 static void print_doc(const sim_args *a, json_t *j) {
@@ -112,6 +117,24 @@ static bool parse_nodes(const char *s, sim_args *a) {
   return true;
 }
 
+/* --seeds N (1..N) or A-B, at most SEEDS_MAX of them. */
+#define SEEDS_MAX 1000
+static bool parse_seeds(const char *v, sim_args *a) {
+  char *end;
+  unsigned long long lo = strtoull(v, &end, 10), hi = lo;
+  if (end == v || (*end && *end != '-')) return false;
+  if (*end == '-') {
+    const char *h = end + 1;
+    hi = strtoull(h, &end, 10);
+    if (end == h || *end) return false;
+  } else {
+    lo = 1;
+  }
+  if (lo < 1 || hi < lo || hi - lo >= SEEDS_MAX) return false;
+  a->seed_lo = lo, a->seed_hi = hi;
+  return true;
+}
+
 /* CMD_PARSED, CMD_HELP or CMD_USAGE (said). */
 static int parse_args(int argc, char **argv, sim_args *a) {
   static cmd_arg args[CMD_ARGS_MAX];
@@ -147,6 +170,8 @@ static int parse_args(int argc, char **argv, sim_args *a) {
       ;
     else if (!strcmp(f, "--seed") && (a->seed = strtoull(v, &end, 10)) > 0 && !*end)
       ;
+    else if (!strcmp(f, "--seeds") && parse_seeds(v, a))
+      ;
     else if (!strcmp(f, "--policy") && !strcmp(v, "all"))
       a->policy = POLICY_ALL;
     else if (!strcmp(f, "--policy") && sched_scoring_parse(v, &sc))
@@ -154,6 +179,9 @@ static int parse_args(int argc, char **argv, sim_args *a) {
     else
       return cmd_usage_error("simulate", usage, "%s %s: not understood", f, v);
   }
+  if (a->seed_lo && (!a->fill || a->seed || a->report))
+    return cmd_usage_error("simulate", usage,
+                           "--seeds goes with --fill, without --seed or --report");
   if (!a->trace || (!a->nodes && !a->node_list && !a->cluster) ||
       ((a->nodes || a->node_list) && a->cluster)) {
     return cmd_usage_error("simulate", usage,
@@ -479,13 +507,206 @@ static model *build_model(const sim_args *a, cfg_tessera *cfg, int *status) {
   return m;
 }
 
+/* ---- --seeds: every seed of every policy, in parallel processes ------------------------ */
+
+#define LEVEL_FIRST 5 /* the curve's 100%, 110% and 120% (fill_json's 50% + 10% steps); */
+#define LEVEL_LAST  7 /* the draw stops just short of 130% */
+
+typedef struct seed_run {
+  int policy;    /* a sched_scoring, or -1: the configuration's */
+  uint64_t seed; /* the draw */
+  pid_t pid;     /* its process while it runs */
+  FILE *out;     /* where it writes its summary */
+  json_t *row;   /* that summary, once read */
+} seed_run;
+
+/* In the child: one fill run, its summary as one line of JSON to out; never returns. */
+static void seed_child(const sim_args *a, cfg_tessera *cfg, const sim_trace *t, sim_opts o,
+                       const seed_run *run) {
+  int status = 1;
+  model *m = build_model(a, cfg, &status);
+  sim_fill_result f;
+  sim_args one = *a;
+  ts_err err;
+  json_t *j;
+  if (!m) _exit(1);
+  if (run->policy >= 0) cfg->sched.scoring = (sched_scoring)run->policy;
+  o.seed = run->seed, o.progress = NULL;
+  ts_err_clear(&err);
+  if (sim_fill(m, &cfg->sched, t, &o, &f, &err) != TS_OK) {
+    fprintf(stderr, "tessera simulate: seed %llu: %s\n", (unsigned long long)run->seed, err.text);
+    _exit(1);
+  }
+  one.seed = run->seed;
+  if (!(j = fill_json(&one, t, &f))) _exit(1);
+  json_object_set_new(j, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
+  if (json_dumpf(j, run->out, JSON_COMPACT) || fflush(run->out)) _exit(1);
+  _exit(0);
+}
+
+/* Reads the summary a finished run wrote; false when there is none. */
+static bool seed_collect(seed_run *run) {
+  json_error_t je;
+  rewind(run->out);
+  run->row = json_loadf(run->out, 0, &je);
+  fclose(run->out);
+  run->out = NULL;
+  return run->row != NULL;
+}
+
+static void mean_sd(const double *v, size_t n, double *mean, double *sd) {
+  double s = 0, q = 0;
+  for (size_t i = 0; i < n; i++) s += v[i];
+  *mean = n ? s / (double)n : 0;
+  for (size_t i = 0; i < n; i++) q += (v[i] - *mean) * (v[i] - *mean);
+  *sd = n > 1 ? sqrt(q / (double)(n - 1)) : 0;
+}
+
+/* One policy's runs summed up: placed and the unallocated share at 100..130%, mean and sd. */
+static json_t *seed_summary(const seed_run *runs, size_t n) {
+  double *v = ts_calloc(n + 1, sizeof *v), mean, sd;
+  json_t *o = json_pack("{s:s, s:[], s:[]}", "policy",
+                        json_string_value(json_object_get(runs[0].row, "policy")), "runs",
+                        "unallocatedPercent");
+  if (!v || !o) return ts_free(v), json_decref(o), NULL;
+  for (size_t i = 0; i < n; i++) {
+    json_array_append(json_object_get(o, "runs"), runs[i].row);
+    v[i] = (double)json_integer_value(json_object_get(runs[i].row, "placed"));
+  }
+  mean_sd(v, n, &mean, &sd);
+  json_object_set_new(o, "placed", json_pack("{s:f, s:f}", "mean", mean, "sd", sd));
+  for (int k = LEVEL_FIRST; k <= LEVEL_LAST; k++) {
+    size_t got = 0;
+    for (size_t i = 0; i < n; i++) {
+      const json_t *u = json_object_get(
+          json_array_get(json_object_get(runs[i].row, "curve"), (size_t)k), "unallocatedPercent");
+      if (json_is_number(u)) v[got++] = json_number_value(u);
+    }
+    mean_sd(v, got, &mean, &sd);
+    json_array_append_new(json_object_get(o, "unallocatedPercent"),
+                          got ? json_pack("{s:i, s:f, s:f, s:I}", "arrivedPercent", 50 + 10 * k,
+                                          "mean", mean, "sd", sd, "runs", (json_int_t)got)
+                              : json_pack("{s:i, s:n, s:n, s:i}", "arrivedPercent", 50 + 10 * k,
+                                          "mean", "sd", "runs", 0));
+  }
+  ts_free(v);
+  return o;
+}
+
+/* True when a job of t shares a GPU: Tessera's bin-packing then scores as FGD, which a table
+ * of policies says rather than let two rows look alike by chance. */
+static bool trace_shares(const sim_trace *t) {
+  for (size_t i = 0; i < t->n; i++)
+    if (!t->jobs[i].gpus && t->jobs[i].gpu_milli > 0) return true;
+  return false;
+}
+
+static void seeds_text(const sim_args *a, const sim_trace *t, json_t *pols, int workers,
+                       double secs) {
+  size_t i;
+  json_t *p;
+  printf("%s (%s), %zu jobs, fill mode, seeds %llu-%llu (jobs drawn as the FGD paper's "
+         "experiments draw them), %d at a time, %.0f s\n",
+         a->trace, t->format, t->n, (unsigned long long)a->seed_lo, (unsigned long long)a->seed_hi,
+         workers, secs);
+  printf("%-12s %5s %15s   %s\n", "policy", "runs", "placed",
+         "unallocated GPUs %, mean ± sd, when the GPUs asked reach 100% / 110% / 120%");
+  json_array_foreach(pols, i, p) {
+    const json_t *pl = json_object_get(p, "placed"), *u;
+    size_t k;
+    printf("%-12s %5zu %7.0f ± %5.1f  ", json_string_value(json_object_get(p, "policy")),
+           json_array_size(json_object_get(p, "runs")),
+           json_real_value(json_object_get(pl, "mean")),
+           json_real_value(json_object_get(pl, "sd")));
+    json_array_foreach(json_object_get(p, "unallocatedPercent"), k, u) {
+      if (json_is_real(json_object_get(u, "mean")))
+        printf(" %6.2f ± %4.2f", json_real_value(json_object_get(u, "mean")),
+               json_real_value(json_object_get(u, "sd")));
+      else
+        printf(" %13s", "-");
+    }
+    printf("\n");
+  }
+  if (trace_shares(t)) printf("binpack scores as fgd here: pods of the trace share GPUs\n");
+}
+
+/* --seeds: every (policy, seed) in a process of its own, as many at a time as there are
+ * cores; then per policy the mean and standard deviation. 0, or 1 when a run failed. */
+static int run_seeds(const sim_args *a, cfg_tessera *cfg, const sim_trace *t, const sim_opts *o) {
+  int first = a->policy == POLICY_ALL ? 0 : a->policy;
+  int last = a->policy == POLICY_ALL ? SCHED_SCORING_COUNT - 1 : a->policy;
+  size_t nseeds = (size_t)(a->seed_hi - a->seed_lo + 1);
+  size_t n = (size_t)(last - first + 1) * nseeds, next = 0, running = 0, done = 0;
+  long cores = sysconf(_SC_NPROCESSORS_ONLN);
+  int workers = cores < 1 ? 1 : cores > 256 ? 256 : (int)cores, status = 0;
+  seed_run *runs = ts_calloc(n + 1, sizeof *runs);
+  double t0 = ts_time_mono_s();
+  json_t *pols;
+  if (!runs) return fprintf(stderr, "tessera simulate: out of memory\n"), 1;
+  for (size_t i = 0; i < n; i++)
+    runs[i].policy = first + (int)(i / nseeds), runs[i].seed = a->seed_lo + i % nseeds;
+  if ((size_t)workers > n) workers = (int)n;
+  fflush(stdout), fflush(stderr);
+  while (done < n) {
+    while (!status && running < (size_t)workers && next < n) {
+      seed_run *r = &runs[next++];
+      if (!(r->out = tmpfile()) || (r->pid = fork()) < 0) {
+        fprintf(stderr, "tessera simulate: cannot start a run: %s\n", strerror(errno));
+        if (r->out) fclose(r->out), r->out = NULL;
+        status = 1;
+        break;
+      }
+      if (r->pid == 0) seed_child(a, cfg, t, *o, r);
+      running++;
+    }
+    if (!running) break;
+    {
+      int st = 0;
+      pid_t pid = waitpid(-1, &st, 0);
+      if (pid < 0) break;
+      for (size_t i = 0; i < next; i++) {
+        if (runs[i].pid != pid || !runs[i].out) continue;
+        running--, done++;
+        if (!WIFEXITED(st) || WEXITSTATUS(st) || !seed_collect(&runs[i])) {
+          if (runs[i].out) fclose(runs[i].out), runs[i].out = NULL;
+          fprintf(stderr, "tessera simulate: policy %s, seed %llu failed\n",
+                  runs[i].policy >= 0 ? sched_scoring_name((sched_scoring)runs[i].policy)
+                                      : "(the configuration's)",
+                  (unsigned long long)runs[i].seed);
+          status = 1;
+        }
+        break;
+      }
+    }
+  }
+  pols = json_array();
+  for (size_t i = 0; !status && pols && i < n; i += nseeds)
+    json_array_append_new(pols, seed_summary(runs + i, nseeds));
+  if (!status && pols && a->json) {
+    json_t *doc = json_pack("{s:s, s:s, s:I, s:[I, I], s:i, s:O}", "mode", "fill", "trace",
+                            a->trace, "jobs", (json_int_t)t->n, "seeds", (json_int_t)a->seed_lo,
+                            (json_int_t)a->seed_hi, "parallel", workers, "policies", pols);
+    if (doc) print_doc(a, doc);
+    json_decref(doc);
+  } else if (!status && pols) {
+    seeds_text(a, t, pols, workers, ts_time_mono_s() - t0);
+  }
+  json_decref(pols);
+  for (size_t i = 0; i < n; i++) {
+    json_decref(runs[i].row);
+    if (runs[i].out) fclose(runs[i].out);
+  }
+  ts_free(runs);
+  return status;
+}
+
 /* --policy all: one line per policy. */
 static void policy_table(const sim_args *a, json_t *rows) {
   size_t i;
   json_t *row;
   if (a->fill) {
     printf("%-12s %8s %8s %14s  %s\n", "policy", "placed", "failed", "first failure",
-           "unallocated GPUs % when the GPUs asked reach 100% / 120% / 150%");
+           "unallocated GPUs % when the GPUs asked reach 100% / 110% / 120%");
     json_array_foreach(rows, i, row) {
       const json_t *curve = json_object_get(row, "curve");
       const json_t *ff = json_object_get(json_object_get(row, "firstFailure"), "allocatedPercent");
@@ -496,7 +717,7 @@ static void policy_table(const sim_args *a, json_t *rows) {
         printf("%13.1f%%  ", json_real_value(ff));
       else
         printf("%14s  ", "-");
-      for (int k = 5; k <= 10; k += k == 5 ? 2 : 3) { /* 100, 120, 150 */
+      for (int k = LEVEL_FIRST; k <= LEVEL_LAST; k++) { /* 100, 110, 120 */
         const json_t *u = json_object_get(json_array_get(curve, (size_t)k), "unallocatedPercent");
         if (json_is_real(u))
           printf(" %6.1f", json_real_value(u));
@@ -553,6 +774,12 @@ int cmd_simulate(int argc, char **argv) {
     if (a.until_s > 0 && a.until_s < pr.span_s) pr.span_s = a.until_s;
     o.progress = on_progress, o.progress_ud = &pr;
   }
+  if (a.seed_lo) {
+    status = run_seeds(&a, &cfg, &t, &o);
+    sim_trace_free(&t);
+    cfg_tessera_free(&cfg);
+    return status;
+  }
   first = a.policy == POLICY_ALL ? 0 : a.policy;
   last = a.policy == POLICY_ALL ? SCHED_SCORING_COUNT - 1 : a.policy;
   rows = json_array();
@@ -593,6 +820,7 @@ int cmd_simulate(int argc, char **argv) {
       printf("%s (%s), %zu jobs, %s\n", a.trace, t.format, t.n,
              a.fill ? "fill mode" : "replayed in virtual time");
       policy_table(&a, rows);
+      if (trace_shares(&t)) printf("binpack scores as fgd here: pods of the trace share GPUs\n");
     }
   }
   json_decref(rows);

@@ -328,6 +328,17 @@ double ts_quantity_approx(const ts_quantity *q); /* nearest double (display, nev
  * out must hold TS_QUANTITY_STR_MAX bytes. */
 void ts_quantity_format(const ts_quantity *q, char *out);
 
+/* ---- a portable random sequence ------------------------------------------------------------ */
+
+/* splitmix64: the next number of the sequence of state *x (any seed), the same on every
+ * machine, for draws that must repeat (simulate's seeds, the order of ties). */
+static inline uint64_t ts_random_next(uint64_t *x) {
+  uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
+  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+  return z ^ (z >> 31);
+}
+
 /* ---- Prometheus' text exposition format --------------------------------------------------
  * Every /metrics family is declared once as a ts_prom_family and printed through these, so
  * that the name, help, type and label names live in one place and every sample carries the

@@ -39,14 +39,15 @@ static size_t budget(const sched_view *v) {
 #define NODE_BITS 23
 #define NODE_MASK (((uint64_t)1 << NODE_BITS) - 1)
 
-static sched_key key_of(int64_t score, uint32_t node) {
+static sched_key key_of(const sched_view *v, int64_t score, uint32_t node) {
   uint64_t tier = (uint64_t)score >> 61, gpu = ((uint64_t)score >> 30) & 0x7fffffff,
            cpumem = (uint64_t)score & 0x3fffffff;
-  return ((tier << 40 | gpu << 20 | cpumem) << NODE_BITS) | (NODE_MASK - node);
+  return ((tier << 40 | gpu << 20 | cpumem) << NODE_BITS) | (NODE_MASK - sched__rank(v, node));
 }
 
-static uint32_t node_of(sched_key k) {
-  return (uint32_t)(NODE_MASK - (k & NODE_MASK));
+static uint32_t node_of(const sched_view *v, sched_key k) {
+  uint32_t r = (uint32_t)(NODE_MASK - (k & NODE_MASK));
+  return v->unrank ? v->unrank[r] : r;
 }
 
 /* The class's index is a tournament tree over the nodes that pass its static filters, eight
@@ -110,7 +111,8 @@ static size_t layout(sched_class *c, size_t m) {
 /* Node k (leaf j) changed: re-score it, add it or drop it. */
 static void update(sched_view *v, sched_class *c, uint32_t k, uint32_t j) {
   set_leaf(c, j,
-           sched__resources_fit(v, c->rep.pod, k) ? key_of(sched__score(v, &c->shape, k), k) : 0);
+           sched__resources_fit(v, c->rep.pod, k) ? key_of(v, sched__score(v, &c->shape, k), k)
+                                                  : 0);
 }
 
 static uint64_t class_hash(const sched_pending *p) {
@@ -245,7 +247,7 @@ static bool build(sched_view *v, sched_class *c) {
   for (uint32_t j = 0; j < m; j++) {
     uint32_t k = sig->nodes[j];
     c->tree[j] =
-        sched__resources_fit(v, c->rep.pod, k) ? key_of(sched__score(v, &c->shape, k), k) : 0;
+        sched__resources_fit(v, c->rep.pod, k) ? key_of(v, sched__score(v, &c->shape, k), k) : 0;
   }
   for (uint32_t l = 1; l < c->nlevels; l++) {
     sched_key *up = c->tree + c->level[l], *down = c->tree + c->level[l - 1];
@@ -269,7 +271,7 @@ static uint32_t scan(sched_view *v, sched_class *c) {
     if (!sched__resources_fit(v, c->rep.pod, k)) continue;
     cand = (sched_cand){sched__score(v, &c->shape, k), k};
     if (best.node == UINT32_MAX || cand.score > best.score ||
-        (cand.score == best.score && cand.node < best.node))
+        (cand.score == best.score && sched__rank(v, cand.node) < sched__rank(v, best.node)))
       best = cand; /* as the tree orders them */
   }
   return best.node;
@@ -294,7 +296,7 @@ uint32_t sched__class_pick(sched_view *v, sched_class *c) {
     update(v, c, k, j);
   }
   reached_tail(v, c);
-  return best_key(c) ? node_of(best_key(c)) : UINT32_MAX;
+  return best_key(c) ? node_of(v, best_key(c)) : UINT32_MAX;
 }
 
 void sched__class_done(sched_view *v, sched_class *c) {

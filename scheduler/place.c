@@ -16,16 +16,17 @@
 
 /* ---- the heap of feasible nodes -------------------------------------------------------- */
 
-static bool cand_better(const sched_cand *a, const sched_cand *b) {
-  return a->score != b->score ? a->score > b->score : a->node < b->node;
+static bool cand_better(const sched_view *v, const sched_cand *a, const sched_cand *b) {
+  return a->score != b->score ? a->score > b->score
+                              : sched__rank(v, a->node) < sched__rank(v, b->node);
 }
 
-static void heap_down(sched_cand *h, size_t n, size_t i) {
+static void heap_down(const sched_view *v, sched_cand *h, size_t n, size_t i) {
   for (;;) {
     size_t l = 2 * i + 1, r = l + 1, best = i;
     sched_cand t;
-    if (l < n && cand_better(&h[l], &h[best])) best = l;
-    if (r < n && cand_better(&h[r], &h[best])) best = r;
+    if (l < n && cand_better(v, &h[l], &h[best])) best = l;
+    if (r < n && cand_better(v, &h[r], &h[best])) best = r;
     if (best == i) return;
     t = h[i], h[i] = h[best], h[best] = t;
     i = best;
@@ -49,7 +50,7 @@ static size_t fill_heap(sched_view *v, const sched_pending *first, const sched_s
     if ((!subset || sig->pass[k]) && fits(v, first, k))
       h[nh++] = (sched_cand){sched__score(v, shape, k), k};
   }
-  for (size_t i = nh / 2; i-- > 0;) heap_down(h, nh, i);
+  for (size_t i = nh / 2; i-- > 0;) heap_down(v, h, nh, i);
   return nh;
 }
 
@@ -64,7 +65,7 @@ static uint32_t best_node(sched_view *v, const sched_pending *p, const sched_sig
     sched_cand c;
     if ((subset && !sig->pass[k]) || !fits(v, p, k)) continue;
     c = (sched_cand){sched__score(v, shape, k), k};
-    if (best.node == UINT32_MAX || cand_better(&c, &best)) best = c;
+    if (best.node == UINT32_MAX || cand_better(v, &c, &best)) best = c;
   }
   return best.node;
 }
@@ -106,7 +107,7 @@ uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const 
     if (i && failed(v, pods[i].pod)) break; /* its attempt ends the prefix */
     if (pods[i].nclaims && !sched__dra_commit(v, &pods[i], k, &shared)) {
       h[0] = h[--nh]; /* cannot happen after fits(); drop the node rather than loop */
-      heap_down(h, nh, 0);
+      heap_down(v, h, nh, 0);
       continue;
     }
     placed[i] = k;
@@ -122,7 +123,7 @@ uint32_t sched__place_run(sched_view *v, sched_pending *pods, uint32_t n, const 
       h[0].score = sched__score(v, &shape, k);
     else
       h[0] = h[--nh];
-    heap_down(h, nh, 0);
+    heap_down(v, h, nh, 0);
   }
   return i;
 }

@@ -14,15 +14,16 @@ typedef enum sched_scoring {
   SCHED_BINPACK,     /* fill partly used nodes first (GPUs first, then cpu and memory) */
   SCHED_SPREAD,      /* prefer the least used nodes */
   SCHED_FIRST_FIT,   /* the first feasible node by name (a baseline) */
-  SCHED_BEST_FIT,    /* the node left with the least free GPU, CPU and memory (a baseline) */
-  SCHED_DOT_PRODUCT, /* the node whose free resources align best with the request (Tetris's
-                        dot product; a baseline) */
+  SCHED_BEST_FIT,    /* the node left with the least free GPU and CPU, over the maximum node
+                        spec (a baseline, as the FGD paper's simulator scores it) */
+  SCHED_DOT_PRODUCT, /* the node whose free GPU and CPU align least with the request (Tetris's
+                        dot product, as the FGD paper's simulator scores it; a baseline) */
   SCHED_GPU_PACKING, /* the FGD paper's GPU packing: a share on a GPU already shared (the
                         fullest), else a node already in use, else the empty node with the fewest
                         GPUs (a baseline) */
   SCHED_FGD,         /* fragmentation gradient descent (Weng et al., ATC '23): the node (and
                         GPU) whose GPU fragmentation, measured against the workload's typical
-                        pods, grows least */
+                        pods, grows least, scored as the paper's simulator scores it */
   SCHED_SCORING_COUNT
 } sched_scoring;
 
@@ -74,6 +75,11 @@ typedef struct sched_tuning {
 typedef struct sched_config {
   const char *scheduler_name;               /* interned; pods whose spec.schedulerName is this */
   sched_scoring scoring;                    /* node scoring */
+  uint64_t tie_seed;                        /* nodes of equal score: 0, the first by name; else
+                                               the first in a random order of the nodes drawn
+                                               from it, the same in every cycle (tessera
+                                               simulate's seeds, as the FGD paper's simulator
+                                               breaks ties) */
   const char *topology[SCHED_MAX_TOPOLOGY]; /* interned node label keys, widest first */
   int ntopology;                            /* entries */
   dra_features dra;                         /* DRA feature gates */

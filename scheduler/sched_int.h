@@ -122,6 +122,9 @@ typedef struct sched_policy {
                               fewest GPUs are free */
   sched_share_rule shares; /* where a share goes (unless FGD picks) */
 } sched_policy;
+/* Node k's place among nodes of equal score (the lower wins): its index (name order), or its
+ * place in the cycle's random order with a tie seed. */
+#define sched__rank(v, k) ((v)->rank ? (v)->rank[k] : (k))
 /* The row of a policy (the binpack row for a value out of range). */
 const sched_policy *sched__policy(sched_scoring s);
 
@@ -135,6 +138,8 @@ typedef struct sched_view {
   int64_t now_ns;                   /* the cycle's clock */
   uint32_t n;                       /* nodes */
   const model_node **nodes;         /* nodes sorted by name (scratch arena) */
+  uint32_t *rank, *unrank;          /* with cfg->tie_seed: node -> its place in this cycle's
+                                       random order of ties, and back; else NULL */
   int stride;                       /* resource ids per node row */
   struct sched_cap *cap;            /* n x stride: each node's capacity per resource */
   uint8_t *has_gpu;                 /* n: the node has some GPU resource */

@@ -111,6 +111,24 @@ static int64_t share_util_after(const sched_view *v, uint32_t k, int32_t add) {
   return u >= SCORE_SCALE ? SCORE_SCALE : u < 0 ? 0 : (int64_t)u;
 }
 
+/* The random order of ties (cfg->tie_seed): from the seed alone, so that every cycle of a run
+ * breaks ties the same way, as the FGD paper's simulator does (it prefixes each node's name with
+ * its place in a random permutation drawn once, and its scheduler picks the least name among
+ * the best). */
+static ts_rc tie_order(sched_view *v) {
+  uint64_t x = v->cfg->tie_seed;
+  v->rank = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *v->rank);
+  v->unrank = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *v->unrank);
+  if (!v->rank || !v->unrank) return TS_ENOMEM;
+  for (uint32_t i = 0; i < v->n; i++) v->unrank[i] = i;
+  for (uint32_t i = v->n; i > 1; i--) {
+    uint32_t j = (uint32_t)(ts_random_next(&x) % i), t = v->unrank[i - 1];
+    v->unrank[i - 1] = v->unrank[j], v->unrank[j] = t;
+  }
+  for (uint32_t i = 0; i < v->n; i++) v->rank[v->unrank[i]] = i;
+  return TS_OK;
+}
+
 ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, int64_t now_ns,
                        ts_arena *scratch, ts_arena *out) {
   size_t nn;
@@ -156,6 +174,7 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
     sched__dra_usage(v, i, &used, &total);
     v->has_gpu[i] |= total > 0;
   }
+  if (cfg && cfg->tie_seed && tie_order(v) != TS_OK) return TS_ENOMEM;
   v->fgd_on = v->pol->fgd || (v->pol->fgd_with_shares && v->share);
   v->score_other = v->fgd_on || v->pol->score || v->share;
   return v->fgd_on ? sched__fgd_prepare(v) : TS_OK;
@@ -381,47 +400,12 @@ static int64_t gpu_packing(const sched_view *v, const sched_shape *s, uint32_t k
   return 200000 - (s->share ? 1 : whole);
 }
 
-/* The baselines of the FGD paper's comparison, on GPUs, CPU and memory (higher is better, the
- * node name breaks ties). Best fit: least free capacity left after the placement (the mean over
- * the resources the node has of the free share). Dot product: the mean over them of (request /
- * capacity) x (free / capacity) before it. First fit: no preference. In the GPU field of the
- * score (below SCORE_SCALE: classes.c packs it in 20 bits), no tier. */
-static int64_t baseline_score(const sched_view *v, const sched_shape *s, uint32_t node,
-                              bool best_fit) {
-  int64_t score = 0, counted = 0;
-  int res[2 + SCHED_MAX_GPU_RESOURCES], nres = 2;
-  int64_t req[2 + SCHED_MAX_GPU_RESOURCES];
-  res[0] = MODEL_RES_CPU, req[0] = s->cpu, res[1] = MODEL_RES_MEMORY, req[1] = s->mem;
-  for (int g = 0; g < s->ngpu; g++) res[nres] = s->gpu[g], req[nres++] = s->gpu_req[g];
-  if (s->share) { /* a share: its fraction of the node's GPUs, shares counted as fractions */
-    const sched_cap *c = &v->cap[(size_t)node * (size_t)v->stride + (size_t)v->share_res];
-    int32_t add = model_pod_gpu_share_on(s->pod, v->nodes[node]);
-    counted++;
-    if (best_fit)
-      score += share_util_after(v, node, add);
-    else
-      score += (int64_t)((double)add / 1000 * c->inv *
-                         (double)(SCORE_SCALE - share_util_after(v, node, 0)) / SCORE_SCALE);
-  }
-  for (int k = 0; k < nres; k++) {
-    const sched_cap *c = &v->cap[(size_t)node * (size_t)v->stride + (size_t)res[k]];
-    if (c->alloc <= 0) continue;
-    counted++;
-    if (best_fit) /* the used share after */
-      score += util_after(v, node, res[k], req[k]);
-    else /* dot product: (request share) x (free share before) */
-      score += (int64_t)((double)req[k] * c->inv *
-                         (double)(SCORE_SCALE - util_after(v, node, res[k], 0)) / SCORE_SCALE);
-  }
-  return counted ? score / counted << 30 : 0;
-}
-
 /* Score = tier (a pod without GPUs avoids GPU nodes), then GPU utilisation over the GPU
  * resources the pod asks for (for a pod without GPUs, bin-packing: the node's GPU utilisation),
  * then the mean of cpu and memory utilisation; bin-packing
  * prefers high utilisation, spreading low. Utilisations are integers (millionths) so that
  * equal scores tie exactly and the node name decides. The baselines (first fit, best fit, dot
- * product) score as their papers define them, without the tier. */
+ * product, GPU packing) score as the FGD paper's simulator scores them, without the tier. */
 __attribute__((always_inline)) static inline int64_t
 score(const sched_view *v, const sched_shape *s, uint32_t node, bool shares) {
   int64_t gpu = 0, cpumem, tier = s->ngpu || s->dra_devices || !v->has_gpu[node];
@@ -473,12 +457,51 @@ static int64_t first_fit_score(const sched_view *v, const sched_shape *s, uint32
   return 0; /* no preference: the node name decides */
 }
 
-static int64_t best_fit_score(const sched_view *v, const sched_shape *s, uint32_t node) {
-  return baseline_score(v, s, node, true);
+/* ---- the FGD paper's baselines, as its simulator's plugins score them -------------------- */
+
+#define SIM_MAX_CPU 128000.0 /* the simulator's MaxSpecCpu (millicores) and MaxSpecGpu (GPU */
+#define SIM_MAX_GPU 8000.0   /* thousandths), which normalise both scores */
+#define SIM_OFFSET  1000     /* keeps a negative score (a node above those specs) in the field */
+
+/* Node k's free GPU in thousandths (whole free GPUs, and what shared GPUs have left), and what
+ * a pod of shape s asks of it there. */
+static void gpu_milli(const sched_view *v, const sched_shape *s, uint32_t k, double *free,
+                      double *req) {
+  *free = 0, *req = 0;
+  if (v->share_res >= 0) {
+    uint32_t n;
+    const uint16_t *sh = sched__shares_of(v, k, &n);
+    *free = (double)sched__whole_free(v, k) * 1000;
+    for (uint32_t j = 0; sh && j < n; j++)
+      if (sh[j]) *free += 1000 - sh[j];
+  } else {
+    for (int g = 0; g < v->ngpu; g++)
+      *free += (double)v->cap[(size_t)k * (size_t)v->stride + (size_t)v->gpu[g]].free * 1000;
+  }
+  for (int g = 0; g < s->ngpu; g++) *req += (double)s->gpu_req[g] * 1000;
+  if (s->share) *req = model_pod_gpu_share_on(s->pod, v->nodes[k]);
 }
 
+/* Best fit (BestFitScore): 100 x (1 - what the node has left after the pod, cpu and GPU each
+ * over its maximum spec, weighted half and half), an integer; memory is not read. The
+ * simulator then scales the scores of all nodes to 0..100, which keeps their order and ties
+ * (there are at most 101 distinct ones), so it is left out. */
+static int64_t best_fit_score(const sched_view *v, const sched_shape *s, uint32_t node) {
+  double gfree, greq, cfree = (double)v->cap[(size_t)node * (size_t)v->stride + MODEL_RES_CPU].free;
+  gpu_milli(v, s, node, &gfree, &greq);
+  double left = 0.5 * (cfree - (double)s->cpu) / SIM_MAX_CPU + 0.5 * (gfree - greq) / SIM_MAX_GPU;
+  return ((int64_t)((1.0 - left) * 100) + SIM_OFFSET) << 30;
+}
+
+/* Dot product (DotProductScore, Tetris; as the paper runs it, GPUs merged into one dimension and
+ * both normalised by the maximum spec): 100 x (1 - the mean of free x request over cpu and GPU),
+ * an integer: the node whose free resources align least with the request. */
 static int64_t dot_product_score(const sched_view *v, const sched_shape *s, uint32_t node) {
-  return baseline_score(v, s, node, false);
+  double gfree, greq, cfree = (double)v->cap[(size_t)node * (size_t)v->stride + MODEL_RES_CPU].free;
+  gpu_milli(v, s, node, &gfree, &greq);
+  double dot = (cfree / SIM_MAX_CPU) * ((double)s->cpu / SIM_MAX_CPU) +
+               (gfree / SIM_MAX_GPU) * (greq / SIM_MAX_GPU);
+  return ((int64_t)((1.0 - dot / 2) * 100) + SIM_OFFSET) << 30;
 }
 
 static int64_t gpu_packing_score(const sched_view *v, const sched_shape *s, uint32_t node) {

@@ -57,6 +57,33 @@ printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creat
 "$T" simulate --trace "$dir/spec.csv" --nodes 1x8:T4 --report "$dir/m2" >/dev/null || fail "--nodes MODEL failed"
 grep -q '^p,LS,0,0,0,100,0$' "$dir/m1/jobs.csv" || fail "gpu_spec A100|H100 on A100 nodes: $(cat "$dir/m1/jobs.csv")"
 grep -q '^p,LS,0,-1,-1,-1,0$' "$dir/m2/jobs.csv" || fail "gpu_spec A100|H100 on T4 nodes: $(cat "$dir/m2/jobs.csv")"
+# --seeds: every seed in a process of its own; each run is the one --seed N gives, and the
+# table and JSON give mean and standard deviation per policy.
+printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,5,1000\np1,1000,1024,3,1000\np2,1000,1024,2,1000\np3,1000,1024,1,500\np4,1000,1024,1,250\n' >"$dir/fill.csv"
+"$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill --seeds 3 --policy first-fit >"$dir/s.out" ||
+  fail "--seeds failed: $(cat "$dir/s.out")"
+grep -q 'fill mode, seeds 1-3' "$dir/s.out" && grep -q '^first-fit  *3 ' "$dir/s.out" || fail "--seeds: $(cat "$dir/s.out")"
+"$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill --seeds 2-4 --policy all -o json >"$dir/s.json" ||
+  fail "--seeds -o json failed"
+[ "$(grep -o '"policy": "[a-z-]*"' "$dir/s.json" | sort -u | wc -l)" = 7 ] || fail "--seeds --policy all: not every policy"
+"$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill --seed 3 --policy fgd -o json >"$dir/one.json" ||
+  fail "--seed 3 failed"
+one=$(tr -d ' \n' <"$dir/one.json" | grep -o '"curve":\[[^]]*\]')
+tr -d ' \n' <"$dir/s.json" | grep -q "$(printf '%s' "$one" | sed 's/[][]/\\&/g')" ||
+  fail "--seeds: seed 3's run is not --seed 3's: $one"
+for bad in "--seeds 0" "--seeds 5-2" "--seeds x"; do
+  err=$("$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill $bad 2>&1)
+  [ $? -eq 2 ] && echo "$err" | grep -q 'not understood' || fail "$bad: $err"
+done
+err=$("$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --seeds 3 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q -- '--seeds goes with --fill' || fail "--seeds without --fill: $err"
+# scripts/fgd-compare.sh: the paper's published mean and sd beside a saved --seeds table
+# (bench/simulate/fgd-paper/unallocated.csv: default's FGD, seeds 42-51, 4.77 ± 0.11).
+mkdir -p "$dir/fgd"
+printf 'header\npolicy runs placed unallocated\nfgd 10 8348 ± 23.2 4.75 ± 0.13 4.69 ± 0.14 4.63 ± 0.13\nspread 10 8703 ± 27.9 10.79 ± 0.24 9.67 ± 0.31 8.66 ± 0.33\n' >"$dir/fgd/default.txt"
+FROM="$dir/fgd" scripts/fgd-compare.sh "$T" nodes.csv openb_pod_list_default.csv >"$dir/fgd.md" || fail "fgd-compare failed"
+grep -q '^| fgd | 4.75 ± 0.13 | 4.77 ± 0.11 | -0.02 |$' "$dir/fgd.md" || fail "fgd-compare: $(cat "$dir/fgd.md")"
+grep -q '^| spread | 10.79 ± 0.24 | — | — |$' "$dir/fgd.md" || fail "fgd-compare: spread: $(cat "$dir/fgd.md")"
 # Usage and input errors: status 2 and a message naming the problem.
 err=$("$T" simulate --trace $S/trace.csv --nodes 2x8 --policy worst-fit 2>&1)
 [ $? -eq 2 ] && echo "$err" | grep -q -- '--policy worst-fit: not understood' || fail "bad --policy: $err"

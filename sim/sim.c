@@ -678,33 +678,74 @@ void sim_result_free(sim_result *r) {
 
 /* ---- fill mode ------------------------------------------------------------------------- */
 
-/* splitmix64: a fixed, portable sequence for a seed (the same order on every machine). */
-static uint64_t next_random(uint64_t *x) {
-  uint64_t z = (*x += UINT64_C(0x9E3779B97F4A7C15));
-  z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-  z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-  return z ^ (z >> 31);
+#define FILL_TUNE_RATIO 1.3 /* the FGD paper's workloads: 130% of the cluster's GPUs */
+
+/* A random index below n (n > 0). */
+static size_t random_below(uint64_t *x, size_t n) {
+  return (size_t)(ts_random_next(x) % n);
 }
 
-/* The jobs fill mode tries, in order: the trace's (seed 0), or drawn from it at random until the
- * GPUs asked reach 150% of gpus_total. Shallow copies (ids borrowed); from[k]: trace index. */
+typedef struct named {
+  const char *id; /* the job's */
+  size_t i;       /* its trace index */
+} named;
+
+static int by_name(const void *a, const void *b) {
+  const named *x = a, *y = b;
+  int c = strcmp(x->id, y->id);
+  return c ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+/* The jobs fill mode tries, in order. Seed 0: the trace's order. A seed: as the FGD paper's
+ * experiments draw them (its simulator with shufflePod and a workload tuning ratio of 1.3): the
+ * jobs by name, shuffled, then copies of jobs drawn at random appended while one more would keep
+ * the GPUs asked within 130% of the cluster's (the simulator tests each copy with one GPU's
+ * share, not the pod's total: kept), or jobs drawn at random removed until they are. Shallow
+ * copies (ids borrowed); from[k]: trace index. */
 static ts_rc fill_order(const sim_trace *t, uint64_t seed, int64_t gpus_total, sim_trace *inst,
                         size_t **from) {
-  size_t cap = t->n + 1;
-  double asked = 0;
+  double target = FILL_TUNE_RATIO * (double)gpus_total * 1000, total = 0;
+  size_t cap = t->n + 1, n = 0, *name = NULL;
+  named *sorted = NULL;
   uint64_t x = seed;
   memset(inst, 0, sizeof *inst);
-  if (seed && t->n) cap = 16 * (size_t)(gpus_total > 0 ? gpus_total : 1) + 1024;
-  inst->jobs = ts_malloc(cap * sizeof *inst->jobs);
-  *from = ts_malloc(cap * sizeof **from);
-  if (!inst->jobs || !*from) return TS_ENOMEM;
-  for (size_t k = 0; k < (seed ? cap - 1 : t->n); k++) {
-    size_t i = seed ? next_random(&x) % t->n : k;
-    if (seed && asked >= 1.5 * (double)gpus_total) break;
-    inst->jobs[inst->n] = t->jobs[i];
-    (*from)[inst->n++] = i;
-    asked += (double)job_milli(&t->jobs[i]) / 1000;
+  for (size_t i = 0; i < t->n; i++) total += (double)job_milli(&t->jobs[i]);
+  if (seed && total < target) { /* room for the copies: each asks at least one thousandth */
+    double extra = target - total;
+    cap += extra > (double)SIZE_MAX / 4 ? SIZE_MAX / 4 : (size_t)extra;
   }
+  *from = ts_malloc(cap * sizeof **from);
+  if (!*from || !(name = ts_malloc((t->n + 1) * sizeof *name))) return ts_free(name), TS_ENOMEM;
+  for (size_t i = 0; i < t->n; i++) name[i] = (*from)[i] = i;
+  n = t->n;
+  if (seed) {
+    if (!(sorted = ts_malloc((t->n + 1) * sizeof *sorted))) return ts_free(name), TS_ENOMEM;
+    for (size_t i = 0; i < t->n; i++) sorted[i] = (named){t->jobs[i].id, i};
+    qsort(sorted, t->n, sizeof *sorted, by_name);
+    for (size_t i = 0; i < t->n; i++) name[i] = (*from)[i] = sorted[i].i;
+    ts_free(sorted);
+    for (size_t i = n; i > 1; i--) { /* Fisher-Yates, as Go's rand.Shuffle */
+      size_t j = random_below(&x, i), tmp = (*from)[i - 1];
+      (*from)[i - 1] = (*from)[j], (*from)[j] = tmp;
+    }
+    while (n && total > target) { /* tuned down */
+      size_t k = random_below(&x, n);
+      total -= (double)job_milli(&t->jobs[(*from)[k]]);
+      memmove(*from + k, *from + k + 1, (n - k - 1) * sizeof **from);
+      n--;
+    }
+    while (t->n && n < cap - 1) { /* tuned up */
+      const sim_job *j = &t->jobs[name[random_below(&x, t->n)]];
+      double one = j->gpus ? 1000 : (double)j->gpu_milli;
+      if (total + one > target) break;
+      total += (double)job_milli(j);
+      (*from)[n++] = (size_t)(j - t->jobs);
+    }
+  }
+  ts_free(name);
+  if (!(inst->jobs = ts_malloc((n + 1) * sizeof *inst->jobs))) return TS_ENOMEM;
+  for (size_t k = 0; k < n; k++) inst->jobs[k] = t->jobs[(*from)[k]];
+  inst->n = n;
   inst->format = t->format;
   return TS_OK;
 }
@@ -728,6 +769,7 @@ ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_
                       "no job of the trace asks for a GPU: fill mode measures how much of the "
                       "cluster's GPUs can be allocated");
   if ((rc = setup_cluster(&s)) != TS_OK || (rc = use_workload(&s, t)) != TS_OK) goto done;
+  s.cfg_own.tie_seed = o->seed; /* drawn as the paper's: its ties are random too */
   if (fill_order(t, o->seed, r.gpus_total, &inst, &from) != TS_OK) {
     rc = ts_err_set(err, TS_ENOMEM, "out of memory");
     goto done;

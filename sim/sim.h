@@ -144,8 +144,9 @@ typedef struct sim_fill_result {
 
 /* Fill mode: jobs one at a time, as if they never ended; a job that is not placed whole by its
  * cycle is removed and counted, and the next one comes. With o->seed 0 the jobs come once, in
- * trace order; with a seed they are drawn at random (with replacement, a fixed sequence per seed)
- * until the GPUs asked reach 150% of the cluster's, as the FGD paper inflates its workloads.
+ * trace order; with a seed they come as the FGD paper's experiments draw them: the jobs by name,
+ * shuffled, then random copies appended (or random jobs removed) until the GPUs asked are 130%
+ * of the cluster's (a fixed sequence per seed; not Go's, so seed k is not the paper's seed k).
  * Durations and submit times are ignored. GPUs are counted in thousandths (a share of a GPU
  * counts its share). The points are per job tried; first_failure indexes the trace. */
 ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_opts *o,

@@ -474,6 +474,49 @@ static void test_fgd_keeps_gpus_usable(void **state) {
   model_free(m);
 }
 
+/* Nodes of equal score: the first by name, or with a tie seed the first in a random order of
+ * the nodes drawn from the seed alone, the same in every cycle (as the FGD paper's simulator
+ * breaks them): identical empty nodes, whole-GPU pods one cycle at a time; a seed packs them
+ * all on one node, and different seeds choose different nodes. */
+static void test_tie_order(void **state) {
+  static const sched_workload_shape typical[] = {{4000, 1, 1000, 0, 3}, {2000, 0, 0, 0, 1}};
+  char seen[8] = "";
+  (void)state;
+  for (uint64_t seed = 0; seed < 8; seed++) {
+    model *m = model_new();
+    sched_config cfg;
+    const char *first = NULL;
+    for (int i = 0; i < 6; i++) {
+      char name[8];
+      snprintf(name, sizeof name, "n%d", i);
+      node(m, name, 8, 0, 64000);
+    }
+    sched_config_default(&cfg);
+    cfg.scoring = SCHED_FGD, cfg.tie_seed = seed;
+    cfg.workload = typical, cfg.nworkload = 2;
+    for (int i = 0; i < 3; i++) { /* one pod per cycle, each bound before the next */
+      char name[8];
+      sched_result r;
+      snprintf(name, sizeof name, "p%d", i);
+      pod(m, name, i, "", "cpu: 4, nvidia.com/gpu: 1", NULL);
+      r = run_cfg(m, &cfg);
+      assert_int_equal(r.nbound, 1);
+      if (!first) first = ts_intern_cstr(r.decisions[0].node->obj.name);
+      assert_string_equal(r.decisions[0].node->obj.name, first); /* the same node every cycle */
+      assert_int_equal(sched_decision_apply(m, &r.decisions[0]), TS_OK);
+      sched_result_free(&r);
+    }
+    if (!seed) assert_string_equal(first, "n0"); /* no seed: by name */
+    seen[seed] = first[1];
+    model_free(m);
+  }
+  { /* the seeds do not all choose one node */
+    bool differ = false;
+    for (int i = 2; i < 8; i++) differ |= seen[i] != seen[1];
+    assert_true(differ);
+  }
+}
+
 /* Quota counts a share exactly: a ClusterQueue with one GPU admits two half-GPU pods, not a
  * third; its status reads 1 GPU used, and half of one after the first pod goes. */
 static void test_quota_counts_shares(void **state) {
@@ -637,6 +680,7 @@ int main(void) {
       cmocka_unit_test(test_policies_choose_gpus),
       cmocka_unit_test(test_gpu_packing_tiers),
       cmocka_unit_test(test_fgd_keeps_gpus_usable),
+      cmocka_unit_test(test_tie_order),
       cmocka_unit_test(test_quota_counts_shares),
       cmocka_unit_test(test_kai_fractional_quota),
       cmocka_unit_test(test_cycle_matches_full_scan),
