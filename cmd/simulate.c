@@ -315,15 +315,17 @@ static int write_report(const char *dir, json_t *summary, const sim_trace *t, co
     goto fail;
   snprintf(path, sizeof path, "%s/jobs.csv", dir);
   if (!(f = cmd_out_open(&o, path))) goto fail;
-  fprintf(f, "job_id,queue,submit_s,first_start_s,last_start_s,end_s,preemptions\n");
+  fprintf(f, "job_id,queue,submit_s,first_start_s,last_start_s,end_s,preemptions,gpus,"
+             "waiting_for\n");
   for (size_t i = 0; i < t->n; i++) {
     const sim_job_result *j = &r->jobs[i];
     cmd_csv_cell(f, t->jobs[i].id);
     fputc(',', f);
     cmd_csv_cell(f, t->jobs[i].queue);
-    fprintf(f, ",%lld,%lld,%lld,%lld,%d\n", (long long)t->jobs[i].submit_s,
+    fprintf(f, ",%lld,%lld,%lld,%lld,%d,%.10g,%s\n", (long long)t->jobs[i].submit_s,
             (long long)j->first_start_s, (long long)j->last_start_s, (long long)j->end_s,
-            j->preemptions);
+            j->preemptions, (double)t->jobs[i].pods * t->jobs[i].gpu_milli / 1000,
+            j->waiting ? j->waiting : "");
   }
   if (cmd_out_commit(&o)) goto fail;
   return 0;

@@ -267,9 +267,10 @@ int simulate_html(FILE *f, const char *trace, const sim_trace *t, const sim_resu
   series(f, r, v, ymax, palette[3]);
   series(f, r, other, ymax, palette[2]);
   fputs("</svg>\n", f);
-  fputs("<h2>Per queue</h2>\n<p class=\"note\">Wait: submission to the job's last start. "
-        "Completion: submission to its end. Nearest-rank percentiles over the jobs that started "
-        "(wait) or finished (completion).</p>\n<table><tr><th>queue</th><th>jobs</th><th>done"
+  fputs("<h2>Per queue</h2>\n<p class=\"note\">Wait: submission to each start of a job; a job "
+        "never started waited at least until the end of the run, and counts so. Completion: "
+        "submission to its end. Nearest-rank percentiles over the waits and over the jobs that "
+        "finished (completion).</p>\n<table><tr><th>queue</th><th>jobs</th><th>done"
         "</th><th>never started</th><th>preempted</th><th>GPU-hours</th><th>wait p50 (min)</th>"
         "<th>p95</th><th>p99</th><th>completion p50 (h)</th><th>p95</th><th>p99</th></tr>\n",
         f);

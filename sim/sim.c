@@ -343,6 +343,7 @@ static ts_rc started(sim *s, size_t i, int64_t now) {
   queue_gpus(s, j->q, job_milli(&s->t->jobs[i]));
   if (!j->started) s->r->jobs[i].first_start_s = now;
   s->r->jobs[i].last_start_s = now;
+  s->r->jobs[i].waiting = NULL;
   j->started = true;
   s->r->queues[j->q].gpu_hours += held_hours(&s->t->jobs[i], j->left_s);
   s->r->all.gpu_hours += held_hours(&s->t->jobs[i], j->left_s);
@@ -370,6 +371,8 @@ static ts_rc cycle(sim *s, int64_t now, bool *evicted) {
       rc = sched_decision_apply(s->m, x);
       s->r->bound++;
       if (rc == TS_OK && ++s->js[i].bound == s->t->jobs[i].pods) rc = started(s, i, now);
+    } else if (x->kind == SCHED_PENDING) {
+      s->r->jobs[i].waiting = sched_pending_why_name(x->why);
     } else if (x->kind == SCHED_EVICT) {
       s->r->evicted++;
       if (ts_vec_push(&s->evicted, (uint32_t)i) != TS_OK) rc = TS_ENOMEM;
@@ -584,8 +587,15 @@ static ts_rc setup_jobs(sim *s) {
   return TS_OK;
 }
 
-static void summarise(sim *s) {
+static ts_rc summarise(sim *s) {
   double area = 0;
+  for (size_t i = 0; i < s->t->n; i++) { /* never started: waited at least until the end */
+    const jstate *j = &s->js[i];
+    double w = (double)(s->r->end_s - s->t->jobs[i].submit_s);
+    if (j->state == J_FUTURE || j->started) continue;
+    if (ts_vec_push(&s->qs[j->q].wait, w) != TS_OK || ts_vec_push(&s->all.wait, w) != TS_OK)
+      return ts_err_set(s->err, TS_ENOMEM, "out of memory");
+  }
   for (size_t k = 0; k < s->r->nqueues; k++) stats(&s->qs[k], &s->r->queues[k]);
   stats(&s->all, &s->r->all);
   s->r->all.queue = "";
@@ -605,6 +615,7 @@ static void summarise(sim *s) {
     area += s->r->samples[k].gpus_used * (double)(s->r->samples[k + 1].t_s - s->r->samples[k].t_s);
   if (s->r->gpus_total && s->r->end_s > 0)
     s->r->utilisation = area / ((double)s->r->gpus_total * (double)s->r->end_s);
+  return TS_OK;
 }
 
 static void teardown(sim *s) {
@@ -661,7 +672,7 @@ ts_rc sim_run(model *m, const sched_config *cfg, const sim_trace *t, const sim_o
     else
       now = t->jobs[s.next].submit_s;
   }
-  summarise(&s);
+  rc = summarise(&s);
 done:
   teardown(&s);
   if (rc != TS_OK) sim_result_free(out);

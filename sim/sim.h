@@ -74,7 +74,9 @@ typedef struct sim_stats {
   size_t jobs, done, never_started;    /* jobs submitted, finished, never started by the end */
   size_t preemptions;                  /* times a running job of it was preempted */
   double gpu_hours;                    /* GPU-hours its pods held (whole runs and cut ones) */
-  double wait_p50, wait_p95, wait_p99; /* submission to (last) start, started jobs */
+  double wait_p50, wait_p95, wait_p99; /* submission to (each) start; a job never started
+                                          counts the time from submission to the end (it
+                                          waited at least that) */
   double jct_p50, jct_p95, jct_p99;    /* submission to completion, finished jobs */
 } sim_stats;
 
@@ -100,6 +102,9 @@ typedef struct sim_queue_point {
 typedef struct sim_job_result {
   int64_t first_start_s, last_start_s, end_s;
   int32_t preemptions; /* runs of it cut by an eviction */
+  const char *waiting; /* not running at the end: the kind of reason its pods were last left
+                          pending for ("Unschedulable", "WaitingForQuota", ...; static), else
+                          NULL */
 } sim_job_result;
 
 typedef struct sim_result {

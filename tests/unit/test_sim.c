@@ -262,14 +262,14 @@ static model *two_nodes(void) { /* n0 and n1, 8 GPUs each */
   return m;
 }
 
-/* Fill mode on two 8-GPU nodes, jobs of 5, 5, 4 and 2 GPUs and half a GPU: the 5s take a node
- * each (3 free on each), the 4 fits nowhere (first failure, 10 of 16 allocated), the 2 and the
- * half still fit. */
 static int double_cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return (x > y) - (x < y);
 }
 
+/* Fill mode on two 8-GPU nodes, jobs of 5, 5, 4 and 2 GPUs and half a GPU: the 5s take a node
+ * each (3 free on each), the 4 fits nowhere (first failure, 10 of 16 allocated), the 2 and the
+ * half still fit. */
 static void test_fill(void **state) {
   static const double arrived[] = {5, 10, 14, 16, 16.5}, allocated[] = {5, 10, 10, 12, 12.5};
   const char *trace = write_tmp("fill.csv", "name,cpu_milli,memory_mib,num_gpu,gpu_milli\n"
@@ -348,6 +348,30 @@ static void test_fill(void **state) {
   unlink(trace);
 }
 
+/* A job that never starts counts in the waits with the time from its submission to the end
+ * (it waited at least that), and its result says why it waited: on one 8-GPU node, a (8 GPUs,
+ * 0-100 s) runs at once; b (two pods of 8, at 10 s) never fits. Waits 0 and 90. */
+static void test_never_started_waits(void **state) {
+  const char *trace = write_tmp("never.csv", "job_id,submit_s,duration_s,queue,num_pods,"
+                                             "gpus_per_pod,gpu_mem_gib,priority\n"
+                                             "a,0,100,q,1,8,,\nb,10,50,q,2,8,,\n");
+  sim_trace t;
+  sim_result r;
+  sim_opts o = {0};
+  (void)state;
+  run(trace, 1, 8, NULL, &o, &t, &r);
+  assert_int_equal(r.end_s, 100);
+  assert_int_equal(r.all.never_started, 1);
+  assert_true(r.all.wait_p99 == 90); /* was 0: only started jobs counted */
+  assert_true(r.all.wait_p50 == 0 || r.all.wait_p50 == 90);
+  assert_null(r.jobs[0].waiting);
+  assert_non_null(r.jobs[1].waiting);
+  assert_string_equal(r.jobs[1].waiting, "Unschedulable");
+  sim_result_free(&r);
+  sim_trace_free(&t);
+  unlink(trace);
+}
+
 /* The same inputs give the same run, sample for sample. */
 static void test_deterministic(void **state) {
   sim_trace t1, t2;
@@ -408,10 +432,10 @@ static void test_out_failed_write(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_small_timeline),   cmocka_unit_test(test_gangs_and_stuck),
-      cmocka_unit_test(test_itp_format),       cmocka_unit_test(test_trace_errors),
-      cmocka_unit_test(test_deterministic),    cmocka_unit_test(test_fill),
-      cmocka_unit_test(test_out_failed_write),
+      cmocka_unit_test(test_small_timeline),      cmocka_unit_test(test_gangs_and_stuck),
+      cmocka_unit_test(test_itp_format),          cmocka_unit_test(test_trace_errors),
+      cmocka_unit_test(test_deterministic),       cmocka_unit_test(test_fill),
+      cmocka_unit_test(test_never_started_waits), cmocka_unit_test(test_out_failed_write),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
