@@ -1,9 +1,13 @@
 /* tests/support/proc.c - see proc.h. */
 #include "tests/support/proc.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 long proc_rss_kb(pid_t pid) {
   char path[64], line[256];
@@ -15,4 +19,17 @@ long proc_rss_kb(pid_t pid) {
     if (!strncmp(line, "VmRSS:", 6)) kb = atol(line + 6);
   fclose(f);
   return kb;
+}
+
+int proc_free_port(void) {
+  struct sockaddr_in a = {0};
+  socklen_t len = sizeof a;
+  int fd = socket(AF_INET, SOCK_STREAM, 0), port = 0;
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+      getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+    port = ntohs(a.sin_port);
+  if (fd >= 0) close(fd);
+  return port;
 }

@@ -7,5 +7,7 @@
 /* The process's resident memory (VmRSS of /proc/PID/status) in kB, -1 when it cannot be
  * read. */
 long proc_rss_kb(pid_t pid);
+/* A TCP port of 127.0.0.1 free a moment ago (bound, read, closed). */
+int proc_free_port(void);
 
 #endif

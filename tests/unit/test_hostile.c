@@ -23,6 +23,7 @@
 #include <uv.h>
 
 #include "kubeclient/kc.h"
+#include "tests/support/proc.h"
 
 /* The health server is part of the binary, not of the library: test it as a unit. */
 #include "cmd/health.c"
@@ -531,19 +532,6 @@ static bool ready_cb(void *ud, char *why, size_t cap) {
   return false;
 }
 
-static int free_port(void) {
-  struct sockaddr_in a = {0};
-  socklen_t len = sizeof a;
-  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-  getsockname(fd, (struct sockaddr *)&a, &len);
-  port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
-
 /* A connection from 127.0.0.host (every 127/8 address is this machine's) to port. */
 static int connect_from(int host, int port) {
   struct sockaddr_in a = {0}, me = {0};
@@ -598,7 +586,7 @@ static int get(uv_loop_t *loop, int port, const char *path, char *body, size_t c
 static void test_health_half_sent_requests(void **state) {
   uv_loop_t loop;
   ts_err err;
-  int port = free_port(), fds[300], closed = 0;
+  int port = proc_free_port(), fds[300], closed = 0;
   health_server *hs;
   char body[512];
   (void)state;
@@ -666,7 +654,7 @@ static long probe(uv_loop_t *loop, int host, int port, int *status) {
 static void test_health_slow_client_flood(void **state) {
   uv_loop_t loop;
   ts_err err;
-  int port = free_port(), fds[300], status;
+  int port = proc_free_port(), fds[300], status;
   health_server *hs;
   (void)state;
   assert_int_equal(uv_loop_init(&loop), 0);
@@ -724,7 +712,7 @@ static void test_health_ipv6(void **state) {
   uv_loop_t loop;
   ts_err err;
   health_server *hs;
-  int port = free_port(), fd, status = 0;
+  int port = proc_free_port(), fd, status = 0;
   struct sockaddr_in6 a = {0};
   char resp[512];
   (void)state;

@@ -1423,6 +1423,21 @@ static void test_run_shadow(void **state) {
   }
 }
 
+/* `tessera run` on s with the configuration cfg, its log in id.log of s's directory. */
+static pid_t run_logged(const fa_server *s, const char *id, const char *cfg) {
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    char log[400];
+    snprintf(log, sizeof log, "%s/%s.log", fa_dir(s), id);
+    if (!freopen(log, "w", stderr)) _exit(127);
+    execl(tessera(), tessera(), "run", "--kubeconfig", fa_kubeconfig(s), "--config", cfg,
+          (char *)NULL);
+    _exit(127);
+  }
+  return pid;
+}
+
 /* metricsSecure: /metrics on metricsAddress over HTTPS for the tokens the API server allows
  * (the fake one's TokenReviews and SubjectAccessReviews), and no longer on healthAddress, whose
  * probes stay plain HTTP; every review is a request the chart's RBAC allows. A certificate
@@ -1445,14 +1460,7 @@ static void test_run_secure_metrics(void **state) {
           "metricsAddress: 127.0.0.1:%d\nmetricsSecure: true\n",
           port, port + 1);
   fclose(f);
-  if ((pid = fork()) == 0) {
-    char log[400];
-    snprintf(log, sizeof log, "%s/a.log", fa_dir(s));
-    if (!freopen(log, "w", stderr)) _exit(127);
-    execl(tessera(), tessera(), "run", "--kubeconfig", fa_kubeconfig(s), "--config", cfg,
-          (char *)NULL);
-    _exit(127);
-  }
+  pid = run_logged(s, "a", cfg);
   if (nkids < 4) kids[nkids++] = pid;
   for (int i = 0; i < 100 && http_get(port, "/readyz", body, sizeof body) != 200; i++)
     usleep(100000);
@@ -1475,14 +1483,7 @@ static void test_run_secure_metrics(void **state) {
   assert_non_null(f = fopen(cfg, "a"));
   fprintf(f, "metricsCertDir: %s/no-such-dir\n", fa_dir(s));
   fclose(f);
-  if ((pid = fork()) == 0) {
-    char log[400];
-    snprintf(log, sizeof log, "%s/b.log", fa_dir(s));
-    if (!freopen(log, "w", stderr)) _exit(127);
-    execl(tessera(), tessera(), "run", "--kubeconfig", fa_kubeconfig(s), "--config", cfg,
-          (char *)NULL);
-    _exit(127);
-  }
+  pid = run_logged(s, "b", cfg);
   {
     int status = 0;
     char want[500];

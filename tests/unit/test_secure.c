@@ -24,6 +24,7 @@
 #include <uv.h>
 
 #include "kubeclient/kc.h"
+#include "tests/support/proc.h"
 #include "model/wire.h"
 #include "tests/support/fakeapi.h"
 
@@ -53,19 +54,6 @@ static void metrics_cb(void *ud, ts_buf *out) {
   ts_buf_printf(out, "tessera_up 1\n");
 }
 
-static int free_port(void) {
-  struct sockaddr_in a = {0};
-  socklen_t len = sizeof a;
-  int fd = socket(AF_INET, SOCK_STREAM, 0), port;
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
-  getsockname(fd, (struct sockaddr *)&a, &len);
-  port = ntohs(a.sin_port);
-  close(fd);
-  return port;
-}
-
 /* The fake API server with two users (prometheus may GET /metrics, bob nothing), a client and
  * a reviewer (o NULL: controller-runtime's times) on a loop, and an HTTPS health server with
  * the certificate of cert_dir (NULL: self-signed). */
@@ -81,7 +69,7 @@ static void env_start(env *e, const kc_reviewer_opts *o, const char *cert_dir) {
   assert_non_null(e->client = kc_client_new(&e->loop, &e->auth, &err));
   assert_non_null(e->reviewer = kc_reviewer_new(e->client, &codec, o));
   if (!(e->tls = kc_tls_server_new(cert_dir, "tessera-test", &err))) fail_msg("%s", err.text);
-  ho.port = e->port = free_port();
+  ho.port = e->port = proc_free_port();
   ho.tls = e->tls, ho.reviewer = e->reviewer;
   assert_non_null(e->hs = health_server_start(&e->loop, &ho, &err));
 }
