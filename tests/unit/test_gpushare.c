@@ -487,7 +487,7 @@ static void test_tie_order(void **state) {
     sched_config cfg;
     const char *first = NULL;
     for (int i = 0; i < 6; i++) {
-      char name[8];
+      char name[16];
       snprintf(name, sizeof name, "n%d", i);
       node(m, name, 8, 0, 64000);
     }
@@ -495,7 +495,7 @@ static void test_tie_order(void **state) {
     cfg.scoring = SCHED_FGD, cfg.tie_seed = seed;
     cfg.workload = typical, cfg.nworkload = 2;
     for (int i = 0; i < 3; i++) { /* one pod per cycle, each bound before the next */
-      char name[8];
+      char name[16];
       sched_result r;
       snprintf(name, sizeof name, "p%d", i);
       pod(m, name, i, "", "cpu: 4, nvidia.com/gpu: 1", NULL);
