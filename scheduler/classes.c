@@ -127,7 +127,7 @@ static uint64_t class_hash(const sched_pending *p) {
 }
 
 bool sched__class_eligible(const sched_view *v, const sched_pending *p) {
-  return !v->cfg->tuning.no_classes && !p->nclaims && !p->blocked;
+  return !v->cfg->tuning.no_classes && !v->pol->per_pod && !p->nclaims && !p->blocked;
 }
 
 sched_class *sched__class_of(sched_view *v, const sched_pending *p) {

@@ -324,7 +324,7 @@ ts_rc sched_cycle(const model *m, const sched_config *cfg, sched_state *state, i
     } else if (sched__class_eligible(&v, &gangs[i].pods[0])) {
       rc = decide_in_class(&v, &gangs[i], out);
     } else {
-      while (j < n && single(&gangs[j]) && !handled[j] && !gangs[j].gated &&
+      while (!v.pol->per_pod && j < n && single(&gangs[j]) && !handled[j] && !gangs[j].gated &&
              !sched__ready_hold(&v, state, gangs[j].key) &&
              sched__same_shape(&v, &gangs[i].pods[0], &gangs[j].pods[0]))
         j++;

@@ -24,10 +24,13 @@ typedef enum sched_scoring {
   SCHED_FGD,         /* fragmentation gradient descent (Weng et al., ATC '23): the node (and
                         GPU) whose GPU fragmentation, measured against the workload's typical
                         pods, grows least, scored as the paper's simulator scores it */
+  SCHED_RANDOM,      /* a feasible node drawn at random for each pod (the FGD paper's Random
+                        baseline; from the pod's name and the tie seed, so a run repeats) */
   SCHED_SCORING_COUNT
 } sched_scoring;
 
-/* "binpack", "spread", "first-fit", "best-fit", "dot-product", "gpu-packing", "fgd" (static),
+/* "binpack", "spread", "first-fit", "best-fit", "dot-product", "gpu-packing", "fgd", "random"
+ * (static),
  * and back: false when the name is none of them. */
 const char *sched_scoring_name(sched_scoring s);
 bool sched_scoring_parse(const char *name, sched_scoring *out);

@@ -103,6 +103,7 @@ typedef enum sched_share_rule {
   SCHED_SHARE_FULLEST,  /* the fullest (a GPU left free stays whole), else the lowest unshared */
   SCHED_SHARE_EMPTIEST, /* a GPU nobody shares yet, else the emptiest */
   SCHED_SHARE_LOWEST,   /* the lowest-numbered */
+  SCHED_SHARE_RANDOM,   /* one drawn from the pod's name and the tie seed */
 } sched_share_rule;
 
 struct sched_view;
@@ -121,6 +122,8 @@ typedef struct sched_policy {
   bool fill_gpu_nodes;     /* a pod without GPUs that must go to GPU nodes goes where the
                               fewest GPUs are free */
   sched_share_rule shares; /* where a share goes (unless FGD picks) */
+  bool per_pod;            /* its score depends on the pod, not only its shape: pods are scored
+                              one at a time (no classes, no runs of a shape) */
 } sched_policy;
 /* Node k's place among nodes of equal score (the lower wins): its index (name order), or its
  * place in the cycle's random order with a tie seed. */

@@ -71,16 +71,23 @@ static bool share_fits(const sched_view *v, const model_pod *p, uint32_t k) {
 
 /* The GPU of node k the pod's share goes on (share_fits holds), as the policy prefers: FGD the
  * one that fragments the node least; spreading a GPU nobody shares yet, else the emptiest;
- * first fit the lowest-numbered; the others the fullest GPU with room (a GPU left free stays
- * whole for a whole-GPU pod), else the lowest-numbered unshared one. */
+ * first fit the lowest-numbered; random one drawn at random (the simulator's "random" GPU
+ * selection); the others the fullest GPU with room (a GPU left free stays whole for a
+ * whole-GPU pod), else the lowest-numbered unshared one. */
 static uint32_t share_pick(const sched_view *v, const model_pod *p, uint32_t k, int32_t s) {
   uint32_t n, best = UINT32_MAX;
   const uint16_t *sh = sched__shares_of(v, k, &n);
   sched_share_rule rule = v->pol->shares;
+  uint64_t x = v->cfg ? v->cfg->tie_seed ^ ts_hash(p->obj.key, strlen(p->obj.key)) : 0, top = 0;
   if (v->fgd_on) return sched__fgd_slot(v, p, k, s);
   for (uint32_t j = 0; j < n; j++) {
     if (!sched__slot_takes(v, k, sh, j, s)) continue;
     if (rule == SCHED_SHARE_LOWEST) return j;
+    if (rule == SCHED_SHARE_RANDOM) { /* the greatest draw: each GPU that takes it as likely */
+      uint64_t d = ts_random_next(&x);
+      if (best == UINT32_MAX || d > top) best = j, top = d;
+      continue;
+    }
     if (best == UINT32_MAX) {
       best = j;
       continue;
@@ -504,6 +511,15 @@ static int64_t dot_product_score(const sched_view *v, const sched_shape *s, uint
   return ((int64_t)((1.0 - dot / 2) * 100) + SIM_OFFSET) << 30;
 }
 
+/* Random (RandomScore: one feasible node drawn per pod gets the top score): a number drawn
+ * from the pod's name, the node and the tie seed; the greatest wins, so each feasible node is
+ * as likely. The policy scores pods one at a time (per_pod), so s->pod is the pod itself. */
+static int64_t random_score(const sched_view *v, const sched_shape *s, uint32_t node) {
+  uint64_t x = v->cfg->tie_seed ^ ts_hash(s->pod->obj.key, strlen(s->pod->obj.key)) ^
+               ((uint64_t)node * UINT64_C(0x9E3779B97F4A7C15));
+  return (int64_t)(ts_random_next(&x) >> 44) << 30; /* 20 bits: the GPU field */
+}
+
 static int64_t gpu_packing_score(const sched_view *v, const sched_shape *s, uint32_t node) {
   return gpu_packing(v, s, node) << 30;
 }
@@ -523,6 +539,7 @@ static const sched_policy policies[SCHED_SCORING_COUNT] = {
     [SCHED_GPU_PACKING] = {"gpu-packing", gpu_packing_score, false, false, false, false,
                            SCHED_SHARE_FULLEST},
     [SCHED_FGD] = {"fgd", NULL, false, true, false, false, SCHED_SHARE_FULLEST},
+    [SCHED_RANDOM] = {"random", random_score, false, false, false, false, SCHED_SHARE_RANDOM, true},
 };
 
 const sched_policy *sched__policy(sched_scoring s) {

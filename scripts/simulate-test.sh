@@ -31,7 +31,7 @@ grep -q '"utilisation": 0.814453125' "$dir/j" || fail "JSON: $(head -c 300 "$dir
 # --policy all: every policy on the same inputs, a table and a report per policy.
 "$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --policy all --report "$dir/all" >"$dir/all.out" ||
   fail "--policy all failed"
-for p in binpack spread first-fit best-fit dot-product gpu-packing fgd; do
+for p in binpack spread first-fit best-fit dot-product gpu-packing fgd random; do
   grep -q "^$p  *81.4%" "$dir/all.out" || fail "--policy all: no row for $p: $(cat "$dir/all.out")"
   [ -f "$dir/all/$p/report.html" ] || fail "--policy all: no report for $p"
 done
@@ -65,7 +65,7 @@ printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,5,1000\np1,100
 grep -q 'fill mode, seeds 1-3' "$dir/s.out" && grep -q '^first-fit  *3 ' "$dir/s.out" || fail "--seeds: $(cat "$dir/s.out")"
 "$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill --seeds 2-4 --policy all -o json >"$dir/s.json" ||
   fail "--seeds -o json failed"
-[ "$(grep -o '"policy": "[a-z-]*"' "$dir/s.json" | sort -u | wc -l)" = 7 ] || fail "--seeds --policy all: not every policy"
+[ "$(grep -o '"policy": "[a-z-]*"' "$dir/s.json" | sort -u | wc -l)" = 8 ] || fail "--seeds --policy all: not every policy"
 "$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill --seed 3 --policy fgd -o json >"$dir/one.json" ||
   fail "--seed 3 failed"
 one=$(tr -d ' \n' <"$dir/one.json" | grep -o '"curve":\[[^]]*\]')

@@ -517,6 +517,42 @@ static void test_tie_order(void **state) {
   }
 }
 
+/* random: each pod's node drawn from its name (and the seed): the same pod lands on the same
+ * node run after run, and eight pods on eight identical nodes do not all land on one. */
+static void test_random_policy(void **state) {
+  const char *first[8];
+  int distinct = 0;
+  (void)state;
+  for (int round = 0; round < 2; round++)
+    for (int i = 0; i < 8; i++) {
+      model *m = model_new();
+      sched_config cfg;
+      sched_result r;
+      char name[16];
+      for (int k = 0; k < 8; k++) {
+        snprintf(name, sizeof name, "n%d", k);
+        node(m, name, 8, 0, 64000);
+      }
+      snprintf(name, sizeof name, "p%d", i);
+      pod(m, name, 0, "", "cpu: 4, nvidia.com/gpu: 1", NULL);
+      sched_config_default(&cfg);
+      cfg.scoring = SCHED_RANDOM, cfg.tie_seed = 3;
+      r = run_cfg(m, &cfg);
+      assert_int_equal(r.nbound, 1);
+      if (!round) {
+        first[i] = ts_intern_cstr(r.decisions[0].node->obj.name);
+        for (int j = 0; j < i && first[i]; j++)
+          if (first[j] == first[i]) first[i] = first[i], distinct--;
+        distinct++;
+      } else {
+        assert_string_equal(r.decisions[0].node->obj.name, first[i]); /* repeats */
+      }
+      sched_result_free(&r);
+      model_free(m);
+    }
+  assert_true(distinct >= 3);
+}
+
 /* Quota counts a share exactly: a ClusterQueue with one GPU admits two half-GPU pods, not a
  * third; its status reads 1 GPU used, and half of one after the first pod goes. */
 static void test_quota_counts_shares(void **state) {
@@ -681,6 +717,7 @@ int main(void) {
       cmocka_unit_test(test_gpu_packing_tiers),
       cmocka_unit_test(test_fgd_keeps_gpus_usable),
       cmocka_unit_test(test_tie_order),
+      cmocka_unit_test(test_random_policy),
       cmocka_unit_test(test_quota_counts_shares),
       cmocka_unit_test(test_kai_fractional_quota),
       cmocka_unit_test(test_cycle_matches_full_scan),
