@@ -142,7 +142,8 @@ uint64_t health_server_refused(const health_server *h);
 enum { HEALTH_REQ_INCOMPLETE, HEALTH_REQ_OK, HEALTH_REQ_TOO_LARGE };
 int health_parse_request(const char *req, size_t n, char *path, size_t cap);
 /* The bearer token of a complete request head's Authorization header (the scheme's name in
- * any case) into token (cap bytes): 0, or -1 (token "") when there is none or it does not fit. */
+ * any case) into token (cap bytes): 0, or -1 (token "") when there is none, it does not fit,
+ * or it holds a byte that is not visible ASCII (RFC 6750). */
 int health_parse_bearer(const char *req, size_t n, char *token, size_t cap);
 
 /* validate.c: the API server's refusals of an object (model_validate) printed as load errors

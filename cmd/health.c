@@ -224,6 +224,8 @@ int health_parse_bearer(const char *req, size_t n, char *token, size_t cap) {
     const char *e = eol;
     while (e > v && (e[-1] == '\r' || e[-1] == ' ' || e[-1] == '\t')) e--;
     if (e == v || (size_t)(e - v) >= cap) return -1;
+    for (const char *c = v; c < e; c++) /* RFC 6750's token68: visible ASCII only */
+      if ((unsigned char)*c < 0x21 || (unsigned char)*c > 0x7e) return -1;
     memcpy(token, v, (size_t)(e - v));
     token[e - v] = '\0';
     return 0;

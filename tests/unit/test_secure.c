@@ -398,6 +398,7 @@ static void test_bearer_parser(void **state) {
   const char *none = "GET / HTTP/1.1\r\nHost: x\r\n\r\n";
   const char *empty = "GET / HTTP/1.1\r\nAuthorization: Bearer \r\n\r\n";
   const char *cut = "GET / HTTP/1.1\r\nAuthorization: Bearer abc";
+  const char nul[] = "GET / HTTP/1.1\r\nAuthorization: Bearer a\0b\r\n\r\n"; /* fuzz found */
   (void)state;
   assert_int_equal(health_parse_bearer(ok, strlen(ok), tok, sizeof tok), 0);
   assert_string_equal(tok, "abc.def");
@@ -409,6 +410,8 @@ static void test_bearer_parser(void **state) {
   assert_int_equal(health_parse_bearer(empty, strlen(empty), tok, sizeof tok), -1);
   assert_int_equal(health_parse_bearer(cut, strlen(cut), tok, sizeof tok), -1);
   assert_int_equal(health_parse_bearer(ok, strlen(ok), tok, 4), -1); /* does not fit */
+  assert_int_equal(health_parse_bearer(nul, sizeof nul - 1, tok, sizeof tok), -1);
+  assert_string_equal(tok, "");
 }
 
 /* The reviews' bodies and answers as the API server writes them, and answers that are not. */
