@@ -61,8 +61,8 @@ echo "== dra"
 mv bench/results/dra.txt.tmp bench/results/dra.txt
 cat bench/results/dra.txt
 # tessera simulate on the real traces of ../shared/traces (skipped without them): ITP cluster04
-# (60 days, 15,802 jobs) on 128 x 8 and 64 x 8 GPUs, without and with a Kueue ClusterQueue; the
-# openb fills (its three pod lists) with every policy. What the user's command prints, and its wall time.
+# (60 days, 15,802 jobs) on 128 x 8 and 64 x 8 GPUs, without and with a Kueue ClusterQueue;
+# then the FGD paper's table on its openb lists. What the user's command prints, and its wall time.
 TR=../shared/traces
 if [ -d "$TR/itp" ] && [ -d "$TR/openb" ]; then
   echo "== simulate"
@@ -80,13 +80,27 @@ if [ -d "$TR/itp" ] && [ -d "$TR/openb" ]; then
     run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 64x8
     run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 64x8 --queues $Q
     run_sim --trace $TR/itp/itp_cluster04_replay.csv --nodes 64x8 --policy all
-    for l in multigpu50 default gpushare100; do
-      run_sim --trace $TR/openb/openb_pod_list_$l.csv --nodes $TR/openb/openb_node_list_gpu_node.csv \
-        --fill --seed 1 --policy all
-    done
   } >bench/results/simulate.txt.tmp
   mv bench/results/simulate.txt.tmp bench/results/simulate.txt
   cat bench/results/simulate.txt
+  # The FGD paper's table: its three openb lists here, every policy, 10 seeds each, beside the
+  # paper's published runs (bench/results/fgd-paper.txt: our tables; fgd-paper.md: the comparison).
+  FGD=$(mktemp -d)
+  {
+    echo "# tessera simulate --fill --seeds 10 --policy all on the FGD paper's openb lists ($(date -u +%Y-%m-%d))"
+    echo "# compare: FROM=DIR scripts/fgd-compare.sh; the paper's runs: bench/simulate/fgd-paper/"
+    for l in default gpushare100 multigpu50; do
+      $T simulate --trace $TR/openb/openb_pod_list_$l.csv --nodes $TR/openb/openb_node_list_gpu_node.csv \
+        --fill --seeds 10 --policy all >"$FGD/$l.txt"
+      echo
+      cat "$FGD/$l.txt"
+    done
+  } >bench/results/fgd-paper.txt.tmp
+  mv bench/results/fgd-paper.txt.tmp bench/results/fgd-paper.txt
+  FROM=$FGD scripts/fgd-compare.sh "$T" x $TR/openb/openb_pod_list_default.csv \
+    $TR/openb/openb_pod_list_gpushare100.csv $TR/openb/openb_pod_list_multigpu50.csv >bench/results/fgd-paper.md
+  rm -rf "$FGD"
+  cat bench/results/fgd-paper.md
 fi
 # The growth curve (table and SVG) from the cycle and replay results.
 scripts/growth.sh bench/results
