@@ -2,6 +2,7 @@
 #include "tests/support/proc.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,4 +33,21 @@ int proc_free_port(void) {
     port = ntohs(a.sin_port);
   if (fd >= 0) close(fd);
   return port;
+}
+
+int proc_connect_from(int host, int port) {
+  struct sockaddr_in a = {0}, me = {0};
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  me.sin_family = AF_INET;
+  me.sin_addr.s_addr = htonl(0x7f000000u | (uint32_t)host);
+  a.sin_family = AF_INET;
+  a.sin_port = htons((uint16_t)port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (bind(fd, (struct sockaddr *)&me, sizeof me) || connect(fd, (struct sockaddr *)&a, sizeof a)) {
+    close(fd);
+    return -1;
+  }
+  fcntl(fd, F_SETFL, O_NONBLOCK);
+  return fd;
 }

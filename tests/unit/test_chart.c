@@ -573,6 +573,19 @@ static void test_chart_conventions(void **state) {
   assert_string_equal(str(o, "spec.endpoints.0.bearerTokenFile"),
                       "/var/run/secrets/kubernetes.io/serviceaccount/token");
   assert_true(json_is_true(at(o, "spec.endpoints.0.tlsConfig.insecureSkipVerify")));
+  free(a), json_decref(da);
+  /* serviceMonitor.tlsConfig reaches the endpoint as given (a CA to verify with) */
+  json_object_set_new(json_object_get(values, "serviceMonitor"), "tlsConfig",
+                      json_pack("{s:s, s:s}", "caFile", "/etc/prom/ca.crt", "serverName",
+                                "tessera-metrics"));
+  a = render_chart(values);
+  da = parse_all(a);
+  o = doc(da, "ServiceMonitor", NULL);
+  assert_string_equal(str(o, "spec.endpoints.0.tlsConfig.caFile"), "/etc/prom/ca.crt");
+  assert_string_equal(str(o, "spec.endpoints.0.tlsConfig.serverName"), "tessera-metrics");
+  assert_null(at(o, "spec.endpoints.0.tlsConfig.insecureSkipVerify"));
+  json_object_set_new(json_object_get(values, "serviceMonitor"), "tlsConfig",
+                      json_pack("{s:b}", "insecureSkipVerify", 1));
   assert_non_null(strstr(str(doc(da, "ConfigMap", "tessera-config"), "data.tessera\\.yaml"),
                          "metricsSecure: true"));
   assert_null(at(doc(da, "Deployment", NULL), "spec.template.spec.volumes.1"));

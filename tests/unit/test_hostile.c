@@ -532,18 +532,10 @@ static bool ready_cb(void *ud, char *why, size_t cap) {
   return false;
 }
 
-/* A connection from 127.0.0.host (every 127/8 address is this machine's) to port. */
+/* A connection from 127.0.0.host to port. */
 static int connect_from(int host, int port) {
-  struct sockaddr_in a = {0}, me = {0};
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  me.sin_family = AF_INET;
-  me.sin_addr.s_addr = htonl(0x7f000000u | (uint32_t)host);
-  assert_int_equal(bind(fd, (struct sockaddr *)&me, sizeof me), 0);
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-  fcntl(fd, F_SETFL, O_NONBLOCK);
+  int fd = proc_connect_from(host, port);
+  assert_true(fd >= 0);
   return fd;
 }
 

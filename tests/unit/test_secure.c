@@ -87,13 +87,8 @@ static void env_stop(env *e) {
 }
 
 static int connect_nb(int port) {
-  struct sockaddr_in a = {0};
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  a.sin_family = AF_INET;
-  a.sin_port = htons((uint16_t)port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  assert_int_equal(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
-  fcntl(fd, F_SETFL, O_NONBLOCK);
+  int fd = proc_connect_from(1, port);
+  assert_true(fd >= 0);
   return fd;
 }
 
