@@ -575,9 +575,9 @@ static void test_chart_conventions(void **state) {
   assert_true(json_is_true(at(o, "spec.endpoints.0.tlsConfig.insecureSkipVerify")));
   free(a), json_decref(da);
   /* serviceMonitor.tlsConfig reaches the endpoint as given (a CA to verify with) */
-  json_object_set_new(json_object_get(values, "serviceMonitor"), "tlsConfig",
-                      json_pack("{s:s, s:s}", "caFile", "/etc/prom/ca.crt", "serverName",
-                                "tessera-metrics"));
+  json_object_set_new(
+      json_object_get(values, "serviceMonitor"), "tlsConfig",
+      json_pack("{s:s, s:s}", "caFile", "/etc/prom/ca.crt", "serverName", "tessera-metrics"));
   a = render_chart(values);
   da = parse_all(a);
   o = doc(da, "ServiceMonitor", NULL);
