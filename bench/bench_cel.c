@@ -34,6 +34,7 @@ int main(void) {
   dra_capacity_view caps[1];
   dra_device_view dev;
   cel_eval_ctx *ctx = cel_eval_ctx_new();
+  dra_env *env;
   ts_err err;
   attrs[0] =
       (dra_attr_view){NULL, "productName", DRA_ATTR_STRING, 0, {.s = "NVIDIA A100-SXM4-80GB"}};
@@ -45,6 +46,7 @@ int main(void) {
   caps[0] = (dra_capacity_view){NULL, "memory", {0}};
   ts_quantity_parse("40Gi", &caps[0].value, &err);
   dev = (dra_device_view){"gpu.nvidia.com", attrs, 5, caps, 1, -1};
+  if (!(env = dra_env_new(NULL))) return 1;
   printf("DRA selectors: compile once, evaluate against a device view (one core)\n");
   for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
     cel_program *p = NULL;
@@ -53,17 +55,17 @@ int main(void) {
     bool match = false, failed = false;
     for (int i = 0; i < reps; i++) {
       cel_program_free(p);
-      if (dra_selector_compile(cases[c].expr, NULL, &p, &err) != TS_OK) {
+      if (dra_selector_compile(env, cases[c].expr, &p, &err) != TS_OK) {
         printf("%s: %s\n", cases[c].name, err.text);
         return 1;
       }
     }
     compile_us = (ts_time_mono_s() - t0) / reps * 1e6;
-    dra_selector_eval_ctx(p, ctx, &dev, &match, &err); /* warm-up */
+    dra_selector_eval(p, ctx, &dev, &match, &err); /* warm-up */
     ts_alloc_fail_after(0);
     t0 = ts_time_mono_s();
     for (int i = 0; i < evals; i++)
-      failed |= dra_selector_eval_ctx(p, ctx, &dev, &match, &err) != TS_OK;
+      failed |= dra_selector_eval(p, ctx, &dev, &match, &err) != TS_OK;
     secs = ts_time_mono_s() - t0;
     ts_alloc_fail_after(-1);
     printf("  %-30s compile %6.1f us   %6.2f M evals/s  %6.0f ns/eval  allocations/eval %s%s\n",
@@ -72,6 +74,6 @@ int main(void) {
     cel_program_free(p);
   }
   cel_eval_ctx_free(ctx);
-  dra_selector_thread_cleanup();
+  dra_env_free(env);
   return 0;
 }

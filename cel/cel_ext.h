@@ -11,19 +11,20 @@
 
 #include "cel/cel.h"
 
-typedef struct cel_type cel_type; /* a checked type (interned: compare pointers) */
-typedef struct cel_run cel_run;   /* one evaluation in progress */
+typedef struct cel_type cel_type;   /* a checked type (interned: compare pointers) */
+typedef struct cel_tytab cel_tytab; /* where the checking of one program interns types */
+typedef struct cel_run cel_run;     /* one evaluation in progress */
 
 /* ---- types ----------------------------------------------------------------------------- */
 
 /* The type written as CEL writes types ("map(string, quantity)", "bool", "dyn"); NULL when it is
- * not a type. Interned: equal types are the same pointer. */
-const cel_type *cel_ext_type(const char *spec);
+ * not a type. Interned in t (the table a callback is given): equal types are the same pointer. */
+const cel_type *cel_ext_type(cel_tytab *t, const char *spec);
 /* A dyn type carrying a name ("dra.attribute"): checks as dyn, but a library can recognise it
  * (cel_ext_type_name) to refuse what its values do not support. */
-const cel_type *cel_ext_named_dyn(const char *name);
+const cel_type *cel_ext_named_dyn(cel_tytab *t, const char *name);
 /* map(key, value). */
-const cel_type *cel_ext_map_type(const cel_type *key, const cel_type *value);
+const cel_type *cel_ext_map_type(cel_tytab *t, const cel_type *key, const cel_type *value);
 /* The name of a named dyn or host object type, else NULL. */
 const char *cel_ext_type_name(const cel_type *t);
 
@@ -40,8 +41,9 @@ struct cel_object {
 
 struct cel_ext_object {
   const char *name; /* the type's name in declarations ("kubernetes.DRADevice") */
-  /* The type of a field in environment e (its options decide), NULL for no such field. */
-  const cel_type *(*field_type)(const cel_env *e, const char *field);
+  /* The type of a field in environment e (its options decide), NULL for no such field; new
+   * types are interned in t. */
+  const cel_type *(*field_type)(const cel_env *e, cel_tytab *t, const char *field);
   /* The field's value; *present false when the object does not have it (has(), ?.). */
   cel_value (*field)(cel_run *ev, const cel_object *o, const char *field, bool *present);
   /* Optional fast path: o.FIELD["key"].name with a literal key, read in one step, for the

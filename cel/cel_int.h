@@ -45,14 +45,27 @@ typedef struct cel_type {
   const struct cel_type *p[2]; /* parameters */
 } cel_type;
 
-/* Interned types (equal types are the same pointer). */
-const cel_type *cel__ty(ty_kind k);
-const cel_type *cel__ty1(ty_kind k, const cel_type *a);
-const cel_type *cel__ty2(ty_kind k, const cel_type *a, const cel_type *b);
-const cel_type *cel__ty_named(ty_kind k, const char *name);
+/* A table of interned types: within a table and its parents, equal types are the same
+ * pointer. An environment holds one (its declarations and its function registry's
+ * signatures); each program holds one whose parent is its environment's (the types its
+ * checking makes), so what one program's checking makes lives and dies with it. Types
+ * without a name or parameters are constants shared by every table. */
+typedef struct cel_tytab {
+  const struct cel_tytab *parent; /* consulted first, never added to, or NULL */
+  ts_arena *arena;                /* where new types live (borrowed) */
+  ts_map map;                     /* a type's identity -> the type */
+  bool failed;                    /* out of memory: a type was degraded to dyn */
+} cel_tytab;
+
+void cel__tytab_init(cel_tytab *t, const cel_tytab *parent, ts_arena *arena);
+void cel__tytab_free(cel_tytab *t); /* the index; the types go with the arena */
+const cel_type *cel__ty(ty_kind k); /* the constant type of kind k, no parameters */
+const cel_type *cel__ty1(cel_tytab *t, ty_kind k, const cel_type *a);
+const cel_type *cel__ty2(cel_tytab *t, ty_kind k, const cel_type *a, const cel_type *b);
+const cel_type *cel__ty_named(cel_tytab *t, ty_kind k, const char *name);
 /* Parses "map(string, list(int))", "A" (a parameter when params), "google.protobuf.Duration".
  * NULL when invalid. */
-const cel_type *cel__ty_parse(const char *s, size_t n, bool params);
+const cel_type *cel__ty_parse(cel_tytab *t, const char *s, size_t n, bool params);
 void cel__ty_format(const cel_type *t, ts_buf *out);
 /* The type name of a kind as type() reports it. */
 const char *cel__kind_type_name(cel_kind k);
@@ -135,24 +148,31 @@ typedef struct cel_overload {
 /* Whether overload o applies to arguments of these checked types (receiver first). */
 bool cel__overload_applies(const cel_overload *o, const struct cel_type *const *at, uint32_t na);
 
-/* Loads every library into the registry, once per process (thread-safe). */
-void cel__registry_init(void);
-/* Registers a table of overloads (static storage). */
-void cel__register(cel_overload *tab, size_t n);
-/* Overloads of name with nargs arguments (receiver included), method or global style. */
-const cel_overload *const *cel__lookup(const char *name, bool method, uint32_t nargs,
-                                       uint32_t *count);
-/* True when some function of that name exists in either style with any arity. */
-bool cel__function_exists(const char *name);
+/* The standard libraries: each returns its table of overloads (static, read-only: an
+ * environment copies them and parses the copies' signatures into its own types). */
+const cel_overload *cel__std_table(size_t *n);
+const cel_overload *cel__strings_table(size_t *n);
+const cel_overload *cel__time_table(size_t *n);
+const cel_overload *cel__k8s_table(size_t *n);
+/* Fills e's registry with the standard libraries (at its creation). */
+ts_rc cel__registry_load(cel_env *e);
+/* Overloads of name with nargs arguments (receiver included), method or global style, as e
+ * sees them (its library's, when it has an enabled function of that name, else the
+ * registry's); an array in arena a. */
+const cel_overload *const *cel__lookup(const cel_env *e, ts_arena *a, const char *name, bool method,
+                                       uint32_t nargs, uint32_t *count);
+/* The first of e's global overloads of name with n arguments whose parameters these values
+ * fit, or NULL (the evaluator's dispatch on values, for functions that call others). */
+const cel_overload *cel__overload_for(const cel_env *e, const char *name, const cel_value *args,
+                                      uint32_t n);
+/* True when e knows a function of that name in either style with any arity. */
+bool cel__function_exists(const cel_env *e, const char *name);
 /* Runtime: whether v can be passed as a parameter of type t. */
 bool cel__value_fits(const cel_value *v, const cel_type *t);
 
-void cel__std_register(void);
-void cel__strings_register(void);
-void cel__time_register(void);
-void cel__k8s_register(void);
-/* Parses o->sig into o's parameters and result; false when it does not parse. */
-bool cel__overload_parse(cel_overload *o);
+/* Parses o->sig into o's parameters and result (types interned in t); false when it does not
+ * parse. */
+bool cel__overload_parse(cel_tytab *t, cel_overload *o);
 
 /* ---- programs ------------------------------------------------------------------------------ */
 
@@ -162,6 +182,10 @@ typedef struct cel_var {
 } cel_var;
 
 struct cel_env {
+  ts_arena arena;        /* its types and its registry */
+  cel_tytab types;       /* its declarations' and its registry's types */
+  cel_overload *std;     /* the standard libraries' overloads, parsed (arena) */
+  size_t nstd;           /* entries */
   TS_VEC(cel_var) vars;  /* declared variables */
   const char *container; /* interned, "" when none */
   const cel_ext *ext;    /* its library, or NULL */
@@ -174,6 +198,7 @@ struct cel_program {
   ts_arena arena;       /* the tree and its strings */
   node *root;           /* the expression */
   const cel_env *env;   /* borrowed */
+  cel_tytab types;      /* the types its checking made (parent: the environment's) */
   const cel_type *type; /* checked result type */
   int nlocals;          /* local slots needed */
   char *text;           /* the expression (arena) */
@@ -198,7 +223,11 @@ struct cel_eval_ctx {
   size_t mem_limit;                 /* arena bytes */
   uint64_t re_budget;               /* regex steps left */
   cel_value locals[CEL_MAX_LOCALS]; /* comprehension and bind variables */
+  struct cel_re_entry *re_cache;    /* patterns compiled by its evaluations (k8s.c), or NULL */
 };
+
+/* Frees c's compiled patterns (k8s.c). */
+void cel__re_cache_free(cel_eval_ctx *c);
 
 struct cel_run {
   cel_eval_ctx *ctx;         /* context */
@@ -250,12 +279,9 @@ bool cel__map_has(const cel_map *m, const cel_value *key);
 
 int cel__semver_cmp(const cel_semver *a, const cel_semver *b);
 
-/* Libraries (ext.c): the host object type of t in e (NULL when none); the overloads of a
- * function as e sees them (its library's, when it has one of that name, else the registry's;
- * arena memory); whether e knows a function of that name. */
+/* Libraries (ext.c): the host object type of t in e (NULL when none); whether e's library has
+ * an enabled function of that name. */
 const cel_ext_object *cel__ext_object(const cel_env *e, const cel_type *t);
-const cel_overload *const *cel__lookup_env(const cel_env *e, ts_arena *a, const char *name,
-                                           bool method, uint32_t nargs, uint32_t *count);
-bool cel__function_exists_env(const cel_env *e, const char *name);
+bool cel__ext_has(const cel_env *e, const char *name);
 
 #endif

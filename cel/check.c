@@ -102,13 +102,13 @@ static const char *const type_names[] = {"int",
 
 /* The type a type name denotes: `list` is list(dyn), `map` map(dyn, dyn), as cel-go's
  * standard declarations have them. */
-static const cel_type *denoted_type(const char *name) {
+static const cel_type *denoted_type(cel_tytab *t, const char *name) {
   const cel_type *dyn = cel__ty(TY_DYN);
-  if (!strcmp(name, "list")) return cel__ty1(TY_LIST, dyn);
-  if (!strcmp(name, "map")) return cel__ty2(TY_MAP, dyn, dyn);
-  if (!strcmp(name, "optional_type")) return cel__ty1(TY_OPTIONAL, dyn);
-  if (!strcmp(name, "type")) return cel__ty1(TY_TYPE, NULL);
-  return cel__ty_parse(name, strlen(name), false);
+  if (!strcmp(name, "list")) return cel__ty1(t, TY_LIST, dyn);
+  if (!strcmp(name, "map")) return cel__ty2(t, TY_MAP, dyn, dyn);
+  if (!strcmp(name, "optional_type")) return cel__ty1(t, TY_OPTIONAL, dyn);
+  if (!strcmp(name, "type")) return cel__ty1(t, TY_TYPE, NULL);
+  return cel__ty_parse(t, name, strlen(name), false);
 }
 
 /* A type name used as a value (type(x) == int). Unchecked, `dyn` is no value: cel-go's runtime
@@ -123,7 +123,7 @@ static bool type_literal(const checker *c, node *n) {
       memset(&n->lit, 0, sizeof n->lit);
       n->lit.kind = CEL_TYPE;
       n->lit.u.type = ts_intern_cstr(!strcmp(name, "dyn") ? "dyn" : name);
-      n->type = cel__ty1(TY_TYPE, denoted_type(name)); /* `int` is a type(int), as in cel-go */
+      n->type = cel__ty1(&c->p->types, TY_TYPE, denoted_type(&c->p->types, name)); /* as cel-go */
       return true;
     }
   return false;
@@ -145,7 +145,7 @@ typedef struct binding {
   int n;                    /* entries */
 } binding;
 
-static const cel_type *subst(const cel_type *t, const binding *b);
+static const cel_type *subst(cel_tytab *tt, const cel_type *t, const binding *b);
 
 /* Whether argument type a fits parameter type p, binding parameters. */
 static bool unify(const cel_type *p, const cel_type *a, binding *b) {
@@ -176,16 +176,17 @@ bool cel__overload_applies(const cel_overload *o, const cel_type *const *at, uin
   return true;
 }
 
-static const cel_type *subst(const cel_type *t, const binding *b) {
+static const cel_type *subst(cel_tytab *tt, const cel_type *t, const binding *b) {
   if (!t) return NULL;
   if (t->kind == TY_PARAM) {
     for (int i = 0; i < b->n; i++)
       if (b->param[i] == t->name) return b->bound[i];
     return dyn();
   }
-  if (t->kind == TY_LIST || t->kind == TY_OPTIONAL) return cel__ty1(t->kind, subst(t->p[0], b));
-  if (t->kind == TY_MAP) return cel__ty2(TY_MAP, subst(t->p[0], b), subst(t->p[1], b));
-  if (t->kind == TY_TYPE && t->p[0]) return cel__ty1(TY_TYPE, subst(t->p[0], b));
+  if (t->kind == TY_LIST || t->kind == TY_OPTIONAL)
+    return cel__ty1(tt, t->kind, subst(tt, t->p[0], b));
+  if (t->kind == TY_MAP) return cel__ty2(tt, TY_MAP, subst(tt, t->p[0], b), subst(tt, t->p[1], b));
+  if (t->kind == TY_TYPE && t->p[0]) return cel__ty1(tt, TY_TYPE, subst(tt, t->p[0], b));
   return t;
 }
 
@@ -281,7 +282,7 @@ static void select_type(checker *c, node *n) {
     break;
   case TY_OBJECT: {
     const cel_ext_object *x = cel__ext_object(c->env, t);
-    if (x && !(r = x->field_type(c->env, n->name))) {
+    if (x && !(r = x->field_type(c->env, &c->p->types, n->name))) {
       r = dyn();
       report(c, n->pos, "undefined field '%s'", n->name);
     }
@@ -294,7 +295,7 @@ static void select_type(checker *c, node *n) {
   if (n->test_only)
     r = cel__ty(TY_BOOL);
   else if (n->opt || through)
-    r = cel__ty1(TY_OPTIONAL, r);
+    r = cel__ty1(&c->p->types, TY_OPTIONAL, r);
   n->type = r;
 }
 
@@ -320,7 +321,7 @@ static void index_type(checker *c, node *n) {
     type_text(t, tt, sizeof tt);
     report(c, n->pos, "found no matching overload for '_[_]' applied to '(%s, ...)'", tt);
   }
-  n->type = n->opt || through ? cel__ty1(TY_OPTIONAL, r) : r;
+  n->type = n->opt || through ? cel__ty1(&c->p->types, TY_OPTIONAL, r) : r;
 }
 
 /* The qualified function name of call n when its target is a namespace (optional.of). */
@@ -336,7 +337,7 @@ static bool namespaced(checker *c, node *n) {
   }
   l = strlen(name);
   snprintf(name + l, sizeof name - l, ".%s", n->name);
-  if (!cel__function_exists_env(c->env, name[0] == '.' ? name + 1 : name)) return false;
+  if (!cel__function_exists(c->env, name[0] == '.' ? name + 1 : name)) return false;
   n->name = ts_intern_cstr(name[0] == '.' ? name + 1 : name);
   n->target = NULL;
   return true;
@@ -349,9 +350,9 @@ static void call_type(checker *c, node *n) {
   bool method = n->target != NULL;
   if (method) at[na++] = n->target->type;
   for (uint32_t i = 0; i < n->nargs; i++) at[na++] = n->args[i]->type;
-  n->ovl = cel__lookup_env(c->env, &c->p->arena, n->name, method, na, &count);
+  n->ovl = cel__lookup(c->env, &c->p->arena, n->name, method, na, &count);
   n->novl = count;
-  if (!count && c->typed && !cel__function_exists_env(c->env, n->name)) {
+  if (!count && c->typed && !cel__function_exists(c->env, n->name)) {
     report(c, n->pos, "undeclared reference to '%s' (in container '%s')", n->name,
            c->env->container);
     return;
@@ -366,7 +367,7 @@ static void call_type(checker *c, node *n) {
       binding b = {{0}, {0}, 0};
       bool ok = true;
       for (uint32_t k = 0; ok && k < na; k++) ok = unify(n->ovl[i]->params[k], at[k], &b);
-      if (ok) r = join(r, subst(n->ovl[i]->result, &b)), matched++, which = i;
+      if (ok) r = join(r, subst(&c->p->types, n->ovl[i]->result, &b)), matched++, which = i;
     }
     if (matched == 1) { /* only one can apply: evaluation goes straight to it */
       n->ovl = &n->ovl[which];
@@ -458,7 +459,7 @@ static void literal_types(checker *c, node *n) {
       report(c, n->pos, "expected type of list elements to be the same");
       return;
     }
-    n->type = cel__ty1(TY_LIST, e ? e : dyn());
+    n->type = cel__ty1(&c->p->types, TY_LIST, e ? e : dyn());
     return;
   }
   for (uint32_t i = 0; i + 1 < n->nargs; i += 2) {
@@ -471,7 +472,7 @@ static void literal_types(checker *c, node *n) {
     report(c, n->pos, "expected type of map entries to be the same");
     return;
   }
-  n->type = cel__ty2(TY_MAP, k ? k : dyn(), e ? e : dyn());
+  n->type = cel__ty2(&c->p->types, TY_MAP, k ? k : dyn(), e ? e : dyn());
 }
 
 static void comp(checker *c, node *n) {
@@ -514,16 +515,16 @@ static void comp(checker *c, node *n) {
     break;
   case C_MAP:
   case C_TRANSFORM_LIST:
-    n->type = cel__ty1(TY_LIST, n->args[0]->type);
+    n->type = cel__ty1(&c->p->types, TY_LIST, n->args[0]->type);
     break;
   case C_FILTER:
-    n->type = cel__ty1(TY_LIST, rt->kind == TY_LIST ? rt->p[0] : t1);
+    n->type = cel__ty1(&c->p->types, TY_LIST, rt->kind == TY_LIST ? rt->p[0] : t1);
     break;
   case C_TRANSFORM_MAP:
-    n->type = cel__ty2(TY_MAP, t1, n->args[0]->type);
+    n->type = cel__ty2(&c->p->types, TY_MAP, t1, n->args[0]->type);
     break;
   case C_TRANSFORM_ENTRY:
-    n->type = cel__ty2(TY_MAP, dyn(), dyn());
+    n->type = cel__ty2(&c->p->types, TY_MAP, dyn(), dyn());
     break;
   }
   if (c->typed && n->filter && n->filter->type->kind != TY_BOOL &&
@@ -686,7 +687,7 @@ static void walk(checker *c, node *n) {
     walk(c, n->args[0]);
     c->nlocals = base;
     if (c->failed) break;
-    n->type = n->flat ? n->args[0]->type : cel__ty1(TY_OPTIONAL, n->args[0]->type);
+    n->type = n->flat ? n->args[0]->type : cel__ty1(&c->p->types, TY_OPTIONAL, n->args[0]->type);
     break;
   }
   }
@@ -700,6 +701,7 @@ ts_rc cel__check(cel_program *p, int flags, ts_err *err) {
   c.p = p, c.env = p->env, c.err = err, c.typed = !(flags & CEL_NO_CHECK);
   c.homogeneous = (flags & CEL_KUBERNETES) != 0;
   walk(&c, p->root);
+  if (p->types.failed) return ts_err_set(err, TS_ENOMEM, "out of memory");
   if (c.failed) return err && err->code ? err->code : TS_ETYPE;
   p->type = p->root->type;
   return TS_OK;

@@ -18,8 +18,13 @@
 
 cel_env *cel_env_new(void) {
   cel_env *e = ts_calloc(1, sizeof *e);
-  cel__registry_init();
-  if (e) e->container = ts_intern_cstr("");
+  if (!e) return NULL;
+  ts_arena_init(&e->arena, 16 * 1024);
+  cel__tytab_init(&e->types, NULL, &e->arena);
+  if (!(e->container = ts_intern_cstr("")) || cel__registry_load(e) != TS_OK) {
+    cel_env_free(e);
+    return NULL;
+  }
   return e;
 }
 
@@ -27,12 +32,15 @@ void cel_env_free(cel_env *e) {
   if (!e) return;
   ts_vec_free(&e->vars);
   ts_free(e->ext_ovl);
+  cel__tytab_free(&e->types);
+  ts_arena_free(&e->arena);
   ts_free(e);
 }
 
 ts_rc cel_env_declare(cel_env *e, const char *name, const char *type, ts_err *err) {
-  const cel_type *t = cel__ty_parse(type, strlen(type), false);
+  const cel_type *t = cel__ty_parse(&e->types, type, strlen(type), false);
   cel_var v;
+  if (e->types.failed) return ts_err_set(err, TS_ENOMEM, "out of memory");
   if (!t) return ts_err_set(err, TS_EINVAL, "declaration of %s: invalid type \"%s\"", name, type);
   v.name = ts_intern_cstr(name);
   v.type = t;
@@ -61,6 +69,7 @@ ts_rc cel_compile(const cel_env *e, const char *expr, int flags, cel_program **o
                       len, max);
   if (!(p = ts_calloc(1, sizeof *p))) return ts_err_set(err, TS_ENOMEM, "out of memory");
   ts_arena_init(&p->arena, 4096);
+  cel__tytab_init(&p->types, &e->types, &p->arena);
   p->env = e;
   p->len = len;
   if (!(p->text = ts_arena_strndup(&p->arena, expr, len))) {
@@ -78,6 +87,7 @@ fail:
 
 void cel_program_free(cel_program *p) {
   if (!p) return;
+  cel__tytab_free(&p->types);
   ts_arena_free(&p->arena);
   ts_free(p);
 }
@@ -104,6 +114,7 @@ cel_eval_ctx *cel_eval_ctx_new(void) {
 
 void cel_eval_ctx_free(cel_eval_ctx *c) {
   if (!c) return;
+  cel__re_cache_free(c);
   ts_arena_free(&c->arena);
   ts_free(c);
 }
@@ -245,7 +256,7 @@ static cel_value eval_call(cel_run *ev, const node *n) {
     while (k < na && cel__value_fits(&args[k], o->params[k])) k++;
     if (k == na) return o->fn(ev, args, na);
   }
-  if (!n->novl && !cel__function_exists_env(ev->prog->env, n->name))
+  if (!n->novl && !cel__function_exists(ev->prog->env, n->name))
     return cel__err(ev, "unbound function: %s", n->name);
   return cel__no_overload(ev, n->name, args, na);
 }

@@ -5,16 +5,16 @@
 
 #include "cel/cel_int.h"
 
-const cel_type *cel_ext_type(const char *spec) {
-  return spec ? cel__ty_parse(spec, strlen(spec), false) : NULL;
+const cel_type *cel_ext_type(cel_tytab *t, const char *spec) {
+  return spec ? cel__ty_parse(t, spec, strlen(spec), false) : NULL;
 }
 
-const cel_type *cel_ext_named_dyn(const char *name) {
-  return cel__ty_named(TY_DYN, ts_intern_cstr(name));
+const cel_type *cel_ext_named_dyn(cel_tytab *t, const char *name) {
+  return cel__ty_named(t, TY_DYN, name);
 }
 
-const cel_type *cel_ext_map_type(const cel_type *key, const cel_type *value) {
-  return cel__ty2(TY_MAP, key, value);
+const cel_type *cel_ext_map_type(cel_tytab *t, const cel_type *key, const cel_type *value) {
+  return cel__ty2(t, TY_MAP, key, value);
 }
 
 const char *cel_ext_type_name(const cel_type *t) {
@@ -34,7 +34,7 @@ cel_env *cel_env_new_ext(const cel_ext *x, const void *opts) {
     o->name = ts_intern_cstr(x->functions[i].name);
     o->sig = x->functions[i].signature;
     o->fn = x->functions[i].fn;
-    if (!o->name || !cel__overload_parse(o)) {
+    if (!o->name || !cel__overload_parse(&e->types, o)) {
       fprintf(stderr, "cel: bad signature %s: %s\n", x->functions[i].name, o->sig);
       cel_env_free(e);
       return NULL;
@@ -54,34 +54,10 @@ const cel_ext_object *cel__ext_object(const cel_env *e, const cel_type *t) {
   return NULL;
 }
 
-/* Does the environment's library have an enabled function of that name? */
-static bool ext_has(const cel_env *e, const char *name) {
+bool cel__ext_has(const cel_env *e, const char *name) {
   bool any = false;
-  for (size_t i = 0; i < e->next_ovl && !any; i++) any = !strcmp(e->ext_ovl[i].name, name);
+  for (size_t i = 0; i < e->next_ovl && !any; i++) any = e->ext_ovl[i].name == name;
   return any && (!e->ext->function_enabled || e->ext->function_enabled(e, name));
-}
-
-const cel_overload *const *cel__lookup_env(const cel_env *e, ts_arena *a, const char *name,
-                                           bool method, uint32_t nargs, uint32_t *count) {
-  const cel_overload **v;
-  uint32_t n = 0;
-  if (!e->ext || !ext_has(e, name)) return cel__lookup(name, method, nargs, count);
-  *count = 0;
-  if (!(v = ts_arena_alloc(a, (e->next_ovl + 1) * sizeof *v))) return NULL;
-  for (size_t i = 0; i < e->next_ovl; i++) {
-    const cel_overload *o = &e->ext_ovl[i];
-    if (!strcmp(o->name, name) && o->method == method && o->nparams == nargs) v[n++] = o;
-  }
-  *count = n;
-  return v;
-}
-
-bool cel__function_exists_env(const cel_env *e, const char *name) {
-  if (e && e->ext) {
-    for (size_t i = 0; i < e->next_ovl; i++)
-      if (!strcmp(e->ext_ovl[i].name, name)) return ext_has(e, name);
-  }
-  return cel__function_exists(name);
 }
 
 void *cel_ext_alloc(cel_run *ev, size_t n) {

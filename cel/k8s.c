@@ -1,7 +1,6 @@
 /* cel/k8s.c - the libraries Kubernetes adds to CEL: quantity, semver, lists (isSorted, sum,
  * min, max, indexOf, lastIndexOf), sets, regex find/findAll; and the regex glue of matches(). */
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -12,32 +11,36 @@
 
 /* ---- regex cache and search ------------------------------------------------------------------ */
 
-typedef struct re_entry {
+typedef struct cel_re_entry {
   char *pattern; /* owned */
   size_t n;      /* its length */
   cel_re *re;    /* compiled, or NULL */
   char *error;   /* owned compile error, or NULL */
 } re_entry;
 
-static re_entry cache[RE_CACHE];
-static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+void cel__re_cache_free(cel_eval_ctx *c) {
+  for (size_t i = 0; c->re_cache && i < RE_CACHE; i++) {
+    ts_free(c->re_cache[i].pattern);
+    cel_re_free(c->re_cache[i].re);
+    ts_free(c->re_cache[i].error);
+  }
+  ts_free(c->re_cache);
+  c->re_cache = NULL;
+}
 
-/* The cached compiled pattern (or its error text); NULL when the cache is full and the
- * pattern is not in it. Entries live as long as the process, so evaluations on several threads
- * may share them. */
-static const re_entry *compiled(const char *p, size_t n) {
+/* The compiled pattern (or its error text) from the context's cache, compiled on first use;
+ * NULL when the cache is full (or out of memory) and the pattern is not in it. The cache
+ * belongs to the evaluation context, as its arena does: one per thread, no lock. */
+static const re_entry *compiled(cel_eval_ctx *c, const char *p, size_t n) {
   re_entry *e = NULL;
-  pthread_mutex_lock(&cache_lock);
+  if (!c->re_cache && !(c->re_cache = ts_calloc(RE_CACHE, sizeof *c->re_cache))) return NULL;
   for (size_t i = 0; i < RE_CACHE && !e; i++) {
-    if (cache[i].pattern && cache[i].n == n && !memcmp(cache[i].pattern, p, n))
-      e = &cache[i];
-    else if (!cache[i].pattern) {
+    if (c->re_cache[i].pattern && c->re_cache[i].n == n && !memcmp(c->re_cache[i].pattern, p, n))
+      e = &c->re_cache[i];
+    else if (!c->re_cache[i].pattern) {
       ts_err err;
-      e = &cache[i];
-      if (!(e->pattern = ts_malloc(n + 1))) {
-        e = NULL;
-        break;
-      }
+      e = &c->re_cache[i];
+      if (!(e->pattern = ts_malloc(n + 1))) return NULL;
       memcpy(e->pattern, p, n);
       e->pattern[n] = '\0';
       e->n = n;
@@ -45,13 +48,12 @@ static const re_entry *compiled(const char *p, size_t n) {
       if (cel_re_compile(p, n, &e->re, &err) != TS_OK) e->error = ts_strdup(err.text);
     }
   }
-  pthread_mutex_unlock(&cache_lock);
   return e;
 }
 
 cel_value cel__regex_search(cel_run *ev, const cel_value *text, const cel_value *pattern,
                             bool *found, size_t *start, size_t *end) {
-  const re_entry *e = compiled(pattern->u.s.p, pattern->u.s.n);
+  const re_entry *e = compiled(ev->ctx, pattern->u.s.p, pattern->u.s.n);
   cel_re *tmp = NULL;
   const cel_re *re;
   void *scratch;
@@ -344,15 +346,8 @@ static cel_value sum(cel_run *ev, const cel_value *args, uint32_t n) {
     if (acc.kind != CEL_INT && acc.kind != CEL_UINT && acc.kind != CEL_DOUBLE)
       return cel__no_overload(ev, "sum", &acc, 1);
     {
-      uint32_t cnt;
-      const cel_overload *const *o = cel__lookup("_+_", false, 2, &cnt);
-      cel_value r = cel_null();
-      for (uint32_t k = 0; k < cnt; k++)
-        if (cel__value_fits(&two[0], o[k]->params[0]) &&
-            cel__value_fits(&two[1], o[k]->params[1])) {
-          r = o[k]->fn(ev, two, 2);
-          break;
-        }
+      const cel_overload *o = cel__overload_for(ev->prog->env, "_+_", two, 2);
+      cel_value r = o ? o->fn(ev, two, 2) : cel_null();
       if (r.kind == CEL_ERROR) return r;
       acc = r;
     }
@@ -437,7 +432,7 @@ static cel_value set_intersects(cel_run *ev, const cel_value *args, uint32_t n) 
 #define Q "kubernetes.Quantity"
 #define V "kubernetes.Semver"
 
-static cel_overload tab[] = {
+static const cel_overload tab[] = {
     {"find", "string.(string)->string", find, 0, 0, {0}, 0},
     {"findAll", "string.(string)->list(string)", find_all, 0, 0, {0}, 0},
     {"findAll", "string.(string, int)->list(string)", find_all, 0, 0, {0}, 0},
@@ -475,6 +470,7 @@ static cel_overload tab[] = {
     {"sets.intersects", "(list(A), list(A))->bool", set_intersects, 0, 0, {0}, 0},
 };
 
-void cel__k8s_register(void) {
-  cel__register(tab, sizeof tab / sizeof *tab);
+const cel_overload *cel__k8s_table(size_t *n) {
+  *n = sizeof tab / sizeof *tab;
+  return tab;
 }

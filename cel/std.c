@@ -548,7 +548,7 @@ static cel_value or_(cel_run *ev, const cel_value *args, uint32_t n) {
     op, "(google.protobuf.Duration, google.protobuf.Duration)->bool", fn, 0, 0, {0}, 0             \
   }
 
-static cel_overload tab[] = {
+static const cel_overload tab[] = {
     {"_+_", "(int, int)->int", add, 0, 0, {0}, 0},
     {"_+_", "(uint, uint)->uint", add, 0, 0, {0}, 0},
     {"_+_", "(double, double)->double", add, 0, 0, {0}, 0},
@@ -626,6 +626,7 @@ static cel_overload tab[] = {
     {"or", "optional_type(A).(optional_type(A))->optional_type(A)", or_, 0, 0, {0}, 0},
 };
 
-void cel__std_register(void) {
-  cel__register(tab, sizeof tab / sizeof *tab);
+const cel_overload *cel__std_table(size_t *n) {
+  *n = sizeof tab / sizeof *tab;
+  return tab;
 }

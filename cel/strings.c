@@ -511,7 +511,7 @@ static cel_value format(cel_run *ev, const cel_value *args, uint32_t n) {
   return cel__format(ev, A[0].u.s.p, A[0].u.s.n, A[1].u.l);
 }
 
-static cel_overload tab[] = {
+static const cel_overload tab[] = {
     {"charAt", "string.(int)->string", char_at, 0, 0, {0}, 0},
     {"indexOf", "string.(string)->int", index_first, 0, 0, {0}, 0},
     {"indexOf", "string.(string, int)->int", index_first, 0, 0, {0}, 0},
@@ -532,6 +532,7 @@ static cel_overload tab[] = {
     {"format", "string.(list(dyn))->string", format, 0, 0, {0}, 0},
 };
 
-void cel__strings_register(void) {
-  cel__register(tab, sizeof tab / sizeof *tab);
+const cel_overload *cel__strings_table(size_t *n) {
+  *n = sizeof tab / sizeof *tab;
+  return tab;
 }

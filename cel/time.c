@@ -505,7 +505,7 @@ HMS_ACCESSOR(get_millis, P_MILLIS)
     name, TS ".(string)->int", fn, 0, 0, {0}, 0                                                    \
   }
 
-static cel_overload tab[] = {
+static const cel_overload tab[] = {
     {"timestamp", "(string)->" TS, timestamp_fn, 0, 0, {0}, 0},
     {"timestamp", "(int)->" TS, timestamp_fn, 0, 0, {0}, 0},
     {"timestamp", "(" TS ")->" TS, timestamp_fn, 0, 0, {0}, 0},
@@ -533,6 +533,7 @@ static cel_overload tab[] = {
     {"getMilliseconds", DU ".()->int", get_millis, 0, 0, {0}, 0},
 };
 
-void cel__time_register(void) {
-  cel__register(tab, sizeof tab / sizeof *tab);
+const cel_overload *cel__time_table(size_t *n) {
+  *n = sizeof tab / sizeof *tab;
+  return tab;
 }

@@ -1,54 +1,84 @@
-/* cel/types.c - interned types, their text form, and the function registry.
+/* cel/types.c - interned types, their text form, and an environment's function registry.
  *
- * Types are interned in a small process-wide table (equal types share a pointer), built while
- * the registry loads; lookups afterwards only read. The registry maps a function name, call
- * style and arity to its overloads; it is filled once (cel__registry_init) before any compile. */
-#include <pthread.h>
+ * Types are interned in tables (cel_tytab): an environment's, and below it one per program, so
+ * that what one program's checking makes is freed with it and no expression can fill a table
+ * another expression needs. Types without a name or parameters are constants. The registry is
+ * an environment's copy of the standard libraries' overloads, parsed into its types when it is
+ * made; lookups afterwards only read it. Nothing here is process-wide. */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "cel/cel_int.h"
 
-#define MAX_TYPES 512
+/* The constant types: kind k without a name or parameters. */
+static const cel_type constants[TY_ERROR + 1] = {
+    {TY_DYN, NULL, {NULL, NULL}},       {TY_NULL, NULL, {NULL, NULL}},
+    {TY_BOOL, NULL, {NULL, NULL}},      {TY_INT, NULL, {NULL, NULL}},
+    {TY_UINT, NULL, {NULL, NULL}},      {TY_DOUBLE, NULL, {NULL, NULL}},
+    {TY_STRING, NULL, {NULL, NULL}},    {TY_BYTES, NULL, {NULL, NULL}},
+    {TY_LIST, NULL, {NULL, NULL}},      {TY_MAP, NULL, {NULL, NULL}},
+    {TY_TYPE, NULL, {NULL, NULL}},      {TY_DURATION, NULL, {NULL, NULL}},
+    {TY_TIMESTAMP, NULL, {NULL, NULL}}, {TY_OPTIONAL, NULL, {NULL, NULL}},
+    {TY_QUANTITY, NULL, {NULL, NULL}},  {TY_SEMVER, NULL, {NULL, NULL}},
+    {TY_OBJECT, NULL, {NULL, NULL}},    {TY_PARAM, NULL, {NULL, NULL}},
+    {TY_ERROR, NULL, {NULL, NULL}}};
 
-static cel_type types[MAX_TYPES];
-static size_t ntypes;
-static pthread_mutex_t types_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A type's identity, as the bytes a table indexes (no padding). */
+typedef struct tykey {
+  uintptr_t kind;
+  const char *name;
+  const cel_type *p[2];
+} tykey;
 
-static const cel_type *intern(ty_kind k, const char *name, const cel_type *a, const cel_type *b) {
-  const cel_type *r = NULL;
-  pthread_mutex_lock(&types_lock);
-  for (size_t i = 0; i < ntypes; i++)
-    if (types[i].kind == k && types[i].name == name && types[i].p[0] == a && types[i].p[1] == b) {
-      r = &types[i];
-      break;
-    }
-  if (!r && ntypes < MAX_TYPES) {
-    types[ntypes] = (cel_type){k, name, {a, b}};
-    r = &types[ntypes++];
-  }
-  pthread_mutex_unlock(&types_lock);
-  return r ? r : &types[0]; /* table full: degrade to the first type (dyn) */
+typedef struct tyent {
+  tykey key;  /* the index's key */
+  cel_type t; /* the type */
+} tyent;
+
+void cel__tytab_init(cel_tytab *t, const cel_tytab *parent, ts_arena *arena) {
+  t->parent = parent, t->arena = arena, t->failed = false;
+  ts_map_init(&t->map);
+}
+
+void cel__tytab_free(cel_tytab *t) {
+  ts_map_free(&t->map);
+}
+
+static const cel_type *intern(cel_tytab *t, ty_kind k, const char *name, const cel_type *a,
+                              const cel_type *b) {
+  tykey key;
+  tyent *e;
+  if ((unsigned)k > TY_ERROR) k = TY_DYN;
+  if (!name && !a && !b) return &constants[k];
+  memset(&key, 0, sizeof key);
+  key.kind = (uintptr_t)k, key.name = name, key.p[0] = a, key.p[1] = b;
+  for (const cel_tytab *x = t; x; x = x->parent)
+    if ((e = ts_map_get(&x->map, (const char *)&key, sizeof key))) return &e->t;
+  if (!(e = ts_arena_alloc(t->arena, sizeof *e))) goto fail;
+  e->key = key;
+  e->t = (cel_type){k, name, {a, b}};
+  if (ts_map_put(&t->map, (const char *)&e->key, sizeof e->key, e, NULL) != TS_OK) goto fail;
+  return &e->t;
+fail: /* out of memory: the caller learns it from t->failed */
+  t->failed = true;
+  return &constants[TY_DYN];
 }
 
 const cel_type *cel__ty(ty_kind k) {
-  if (!ntypes) intern(TY_DYN, NULL, NULL, NULL); /* types[0] is dyn */
-  return intern(k, NULL, NULL, NULL);
+  return &constants[(unsigned)k <= TY_ERROR ? k : TY_DYN];
 }
 
-const cel_type *cel__ty1(ty_kind k, const cel_type *a) {
-  cel__ty(TY_DYN);
-  return intern(k, NULL, a, NULL);
+const cel_type *cel__ty1(cel_tytab *t, ty_kind k, const cel_type *a) {
+  return intern(t, k, NULL, a, NULL);
 }
 
-const cel_type *cel__ty2(ty_kind k, const cel_type *a, const cel_type *b) {
-  cel__ty(TY_DYN);
-  return intern(k, NULL, a, b);
+const cel_type *cel__ty2(cel_tytab *t, ty_kind k, const cel_type *a, const cel_type *b) {
+  return intern(t, k, NULL, a, b);
 }
 
-const cel_type *cel__ty_named(ty_kind k, const char *name) {
-  cel__ty(TY_DYN);
-  return intern(k, ts_intern_cstr(name), NULL, NULL);
+const cel_type *cel__ty_named(cel_tytab *t, ty_kind k, const char *name) {
+  return intern(t, k, ts_intern_cstr(name), NULL, NULL);
 }
 
 static const struct {
@@ -77,6 +107,7 @@ static const struct {
               {"optional_type", TY_OPTIONAL}};
 
 typedef struct tyreader {
+  cel_tytab *t;  /* where the types go */
   const char *s; /* text */
   size_t n, i;   /* length, position */
   bool params;   /* single capital letters are type parameters */
@@ -117,22 +148,23 @@ static const cel_type *ty_read(tyreader *r) {
   }
   r->depth--;
   if (r->params && name[0] >= 'A' && name[0] <= 'Z' && !name[1])
-    return cel__ty_named(TY_PARAM, name);
+    return cel__ty_named(r->t, TY_PARAM, name);
   for (size_t i = 0; i < sizeof simple / sizeof *simple; i++)
     if (!strcmp(simple[i].name, name)) k = simple[i].kind, found = true;
-  if (!found) return a ? NULL : cel__ty_named(TY_OBJECT, name);
+  if (!found) return a ? NULL : cel__ty_named(r->t, TY_OBJECT, name);
   if (k == TY_LIST || k == TY_OPTIONAL || k == TY_TYPE)
-    return a && c ? NULL : cel__ty1(k, a ? a : (k == TY_TYPE ? NULL : cel__ty(TY_DYN)));
+    return a && c ? NULL : cel__ty1(r->t, k, a ? a : (k == TY_TYPE ? NULL : cel__ty(TY_DYN)));
   if (k == TY_MAP)
-    return (a && !c) ? NULL : cel__ty2(TY_MAP, a ? a : cel__ty(TY_DYN), c ? c : cel__ty(TY_DYN));
+    return (a && !c) ? NULL
+                     : cel__ty2(r->t, TY_MAP, a ? a : cel__ty(TY_DYN), c ? c : cel__ty(TY_DYN));
   return a ? NULL : cel__ty(k);
 }
 
-const cel_type *cel__ty_parse(const char *s, size_t n, bool params) {
-  tyreader r = {s, n, 0, params, 0};
-  const cel_type *t = ty_read(&r);
+const cel_type *cel__ty_parse(cel_tytab *t, const char *s, size_t n, bool params) {
+  tyreader r = {t, s, n, 0, params, 0};
+  const cel_type *ty = ty_read(&r);
   ty_ws(&r);
-  return t && r.i == n ? t : NULL;
+  return ty && r.i == n ? ty : NULL;
 }
 
 void cel__ty_format(const cel_type *t, ts_buf *out) {
@@ -219,13 +251,8 @@ const char *cel__kind_type_name(cel_kind k) {
 
 /* ---- the registry -------------------------------------------------------------------------- */
 
-#define MAX_OVERLOADS 1024
-
-static const cel_overload *reg[MAX_OVERLOADS];
-static size_t nreg;
-
 /* Parses "string.(string, int)->bool" or "(list(A))->int" into o. */
-bool cel__overload_parse(cel_overload *o) {
+bool cel__overload_parse(cel_tytab *t, cel_overload *o) {
   const char *s = o->sig, *arrow = strstr(s, ")->"), *open, *p;
   if (!arrow) return false;
   o->nparams = 0;
@@ -234,7 +261,7 @@ bool cel__overload_parse(cel_overload *o) {
   } else { /* a method: "receiver.(params)->result" */
     if (!(open = strstr(s, ".(")) || open > arrow) return false;
     o->method = true;
-    if (!(o->params[o->nparams++] = cel__ty_parse(s, (size_t)(open - s), true))) return false;
+    if (!(o->params[o->nparams++] = cel__ty_parse(t, s, (size_t)(open - s), true))) return false;
     open++;
   }
   p = open + 1;
@@ -248,88 +275,70 @@ bool cel__overload_parse(cel_overload *o) {
     }
     while (*p == ' ') p++;
     if (q > p) {
-      if (o->nparams == 6 || !(o->params[o->nparams++] = cel__ty_parse(p, (size_t)(q - p), true)))
+      if (o->nparams == 6 ||
+          !(o->params[o->nparams++] = cel__ty_parse(t, p, (size_t)(q - p), true)))
         return false;
     }
     p = q + (q < arrow);
   }
-  o->result = cel__ty_parse(arrow + 3, strlen(arrow + 3), true);
+  o->result = cel__ty_parse(t, arrow + 3, strlen(arrow + 3), true);
   return o->result != NULL;
 }
 
-void cel__register(cel_overload *tab, size_t n) {
-  for (size_t i = 0; i < n && nreg < MAX_OVERLOADS; i++) {
-    tab[i].name = ts_intern_cstr(tab[i].name);
-    if (!cel__overload_parse(&tab[i])) {
-      fprintf(stderr, "cel: bad signature %s: %s\n", tab[i].name, tab[i].sig);
-      continue;
+ts_rc cel__registry_load(cel_env *e) {
+  const cel_overload *(*const tables[])(size_t *) = {cel__std_table, cel__strings_table,
+                                                     cel__time_table, cel__k8s_table};
+  const cel_overload *tab[4];
+  size_t n[4], total = 0;
+  for (size_t k = 0; k < 4; k++) tab[k] = tables[k](&n[k]), total += n[k];
+  if (!(e->std = ts_arena_alloc(&e->arena, total * sizeof *e->std))) return TS_ENOMEM;
+  for (size_t k = 0; k < 4; k++)
+    for (size_t i = 0; i < n[k]; i++) {
+      cel_overload *o = &e->std[e->nstd];
+      *o = tab[k][i];
+      if (!(o->name = ts_intern_cstr(o->name))) return TS_ENOMEM;
+      if (!cel__overload_parse(&e->types, o)) { /* a bug in a table: leave it out, loudly */
+        fprintf(stderr, "cel: bad signature %s: %s\n", o->name, o->sig);
+        continue;
+      }
+      e->nstd++;
     }
-    reg[nreg++] = &tab[i];
-  }
+  return e->types.failed ? TS_ENOMEM : TS_OK;
 }
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-
-static void init(void) {
-  cel__ty(TY_DYN);
-  cel__std_register();
-  cel__strings_register();
-  cel__time_register();
-  cel__k8s_register();
-}
-
-void cel__registry_init(void) {
-  pthread_once(&once, init);
-}
-
-/* Lookup cache: (name, method, nargs) -> a run of overloads, built on first use. */
-typedef struct group {
-  const char *name;
-  bool method;
-  uint32_t nargs;
-  const cel_overload **v;
-  uint32_t n;
-} group;
-
-#define MAX_GROUPS 1024
-static group groups[MAX_GROUPS];
-static size_t ngroups;
-static const cel_overload *group_store[MAX_OVERLOADS * 2];
-static size_t nstore;
-static pthread_mutex_t groups_lock = PTHREAD_MUTEX_INITIALIZER;
-
-const cel_overload *const *cel__lookup(const char *name, bool method, uint32_t nargs,
-                                       uint32_t *count) {
-  const cel_overload *const *r = NULL;
+const cel_overload *const *cel__lookup(const cel_env *e, ts_arena *a, const char *name, bool method,
+                                       uint32_t nargs, uint32_t *count) {
+  const cel_overload *base = e->std, **v;
+  size_t n = e->nstd;
+  uint32_t k = 0;
   name = ts_intern_cstr(name);
-  cel__registry_init();
-  pthread_mutex_lock(&groups_lock);
-  for (size_t i = 0; i < ngroups; i++)
-    if (groups[i].name == name && groups[i].method == method && groups[i].nargs == nargs) {
-      r = groups[i].v;
-      *count = groups[i].n;
-      break;
-    }
-  if (!r && ngroups < MAX_GROUPS) {
-    group *g = &groups[ngroups];
-    g->name = name, g->method = method, g->nargs = nargs, g->v = &group_store[nstore], g->n = 0;
-    for (size_t i = 0; i < nreg && nstore < sizeof group_store / sizeof *group_store; i++)
-      if (reg[i]->name == name && reg[i]->method == method && reg[i]->nparams == nargs)
-        group_store[nstore++] = reg[i], g->n++;
-    ngroups++;
-    r = g->v;
-    *count = g->n;
-  }
-  pthread_mutex_unlock(&groups_lock);
-  if (!r) *count = 0;
-  return r;
+  if (e->ext && cel__ext_has(e, name)) base = e->ext_ovl, n = e->next_ovl;
+  *count = 0;
+  if (!(v = ts_arena_alloc(a, (n + 1) * sizeof *v))) return NULL;
+  for (size_t i = 0; i < n; i++)
+    if (base[i].name == name && base[i].method == method && base[i].nparams == nargs)
+      v[k++] = &base[i];
+  *count = k;
+  return v;
 }
 
-bool cel__function_exists(const char *name) {
+const cel_overload *cel__overload_for(const cel_env *e, const char *name, const cel_value *args,
+                                      uint32_t n) {
   name = ts_intern_cstr(name);
-  cel__registry_init();
-  for (size_t i = 0; i < nreg; i++)
-    if (reg[i]->name == name) return true;
+  for (size_t i = 0; i < e->nstd; i++) {
+    const cel_overload *o = &e->std[i];
+    bool fits = o->name == name && !o->method && o->nparams == n;
+    for (uint32_t k = 0; fits && k < n; k++) fits = cel__value_fits(&args[k], o->params[k]);
+    if (fits) return o;
+  }
+  return NULL;
+}
+
+bool cel__function_exists(const cel_env *e, const char *name) {
+  name = ts_intern_cstr(name);
+  if (e->ext && cel__ext_has(e, name)) return true;
+  for (size_t i = 0; i < e->nstd; i++)
+    if (e->std[i].name == name) return true;
   return false;
 }
 

@@ -2,7 +2,6 @@
  * `device` variable read in place from a dra_device_view, the environments (StoredExpressions,
  * NewExpressions with feature gates), the includes() function, evaluation with Kubernetes' cost
  * limit, and `tessera check` advice. */
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -232,18 +231,21 @@ static const dra_selector_opts *opts_of(const cel_env *e) {
   return cel_env_ext_opts(e);
 }
 
-/* The fields of `device`, as the environment's gates declare them. */
-static const cel_type *field_type(const cel_env *e, const char *name) {
+/* Whether e declares device.allowMultipleAllocations (DRAConsumableCapacity, or stored). */
+static bool has_multi(const cel_env *e) {
   const dra_selector_opts *o = opts_of(e);
-  if (!strcmp(name, "driver")) return cel_ext_type("string");
+  return o->env == DRA_SELECTOR_STORED || o->consumable_capacity;
+}
+
+/* The fields of `device`, as the environment's gates declare them. */
+static const cel_type *field_type(const cel_env *e, cel_tytab *t, const char *name) {
+  if (!strcmp(name, "driver")) return cel_ext_type(t, "string");
   if (!strcmp(name, "attributes")) { /* map(string, map(string, <an attribute>)) */
-    const cel_type *s = cel_ext_type("string");
-    return cel_ext_map_type(s, cel_ext_map_type(s, cel_ext_named_dyn("dra.attribute")));
+    const cel_type *s = cel_ext_type(t, "string");
+    return cel_ext_map_type(t, s, cel_ext_map_type(t, s, cel_ext_named_dyn(t, "dra.attribute")));
   }
-  if (!strcmp(name, "capacity")) return cel_ext_type("map(string, map(string, quantity))");
-  if (!strcmp(name, "allowMultipleAllocations") &&
-      (o->env == DRA_SELECTOR_STORED || o->consumable_capacity))
-    return cel_ext_type("bool");
+  if (!strcmp(name, "capacity")) return cel_ext_type(t, "map(string, map(string, quantity))");
+  if (!strcmp(name, "allowMultipleAllocations") && has_multi(e)) return cel_ext_type(t, "bool");
   return NULL;
 }
 
@@ -295,12 +297,12 @@ static bool path_max_size(const cel_env *e, const char *const *path, size_t n, u
     bool keys = !strcmp(s, "@keys"), values = !strcmp(s, "@values") || !strcmp(s, "@items");
     switch (at) {
     case P_DEVICE:
-      at = keys || values                                               ? P_NONE
-           : !strcmp(s, "driver")                                       ? P_DRIVER
-           : !strcmp(s, "attributes")                                   ? P_ATTRS
-           : !strcmp(s, "capacity")                                     ? P_CAPS
-           : !strcmp(s, "allowMultipleAllocations") && field_type(e, s) ? P_MULTI
-                                                                        : P_NONE;
+      at = keys || values                                           ? P_NONE
+           : !strcmp(s, "driver")                                   ? P_DRIVER
+           : !strcmp(s, "attributes")                               ? P_ATTRS
+           : !strcmp(s, "capacity")                                 ? P_CAPS
+           : !strcmp(s, "allowMultipleAllocations") && has_multi(e) ? P_MULTI
+                                                                    : P_NONE;
       break;
     case P_ATTRS:
     case P_CAPS: /* domain -> map; a field of the outer map is not an attribute */
@@ -335,37 +337,37 @@ static const cel_ext library = {
 
 /* ---- environments ---------------------------------------------------------------------- */
 
-static cel_env *envs[5];              /* stored; new x (consumable, lists) */
-static dra_selector_opts env_opts[5]; /* their options (the library reads them) */
-static pthread_mutex_t envs_lock = PTHREAD_MUTEX_INITIALIZER;
+struct dra_env {
+  dra_selector_opts opts; /* the gates (the library reads them through the environment) */
+  cel_env *cel;           /* the environment */
+};
 
-static const cel_env *dra_env(const dra_selector_opts *o) {
-  int k = o->env == DRA_SELECTOR_STORED
-              ? 0
-              : 1 + (o->consumable_capacity ? 1 : 0) + (o->list_attributes ? 2 : 0);
-  cel_env *e;
-  pthread_mutex_lock(&envs_lock);
-  if (!(e = envs[k])) {
-    ts_err err;
-    env_opts[k] = *o;
-    if (o->env == DRA_SELECTOR_STORED) /* everything declared, whatever the gates */
-      env_opts[k].consumable_capacity = env_opts[k].list_attributes = true;
-    if ((e = cel_env_new_ext(&library, &env_opts[k])))
-      cel_env_declare(e, "device", DEVICE_TYPE, &err);
-    envs[k] = e;
+dra_env *dra_env_new(const dra_selector_opts *o) {
+  dra_env *e = ts_calloc(1, sizeof *e);
+  ts_err err;
+  if (!e) return NULL;
+  e->opts = o ? *o : (dra_selector_opts){DRA_SELECTOR_STORED, true, true};
+  if (e->opts.env == DRA_SELECTOR_STORED) /* everything declared, whatever the gates */
+    e->opts.consumable_capacity = e->opts.list_attributes = true;
+  ts_err_clear(&err);
+  if (!(e->cel = cel_env_new_ext(&library, &e->opts)) ||
+      cel_env_declare(e->cel, "device", DEVICE_TYPE, &err) != TS_OK) {
+    dra_env_free(e);
+    return NULL;
   }
-  pthread_mutex_unlock(&envs_lock);
   return e;
 }
 
-ts_rc dra_selector_compile(const char *expr, const dra_selector_opts *opts, cel_program **out,
-                           ts_err *err) {
-  dra_selector_opts stored = {DRA_SELECTOR_STORED, true, true};
-  const cel_env *e = dra_env(opts ? opts : &stored);
+void dra_env_free(dra_env *e) {
+  if (!e) return;
+  cel_env_free(e->cel);
+  ts_free(e);
+}
+
+ts_rc dra_selector_compile(const dra_env *e, const char *expr, cel_program **out, ts_err *err) {
   char type[128];
   ts_rc rc;
-  if (!e) return ts_err_set(err, TS_ENOMEM, "out of memory");
-  if ((rc = cel_compile(e, expr, CEL_KUBERNETES, out, err)) != TS_OK) return rc;
+  if ((rc = cel_compile(e->cel, expr, CEL_KUBERNETES, out, err)) != TS_OK) return rc;
   cel_program_type(*out, type, sizeof type);
   if (strcmp(type, "bool") && strcmp(type, "dyn")) {
     cel_program_free(*out);
@@ -375,8 +377,8 @@ ts_rc dra_selector_compile(const char *expr, const dra_selector_opts *opts, cel_
   return TS_OK;
 }
 
-ts_rc dra_selector_eval_ctx(const cel_program *p, cel_eval_ctx *ctx, const dra_device_view *dev,
-                            bool *match, ts_err *err) {
+ts_rc dra_selector_eval(const cel_program *p, cel_eval_ctx *ctx, const dra_device_view *dev,
+                        bool *match, ts_err *err) {
   cel_object obj = {&device_type, dev};
   cel_binding b;
   cel_value out;
@@ -393,20 +395,6 @@ ts_rc dra_selector_eval_ctx(const cel_program *p, cel_eval_ctx *ctx, const dra_d
                       cel_type_name(&out));
   *match = out.u.b;
   return TS_OK;
-}
-
-static __thread cel_eval_ctx *thread_ctx;
-
-ts_rc dra_selector_eval(const cel_program *p, const dra_device_view *dev, bool *match,
-                        ts_err *err) {
-  if (!thread_ctx && !(thread_ctx = cel_eval_ctx_new()))
-    return ts_err_set(err, TS_ENOMEM, "out of memory");
-  return dra_selector_eval_ctx(p, thread_ctx, dev, match, err);
-}
-
-void dra_selector_thread_cleanup(void) {
-  cel_eval_ctx_free(thread_ctx);
-  thread_ctx = NULL;
 }
 
 /* ---- advice for `tessera check` ---------------------------------------------------------------
@@ -460,11 +448,11 @@ static bool rewrite(const char *expr, const char *domain, ts_buf *out, ts_buf *w
   return changed;
 }
 
-ts_rc dra_selector_check(const char *expr, const char *driver_hint, ts_err *err) {
+static ts_rc check(const dra_env *env, const char *expr, const char *driver_hint, ts_err *err) {
   cel_program *p = NULL;
   ts_buf fixed, why;
   ts_err e2;
-  ts_rc rc = dra_selector_compile(expr, NULL, &p, err);
+  ts_rc rc = dra_selector_compile(env, expr, &p, err);
   const char *domain = driver_hint && *driver_hint ? driver_hint : "gpu.nvidia.com";
   if (rc == TS_OK) { /* the API server refuses what may cost more than the limit */
     uint64_t cost = cel_program_cost_estimate(p);
@@ -487,7 +475,7 @@ ts_rc dra_selector_check(const char *expr, const char *driver_hint, ts_err *err)
       ts_buf_putc(&why, '\0') == TS_OK) {
     cel_program *q = NULL;
     ts_err_clear(&e2);
-    dra_selector_compile(fixed.data, NULL, &q, &e2);
+    dra_selector_compile(env, fixed.data, &q, &e2);
     if (q) { /* explain, and offer the rewrite only once it is known to compile */
       char first[TS_ERR_TEXT_MAX];
       snprintf(first, sizeof first, "%s", err->text);
@@ -497,5 +485,12 @@ ts_rc dra_selector_check(const char *expr, const char *driver_hint, ts_err *err)
   }
   ts_buf_free(&fixed);
   ts_buf_free(&why);
+  return rc;
+}
+
+ts_rc dra_selector_check(const char *expr, const char *driver_hint, ts_err *err) {
+  dra_env *env = dra_env_new(NULL);
+  ts_rc rc = env ? check(env, expr, driver_hint, err) : ts_err_set(err, TS_ENOMEM, "out of memory");
+  dra_env_free(env);
   return rc;
 }

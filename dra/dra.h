@@ -44,8 +44,8 @@ typedef ts_rc (*dra_eval_fn)(void *ctx, const char *expression, const model_slic
 typedef const model_device_class *(*dra_class_fn)(void *ctx, const char *name);
 
 /* The CEL evaluator for selectors (cel/): programs compiled once per expression, device views
- * built once per slice version. One per scheduling thread. Returns new, NULL when out of
- * memory. */
+ * built once per slice version and kept on it (model_slice.derived). One per scheduling
+ * thread; it may serve any number of models. Returns new, NULL when out of memory. */
 typedef struct dra_cel dra_cel;
 dra_cel *dra_cel_new(void);
 void dra_cel_free(dra_cel *c); /* with its programs and views; NULL is a no-op */
@@ -167,23 +167,21 @@ typedef struct dra_selector_opts {
   bool list_attributes;     /* DRAListTypeAttributes: list attributes and 'includes' */
 } dra_selector_opts;
 
-/* Compiles a selector in the DRA environment (opts NULL: StoredExpressions). The result must
- * be bool. *out is new. */
-ts_rc dra_selector_compile(const char *expr, const dra_selector_opts *opts, cel_program **out,
-                           ts_err *err);
-/* Evaluates a selector against a device (read in place). Not TS_OK: a CEL error, which must
- * abort the attempt; it is not "no match". */
-ts_rc dra_selector_eval_ctx(const cel_program *p, cel_eval_ctx *ctx, const dra_device_view *dev,
-                            bool *match, ts_err *err);
-/* Same, with a context private to the calling thread (freed by dra_selector_thread_cleanup). */
-ts_rc dra_selector_eval(const cel_program *p, const dra_device_view *dev, bool *match, ts_err *err);
+/* A CEL environment for selectors: `device` declared, the library's functions, the gates of
+ * opts (NULL: StoredExpressions). Programs compiled in it borrow it: free them first. */
+typedef struct dra_env dra_env;
+dra_env *dra_env_new(const dra_selector_opts *opts);
+void dra_env_free(dra_env *e); /* NULL is a no-op */
+/* Compiles a selector in e. The result must be bool. *out is new. */
+ts_rc dra_selector_compile(const dra_env *e, const char *expr, cel_program **out, ts_err *err);
+/* Evaluates a selector against a device (read in place), with the caller's context (one per
+ * thread). Not TS_OK: a CEL error, which must abort the attempt; it is not "no match". */
+ts_rc dra_selector_eval(const cel_program *p, cel_eval_ctx *ctx, const dra_device_view *dev,
+                        bool *match, ts_err *err);
 /* Checks a selector for `tessera check`: TS_OK when it compiles; otherwise the error, and for
  * common mistakes (attributes read without a domain, memory read as an attribute and compared
  * with a string) an explanation and a rewrite verified to compile. */
 ts_rc dra_selector_check(const char *expr, const char *driver_hint, ts_err *err);
-
-/* Frees the calling thread's private context of dra_selector_eval (call before a thread ends). */
-void dra_selector_thread_cleanup(void);
 
 /* ---- the allocation as written --------------------------------------------------------- */
 

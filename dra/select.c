@@ -1,8 +1,10 @@
 /* dra/select.c - DRA selectors evaluated by cel/. Each expression is compiled once and
  * kept with its compile error, if any; each device's CEL view is built once per version of its
- * ResourceSlice (a slice update changes its rev and rebuilds the view). The allocator's own
- * cache keeps each (selector, device) result for the cycle, so a selector is evaluated at most
- * once per device per cycle. Not thread-safe: one dra_cel per scheduling thread. */
+ * ResourceSlice and kept on that version (model_slice.derived), so it goes with it. The
+ * allocator's own cache keeps each (selector, device) result for the cycle, so a selector is
+ * evaluated at most once per device per cycle. Not thread-safe: one dra_cel per scheduling
+ * thread. */
+#include <stdint.h>
 #include <string.h>
 
 #include "cel/cel.h"
@@ -16,27 +18,23 @@ typedef struct prog {
 } prog;
 
 typedef struct view {
-  const model_slice *src; /* the slice object it was built from */
-  uint64_t rev;           /* and its version */
-  dra_device_view *devs;  /* one per device (arena) */
-  uint32_t ndevs;         /* entries */
-  ts_arena arena;         /* devices, attributes, capacities */
-  char key[];             /* the slice's key */
+  dra_device_view *devs; /* one per device (arena) */
+  uint32_t ndevs;        /* entries */
+  ts_arena arena;        /* devices, attributes, capacities */
 } view;
 
 struct dra_cel {
+  dra_env *env;      /* where selectors compile (StoredExpressions) */
   ts_map progs;      /* expression -> prog */
-  ts_map views;      /* slice key -> view */
-  cel_eval_ctx *ctx; /* evaluation scratch */
+  cel_eval_ctx *ctx; /* evaluation scratch, and its compiled regular expressions */
 };
 
 dra_cel *dra_cel_new(void) {
   dra_cel *c = ts_calloc(1, sizeof *c);
   if (!c) return NULL;
   ts_map_init(&c->progs);
-  ts_map_init(&c->views);
-  if (!(c->ctx = cel_eval_ctx_new())) {
-    ts_free(c);
+  if (!(c->ctx = cel_eval_ctx_new()) || !(c->env = dra_env_new(NULL))) {
+    dra_cel_free(c);
     return NULL;
   }
   return c;
@@ -52,15 +50,8 @@ void dra_cel_free(dra_cel *c) {
     ts_free(p->error);
     ts_free(p);
   }
-  it = 0;
-  while (ts_map_next(&c->views, &it, &s)) {
-    view *v = s->value;
-    ts_arena_free(&v->arena);
-    ts_free(v);
-  }
-  ts_map_free(&c->progs);
-  ts_map_free(&c->views);
   cel_eval_ctx_free(c->ctx);
+  dra_env_free(c->env); /* after its programs */
   ts_free(c);
 }
 
@@ -72,7 +63,7 @@ static const prog *compiled(dra_cel *c, const char *expr) {
   if (!(p = ts_calloc(1, sizeof *p + n + 1))) return NULL;
   memcpy(p->key, expr, n + 1);
   ts_err_clear(&err);
-  if ((p->rc = dra_selector_compile(expr, NULL, &p->p, &err)) != TS_OK)
+  if ((p->rc = dra_selector_compile(c->env, expr, &p->p, &err)) != TS_OK)
     p->error = ts_strdup(err.text);
   if (ts_map_put(&c->progs, p->key, n, p, NULL) != TS_OK) {
     cel_program_free(p->p);
@@ -118,30 +109,29 @@ static bool device_view(const model_slice *s, const model_device *d, ts_arena *a
   return true;
 }
 
-static const view *slice_view(dra_cel *c, const model_slice *s) {
-  const char *key = s->obj.key;
-  size_t n = strlen(key);
-  view *v = ts_map_get(&c->views, key, n);
-  if (v && v->src == s && v->rev == s->obj.rev) return v;
-  if (v) {
-    ts_map_del(&c->views, key, n);
-    ts_arena_free(&v->arena);
-    ts_free(v);
-  }
-  if (!(v = ts_calloc(1, sizeof *v + n + 1))) return NULL;
-  memcpy(v->key, key, n + 1);
-  v->src = s;
-  v->rev = s->obj.rev;
+static void view_free(void *p) {
+  view *v = p;
+  ts_arena_free(&v->arena);
+  ts_free(v);
+}
+
+/* The CEL view of slice s's devices, built on first use and kept on s. */
+static const view *slice_view(const model_slice *s) {
+  model_slice *w = (model_slice *)(uintptr_t)s; /* the derived slot is the reader's */
+  view *v;
+  if (s->derived && s->derived_free == view_free) return s->derived;
+  if (s->derived) return NULL; /* another reader's: not ours to replace */
+  if (!(v = ts_calloc(1, sizeof *v))) return NULL;
   ts_arena_init(&v->arena, 4096);
   v->devs = ts_arena_alloc(&v->arena, (s->ndevices + 1) * sizeof *v->devs);
   v->ndevs = s->ndevices;
   for (uint32_t i = 0; v->devs && i < s->ndevices; i++)
     if (!device_view(s, &s->devices[i], &v->arena, &v->devs[i])) v->devs = NULL;
-  if (!v->devs || ts_map_put(&c->views, v->key, n, v, NULL) != TS_OK) {
-    ts_arena_free(&v->arena);
-    ts_free(v);
+  if (!v->devs) {
+    view_free(v);
     return NULL;
   }
+  w->derived = v, w->derived_free = view_free;
   return v;
 }
 
@@ -153,8 +143,8 @@ ts_rc dra_cel_eval(void *ctx, const char *expression, const model_slice *slice, 
   *match = false;
   if (!p) return ts_err_set(err, TS_ENOMEM, "out of memory");
   if (!p->p) return ts_err_set(err, TS_EPARSE, "%s", p->error ? p->error : "invalid expression");
-  if (!(v = slice_view(c, slice))) return ts_err_set(err, TS_ENOMEM, "out of memory");
+  if (!(v = slice_view(slice))) return ts_err_set(err, TS_ENOMEM, "out of memory");
   if (index >= v->ndevs)
     return ts_err_set(err, TS_EINVAL, "ResourceSlice %s has no device %u", slice->obj.key, index);
-  return dra_selector_eval_ctx(p->p, c->ctx, &v->devs[index], match, err);
+  return dra_selector_eval(p->p, c->ctx, &v->devs[index], match, err);
 }

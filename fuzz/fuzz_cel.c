@@ -13,6 +13,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static cel_env *env;
+  static dra_env *denv;
   static cel_eval_ctx *ctx;
   char *expr;
   cel_program *p = NULL;
@@ -51,8 +52,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   ts_quantity_parse("80Gi", &caps[0].value, &err);
   dev = (dra_device_view){"gpu.nvidia.com", attrs, 3, caps, 1, 1};
   p = NULL;
-  if (dra_selector_compile(expr, NULL, &p, &err) == TS_OK) {
-    dra_selector_eval(p, &dev, &match, &err);
+  if (!denv) denv = dra_env_new(NULL);
+  if (denv && dra_selector_compile(denv, expr, &p, &err) == TS_OK) {
+    dra_selector_eval(p, ctx, &dev, &match, &err);
     cel_program_free(p);
   }
   dra_selector_check(expr, "gpu.nvidia.com", &err);

@@ -279,6 +279,7 @@ ts_rc model__decode_slice(mdec *d, json_t *root, model_obj *o) {
 
 void model__free_slice(model_obj *o) {
   model_slice *s = (model_slice *)o;
+  if (s->derived && s->derived_free) s->derived_free(s->derived);
   model__node_selector_free(&s->node_selector);
   counter_sets_free(s->counter_sets, s->ncounter_sets);
   for (uint32_t i = 0; i < s->ndevices; i++) device_free(&s->devices[i]);

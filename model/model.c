@@ -19,11 +19,6 @@ typedef struct ptr_vec {
   TS_VEC(void *) v;
 } ptr_vec;
 
-/* Stored-version numbers are unique in the process, not only in a model: caches that outlive
- * a model (the CEL views of ResourceSlices, keyed by slice key and checked by pointer and
- * version) must never take a new model's object, allocated where a freed one was, for it. */
-static uint64_t stored_versions;
-
 model *model_new(void) {
   model *m = ts_calloc(1, sizeof *m);
   if (!m) return NULL;
@@ -446,7 +441,7 @@ ts_rc model_upsert(model *m, model_obj *o) {
   model_obj *old = ts_map_get(&m->by_key[o->kind], o->key, strlen(o->key));
   ts_rc rc;
   o->seq = old ? old->seq : m->seq++;
-  o->rev = __atomic_add_fetch(&stored_versions, 1, __ATOMIC_RELAXED);
+  o->rev = ++m->revs;
   if (old && o->kind == MODEL_RESOURCE_CLAIM)
     model__claim_carry((model_claim *)old, (model_claim *)o);
   if (old) drop(m, old);

@@ -269,7 +269,7 @@ typedef struct model_obj {
   uint32_t nowners;         /* entries */
   char *key;                /* owned: "ns/name", or "name" for cluster-scoped kinds */
   uint64_t seq;             /* model-assigned: order of first insertion, for ties */
-  uint64_t rev;             /* model-assigned: unique per stored version in the process
+  uint64_t rev;             /* model-assigned: unique per stored version in its model
                                (changes on update) */
   const char *origin;       /* interned "file:line" or NULL: where it was loaded from */
 } model_obj;
@@ -527,6 +527,10 @@ typedef struct model_slice {
   uint32_t ncounter_sets;            /* entries */
   model_device *devices;             /* owned */
   uint32_t ndevices;                 /* entries */
+  /* What a reader derived from this version (dra/'s CEL view of the devices), built on first
+   * use and freed with the version by derived_free; NULL until then. Not thread-safe. */
+  void *derived;
+  void (*derived_free)(void *derived);
 } model_slice;
 
 typedef enum model_selector_kind {

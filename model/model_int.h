@@ -18,6 +18,7 @@ struct model {
   ts_map slices_by_pool;           /* private: "driver/pool" -> model_slice_vec */
   TS_VEC(model_node *) nodes;      /* read-only: dense array of nodes */
   uint64_t seq;                    /* private: next insertion sequence */
+  uint64_t revs;                   /* private: last stored-version number given */
   uint64_t generation;             /* read-only: bumped by every change */
   model_resources *res;            /* owned: resource names and their ids */
   int res_resolved;                /* private: ids in res when pods were last resolved */

@@ -40,10 +40,10 @@ typedef struct cqgen {
 } cqgen;
 
 struct q_memo {
-  ts_map recs;     /* workload key -> rec */
-  ts_map cqs;      /* ClusterQueue name -> cqgen */
-  uint64_t serial; /* tree seen last */
-  int64_t cycle;   /* cycles so far */
+  ts_map recs;        /* workload key -> rec */
+  ts_map cqs;         /* ClusterQueue name -> cqgen */
+  const q_tree *last; /* tree synced with last (compared, never read: it may be gone) */
+  int64_t cycle;      /* cycles so far */
 };
 
 q_memo *q_memo_new(void) {
@@ -147,7 +147,6 @@ static ts_rc new_tree(q_memo *mm, const q_tree *t) {
     ts_free(g->keys);
     g->keys = keys, g->nkeys = cq->adm.n, g->fp = fp, g->removed_seen = cq->removed;
   }
-  mm->serial = t->serial;
   return TS_OK;
 }
 
@@ -169,11 +168,14 @@ static ts_rc prune(q_memo *mm, const q_queues *qs) {
   return TS_OK;
 }
 
-ts_rc q__memo_sync(q_memo *mm, const q_tree *t, const q_queues *qs) {
+ts_rc q__memo_sync(q_memo *mm, q_tree *t, const q_queues *qs) {
   ts_rc rc;
   mm->cycle++;
-  if (mm->serial != t->serial) {
+  /* The same tree as last time only when both say so: a tree built where a freed one was
+   * has no memo yet, and a tree another memo synced with since is new to this one. */
+  if (mm->last != t || t->synced_by != mm) {
     if ((rc = new_tree(mm, t)) != TS_OK) return rc;
+    mm->last = t, t->synced_by = mm;
     return prune(mm, qs);
   }
   for (uint32_t i = 0; i < t->ncqs; i++) {

@@ -118,7 +118,7 @@ struct q_tree {
   TS_VEC(char *) problems;            /* owned messages */
   TS_VEC(q__adm *) sorted;            /* admitted records by key, rebuilt lazily */
   bool sorted_ok;                     /* sorted is current */
-  uint64_t serial;                    /* unique per build (q_memo tells trees apart) */
+  const q_memo *synced_by;            /* the memo that synced with it last, NULL when none */
   const char *froot[2];               /* root cohorts of Volcano's, KAI's queues, or NULL */
   const q_fault *fault;               /* the configuration's injected fault, or NULL */
 };
@@ -271,7 +271,7 @@ ts_rc q__assign(q__ctx *c, q__cq *cq, const q_workload *wl, const int32_t *count
 /* Brings the memo up to date with tree t at the start of a cycle: a new scheduling cycle,
  * ClusterQueue generations advanced by removed workloads or changed quotas, and records of
  * workloads no longer queued in qs dropped. */
-ts_rc q__memo_sync(q_memo *mm, const q_tree *t, const q_queues *qs);
+ts_rc q__memo_sync(q_memo *mm, q_tree *t, const q_queues *qs);
 /* Where wl's search resumes in cq: the recorded progress when it is still current (same
  * queue and shape, recorded in the previous cycle or the queue's generation unchanged), else
  * NULL (from the first flavor). Borrowed until the next q__memo_* call. */

@@ -653,8 +653,6 @@ static ts_rc build_nodes(q_tree *t, model_obj **cqs, size_t ncq, model_obj **chs
   return rc;
 }
 
-static uint64_t tree_serial; /* builds so far, process-wide */
-
 static void tree_init(q_tree *t, const model *m) {
   memset(t, 0, sizeof *t);
   t->m = m;
@@ -681,7 +679,6 @@ ts_rc q_tree_build(const model *m, const q_config *cfg, q_tree **out, ts_err *er
   t->res_slot = q__zalloc(t, t->nids * sizeof *t->res_slot);
   if (!t->res_id || !t->res_slot) goto out;
   memset(t->res_slot, -1, t->nids * sizeof *t->res_slot);
-  t->serial = __atomic_add_fetch(&tree_serial, 1, __ATOMIC_RELAXED);
   if ((rc = model_list(m, MODEL_CLUSTER_QUEUE, &cqs, &ncq)) ||
       (rc = model_list(m, MODEL_COHORT, &chs, &nch)) || (rc = q__foreign_build(t, &fq)))
     goto out;

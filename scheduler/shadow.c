@@ -51,8 +51,9 @@ typedef struct shadow_run {
   size_t n;
   sgang *gangs; /* arena */
   size_t ngangs;
-  ts_map by_key; /* pod key -> 1 + index */
-  size_t qcap;   /* room in out->queues */
+  ts_map by_key;            /* pod key -> 1 + index */
+  size_t qcap;              /* room in out->queues */
+  sched_shadow_queue spare; /* scratch entry for queues past the room (counted nowhere) */
   int64_t now;
 } shadow_run;
 
@@ -72,11 +73,10 @@ static ts_rc differ(sched_shadow *o, sched_shadow_kind k, const char *what, cons
 
 /* The queue's entry, made on first use; a scratch entry past the room (counted nowhere). */
 static sched_shadow_queue *queue_of(shadow_run *s, const char *name) {
-  static sched_shadow_queue spare;
   sched_shadow *o = s->out;
   for (size_t i = 0; i < o->nqueues; i++)
     if (o->queues[i].name == name) return &o->queues[i];
-  if (o->nqueues == s->qcap) return &spare;
+  if (o->nqueues == s->qcap) return &s->spare;
   o->queues[o->nqueues] = (sched_shadow_queue){.name = name};
   return &o->queues[o->nqueues++];
 }

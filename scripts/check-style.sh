@@ -1,5 +1,6 @@
 #!/bin/sh
-# clang-format dry run over every tracked C file; fails listing the files that differ.
+# clang-format dry run over every tracked C file; fails listing the files that differ. Then
+# the include table (check-deps.sh) and the list of process-wide state (check-state.sh).
 set -eu
 files=$(git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path './build/*')
 [ -n "$files" ] || exit 0
@@ -7,3 +8,4 @@ files=$(git ls-files '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]' -not -path
 clang-format --dry-run --Werror $files
 echo "check-style: $(echo "$files" | wc -w) files formatted"
 scripts/check-deps.sh
+scripts/check-state.sh

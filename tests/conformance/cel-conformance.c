@@ -260,7 +260,6 @@ int main(int argc, char **argv) {
   }
   free(line);
   fclose(f);
-  dra_selector_thread_cleanup();
   printf("skipped: %d math/network/encoders extension vectors (not in Kubernetes' CEL "
          "environment), %d strings-v3 vectors (Kubernetes enables strings v2)\n",
          t.skip_ext, t.skip_v3);

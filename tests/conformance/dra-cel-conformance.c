@@ -95,16 +95,16 @@ static bool build(json_t *d, device_in *in, char *why, size_t cap) {
   return true;
 }
 
-/* One run of a case with the gates given; NULL when it behaved as expected, else what happened. */
-static const char *run(json_t *c, const dra_selector_opts *opts, device_in *in, char *got,
-                       size_t cap) {
+/* One run of a case in env; NULL when it behaved as expected, else what happened. */
+static const char *run_in(const dra_env *env, cel_eval_ctx *ctx, json_t *c, device_in *in,
+                          char *got, size_t cap) {
   json_t *expect = json_object_get(c, "expect"), *x;
   const char *expr = json_string_value(json_object_get(c, "expression"));
   cel_program *p = NULL;
   ts_err err;
   bool match = false;
   ts_err_clear(&err);
-  if (dra_selector_compile(expr, opts, &p, &err) != TS_OK) {
+  if (dra_selector_compile(env, expr, &p, &err) != TS_OK) {
     x = json_object_get(expect, "compileError");
     if (json_is_string(x) && strstr(err.text, json_string_value(x))) return NULL;
     snprintf(got, cap, "compile error: %s", err.text);
@@ -114,7 +114,7 @@ static const char *run(json_t *c, const dra_selector_opts *opts, device_in *in, 
     cel_program_free(p);
     return snprintf(got, cap, "compiled"), got;
   }
-  if (dra_selector_eval(p, &in->dev, &match, &err) != TS_OK) {
+  if (dra_selector_eval(p, ctx, &in->dev, &match, &err) != TS_OK) {
     cel_program_free(p);
     x = json_object_get(expect, "matchError");
     if (json_is_string(x) && strstr(err.text, json_string_value(x))) return NULL;
@@ -126,6 +126,18 @@ static const char *run(json_t *c, const dra_selector_opts *opts, device_in *in, 
   if (json_is_boolean(x) && json_is_true(x) == match) return NULL;
   snprintf(got, cap, "match %s", match ? "true" : "false");
   return got;
+}
+
+/* One run of a case with the gates given, in an environment of its own. */
+static const char *run(json_t *c, const dra_selector_opts *opts, device_in *in, char *got,
+                       size_t cap) {
+  dra_env *env = dra_env_new(opts);
+  cel_eval_ctx *ctx = cel_eval_ctx_new();
+  const char *r =
+      env && ctx ? run_in(env, ctx, c, in, got, cap) : (snprintf(got, cap, "out of memory"), got);
+  cel_eval_ctx_free(ctx);
+  dra_env_free(env);
+  return r;
 }
 
 int main(int argc, char **argv) {
@@ -173,7 +185,6 @@ int main(int argc, char **argv) {
     }
   }
   json_decref(root);
-  dra_selector_thread_cleanup();
   printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
   return failed ? 1 : 0;
 }

@@ -14,6 +14,9 @@
 #include "dra/dra.h"
 #include "cel/regex.h"
 
+static dra_env *env;       /* StoredExpressions, for the DRA tests */
+static cel_eval_ctx *ectx; /* their evaluations */
+
 /* Compiles (with flags) and evaluates expr in a fresh environment; returns the rc, out and err
  * filled. */
 static ts_rc run_flags(const char *expr, int flags, cel_value *out, ts_err *err) {
@@ -154,7 +157,7 @@ static void test_cel_bounds(void **state) {
   /* A DRA selector longer than 10 KiB is refused. */
   memset(longx, ' ', DRA_SELECTOR_MAX_EXPR + 10);
   strcpy(longx + DRA_SELECTOR_MAX_EXPR + 10, "true");
-  assert_int_equal(dra_selector_compile(longx, NULL, &p, &err), TS_ELIMIT);
+  assert_int_equal(dra_selector_compile(env, longx, &p, &err), TS_ELIMIT);
   /* Long && chains are balanced: 3,000 operands evaluate without deep recursion. */
   {
     char *chain = malloc(3000 * 10);
@@ -225,7 +228,7 @@ static void test_cel_cost_estimate(void **state) {
     cel_program *p = NULL;
     ts_err err;
     uint64_t got;
-    if (dra_selector_compile(cases[i].expr, NULL, &p, &err) != TS_OK)
+    if (dra_selector_compile(env, cases[i].expr, &p, &err) != TS_OK)
       fail_msg("%s: %s", cases[i].expr, err.text);
     got = cel_program_cost_estimate(p);
     if (got != cases[i].cost)
@@ -268,8 +271,8 @@ static void test_cel_cost_limit(void **state) {
   ts_err err;
   bool match = true;
   (void)state;
-  assert_int_equal(dra_selector_compile(expr, NULL, &p, &err), TS_OK);
-  assert_int_not_equal(dra_selector_eval(p, &dev, &match, &err), TS_OK);
+  assert_int_equal(dra_selector_compile(env, expr, &p, &err), TS_OK);
+  assert_int_not_equal(dra_selector_eval(p, ectx, &dev, &match, &err), TS_OK);
   assert_non_null(strstr(err.text, "actual cost limit exceeded"));
   assert_false(match);
   cel_program_free(p);
@@ -353,26 +356,27 @@ static void test_cel_dra(void **state) {
   ts_err err;
   (void)state;
   a100(&dev, attrs, caps);
-  assert_int_equal(dra_selector_compile(selector, NULL, &p, &err), TS_OK);
-  assert_int_equal(dra_selector_eval(p, &dev, &match, &err), TS_OK);
+  assert_int_equal(dra_selector_compile(env, selector, &p, &err), TS_OK);
+  assert_int_equal(dra_selector_eval(p, ectx, &dev, &match, &err), TS_OK);
   assert_true(match);
   cel_program_free(p);
   /* An unknown domain is an empty map; a missing attribute is an error, not "no match". */
-  assert_int_equal(dra_selector_compile("device.attributes['other.com'].size() == 0 && "
+  assert_int_equal(dra_selector_compile(env,
+                                        "device.attributes['other.com'].size() == 0 && "
                                         "!('other.com' in device.attributes)",
-                                        NULL, &p, &err),
+                                        &p, &err),
                    TS_OK);
-  assert_int_equal(dra_selector_eval(p, &dev, &match, &err), TS_OK);
+  assert_int_equal(dra_selector_eval(p, ectx, &dev, &match, &err), TS_OK);
   assert_true(match);
   cel_program_free(p);
   assert_int_equal(
-      dra_selector_compile("device.attributes['gpu.nvidia.com'].profile == '1g'", NULL, &p, &err),
+      dra_selector_compile(env, "device.attributes['gpu.nvidia.com'].profile == '1g'", &p, &err),
       TS_OK);
-  assert_int_not_equal(dra_selector_eval(p, &dev, &match, &err), TS_OK);
+  assert_int_not_equal(dra_selector_eval(p, ectx, &dev, &match, &err), TS_OK);
   assert_non_null(strstr(err.text, "no such key: profile"));
   cel_program_free(p);
   /* The result must be a bool. */
-  assert_int_equal(dra_selector_compile("1", NULL, &p, &err), TS_ETYPE);
+  assert_int_equal(dra_selector_compile(env, "1", &p, &err), TS_ETYPE);
   assert_non_null(strstr(err.text, "must evaluate to bool or the unknown type, not int"));
 }
 
@@ -388,12 +392,12 @@ static void test_cel_no_allocation(void **state) {
   ts_err err;
   (void)state;
   a100(&dev, attrs, caps);
-  assert_int_equal(dra_selector_compile(selector, NULL, &p, &err), TS_OK);
-  assert_int_equal(dra_selector_eval_ctx(p, ctx, &dev, &match, &err), TS_OK); /* warm-up */
+  assert_int_equal(dra_selector_compile(env, selector, &p, &err), TS_OK);
+  assert_int_equal(dra_selector_eval(p, ctx, &dev, &match, &err), TS_OK); /* warm-up */
   ts_alloc_fail_after(0);
   for (int i = 0; i < 1000; i++) {
     match = false;
-    assert_int_equal(dra_selector_eval_ctx(p, ctx, &dev, &match, &err), TS_OK);
+    assert_int_equal(dra_selector_eval(p, ctx, &dev, &match, &err), TS_OK);
     assert_true(match);
   }
   assert_false(ts_alloc_failed());
@@ -405,18 +409,56 @@ static void test_cel_no_allocation(void **state) {
 /* Compiling survives any allocation failing: an error, never a crash or a leak. */
 static void test_cel_alloc_failures(void **state) {
   (void)state;
-  for (long n = 0; n < 400; n++) {
+  for (long n = 0; n < 2000; n++) { /* making the environment (its registry), then compiling */
     cel_program *p = NULL;
+    dra_env *e;
     ts_err err;
-    ts_rc rc;
+    ts_rc rc = TS_ENOMEM;
     ts_alloc_fail_after(n);
-    rc = dra_selector_compile(selector, NULL, &p, &err);
+    if ((e = dra_env_new(NULL))) rc = dra_selector_compile(e, selector, &p, &err);
     ts_alloc_fail_after(-1);
-    if (rc == TS_OK) {
-      cel_program_free(p);
-      if (!ts_alloc_failed()) break; /* compiled with no failure injected: done */
-    }
+    cel_program_free(p);
+    dra_env_free(e);
+    if (rc == TS_OK && !ts_alloc_failed()) return; /* made with no failure injected: done */
   }
+  fail_msg("still failing after 2000 allocations");
+}
+
+/* Types made while checking belong to the program: no number of distinct types in earlier
+ * selectors (a tenant's) changes how a later one checks. A table of 512 types for the whole
+ * process, full after this loop, made every new type dyn, so a selector returning a map was
+ * accepted. */
+static void test_cel_types_per_program(void **state) {
+  static const char *const base[] = {"1",
+                                     "1u",
+                                     "1.0",
+                                     "'a'",
+                                     "b'a'",
+                                     "true",
+                                     "null",
+                                     "duration('1s')",
+                                     "timestamp('2020-01-01T00:00:00Z')"};
+  char expr[512];
+  cel_program *p = NULL;
+  ts_err err;
+  (void)state;
+  for (size_t b = 0; b < sizeof base / sizeof *base; b++)
+    for (int d = 1; d < 80; d++) { /* size([[...[base]...]]) == 1: list^d(base) */
+      int n = snprintf(
+          expr, sizeof expr, "size(%.*s%s%.*s) == 1", d,
+          "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
+          base[b], d,
+          "]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]");
+      assert_true(n > 0 && (size_t)n < sizeof expr);
+      assert_int_equal(dra_selector_compile(env, expr, &p, &err), TS_OK);
+      cel_program_free(p);
+      p = NULL;
+    }
+  assert_int_equal(dra_selector_compile(env, "{1: 'a'}", &p, &err), TS_ETYPE);
+  assert_non_null(strstr(err.text, "not map(int, string)"));
+  assert_int_equal(
+      dra_selector_compile(env, "[[[[[[[[[1]]]]]]]]][0] == [[[[[[[[1]]]]]]]]", &p, &err), TS_OK);
+  cel_program_free(p);
 }
 
 /* `tessera check` on the seed article's selector: why it is wrong, and a fix that compiles. */
@@ -436,6 +478,20 @@ static void test_cel_article_selector(void **state) {
   assert_int_equal(dra_selector_check(selector, NULL, &err), TS_OK);
 }
 
+static int setup(void **state) {
+  (void)state;
+  env = dra_env_new(NULL);
+  ectx = cel_eval_ctx_new();
+  return env && ectx ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  cel_eval_ctx_free(ectx);
+  dra_env_free(env);
+  return 0;
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_cel_errors),
@@ -449,10 +505,9 @@ int main(void) {
       cmocka_unit_test(test_cel_no_allocation),
       cmocka_unit_test(test_cel_alloc_failures),
       cmocka_unit_test(test_cel_article_selector),
+      cmocka_unit_test(test_cel_types_per_program),
       cmocka_unit_test(test_cel_cost_estimate),
       cmocka_unit_test(test_cel_check_cost_limit),
   };
-  int rc = cmocka_run_group_tests(tests, NULL, NULL);
-  dra_selector_thread_cleanup();
-  return rc;
+  return cmocka_run_group_tests(tests, setup, teardown);
 }
