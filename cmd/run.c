@@ -144,7 +144,6 @@ static void kueue_decided(runner *r, kueue_seen now, const char *detail) {
 
 static void on_kueue_lease(void *ud, const kc_response *resp) {
   runner *r = ud;
-  json_t *lease;
   char detail[64];
   r->kueue_req = NULL;
   snprintf(detail, sizeof detail, "HTTP %ld", resp->status);
@@ -152,14 +151,10 @@ static void on_kueue_lease(void *ud, const kc_response *resp) {
     kueue_decided(r, KUEUE_ABSENT, detail);
   } else if (resp->status == 401 || resp->status == 403) {
     kueue_decided(r, KUEUE_UNREADABLE, detail);
-  } else if (resp->status == 200 && (lease = json_loadb(resp->body, resp->len, 0, NULL))) {
-    /* held, and renewed within twice its duration: Kueue runs */
-    model_lease l;
-    bool held =
-        model_lease_read(lease, &l) && l.holder[0] && l.renew_ns &&
-        ts_time_now_ns() - l.renew_ns <= 2 * (l.duration_s > 0 ? l.duration_s : 15) * 1000000000LL;
-    kueue_decided(r, held ? KUEUE_RUNS : KUEUE_ABSENT, detail);
-    json_decref(lease);
+  } else if (resp->status == 200) { /* held, and renewed within twice its duration: it runs */
+    kueue_decided(
+        r, model_lease_held(resp->body, resp->len, ts_time_now_ns()) ? KUEUE_RUNS : KUEUE_ABSENT,
+        detail);
   } /* else no answer: what was decided stands until the next read */
 }
 

@@ -151,6 +151,15 @@ bool model_lease_read(const json_t *lease, model_lease *out) {
   return true;
 }
 
+bool model_lease_held(const char *body, size_t len, int64_t now_ns) {
+  json_t *lease = json_loadb(body, len, 0, NULL);
+  model_lease l;
+  bool held = lease && model_lease_read(lease, &l) && l.holder[0] && l.renew_ns &&
+              now_ns - l.renew_ns <= 2 * (l.duration_s > 0 ? l.duration_s : 15) * 1000000000LL;
+  json_decref(lease);
+  return held;
+}
+
 json_t *model_lease_json(const json_t *old, const char *ns, const char *name, const char *holder,
                          int64_t duration_s, bool acquire, int64_t now_ns) {
   char now[48];

@@ -92,6 +92,9 @@ typedef struct model_lease {
 
 /* Reads lease; false when it is not an object. */
 bool model_lease_read(const json_t *lease, model_lease *out);
+/* Whether the Lease in body (a GET's answer) has a holder that renewed it within twice its
+ * duration (15 s when unset) as of now_ns: its holder runs. False when body is no Lease. */
+bool model_lease_held(const char *body, size_t len, int64_t now_ns);
 /* The Lease to write: old (NULL: a new Lease ns/name) held by holder for duration_s, renewed at
  * now_ns; acquire: acquireTime now_ns and leaseTransitions one more than old's (0 when new). */
 json_t *model_lease_json(const json_t *old, const char *ns, const char *name, const char *holder,

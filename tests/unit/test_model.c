@@ -1092,6 +1092,28 @@ static void test_resource_name_flood(void **state) {
  * scenarios) and checked by object pointer and a version number unique per model: a new
  * model's slice of the same name, allocated where a freed one was, got the old view (test_gen
  * bound 72-75 of 80 DRA pods about one run in twenty). Now the view hangs on the version. */
+/* Whether another controller (Kueue's) runs, from its Lease: held and renewed within twice its
+ * duration, 15 s when the Lease has none. */
+static void test_lease_held(void **state) {
+  int64_t now;
+  (void)state;
+  ts_time_parse("2026-12-07T12:00:00Z", &now);
+  static const char held[] =
+      "{\"kind\":\"Lease\",\"spec\":{\"holderIdentity\":\"kueue-1\","
+      "\"renewTime\":\"2026-12-07T11:59:31.000000Z\",\"leaseDurationSeconds\":15}}";
+  assert_true(model_lease_held(held, strlen(held), now));                     /* 29 s ago */
+  assert_false(model_lease_held(held, strlen(held), now + 2 * 1000000000LL)); /* 31 s */
+  static const char bare[] = "{\"spec\":{\"holderIdentity\":\"k\","
+                             "\"renewTime\":\"2026-12-07T11:59:40Z\"}}";
+  assert_true(model_lease_held(bare, strlen(bare), now));                      /* 20 s, of 30 */
+  assert_false(model_lease_held(bare, strlen(bare), now + 11 * 1000000000LL)); /* 31 s */
+  static const char released[] = "{\"spec\":{\"holderIdentity\":\"\","
+                                 "\"renewTime\":\"2026-12-07T11:59:59Z\"}}";
+  assert_false(model_lease_held(released, strlen(released), now));
+  assert_false(model_lease_held("not json", 8, now));
+  assert_false(model_lease_held("[1]", 3, now));
+}
+
 static void slice_with(char *out, size_t cap, int idx) {
   snprintf(out, cap,
            "apiVersion: resource.k8s.io/v1\nkind: ResourceSlice\nmetadata: {name: s}\n"
@@ -1438,6 +1460,7 @@ int main(void) {
       cmocka_unit_test(test_hostile_amounts),
       cmocka_unit_test(test_resource_name_flood),
       cmocka_unit_test(test_slice_view_per_version),
+      cmocka_unit_test(test_lease_held),
       cmocka_unit_test(test_alloc_failures),
       cmocka_unit_test(test_queue_status_as_kueue),
   };
