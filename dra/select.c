@@ -50,6 +50,7 @@ void dra_cel_free(dra_cel *c) {
     ts_free(p->error);
     ts_free(p);
   }
+  ts_map_free(&c->progs);
   cel_eval_ctx_free(c->ctx);
   dra_env_free(c->env); /* after its programs */
   ts_free(c);
