@@ -6,6 +6,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct gen {
@@ -423,6 +424,180 @@ static void build_mig(gen *g, int nodes, int npods) {
 
 /* ---- the table ------------------------------------------------------------------------------ */
 
+/* ---- production: the shape of a recorded cluster -----------------------------------------
+ *
+ * What a busy production cluster has and `mix` lacks: running load, three pods per node on
+ * average. Every node runs two DaemonSet pods (a node exporter and a log agent; on GPU nodes the
+ * device plugin takes the agent's place), pinned as the DaemonSet controller pins them, by a
+ * required node affinity with matchFields on metadata.name, tolerating every taint; one node in
+ * two also runs a workload pod (ReplicaSet or Job). Nodes: 60% 8-GPU (a quarter H100, tainted
+ * nvidia.com/gpu), 40% CPU, three zones, a dedicated taint on 2%, 1% cordoned. Three priority
+ * classes, `standard` the cluster default. Pending pods: ReplicaSets and Jobs in 20 namespaces
+ * (owner references as their controllers write them), a third with a required zone affinity
+ * In two of the three zones, a quarter of GPU pods with a product node selector, priority as
+ * the Priority admission sets it from the class. */
+static const char *const prod_classes[][2] = {
+    {"batch-low", "0"}, {"standard", "100"}, {"critical", "1000"}};
+
+static json_t *prod_owner(const char *kind, const char *name) {
+  char uid[64];
+  snprintf(uid, sizeof uid, "uid-%s-%s", kind, name);
+  return json_pack("[{s:s, s:s, s:s, s:s, s:b, s:b}]", "apiVersion",
+                   strcmp(kind, "Job") ? "apps/v1" : "batch/v1", "kind", kind, "name", name, "uid",
+                   uid, "controller", 1, "blockOwnerDeletion", 1);
+}
+
+static json_t *prod_pod(const char *ns, const char *name, const char *owner_kind, const char *owner,
+                        json_t *spec, bool running) {
+  json_t *pod = json_pack("{s:s, s:s, s:{s:s, s:s, s:s, s:o}, s:o}", "apiVersion", "v1", "kind",
+                          "Pod", "metadata", "name", name, "namespace", ns, "creationTimestamp",
+                          "2026-12-02T00:00:00Z", "ownerReferences", prod_owner(owner_kind, owner),
+                          "spec", spec);
+  json_object_set_new(spec, "schedulerName", json_string("tessera"));
+  if (running) json_object_set_new(pod, "status", json_pack("{s:s}", "phase", "Running"));
+  return pod;
+}
+
+static json_t *prod_requests(const char *cpu, const char *mem, int gpus) {
+  json_t *r = json_pack("{s:s, s:s}", "cpu", cpu, "memory", mem);
+  if (gpus) json_object_set_new(r, "nvidia.com/gpu", json_integer(gpus));
+  return json_pack("[{s:s, s:s, s:{s:o}}]", "name", "main", "image", "registry.local/app:1",
+                   "resources", "requests", r);
+}
+
+static void prod_daemon(gen *g, const char *node, const char *ds) {
+  char name[96];
+  json_t *spec;
+  snprintf(name, sizeof name, "%s-%s", ds, node);
+  spec = json_pack("{s:s, s:o, s:[{s:s}], s:{s:{s:{s:[{s:[{s:s, s:s, s:[s]}]}]}}}}", "nodeName",
+                   node, "containers", prod_requests("100m", "128Mi", 0), "tolerations", "operator",
+                   "Exists", "affinity", "nodeAffinity",
+                   "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms",
+                   "matchFields", "key", "metadata.name", "operator", "In", "values", node);
+  json_object_set_new(spec, "priority", json_integer(1000));
+  json_object_set_new(spec, "priorityClassName", json_string("critical"));
+  add(g, prod_pod("kube-system", name, "DaemonSet", ds, spec, true));
+}
+
+static void production(gen *g, int nodes, int npods) {
+  uint32_t s = 7;
+  for (size_t k = 0; k < 3; k++)
+    add(g, json_pack("{s:s, s:s, s:{s:s}, s:I, s:b}", "apiVersion", "scheduling.k8s.io/v1", "kind",
+                     "PriorityClass", "metadata", "name", prod_classes[k][0], "value",
+                     (json_int_t)atoi(prod_classes[k][1]), "globalDefault", k == 1));
+  for (int i = 0; i < nodes; i++) {
+    char name[32], zone[16];
+    bool gpu = i % 5 < 3, dedicated = i % 50 == 7, cordoned = i % 100 == 13;
+    json_t *labels, *alloc, *spec = json_object(), *taints = json_array();
+    snprintf(name, sizeof name, "ip-10-%d-%d-%d", i / 65536 % 256, i / 256 % 256, i % 256);
+    snprintf(zone, sizeof zone, "zone-%c", 'a' + i % 3);
+    labels = json_pack("{s:s, s:s, s:s, s:s}", "kubernetes.io/hostname", name,
+                       "topology.kubernetes.io/zone", zone, "kubernetes.io/os", "linux",
+                       "node.kubernetes.io/instance-type", gpu ? "p4d.24xlarge" : "m6i.16xlarge");
+    if (gpu) {
+      alloc = json_pack("{s:s, s:s, s:s, s:s}", "cpu", "95", "memory", "1100Gi", "pods", "110",
+                        "nvidia.com/gpu", "8");
+      json_object_set_new(labels, "nvidia.com/gpu.product",
+                          json_string(i % 4 ? "NVIDIA-A100-SXM4-80GB" : "NVIDIA-H100-80GB-HBM3"));
+      json_array_append_new(
+          taints, json_pack("{s:s, s:s}", "key", "nvidia.com/gpu", "effect", "NoSchedule"));
+    } else {
+      alloc = json_pack("{s:s, s:s, s:s}", "cpu", "63500m", "memory", "250Gi", "pods", "110");
+    }
+    if (dedicated) {
+      json_object_set_new(labels, "dedicated", json_string("team-00"));
+      json_array_append_new(taints, json_pack("{s:s, s:s, s:s}", "key", "dedicated", "value",
+                                              "team-00", "effect", "NoSchedule"));
+    }
+    if (cordoned) {
+      json_object_set_new(spec, "unschedulable", json_true());
+      json_array_append_new(taints,
+                            json_pack("{s:s, s:s}", "key", "node.kubernetes.io/unschedulable",
+                                      "effect", "NoSchedule"));
+    }
+    json_object_set_new(spec, "taints", taints);
+    add(g, json_pack("{s:s, s:s, s:{s:s, s:o}, s:o, s:{s:o}}", "apiVersion", "v1", "kind", "Node",
+                     "metadata", "name", name, "labels", labels, "spec", spec, "status",
+                     "allocatable", alloc));
+    prod_daemon(g, name, "node-exporter");
+    prod_daemon(g, name, gpu ? "nvidia-device-plugin" : "fluent-bit");
+    if (i % 2 && !cordoned) { /* a workload already running here */
+      char pname[64], owner[48], ns[16];
+      int ng = gpu ? 1 << (rnd(&s) % 3) : 0;
+      json_t *pspec;
+      snprintf(ns, sizeof ns, "team-%02d", (int)(rnd(&s) % 20));
+      snprintf(owner, sizeof owner, "svc-%d", i / 16);
+      snprintf(pname, sizeof pname, "%s-%05x", owner, i);
+      pspec = json_pack("{s:s, s:o, s:I, s:s}", "nodeName", name, "containers",
+                        prod_requests(ng ? "16" : "2", ng ? "128Gi" : "4Gi", ng), "priority",
+                        (json_int_t)100, "priorityClassName", "standard");
+      if (gpu)
+        json_object_set_new(
+            pspec, "tolerations",
+            json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "operator", "Exists"));
+      if (dedicated)
+        json_array_append_new(json_object_get(pspec, "tolerations")
+                                  ? json_object_get(pspec, "tolerations")
+                                  : (json_object_set_new(pspec, "tolerations", json_array()),
+                                     json_object_get(pspec, "tolerations")),
+                              json_pack("{s:s, s:s, s:s}", "key", "dedicated", "operator", "Equal",
+                                        "value", "team-00"));
+      add(g, prod_pod(ns, pname, "ReplicaSet", owner, pspec, true));
+    }
+  }
+  for (int i = 0; i < npods;) { /* pending: ReplicaSets and Jobs */
+    int replicas = 1 + (int)(rnd(&s) % 12), cls = (int)(rnd(&s) % 10);
+    bool gpu = rnd(&s) % 5 < 2, zoned = rnd(&s) % 3 == 0, product = gpu && rnd(&s) % 4 == 0;
+    int ng = gpu ? 1 << (rnd(&s) % 4) : 0, zone = (int)(rnd(&s) % 3);
+    const char *kind = gpu || rnd(&s) % 3 == 0 ? "Job" : "ReplicaSet";
+    const char *klass = cls == 0 ? "batch-low" : cls == 9 ? "critical" : "standard";
+    int prio = cls == 0 ? 0 : cls == 9 ? 1000 : 100;
+    char ns[16], owner[48], cpu[16], mem[16];
+    if (replicas > npods - i) replicas = npods - i;
+    snprintf(ns, sizeof ns, "team-%02d", (int)(rnd(&s) % 20));
+    snprintf(owner, sizeof owner, "%s-%d", gpu ? "train" : "web", i);
+    if (!strcmp(kind, "Job")) { /* its controller's object: all its pods run at once */
+      char uid[64];
+      snprintf(uid, sizeof uid, "uid-Job-%s", owner);
+      add(g, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:{s:i, s:i, s:{}}}", "apiVersion",
+                       "batch/v1", "kind", "Job", "metadata", "name", owner, "namespace", ns, "uid",
+                       uid, "spec", "parallelism", replicas, "completions", replicas, "template"));
+    }
+    if (gpu) {
+      snprintf(cpu, sizeof cpu, "%d", ng * (4 + 4 * (int)(rnd(&s) % 2)));
+      snprintf(mem, sizeof mem, "%dGi", ng * 64);
+    } else {
+      snprintf(cpu, sizeof cpu, "%dm", 250 * (1 + (int)(rnd(&s) % 8)));
+      snprintf(mem, sizeof mem, "%dMi", 512 * (1 + (int)(rnd(&s) % 8)));
+    }
+    for (int k = 0; k < replicas; k++, i++) {
+      char name[64];
+      json_t *spec = json_pack("{s:o, s:I, s:s}", "containers", prod_requests(cpu, mem, ng),
+                               "priority", (json_int_t)prio, "priorityClassName", klass);
+      snprintf(name, sizeof name, "%s-%05x", owner, k);
+      if (gpu)
+        json_object_set_new(
+            spec, "tolerations",
+            json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "operator", "Exists"));
+      if (product)
+        json_object_set_new(spec, "nodeSelector",
+                            json_pack("{s:s}", "nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"));
+      if (zoned) {
+        char z1[16], z2[16];
+        snprintf(z1, sizeof z1, "zone-%c", 'a' + zone);
+        snprintf(z2, sizeof z2, "zone-%c", 'a' + (zone + 1) % 3);
+        json_object_set_new(spec, "affinity",
+                            json_pack("{s:{s:{s:[{s:[{s:s, s:s, s:[s, s]}]}]}}}", "nodeAffinity",
+                                      "requiredDuringSchedulingIgnoredDuringExecution",
+                                      "nodeSelectorTerms", "matchExpressions", "key",
+                                      "topology.kubernetes.io/zone", "operator", "In", "values", z1,
+                                      z2));
+      }
+      add(g, prod_pod(ns, name, kind, owner, spec, false));
+    }
+  }
+}
+
 static void s_jobs(gen *g, int nodes, int pods) {
   jobs_nodes(g, nodes);
   jobs_pods(g, pods, false);
@@ -451,6 +626,10 @@ static const gen_scenario scenarios[] = {
     {"mix", "realistic plain mix: varied shapes, interleaved jobs, 3 priorities", 5000, 10000,
      s_mix},
     {"backlog", "a full cluster and pending pods that fit nowhere", 10000, 9000, s_backlog},
+    {"production",
+     "a recorded cluster's shape: 3 running pods per node (2 DaemonSet), owners, "
+     "zone affinity, taints, cordons, priority classes",
+     5000, 10000, production},
     {"gangs", "PyTorchJob gangs of 8-64 workers of 1-8 GPUs, zones and NVLink cliques", 1000, 12000,
      gangs},
     {"dra", "DRA: 8 GPUs per node in a ResourceSlice, pods with claims from one template", 500,

@@ -197,6 +197,42 @@ static int domain_value_cmp(const void *a, const void *b) {
   return strcmp(((const domain *)a)->value, ((const domain *)b)->value);
 }
 
+void sched__levels_charge(sched_view *v, uint32_t node, int r, int64_t delta) {
+  for (int i = 0; i < v->nlevels; i++) {
+    level *l = &v->levels[i];
+    uint32_t d = l->dom_of[node];
+    int64_t *s;
+    if (d == UINT32_MAX) continue;
+    s = &l->d[d].sum[r];
+    *s += delta;
+    if (*s > l->max[r]) l->max[r] = *s;
+  }
+}
+
+/* The domains' sums of free capacity, their bound, and each node's domain. */
+static bool level_sums(sched_view *v, level *l) {
+  size_t stride = (size_t)v->stride;
+  if (!(l->dom_of = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *l->dom_of)) ||
+      !(l->max = ts_arena_alloc(v->arena, stride * sizeof *l->max)) ||
+      !(l->cands = ts_arena_alloc(v->arena, ((size_t)l->n + 1) * sizeof *l->cands)))
+    return false;
+  memset(l->dom_of, 0xff, ((size_t)v->n + 1) * sizeof *l->dom_of);
+  memset(l->max, 0, stride * sizeof *l->max);
+  for (uint32_t i = 0; i < l->n; i++) {
+    domain *d = &l->d[i];
+    if (!(d->sum = ts_arena_alloc(v->arena, stride * sizeof *d->sum))) return false;
+    memset(d->sum, 0, stride * sizeof *d->sum);
+    for (uint32_t k = 0; k < d->n; k++) {
+      const sched_cap *c = &v->cap[(size_t)d->nodes[k] * stride];
+      l->dom_of[d->nodes[k]] = i;
+      for (size_t r = 0; r < stride; r++) d->sum[r] += c[r].free;
+    }
+    for (size_t r = 0; r < stride; r++)
+      if (d->sum[r] > l->max[r]) l->max[r] = d->sum[r];
+  }
+  return true;
+}
+
 const sched_level *sched__level_of(sched_view *v, const char *key) {
   level *l;
   ts_map by_value;
@@ -209,24 +245,34 @@ const sched_level *sched__level_of(sched_view *v, const char *key) {
   l->d = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *l->d);
   if (!l->d) return NULL;
   ts_map_init(&by_value);
-  for (uint32_t k = 0; k < v->n; k++) {
-    const char *val = model_labels_get(&v->nodes[k]->obj.labels, key);
-    domain *d;
-    if (!val) continue;
-    d = ts_map_get(&by_value, val, strlen(val));
-    if (!d) {
-      d = &l->d[l->n++];
-      d->value = val, d->n = 0;
-      d->nodes = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *d->nodes);
-      if (!d->nodes || ts_map_put(&by_value, val, strlen(val), d, NULL) != TS_OK) {
+  for (int pass = 0; pass < 2; pass++) { /* count each domain's nodes, then fill them in */
+    for (uint32_t k = 0; k < v->n; k++) {
+      const char *val = model_labels_get(&v->nodes[k]->obj.labels, key);
+      domain *d;
+      if (!val) continue;
+      d = ts_map_get(&by_value, val, strlen(val));
+      if (!d) {
+        d = &l->d[l->n++];
+        d->value = val, d->n = 0, d->nodes = NULL;
+        if (ts_map_put(&by_value, val, strlen(val), d, NULL) != TS_OK) {
+          ts_map_free(&by_value);
+          return NULL;
+        }
+      }
+      if (pass) d->nodes[d->n] = k;
+      d->n++;
+    }
+    for (uint32_t i = 0; !pass && i < l->n; i++) {
+      if (!(l->d[i].nodes = ts_arena_alloc(v->arena, ((size_t)l->d[i].n + 1) * sizeof(uint32_t)))) {
         ts_map_free(&by_value);
         return NULL;
       }
+      l->d[i].n = 0;
     }
-    d->nodes[d->n++] = k;
   }
   ts_map_free(&by_value);
   qsort(l->d, l->n, sizeof *l->d, domain_value_cmp);
+  if (!level_sums(v, l)) return NULL;
   v->nlevels++;
   return l;
 }
@@ -241,43 +287,61 @@ static int main_resource(const sched_view *v, const sched_gang *g) {
 
 /* True when the domain's free capacity could hold every pending pod (an upper bound). */
 static bool domain_may_fit(const sched_view *v, const domain *d, const int64_t *demand) {
-  for (int r = 0; r < v->stride; r++) {
-    int64_t free = 0;
-    if (!demand[r]) continue;
-    for (uint32_t i = 0; i < d->n && free < demand[r]; i++)
-      free += v->cap[(size_t)d->nodes[i] * (size_t)v->stride + (size_t)r].free;
-    if (free < demand[r]) return false;
-  }
+  for (int r = 0; r < v->stride; r++)
+    if (demand[r] > d->sum[r]) return false;
   return true;
 }
 
-static int domain_free_cmp(const void *a, const void *b) {
-  const domain *x = *(domain *const *)a, *y = *(domain *const *)b;
-  if (x->free != y->free) return x->free < y->free ? -1 : 1;
-  return strcmp(x->value, y->value);
+/* Whether domain a comes before b: the tighter (the looser when spreading), then by value
+ * (the level's domains are sorted by value: their order in it is the order of values). */
+static bool domain_before(const domain *a, const domain *b) {
+  return a->free != b->free ? a->free < b->free : a < b;
 }
 
-/* Tries the domains of one level, tightest first (loosest first when spreading). */
+static void domain_heap_down(domain **h, uint32_t n, uint32_t i) {
+  for (;;) {
+    uint32_t l = 2 * i + 1, r = l + 1, first = i;
+    domain *t;
+    if (l < n && domain_before(h[l], h[first])) first = l;
+    if (r < n && domain_before(h[r], h[first])) first = r;
+    if (first == i) return;
+    t = h[i], h[i] = h[first], h[first] = t;
+    i = first;
+  }
+}
+
+/* Tries the domains of one level, tightest first (loosest first when spreading). A level
+ * none of whose domains can hold the demand is passed over at once; a domain of one node must
+ * pass the first member's static filters (every member goes there). Most gangs go in the
+ * first domain tried: it is found by one pass, and only if it fails are the others made a
+ * heap, taken in order as far as needed. */
 static bool try_level(sched_view *v, const sched_gang *g, const level *l, const int64_t *demand,
                       uint32_t *placed) {
-  domain **cands = ts_arena_alloc(v->arena, ((size_t)l->n + 1) * sizeof *cands);
+  domain **cands = l->cands;
+  const sched_sig *sig = g->npods ? sched__static_nodes(v, &g->pods[0]) : NULL;
   int main = main_resource(v, g);
-  uint32_t nc = 0;
-  if (!cands) return false;
+  uint32_t nc = 0, first = 0;
+  for (int r = 0; r < v->stride; r++)
+    if (demand[r] > l->max[r]) return false;
   for (uint32_t i = 0; i < l->n; i++) {
     domain *d = &l->d[i];
-    if (!domain_may_fit(v, d, demand)) continue;
-    d->free = 0;
-    for (uint32_t k = 0; k < d->n; k++)
-      d->free += v->cap[(size_t)d->nodes[k] * (size_t)v->stride + (size_t)main].free;
-    if (v->pol->spread) d->free = -d->free;
+    if ((d->n == 1 && sig && !sig->pass[d->nodes[0]]) || !domain_may_fit(v, d, demand)) continue;
+    d->free = v->pol->spread ? -d->sum[main] : d->sum[main];
+    if (nc && domain_before(d, cands[first])) first = nc;
     cands[nc++] = d;
   }
-  qsort(cands, nc, sizeof *cands, domain_free_cmp);
-  for (uint32_t i = 0; i < nc; i++) {
-    if (sched__place_members(v, g, cands[i]->nodes, cands[i]->n, true, placed) == g->npods)
-      return true;
+  if (!nc) return false;
+  if (sched__place_members(v, g, cands[first]->nodes, cands[first]->n, true, placed) == g->npods)
+    return true;
+  sched__unplace_members(v, g, placed);
+  cands[first] = cands[--nc];
+  for (uint32_t i = nc / 2; i-- > 0;) domain_heap_down(cands, nc, i);
+  while (nc) {
+    domain *d = cands[0];
+    if (sched__place_members(v, g, d->nodes, d->n, true, placed) == g->npods) return true;
     sched__unplace_members(v, g, placed);
+    cands[0] = cands[--nc];
+    domain_heap_down(cands, nc, 0);
   }
   return false;
 }

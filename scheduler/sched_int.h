@@ -80,13 +80,19 @@ typedef struct sched_domain {
   uint32_t *nodes;   /* node indexes (scratch arena) */
   uint32_t n;        /* entries */
   int64_t free;      /* free amount of the gang's main resource (set per attempt) */
+  int64_t *sum;      /* per resource: the free capacity of its nodes, kept as pods are placed */
 } sched_domain;
 
-/* The domains of one topology level (a node label key), computed once per cycle. */
+/* The domains of one topology level (a node label key), computed once per cycle and kept up
+ * to date by every placement (sched__levels_charge), so that whether a gang may fit a domain
+ * costs one comparison per resource, not a pass over the domain's nodes. */
 typedef struct sched_level {
-  const char *key; /* interned label key */
-  sched_domain *d; /* domains sorted by value (scratch arena) */
-  uint32_t n;      /* entries */
+  const char *key;      /* interned label key */
+  sched_domain *d;      /* domains sorted by value (scratch arena) */
+  uint32_t n;           /* entries */
+  uint32_t *dom_of;     /* node -> its domain's index, UINT32_MAX when it has no such label */
+  int64_t *max;         /* per resource: at least the greatest sum of any domain (a bound) */
+  sched_domain **cands; /* scratch of one gang's attempt: the domains that may hold it */
 } sched_level;
 
 /* One resource of one node as the cycle sees it. The three fields sit together because
@@ -519,6 +525,9 @@ sched_decision sched__pend(const sched_pending *p, const char *reason, const cha
  * takes its share of one of the node's GPUs (the one the scoring policy prefers), which
  * sched__gpu_slot tells until it is given back. */
 void sched__place(sched_view *v, const model_pod *p, uint32_t node);
+/* Keeps the topology levels' domain sums current: node's free amount of resource r changed by
+ * delta (called wherever a node's free capacity changes). */
+void sched__levels_charge(sched_view *v, uint32_t node, int r, int64_t delta);
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node);
 /* The BIND decision of p on node (its claims, and the GPU of its share). */
 sched_decision sched__bind(const sched_view *v, const sched_pending *p, uint32_t node,

@@ -571,14 +571,17 @@ static void share_charge(sched_view *v, const model_pod *p, uint32_t k, uint32_t
   uint16_t *sh = sched__shares_of(v, k, &n);
   int32_t s = model_pod_gpu_share_on(p, v->nodes[k]);
   sched_cap *c = &v->cap[(size_t)k * (size_t)v->stride + (size_t)v->share_res];
-  if (sign > 0 && !sh[j]) c->free--;
+  if (sign > 0 && !sh[j]) c->free--, sched__levels_charge(v, k, v->share_res, -1);
   sh[j] = (uint16_t)(sh[j] + sign * s);
-  if (sign < 0 && !sh[j]) c->free++;
+  if (sign < 0 && !sh[j]) c->free++, sched__levels_charge(v, k, v->share_res, 1);
 }
 
 void sched__place(sched_view *v, const model_pod *p, uint32_t node) {
   sched_cap *cap = v->cap + (size_t)node * (size_t)v->stride;
-  for (uint32_t i = 0; i < p->requests.n; i++) cap[p->requests.v[i].id].free -= p->requests.v[i].v;
+  for (uint32_t i = 0; i < p->requests.n; i++) {
+    cap[p->requests.v[i].id].free -= p->requests.v[i].v;
+    if (v->nlevels) sched__levels_charge(v, node, p->requests.v[i].id, -p->requests.v[i].v);
+  }
   if (model_pod_shares_gpu(p) && v->share) {
     uint32_t j = share_pick(v, p, node, model_pod_gpu_share_on(p, v->nodes[node]));
     if (j != UINT32_MAX && ts_map_put(&v->share_slot, p->obj.key, strlen(p->obj.key),
@@ -591,7 +594,10 @@ void sched__place(sched_view *v, const model_pod *p, uint32_t node) {
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node) {
   sched_cap *cap = v->cap + (size_t)node * (size_t)v->stride;
   int32_t j = sched__gpu_slot(v, p);
-  for (uint32_t i = 0; i < p->requests.n; i++) cap[p->requests.v[i].id].free += p->requests.v[i].v;
+  for (uint32_t i = 0; i < p->requests.n; i++) {
+    cap[p->requests.v[i].id].free += p->requests.v[i].v;
+    if (v->nlevels) sched__levels_charge(v, node, p->requests.v[i].id, p->requests.v[i].v);
+  }
   if (j >= 0) {
     ts_map_del(&v->share_slot, p->obj.key, strlen(p->obj.key));
     share_charge(v, p, node, (uint32_t)j, -1);

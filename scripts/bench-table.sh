@@ -30,6 +30,11 @@ ms20=$(cycle_ms "$S" '^mix +20000 ')
 ms50=$(cycle_ms "$S" '^mix +50000 ')
 ratio=""
 [ -n "$ms5" ] && [ -n "$ms20" ] && ratio=$(awk -v a="$ms20" -v b="$ms5" 'BEGIN { printf "%.2fx (%s ms / %s ms)", a / b, a, b }')
+pms5=$(cycle_ms "$S" '^production +5000 ')
+pms20=$(cycle_ms "$S" '^production +20000 ')
+pdec20=$(near "$S" '^production +20000 ' decided/s -1 '%d decisions/s')
+pratio=""
+[ -n "$pms5" ] && [ -n "$pms20" ] && pratio=$(awk -v a="$pms20" -v b="$pms5" 'BEGIN { printf "%.2fx (%s ms / %s ms)", a / b, a, b }')
 backlog=$(cycle_ms "$S" '^backlog ')
 gangs=$(placed "$S" '^gangs ')
 R="$D/dra.txt"
@@ -69,6 +74,8 @@ sync10=$(field "$E10" '^synced after start' 'printf "%s %s", $(NF-1), $NF')
   echo "| plain pods, realistic mix (~120 shapes, interleaved jobs), 5,000 nodes, one cycle | $(or_none "$mix5") | >= 100,000 pods/s | same ~166 pods/s | not (as above) |"
   echo "| growth: the mix at 20,000 nodes vs 5,000 (4x the work) | $(or_none "$ratio") | <= 5x | - | - |"
   echo "| the mix at 50,000 nodes, one cycle | $(or_none "$ms50") ms | - | - | - |"
+  echo "| growth: production shape (3 running pods per node, Job gangs, zone affinity, taints) at 20,000 nodes vs 5,000 | $(or_none "$pratio") | <= 4.5x | - | - |"
+  echo "| production shape at 20,000 nodes, 40,000 pending pods, one cycle | $(or_none "$pdec20") | >= 250,000 decisions/s | - | - |"
   echo "| backlog: 10,000 nodes, 9,000 pods that fit nowhere, one cycle | $(or_none "$backlog") ms | <= 300 ms | - (kube-scheduler retries each unschedulable pod on its own backoff) | - |"
   echo "| gangs of 8-64 workers of 1, 2, 4 or 8 GPUs (demand 4.8x the GPUs), 1,000 x 8-GPU nodes | $(or_none "$gangs") | >= 50,000 pods/s | - (no upstream gang benchmark run here) | - |"
   echo "| DRA, claims from one template, 500 nodes x 8 GPUs | $(or_none "$dra") | >= 20,000 pods/s | allocator driven as kube-scheduler does: ~120 pods/s (first-fit ~330); scheduler_perf SchedulingWithResourceClaimTemplate: ~25 pods/s | like for like with the allocator loop (both in memory); not with scheduler_perf (API writes) |"

@@ -1,6 +1,7 @@
 #!/bin/sh
 # scripts/growth.sh: the growth curve from the benchmark results. Reads the `mix` lines of
-# bench/results/sched.txt (one scheduling cycle, 2 pending pods per node) and the lines of
+# bench/results/sched.txt (one scheduling cycle, 2 pending pods per node), its `production`
+# lines (the same on a recorded cluster's shape, with running load) and the lines of
 # bench/results/replay.txt (`tessera replay` end to end, 10 pods per node), writes
 # bench/results/growth.txt (a table: nodes, time, time per node, ratio to the smallest size)
 # and bench/results/growth.svg (log-log: a line of slope 1 is linear growth, slope 2 quadratic;
@@ -9,12 +10,13 @@ set -eu
 R=${1:-bench/results}
 {
   awk '/^mix/ { n = $2; ms = $7; print "cycle", n, ms / 1000 }' "$R/sched.txt"
+  awk '/^production/ { n = $2; ms = $7; print "prod", n, ms / 1000 }' "$R/sched.txt"
   awk '/nodes \+/ { n = $1; for (i = 1; i <= NF; i++) if ($i == "wall") s = $(i + 1); print "replay", n, s }' "$R/replay.txt"
 } >"$R/growth.data"
 awk '
   { kind[NR] = $1; n[NR] = $2; t[NR] = $3 }
   END {
-    print "# growth: seconds as nodes grow (cycle: 2 pending pods per node; replay: 10 pods per node, end to end)"
+    print "# growth: seconds as nodes grow (cycle: mix, 2 pending pods per node; prod: production shape, 2 pending and 3 running per node; replay: 10 pods per node, end to end)"
     printf "%-7s %8s %12s %16s %14s\n", "what", "nodes", "seconds", "us per node", "x first size"
     for (i = 1; i <= NR; i++) {
       if (!(kind[i] in first)) { first[kind[i]] = t[i]; firstn[kind[i]] = n[i] }
@@ -44,8 +46,9 @@ awk '
     print "<text x=\"350\" y=\"425\" text-anchor=\"middle\">nodes</text>"
     for (e = -4; e <= 3; e++) { v = 10 ^ e; if (v >= tmin / 2 && v <= tmax * 2)
       printf "<text x=\"64\" y=\"%.1f\" text-anchor=\"end\">%gs</text><line x1=\"70\" y1=\"%.1f\" x2=\"640\" y2=\"%.1f\" stroke=\"#ddd\"/>\n", ly(v) + 4, v, ly(v), ly(v) }
-    color["cycle"] = "#1f77b4"; color["replay"] = "#d62728"
-    label["cycle"] = "one cycle (2 pending pods per node)"; label["replay"] = "tessera replay, end to end (10 pods per node)"
+    color["cycle"] = "#1f77b4"; color["replay"] = "#d62728"; color["prod"] = "#2ca02c"
+    label["cycle"] = "one cycle, mix (2 pending pods per node)"; label["replay"] = "tessera replay, end to end (10 pods per node)"
+    label["prod"] = "one cycle, production shape (2 pending + 3 running per node)"
     for (k in color) {
       path = ""; f = 0
       for (i = 1; i <= NR; i++) if (kind[i] == k) {
@@ -57,7 +60,7 @@ awk '
       if (path == "") continue
       printf "<path d=\"%s\" fill=\"none\" stroke=\"%s\" stroke-width=\"2\"/>\n", path, color[k]
       printf "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-dasharray=\"5,4\"/>\n", lx(n0), ly(t0), lx(nl), ly(t0 * nl / n0), color[k]
-      y = k == "cycle" ? 50 : 68
+      y = k == "cycle" ? 50 : k == "replay" ? 68 : 86
       printf "<text x=\"90\" y=\"%d\" fill=\"%s\">%s</text>\n", y, color[k], label[k]
     }
     print "</svg>"
