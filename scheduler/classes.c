@@ -13,7 +13,12 @@
  * Cost of a cycle: one static filter and one tree per class (nodes x classes), plus, per pick,
  * the changes since the class's last pick and a tree update each: linear in nodes + pods for a
  * given number of distinct shapes. A class of one pod is not indexed (one scan is cheaper), so
- * a queue where every pod has its own shape still costs a scan per pod. */
+ * a queue where every pod has its own shape still costs a scan per pod.
+ *
+ * Gang members have classes of their own, restricted to the topology domain the gang is tried
+ * in (or to every node), kept for the whole cycle (sched__class_within): the gangs of one
+ * shape tried in one zone pay for the nodes that changed since the last of them, where each
+ * used to scan the zone. */
 #include "scheduler/sched_int.h"
 
 #include <stdlib.h>
@@ -131,14 +136,21 @@ bool sched__class_eligible(const sched_view *v, const sched_pending *p) {
 }
 
 sched_class *sched__class_of(sched_view *v, const sched_pending *p) {
-  uint64_t h = class_hash(p);
+  return sched__class_within(v, p, NULL, NULL, 0);
+}
+
+sched_class *sched__class_within(sched_view *v, const sched_pending *p, const void *within,
+                                 const uint32_t *subset, uint32_t nsubset) {
+  uint64_t h = class_hash(p) ^ (uintptr_t)within * 0xff51afd7ed558ccdULL;
   sched_class *head = ts_map_get(&v->classes, (const char *)&h, sizeof h), *c, *last = NULL;
   for (c = head; c; last = c, c = c->next)
-    if (c->hash == h && sched__same_shape(v, &c->rep, p)) return c;
+    if (c->hash == h && c->within == within && sched__same_shape(v, &c->rep, p)) return c;
   if (!(c = ts_arena_alloc(v->arena, sizeof *c))) return NULL;
   memset(c, 0, sizeof *c);
   c->hash = h;
   c->rep = *p;
+  c->within = within, c->subset = subset, c->nsubset = nsubset;
+  if (within) c->remaining = UINT32_MAX; /* a gang's: kept until the cycle ends */
   sched__shape_init(v, p->pod, &c->shape);
   c->all_next = v->class_list;
   v->class_list = c;
@@ -164,13 +176,25 @@ static void drop_index(sched_view *v, sched_class *c) {
   free(m->slot), free(m);
 }
 
-/* The node -> leaf map of sig, shared with the classes of the same signature; NULL when over
- * the budget or out of memory. */
-static sched_slots *slots_of(sched_view *v, const sched_class *c, const sched_sig *sig) {
+/* The class's nodes: those of sig, restricted to the class's subset; *n of them into out
+ * (v->n entries), or sig's own array when the class has no subset. */
+static const uint32_t *class_nodes(const sched_class *c, const sched_sig *sig, uint32_t *out,
+                                   uint32_t *n) {
+  if (!c->subset) return *n = sig->n, sig->nodes;
+  *n = 0;
+  for (uint32_t i = 0; i < c->nsubset; i++)
+    if (sig->pass[c->subset[i]]) out[(*n)++] = c->subset[i];
+  return out;
+}
+
+/* The node -> leaf map of sig (restricted to the class's subset), shared with the classes of
+ * the same signature and subset; NULL when over the budget or out of memory. */
+static sched_slots *slots_of(sched_view *v, const sched_class *c, const sched_sig *sig,
+                             const uint32_t *nodes, uint32_t n) {
   size_t bytes = (size_t)v->n * sizeof(uint32_t);
   sched_slots *m;
   for (m = v->slots; m; m = m->next)
-    if (m->hash == sig->hash && m->flavors == sig->flavors &&
+    if (m->hash == sig->hash && m->flavors == sig->flavors && m->within == c->within &&
         sched__same_static(m->pod, c->rep.pod))
       return m;
   if (v->class_bytes + bytes > budget(v) || !(m = calloc(1, sizeof *m))) return NULL;
@@ -179,8 +203,8 @@ static sched_slots *slots_of(sched_view *v, const sched_class *c, const sched_si
     return NULL;
   }
   for (uint32_t k = 0; k < v->n; k++) m->slot[k] = FILTERED;
-  for (uint32_t j = 0; j < sig->n; j++) m->slot[sig->nodes[j]] = j;
-  m->pod = c->rep.pod, m->hash = sig->hash, m->flavors = sig->flavors;
+  for (uint32_t j = 0; j < n; j++) m->slot[nodes[j]] = j;
+  m->pod = c->rep.pod, m->hash = sig->hash, m->flavors = sig->flavors, m->within = c->within;
   m->next = v->slots, v->slots = m;
   v->class_bytes += bytes;
   return m;
@@ -238,14 +262,16 @@ void sched__node_changed(sched_view *v, uint32_t node, bool freed) {
 /* Builds the class's tree of feasible nodes; false when over the budget or out of memory. */
 static bool build(sched_view *v, sched_class *c) {
   const sched_sig *sig = sched__static_nodes(v, &c->rep);
-  size_t m = sig ? sig->n : 0, entries = layout(c, m), bytes = entries * sizeof *c->tree;
+  uint32_t m = 0;
+  const uint32_t *nodes = sig ? class_nodes(c, sig, v->scan_nodes, &m) : NULL;
+  size_t entries = layout(c, m), bytes = entries * sizeof *c->tree;
   if (!sig || v->log_lost || v->class_bytes + bytes > budget(v) || v->n > NODE_MASK ||
-      !(c->slots = slots_of(v, c, sig)))
+      !(c->slots = slots_of(v, c, sig, nodes, m)))
     return false;
   c->slots->refs++;
   if (!(c->tree = calloc(entries, sizeof *c->tree))) return false;
   for (uint32_t j = 0; j < m; j++) {
-    uint32_t k = sig->nodes[j];
+    uint32_t k = nodes[j];
     c->tree[j] =
         sched__resources_fit(v, c->rep.pod, k) ? key_of(v, sched__score(v, &c->shape, k), k) : 0;
   }
@@ -265,9 +291,11 @@ static bool build(sched_view *v, sched_class *c) {
 static uint32_t scan(sched_view *v, sched_class *c) {
   const sched_sig *sig = sched__static_nodes(v, &c->rep);
   sched_cand best = {0, UINT32_MAX};
-  for (uint32_t j = 0; sig && j < sig->n; j++) {
-    uint32_t k = sig->nodes[j];
+  uint32_t n = sig ? (c->subset ? c->nsubset : sig->n) : 0;
+  for (uint32_t j = 0; j < n; j++) {
+    uint32_t k = c->subset ? c->subset[j] : sig->nodes[j];
     sched_cand cand;
+    if (c->subset && !sig->pass[k]) continue;
     if (!sched__resources_fit(v, c->rep.pod, k)) continue;
     cand = (sched_cand){sched__score(v, &c->shape, k), k};
     if (best.node == UINT32_MAX || cand.score > best.score ||

@@ -7,7 +7,10 @@
  * A gang is placed all or nothing on a tentative view: in the narrowest topology domain that
  * fits it (levels from the configuration, narrowest first; the tightest domain first when
  * bin-packing), else across the cluster; whatever was placed for a gang that does not fit is
- * given back before the next gang is tried, so nothing is reserved for it. */
+ * given back before the next gang is tried, so nothing is reserved for it. Domains keep their
+ * free capacity summed as pods are placed, so a domain that cannot hold a gang costs a
+ * comparison per resource; the members go through classes restricted to the domain
+ * (classes.c), so a gang costs what changed since the last gang of its shape there. */
 #include "scheduler/sched_int.h"
 
 #include <stdio.h>
@@ -182,6 +185,50 @@ uint32_t sched__place_members(sched_view *v, const sched_gang *g, const uint32_t
   return total;
 }
 
+/* Subsets smaller than this are scanned (a node, a clique): an index would cost more. */
+#define CLASS_MIN_NODES 64
+
+/* A run of gang members of one shape placed through the class of that shape within `within`
+ * (see sched__class_within): each pick is the node a full scan of the subset would pick, as
+ * in place_run, and costs what changed since the class's last pick. When the class has no
+ * index (over the memory budget), the rest of the run is placed by place_run. */
+static uint32_t place_run_within(sched_view *v, sched_pending *pods, uint32_t n, const void *within,
+                                 const uint32_t *subset, uint32_t nsubset, uint32_t *placed) {
+  sched_class *c;
+  uint32_t i = 0;
+  if ((subset && nsubset < CLASS_MIN_NODES) || !sched__class_eligible(v, &pods[0]) ||
+      !(c = sched__class_within(v, &pods[0], within, subset, nsubset)) || c->unindexed)
+    return sched__place_run(v, pods, n, subset, nsubset, placed);
+  if (failed(v, pods[0].pod)) return 0;
+  for (; i < n; i++) {
+    uint32_t k;
+    if (i && failed(v, pods[i].pod)) break; /* its attempt ends the prefix */
+    if (c->unindexed) return i + sched__place_run(v, pods + i, n - i, subset, nsubset, placed + i);
+    if ((k = sched__class_pick(v, c)) == UINT32_MAX) break;
+    placed[i] = k;
+    sched__place(v, pods[i].pod, k);
+  }
+  return i;
+}
+
+/* sched__place_members, each run of like members through its class within `within`. */
+static uint32_t place_members_within(sched_view *v, const sched_gang *g, const void *within,
+                                     const uint32_t *subset, uint32_t nsubset, bool whole,
+                                     uint32_t *placed) {
+  uint32_t total = 0, i = 0;
+  for (uint32_t k = 0; k < g->npods; k++) placed[k] = UINT32_MAX;
+  while (i < g->npods) {
+    uint32_t j = i + 1, got;
+    while (j < g->npods && sched__same_shape(v, &g->pods[i], &g->pods[j])) j++;
+    got = place_run_within(v, g->pods + i, j - i, within, subset, nsubset, placed + i);
+    for (uint32_t k = i + got; k < j; k++) placed[k] = UINT32_MAX;
+    total += got;
+    if (whole && got < j - i) return total;
+    i = j;
+  }
+  return total;
+}
+
 void sched__unplace_members(sched_view *v, const sched_gang *g, const uint32_t *placed) {
   for (uint32_t i = 0; i < g->npods; i++) {
     if (placed[i] == UINT32_MAX) continue;
@@ -230,6 +277,8 @@ static bool level_sums(sched_view *v, level *l) {
     for (size_t r = 0; r < stride; r++)
       if (d->sum[r] > l->max[r]) l->max[r] = d->sum[r];
   }
+  l->single = true;
+  for (uint32_t i = 0; i < l->n && l->single; i++) l->single = l->d[i].n == 1;
   return true;
 }
 
@@ -323,22 +372,39 @@ static bool try_level(sched_view *v, const sched_gang *g, const level *l, const 
   uint32_t nc = 0, first = 0;
   for (int r = 0; r < v->stride; r++)
     if (demand[r] > l->max[r]) return false;
-  for (uint32_t i = 0; i < l->n; i++) {
-    domain *d = &l->d[i];
-    if ((d->n == 1 && sig && !sig->pass[d->nodes[0]]) || !domain_may_fit(v, d, demand)) continue;
-    d->free = v->pol->spread ? -d->sum[main] : d->sum[main];
-    if (nc && domain_before(d, cands[first])) first = nc;
-    cands[nc++] = d;
+  if (l->single && sig) { /* one node each: only those the first member passes, read in place */
+    for (uint32_t j = 0; j < sig->n; j++) {
+      uint32_t k = sig->nodes[j], at = l->dom_of[k];
+      const sched_cap *cap = v->cap + (size_t)k * (size_t)v->stride;
+      domain *d;
+      int r = 0;
+      if (demand[main] > cap[main].free) continue; /* the likeliest to fail, first */
+      while (r < v->stride && demand[r] <= cap[r].free) r++;
+      if (at == UINT32_MAX || r < v->stride) continue;
+      d = &l->d[at];
+      d->free = v->pol->spread ? -cap[main].free : cap[main].free;
+      if (nc && domain_before(d, cands[first])) first = nc;
+      cands[nc++] = d;
+    }
+  } else {
+    for (uint32_t i = 0; i < l->n; i++) {
+      domain *d = &l->d[i];
+      if ((d->n == 1 && sig && !sig->pass[d->nodes[0]]) || !domain_may_fit(v, d, demand)) continue;
+      d->free = v->pol->spread ? -d->sum[main] : d->sum[main];
+      if (nc && domain_before(d, cands[first])) first = nc;
+      cands[nc++] = d;
+    }
   }
   if (!nc) return false;
-  if (sched__place_members(v, g, cands[first]->nodes, cands[first]->n, true, placed) == g->npods)
+  if (place_members_within(v, g, cands[first], cands[first]->nodes, cands[first]->n, true,
+                           placed) == g->npods)
     return true;
   sched__unplace_members(v, g, placed);
   cands[first] = cands[--nc];
   for (uint32_t i = nc / 2; i-- > 0;) domain_heap_down(cands, nc, i);
   while (nc) {
     domain *d = cands[0];
-    if (sched__place_members(v, g, d->nodes, d->n, true, placed) == g->npods) return true;
+    if (place_members_within(v, g, d, d->nodes, d->n, true, placed) == g->npods) return true;
     sched__unplace_members(v, g, placed);
     cands[0] = cands[--nc];
     domain_heap_down(cands, nc, 0);
@@ -388,7 +454,7 @@ uint32_t sched__place_gang(sched_view *v, const sched_gang *g, uint32_t needed, 
     for (uint32_t i = 0; i < g->npods; i++) placed[i] = UINT32_MAX;
     return 0;
   }
-  got = *best = sched__place_members(v, g, NULL, 0, false, placed);
+  got = *best = place_members_within(v, g, v, NULL, 0, false, placed);
   if (got >= needed && got) return got;
   sched__unplace_members(v, g, placed);
   for (uint32_t i = 0; i < g->npods; i++) placed[i] = UINT32_MAX;

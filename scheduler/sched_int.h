@@ -49,6 +49,7 @@ typedef struct sched_slots {
   const model_pod *pod;     /* whose signature (a class's representative) */
   uint64_t hash;            /* sched__static_hash of it */
   const char *flavors;      /* the flavor restriction (interned), or NULL */
+  const void *within;       /* the node subset it is restricted to (a class's), or NULL */
   uint32_t *slot;           /* v->n entries (malloc) */
   uint32_t refs;            /* classes using it */
 } sched_slots;
@@ -93,6 +94,7 @@ typedef struct sched_level {
   uint32_t *dom_of;     /* node -> its domain's index, UINT32_MAX when it has no such label */
   int64_t *max;         /* per resource: at least the greatest sum of any domain (a bound) */
   sched_domain **cands; /* scratch of one gang's attempt: the domains that may hold it */
+  bool single;          /* every domain is one node (kubernetes.io/hostname) */
 } sched_level;
 
 /* One resource of one node as the cycle sees it. The three fields sit together because
@@ -190,13 +192,14 @@ typedef struct sched_view {
   uint32_t next_dra_fit;                   /* the entry to fill next */
   int dra_fit_last;                        /* the entry of the last pod looked up, or -1 */
   const struct sched_pending *dra_fit_pod; /* that pod */
-  uint32_t *changed;   /* log of the nodes changed while some class has a heap (malloc) */
-  size_t nchanged;     /* entries */
-  size_t changed_cap;  /* capacity */
-  uint32_t *mark;      /* n: stamp of the pick that last applied the node's change (arena) */
-  uint32_t mark_stamp; /* the current pick's stamp */
-  bool log_changes;    /* some class has a heap: log changes */
-  bool log_lost;       /* the log could not grow: classes scan from then on */
+  uint32_t *changed;    /* log of the nodes changed while some class has a heap (malloc) */
+  size_t nchanged;      /* entries */
+  size_t changed_cap;   /* capacity */
+  uint32_t *mark;       /* n: stamp of the pick that last applied the node's change (arena) */
+  uint32_t *scan_nodes; /* n: scratch of a class's build, its nodes (arena) */
+  uint32_t mark_stamp;  /* the current pick's stamp */
+  bool log_changes;     /* some class has a heap: log changes */
+  bool log_lost;        /* the log could not grow: classes scan from then on */
   struct sched_class *tail_reader; /* the one class that applied the log's last entry, or NULL */
   bool tail_shared;                /* more than one reader applied it (or a reasons count did) */
   ts_map classes;                  /* class hash -> first sched_class of that hash */
@@ -267,6 +270,10 @@ struct sched_class {
   struct sched_class *all_next; /* every class of the cycle */
   uint64_t hash;                /* of the shape (the map's key for the first of a chain) */
   sched_pending rep;            /* representative: its pod, requests and flavors */
+  const void *within;           /* a gang's class: what its nodes are restricted to (a topology
+                                   domain, or the view for every node); NULL: single pods' */
+  const uint32_t *subset;       /* with within: its nodes (ascending), or NULL for all */
+  uint32_t nsubset;             /* entries */
   sched_shape shape;            /* for scoring */
   struct sched_slots *slots;    /* the node -> leaf map of its static signature (classes.c) */
   sched_key *tree;              /* tournament tree of the feasible nodes' keys (classes.c;
@@ -503,6 +510,12 @@ bool sched__same_claims(const sched_view *v, const sched_pending *a, const sched
 bool sched__class_eligible(const sched_view *v, const sched_pending *p);
 /* The class of p, created on first use (arena); NULL when out of memory. */
 sched_class *sched__class_of(sched_view *v, const sched_pending *p);
+/* The class of gang members like p placed among subset (every node when NULL), identified by
+ * within (a topology domain, or the view itself for every node): kept for the whole cycle, so
+ * that the gangs of one shape tried in one domain pay for what changed since the last of them,
+ * not for a scan of the domain each. NULL when out of memory. */
+sched_class *sched__class_within(sched_view *v, const sched_pending *p, const void *within,
+                                 const uint32_t *subset, uint32_t nsubset);
 /* The node a full scan would pick for a pod of the class now, or UINT32_MAX when none fits. */
 uint32_t sched__class_pick(sched_view *v, sched_class *c);
 /* One pod of the class was decided; the last frees the class's heap. */

@@ -160,7 +160,8 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   v->heap = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->heap);
   v->mark = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->mark);
   v->node_rev = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->node_rev);
-  if (!v->has_gpu || !v->heap || !v->mark || !v->node_rev) return TS_ENOMEM;
+  v->scan_nodes = ts_arena_alloc(scratch, ((size_t)v->n + 1) * sizeof *v->scan_nodes);
+  if (!v->has_gpu || !v->heap || !v->mark || !v->node_rev || !v->scan_nodes) return TS_ENOMEM;
   memset(v->mark, 0, ((size_t)v->n + 1) * sizeof *v->mark);
   for (uint32_t i = 0; i < v->n; i++) v->node_rev[i] = 1;
   v->dra_fit_last = -1;

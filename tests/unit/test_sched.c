@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tests/support/cluster.h"
+#include "gen/gen.h"
 #include "input/input.h"
 #include "config/config.h"
 #include "model/model.h"
@@ -2007,6 +2008,48 @@ static void test_classes_match_runs(void **state) {
   assert_true(pending > 2000);
 }
 
+/* Gang members placed through classes restricted to a topology domain (or to every node)
+ * decide exactly as scans of the domain do: on generated clusters whose zones are large enough
+ * to be indexed, with running load, Job gangs, zone affinity and taints (production) and with
+ * PyTorchJob gangs over zones and NVLink cliques (gangs), bin-packing and spreading. */
+static void test_gang_classes_match_scans(void **state) {
+  static const struct {
+    const char *name;
+    int nodes, pods;
+  } runs[] = {{"production", 600, 1500}, {"gangs", 400, 4000}, {"production", 300, 700}};
+  size_t compared = 0, bound = 0;
+  (void)state;
+  for (size_t s = 0; s < sizeof runs / sizeof *runs; s++)
+    for (int scoring = 0; scoring < 2; scoring++) {
+      model *m = model_new();
+      sched_result a, b;
+      ts_err e;
+      ts_err_clear(&e);
+      if (gen_build(gen_find(runs[s].name), m, runs[s].nodes, runs[s].pods, 0, &e) != TS_OK)
+        fail_msg("%s: %s", runs[s].name, e.text);
+      tuning.no_classes = true;
+      a = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
+      tuning.no_classes = false;
+      b = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
+      assert_int_equal(a.ndecisions, b.ndecisions);
+      for (size_t i = 0; i < a.ndecisions; i++) {
+        const sched_decision *x = &a.decisions[i], *y = &b.decisions[i];
+        if (x->pod != y->pod || x->kind != y->kind || x->node != y->node ||
+            strcmp(x->reason ? x->reason : "", y->reason ? y->reason : ""))
+          fail_msg("%s, decision %zu: scans %s %s, classes %s %s", runs[s].name, i,
+                   x->pod->obj.name, x->node ? x->node->obj.name : "-", y->pod->obj.name,
+                   y->node ? y->node->obj.name : "-");
+        compared++;
+        bound += x->kind == SCHED_BIND;
+      }
+      sched_result_free(&a);
+      sched_result_free(&b);
+      model_free(m);
+    }
+  assert_true(compared > 10000);
+  assert_true(bound > 5000);
+}
+
 /* Fails unless a and b made the same decisions, bound the same devices and gave the same
  * reasons; counts the outcomes. */
 static void same_dra_decisions(int round, const sched_result *a, const sched_result *b, int *bound,
@@ -2125,6 +2168,7 @@ int main(void) {
       cmocka_unit_test(test_order),
       cmocka_unit_test(test_runs_match_full_scan),
       cmocka_unit_test(test_classes_match_runs),
+      cmocka_unit_test(test_gang_classes_match_scans),
       cmocka_unit_test(test_gang_all_or_nothing),
       cmocka_unit_test(test_gang_identification),
       cmocka_unit_test(test_gang_topology),
