@@ -244,6 +244,29 @@ static int domain_value_cmp(const void *a, const void *b) {
   return strcmp(((const domain *)a)->value, ((const domain *)b)->value);
 }
 
+/* The bucket of a free amount: 0 for none (or less), the amount itself up to 15 (GPUs: each
+ * bucket one amount), then four buckets per power of two. */
+static uint32_t bucket_of(int64_t x) {
+  int e;
+  if (x <= 0) return 0;
+  if (x < 16) return (uint32_t)x;
+  e = 63 - __builtin_clzll((uint64_t)x);
+  return 16 + 4 * (uint32_t)(e - 4) + (uint32_t)((uint64_t)x >> (e - 2) & 3);
+}
+
+/* Whether every amount of bucket b is the same (its domains order by index alone). */
+static bool bucket_exact(uint32_t b) {
+  return b > 0 && b < 16;
+}
+
+static void bucket_move(level *l, int r, uint32_t d, uint32_t to) {
+  uint32_t from = l->bucket_of[r][d];
+  if (from == to) return;
+  l->bucket[r][(size_t)from * l->words + d / 64] &= ~((uint64_t)1 << (d % 64));
+  l->bucket[r][(size_t)to * l->words + d / 64] |= (uint64_t)1 << (d % 64);
+  l->bucket_of[r][d] = (uint8_t)to;
+}
+
 void sched__levels_charge(sched_view *v, uint32_t node, int r, int64_t delta) {
   for (int i = 0; i < v->nlevels; i++) {
     level *l = &v->levels[i];
@@ -253,7 +276,35 @@ void sched__levels_charge(sched_view *v, uint32_t node, int r, int64_t delta) {
     s = &l->d[d].sum[r];
     *s += delta;
     if (*s > l->max[r]) l->max[r] = *s;
+    if (l->bucket && l->bucket[r]) bucket_move(l, r, d, bucket_of(*s));
   }
+}
+
+/* The one-node domains of l by their free amount of r, made on first use; false when out of
+ * memory. */
+static bool buckets(sched_view *v, level *l, int r) {
+  if (!l->bucket) {
+    if (!(l->bucket = ts_arena_alloc(v->arena, (size_t)v->stride * sizeof *l->bucket)) ||
+        !(l->bucket_of = ts_arena_alloc(v->arena, (size_t)v->stride * sizeof *l->bucket_of)))
+      return l->bucket = NULL, false;
+    memset(l->bucket, 0, (size_t)v->stride * sizeof *l->bucket);
+    memset(l->bucket_of, 0, (size_t)v->stride * sizeof *l->bucket_of);
+    l->words = (l->n + 63) / 64;
+  }
+  if (l->bucket[r]) return true;
+  {
+    size_t bytes = (size_t)SCHED_BUCKETS * l->words * sizeof(uint64_t);
+    uint64_t *b = ts_arena_alloc(v->arena, bytes + sizeof(uint64_t));
+    uint8_t *of = ts_arena_alloc(v->arena, (size_t)l->n + 1);
+    if (!b || !of) return false;
+    memset(b, 0, bytes);
+    for (uint32_t d = 0; d < l->n; d++) {
+      of[d] = (uint8_t)bucket_of(l->d[d].sum[r]);
+      b[(size_t)of[d] * l->words + d / 64] |= (uint64_t)1 << (d % 64);
+    }
+    l->bucket[r] = b, l->bucket_of[r] = of;
+  }
+  return true;
 }
 
 /* The domains' sums of free capacity, their bound, and each node's domain. */
@@ -282,7 +333,7 @@ static bool level_sums(sched_view *v, level *l) {
   return true;
 }
 
-const sched_level *sched__level_of(sched_view *v, const char *key) {
+sched_level *sched__level_of(sched_view *v, const char *key) {
   level *l;
   ts_map by_value;
   for (int i = 0; i < v->nlevels; i++)
@@ -359,19 +410,66 @@ static void domain_heap_down(domain **h, uint32_t n, uint32_t i) {
   }
 }
 
+/* Whether the gang's first member passes node k and every resource of demand fits there. */
+static bool node_holds(const sched_view *v, const sched_sig *sig, uint32_t k,
+                       const int64_t *demand) {
+  const sched_cap *cap = v->cap + (size_t)k * (size_t)v->stride;
+  if (!sig->pass[k]) return false;
+  for (int r = 0; r < v->stride; r++)
+    if (demand[r] > cap[r].free) return false;
+  return true;
+}
+
+/* The first one-node domain of l in try_level's order (the least free amount of main that
+ * holds the demand, or the most when spreading; then the lowest index), found through the
+ * buckets: from the demand's bucket up (down when spreading), the first bucket holding any
+ * candidate holds the first. NULL when none (*made true), or when the buckets cannot be made
+ * (out of memory: *made false). */
+static domain *first_single(sched_view *v, level *l, const sched_sig *sig, int main,
+                            const int64_t *demand, bool *made) {
+  uint32_t lo = bucket_of(demand[main] > 0 ? demand[main] : 0);
+  bool spread = v->pol->spread;
+  if (!(*made = buckets(v, l, main))) return NULL;
+  for (uint32_t i = 0; i < SCHED_BUCKETS - lo; i++) {
+    uint32_t b = spread ? SCHED_BUCKETS - 1 - i : lo + i;
+    const uint64_t *w = l->bucket[main] + (size_t)b * l->words;
+    domain *best = NULL;
+    for (uint32_t x = 0; x < l->words; x++)
+      for (uint64_t bits = w[x]; bits; bits &= bits - 1) {
+        domain *d = &l->d[(size_t)x * 64 + (uint32_t)__builtin_ctzll(bits)];
+        if (!node_holds(v, sig, d->nodes[0], demand)) continue;
+        d->free = spread ? -d->sum[main] : d->sum[main];
+        if (!best || domain_before(d, best)) best = d;
+        if (bucket_exact(b)) return best; /* one amount: the lowest index is the first */
+      }
+    if (best) return best;
+  }
+  return NULL;
+}
+
 /* Tries the domains of one level, tightest first (loosest first when spreading). A level
  * none of whose domains can hold the demand is passed over at once; a domain of one node must
  * pass the first member's static filters (every member goes there). Most gangs go in the
  * first domain tried: it is found by one pass, and only if it fails are the others made a
  * heap, taken in order as far as needed. */
-static bool try_level(sched_view *v, const sched_gang *g, const level *l, const int64_t *demand,
+static bool try_level(sched_view *v, const sched_gang *g, level *l, const int64_t *demand,
                       uint32_t *placed) {
-  domain **cands = l->cands;
+  domain **cands = l->cands, *skip = NULL;
   const sched_sig *sig = g->npods ? sched__static_nodes(v, &g->pods[0]) : NULL;
   int main = main_resource(v, g);
   uint32_t nc = 0, first = 0;
   for (int r = 0; r < v->stride; r++)
     if (demand[r] > l->max[r]) return false;
+  if (l->single && sig && !v->cfg->tuning.no_buckets) { /* the first by the buckets */
+    bool made;
+    domain *d = first_single(v, l, sig, main, demand, &made);
+    if (made && !d) return false;
+    if (d) {
+      if (place_members_within(v, g, d, d->nodes, d->n, true, placed) == g->npods) return true;
+      sched__unplace_members(v, g, placed);
+      skip = d;
+    }
+  }
   if (l->single && sig) { /* one node each: only those the first member passes, read in place */
     for (uint32_t j = 0; j < sig->n; j++) {
       uint32_t k = sig->nodes[j], at = l->dom_of[k];
@@ -380,7 +478,7 @@ static bool try_level(sched_view *v, const sched_gang *g, const level *l, const 
       int r = 0;
       if (demand[main] > cap[main].free) continue; /* the likeliest to fail, first */
       while (r < v->stride && demand[r] <= cap[r].free) r++;
-      if (at == UINT32_MAX || r < v->stride) continue;
+      if (at == UINT32_MAX || r < v->stride || &l->d[at] == skip) continue;
       d = &l->d[at];
       d->free = v->pol->spread ? -cap[main].free : cap[main].free;
       if (nc && domain_before(d, cands[first])) first = nc;
@@ -447,7 +545,7 @@ uint32_t sched__place_gang(sched_view *v, const sched_gang *g, uint32_t needed, 
   *best = 0;
   nlevels = g->npods > 1 ? levels_to_try(v, g, levels) : 0;
   for (int i = 0; i < nlevels; i++) {
-    const level *l = sched__level_of(v, levels[i]);
+    level *l = sched__level_of(v, levels[i]);
     if (l && try_level(v, g, l, demand, placed)) return *best = g->npods;
   }
   if (g->required_level) {

@@ -68,7 +68,8 @@ typedef struct sched_fault {
  * each shortcut the cycle takes can be turned off to compare it with the plain path it stands
  * for, and one stage can be made to fail for one pod. */
 typedef struct sched_tuning {
-  bool no_classes;       /* single pods decided run by run, not through their classes */
+  bool no_classes;       /* pods decided run by run (scans), not through their classes */
+  bool no_buckets;       /* one-node domains of a gang found by a scan, not by free amount */
   bool no_pending_memo;  /* runs of a shape that stayed pending are not remembered */
   bool claims_by_ref;    /* existing claims in runs compare by identity, not by value */
   bool no_dra_fit_cache; /* the fit of claims per shape and node is not remembered */

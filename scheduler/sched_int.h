@@ -87,6 +87,8 @@ typedef struct sched_domain {
 /* The domains of one topology level (a node label key), computed once per cycle and kept up
  * to date by every placement (sched__levels_charge), so that whether a gang may fit a domain
  * costs one comparison per resource, not a pass over the domain's nodes. */
+#define SCHED_BUCKETS 256 /* buckets of free amounts (place.c) */
+
 typedef struct sched_level {
   const char *key;      /* interned label key */
   sched_domain *d;      /* domains sorted by value (scratch arena) */
@@ -95,6 +97,11 @@ typedef struct sched_level {
   int64_t *max;         /* per resource: at least the greatest sum of any domain (a bound) */
   sched_domain **cands; /* scratch of one gang's attempt: the domains that may hold it */
   bool single;          /* every domain is one node (kubernetes.io/hostname) */
+  /* with single: per resource, made when a gang first asks, the domains by their free amount
+   * of it (place.c: buckets of equal or near amounts, each a bitmap over domain indexes) */
+  uint64_t **bucket;   /* stride entries: NULL, or SCHED_BUCKETS bitmaps of words each */
+  uint8_t **bucket_of; /* stride entries: each domain's bucket */
+  uint32_t words;      /* 64-bit words per bitmap */
 } sched_level;
 
 /* One resource of one node as the cycle sees it. The three fields sit together because
@@ -457,7 +464,7 @@ uint32_t sched__place_members(sched_view *v, const sched_gang *g, const uint32_t
 void sched__unplace_members(sched_view *v, const sched_gang *g, const uint32_t *placed);
 /* The topology domains of node label key (each value's nodes, sorted by value), computed once
  * per cycle; NULL when out of memory or past SCHED_MAX_TOPOLOGY + 1 keys. */
-const sched_level *sched__level_of(sched_view *v, const char *key);
+sched_level *sched__level_of(sched_view *v, const char *key);
 /* The flavors named (interned names; unknown ones and repeats skipped) as a restriction for
  * placement, in the scratch arena; NULL when none is known or out of memory. */
 const sched_flavors *sched__flavors_of(sched_view *v, const char *const *names, uint32_t n);

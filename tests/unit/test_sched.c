@@ -2008,10 +2008,11 @@ static void test_classes_match_runs(void **state) {
   assert_true(pending > 2000);
 }
 
-/* Gang members placed through classes restricted to a topology domain (or to every node)
- * decide exactly as scans of the domain do: on generated clusters whose zones are large enough
- * to be indexed, with running load, Job gangs, zone affinity and taints (production) and with
- * PyTorchJob gangs over zones and NVLink cliques (gangs), bin-packing and spreading. */
+/* Gang members placed through classes restricted to a topology domain (or to every node), and
+ * one-node domains found through the buckets of free amounts, decide exactly as scans do: on
+ * generated clusters whose zones are large enough to be indexed, with running load, Job gangs,
+ * zone affinity and taints (production) and with PyTorchJob gangs over zones and NVLink
+ * cliques (gangs), bin-packing and spreading. */
 static void test_gang_classes_match_scans(void **state) {
   static const struct {
     const char *name;
@@ -2027,9 +2028,9 @@ static void test_gang_classes_match_scans(void **state) {
       ts_err_clear(&e);
       if (gen_build(gen_find(runs[s].name), m, runs[s].nodes, runs[s].pods, 0, &e) != TS_OK)
         fail_msg("%s: %s", runs[s].name, e.text);
-      tuning.no_classes = true;
+      tuning.no_classes = tuning.no_buckets = true;
       a = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
-      tuning.no_classes = false;
+      tuning.no_classes = tuning.no_buckets = false;
       b = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
       assert_int_equal(a.ndecisions, b.ndecisions);
       for (size_t i = 0; i < a.ndecisions; i++) {
