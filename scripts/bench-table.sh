@@ -32,7 +32,7 @@ ratio=""
 [ -n "$ms5" ] && [ -n "$ms20" ] && ratio=$(awk -v a="$ms20" -v b="$ms5" 'BEGIN { printf "%.2fx (%s ms / %s ms)", a / b, a, b }')
 pms5=$(cycle_ms "$S" '^production +5000 ')
 pms20=$(cycle_ms "$S" '^production +20000 ')
-pdec20=$(near "$S" '^production +20000 ' decided/s -1 '%d decisions/s')
+pdec20=$(near "$S" '^production +20000 ' decided/s, -1 '%d decisions/s')
 pratio=""
 [ -n "$pms5" ] && [ -n "$pms20" ] && pratio=$(awk -v a="$pms20" -v b="$pms5" 'BEGIN { printf "%.2fx (%s ms / %s ms)", a / b, a, b }')
 backlog=$(cycle_ms "$S" '^backlog ')
