@@ -204,7 +204,7 @@ static void forget_pod(live *l, const pod_op *p) {
 
 /* Fills the token w for a write about to be issued; counts it. */
 static wr *new_wr(live *l, wr *w, wkind kind, gang_op *g, uint32_t pod, uint32_t claim) {
-  *w = (wr){l, kind, g, pod, claim};
+  *w = (wr){l, kind, g, pod, claim, ts_time_mono_s()};
   l->st.inflight++;
   l->st.writes++;
   if (g) g->outstanding++;
@@ -407,7 +407,10 @@ void live_write_done(void *token, ts_rc r) {
       pod_attempts *a = live__odel(&l->attempts, g->pods[w->pod].uid);
       g->pods[w->pod].bound = true;
       l->st.bound++;
-      if (a) qmetrics_scheduled(l->qm, l->cfg->scheduler_name, ts_time_mono_s() - a->first_s, a->n);
+      double now = ts_time_mono_s();
+      if (a)
+        qmetrics_scheduled(l->qm, l->cfg->scheduler_name, now - a->first_s, a->n,
+                           now - w->issued_s);
       ts_free(a);
     } else if (r != TS_ENOTLEADER) { /* the attempt ended in an error; the pod is tried again */
       qmetrics_attempt(l->qm, l->cfg->scheduler_name, "error");

@@ -16,11 +16,12 @@ typedef enum wkind { W_RESERVE, W_UNRESERVE, W_BIND, W_EVICT } wkind;
 /* One write in flight: the token handed to the writer. Tokens of a gang's writes live inside
  * the gang's memory, made before anything is assumed, so issuing a write cannot fail. */
 typedef struct wr {
-  live *l;        /* the loop */
-  wkind kind;     /* what was written */
-  gang_op *g;     /* W_RESERVE / W_UNRESERVE / W_BIND: the gang it belongs to */
-  uint32_t pod;   /* index in g->pods */
-  uint32_t claim; /* index in the pod's claims */
+  live *l;         /* the loop */
+  wkind kind;      /* what was written */
+  gang_op *g;      /* W_RESERVE / W_UNRESERVE / W_BIND: the gang it belongs to */
+  uint32_t pod;    /* index in g->pods */
+  uint32_t claim;  /* index in the pod's claims */
+  double issued_s; /* monotonic time it was handed to the writer */
 } wr;
 
 typedef struct claim_op {

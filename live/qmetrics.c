@@ -21,6 +21,9 @@ static const double sli_le[20] = {0.01,   0.02,   0.04,   0.08,    0.16,    0.32
                                   1.28,   2.56,   5.12,   10.24,   20.48,   40.96,  81.92,
                                   163.84, 327.68, 655.36, 1310.72, 2621.44, 5242.88};
 static const double tries_le[5] = {1, 2, 4, 8, 16};
+/* ExponentialBuckets(0.001, 2, 15): 1 ms to 16 s. */
+static const double bind_le[15] = {0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128,
+                                   0.256, 0.512, 1.024, 2.048, 4.096, 8.192, 16.384};
 static const double cycle_le[QMETRICS_CYCLE_BUCKETS] = {
     0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10};
 
@@ -61,6 +64,7 @@ typedef enum fam {
   F_SCHED_ATTEMPTS,
   F_SCHED_SLI,
   F_SCHED_TRIES,
+  F_BIND_WRITE,
   F_COUNT
 } fam;
 
@@ -148,6 +152,11 @@ static const struct {
                      sli_le, 20},
     [F_SCHED_TRIES] = {"scheduler_pod_scheduling_attempts",
                        "kube-scheduler's: attempts it took to schedule a pod.", tries_le, 5},
+    [F_BIND_WRITE] = {"tessera_binding_duration_seconds",
+                      "From a binding being handed to the writer to the API server's answer "
+                      "(its queue in the client included): the API server's share of "
+                      "scheduler_pod_scheduling_sli_duration_seconds.",
+                      bind_le, 15},
 };
 
 /* The Kueue families carry replica_role; kube-scheduler's do not. */
@@ -345,7 +354,8 @@ void qmetrics_attempt(qmetrics *q, const char *profile, const char *result) {
   count(q, F_SCHED_ATTEMPTS, kv, 0);
 }
 
-void qmetrics_scheduled(qmetrics *q, const char *profile, double s, uint32_t attempts) {
+void qmetrics_scheduled(qmetrics *q, const char *profile, double s, uint32_t attempts,
+                        double bind_s) {
   const char *kv[] = {"result", "scheduled", "profile", profile, NULL};
   char n[16];
   const char *sli[] = {"attempts", n, NULL}, *none[] = {NULL};
@@ -356,6 +366,7 @@ void qmetrics_scheduled(qmetrics *q, const char *profile, double s, uint32_t att
   count(q, F_SCHED_ATTEMPTS, kv, 0);
   count(q, F_SCHED_SLI, sli, s > 0 ? s : 0);
   count(q, F_SCHED_TRIES, none, attempts);
+  count(q, F_BIND_WRITE, none, bind_s > 0 ? bind_s : 0);
 }
 
 /* ---- the cycle's gauges ----------------------------------------------------------------- */

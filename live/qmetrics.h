@@ -58,8 +58,10 @@ void qmetrics_workload(qmetrics *q, const sched_wl_event *ev);
 /* kube-scheduler's view (scheduler_* families, its meaning; profile: the scheduler name).
  * A scheduling attempt of one pod ended as result ("unschedulable" or "error"). */
 void qmetrics_attempt(qmetrics *q, const char *profile, const char *result);
-/* A pod's binding landed after attempts attempts, s seconds after its first attempt. */
-void qmetrics_scheduled(qmetrics *q, const char *profile, double s, uint32_t attempts);
+/* A pod's binding landed after attempts attempts, s seconds after its first attempt; its write
+ * took bind_s of them (from the writer being given it to the API server's answer). */
+void qmetrics_scheduled(qmetrics *q, const char *profile, double s, uint32_t attempts,
+                        double bind_s);
 
 /* Appends every family in Prometheus' text format; active: pods that arrived since the last
  * cycle and wait for their first attempt (scheduler_pending_pods{queue="active"}). */

@@ -6,6 +6,9 @@
 # asks: time from start to "every informer has synced", time to the last binding, pods bound,
 # bindings/s, peak RSS, and the requests the API server counted by verb (its own /metrics;
 # requests of clients other than the server itself, on pods, nodes and events).
+# Then, unless CHURN_S=0, a steady churn (scripts/churn.py): pods created at 50/s and then 200/s
+# for CHURN_S seconds each (120), each deleted 20 s after its binding; per rate the user's
+# latency (create to binding seen) and Tessera's SLI histogram (p50, p99).
 # Results go to bench/results/e2e-scale.txt. The API server is stopped at the end (it holds
 # every pod in etcd: gigabytes at 100k pods); KEEP_APISERVER=1 leaves it running to look at.
 set -u
@@ -85,9 +88,18 @@ while sleep 0.25; do
   fi
   [ "$(echo "$now - $start > 180" | bc)" = 1 ] && break
 done
+requests >"$OUT/requests-after.txt"
+# Steady churn on the settled cluster (issue 35): pods created at 50/s, then 200/s, each
+# deleted 20 s after its binding (a job that completed); CHURN_S seconds per rate (0: none).
+CHURN_S=${CHURN_S:-120}
+if [ "$CHURN_S" != 0 ]; then
+  echo "e2e-scale: steady churn, 50 then 200 pods/s for $CHURN_S s each"
+  python3 "$REPO/scripts/churn.py" "$APISERVER/kubeconfig" "http://127.0.0.1:$port/metrics" \
+    50 "$CHURN_S" 200 "$CHURN_S" >"$OUT/churn.txt" 2>"$OUT/churn.err" ||
+    { echo "e2e-scale: the churn driver failed"; tail -5 "$OUT/churn.err"; }
+fi
 kill $pid
 wait $pid 2>/dev/null
-requests >"$OUT/requests-after.txt"
 commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
 {
   echo "# e2e-scale - $(date -u +%Y-%m-%dT%H:%M:%SZ) - commit $commit - $(nproc) cores, API server and etcd on the same machine"
@@ -103,4 +115,8 @@ commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
   awk 'NR == FNR { was[$1 " " $2] = $3; next }
        { d = $3 - was[$1 " " $2]; if (d > 0) printf "  %-8s %-16s %d\n", $1, $2, d }' \
     "$OUT/requests-before.txt" "$OUT/requests-after.txt"
+  if [ -s "$OUT/churn.txt" ]; then
+    echo "steady churn on the settled cluster (scripts/churn.py; each pod deleted 20 s after binding):"
+    sed 's/^/  /' "$OUT/churn.txt"
+  fi
 } | tee "$REPO/bench/results/e2e-scale.txt"

@@ -842,6 +842,7 @@ static void test_live_scheduler_metrics_upstream(void **state) {
                 "profile=\"tessera\"} 1\n");
   assert_has(m, "\nscheduler_pod_scheduling_sli_duration_seconds_count{attempts=\"1\"} 1\n");
   assert_has(m, "\nscheduler_pod_scheduling_attempts_bucket{le=\"1\"} 1\n");
+  assert_has(m, "\ntessera_binding_duration_seconds_count 1\n");
   assert_int_equal(upstream_match(m, "scheduler_", up, nup), 4);
   free(m);
 }
