@@ -191,6 +191,16 @@ static void mix_nodes(gen *g, int n, bool full) {
   }
 }
 
+/* A GPU pod's spec: the toleration of the GPU nodes' taint and, when product is not NULL, a
+ * node selector on the product label. */
+static void gpu_spec(json_t *spec, const char *product) {
+  json_object_set_new(spec, "tolerations",
+                      json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "operator", "Exists"));
+  if (product)
+    json_object_set_new(spec, "nodeSelector",
+                        json_pack("{s:s}", "nvidia.com/gpu.product", product));
+}
+
 static void mix_pods(gen *g, int npods, bool full) {
   static const int gpus[] = {1, 1, 1, 2, 2, 4, 8};
   static const char *cpus[] = {"100m", "250m", "500m", "1", "2", "4", "8"};
@@ -227,13 +237,7 @@ static void mix_pods(gen *g, int npods, bool full) {
       if (ng) json_object_set_new(requests, "nvidia.com/gpu", json_integer(ng));
       spec = json_pack("{s:s, s:i, s:[{s:s, s:{s:o}}]}", "schedulerName", "tessera", "priority",
                        prio, "containers", "name", "main", "resources", "requests", requests);
-      if (ng)
-        json_object_set_new(
-            spec, "tolerations",
-            json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "operator", "Exists"));
-      if (product)
-        json_object_set_new(spec, "nodeSelector",
-                            json_pack("{s:s}", "nvidia.com/gpu.product", product));
+      if (ng) gpu_spec(spec, product);
       add(g, json_pack("{s:s, s:s, s:{s:s, s:s, s:s}, s:o}", "apiVersion", "v1", "kind", "Pod",
                        "metadata", "name", name, "namespace", ns, "creationTimestamp", created,
                        "spec", spec));
@@ -575,13 +579,7 @@ static void production(gen *g, int nodes, int npods) {
       json_t *spec = json_pack("{s:o, s:I, s:s}", "containers", prod_requests(cpu, mem, ng),
                                "priority", (json_int_t)prio, "priorityClassName", klass);
       snprintf(name, sizeof name, "%s-%05x", owner, k);
-      if (gpu)
-        json_object_set_new(
-            spec, "tolerations",
-            json_pack("[{s:s, s:s}]", "key", "nvidia.com/gpu", "operator", "Exists"));
-      if (product)
-        json_object_set_new(spec, "nodeSelector",
-                            json_pack("{s:s}", "nvidia.com/gpu.product", "NVIDIA-A100-SXM4-80GB"));
+      if (gpu) gpu_spec(spec, product ? "NVIDIA-A100-SXM4-80GB" : NULL);
       if (zoned) {
         char z1[16], z2[16];
         snprintf(z1, sizeof z1, "zone-%c", 'a' + zone);

@@ -1915,6 +1915,26 @@ static void test_admission_fs_strategies(void **state) {
   }
 }
 
+/* Fails unless a (scans) and b (classes) made the same decisions, in the same order, for the
+ * same reasons; returns how many, *bound of them bindings. */
+static size_t same_decisions(const sched_result *a, const sched_result *b, const char *what,
+                             size_t *bound) {
+  *bound = 0;
+  assert_int_equal(a->ndecisions, b->ndecisions);
+  for (size_t i = 0; i < a->ndecisions; i++) {
+    const sched_decision *x = &a->decisions[i], *y = &b->decisions[i];
+    if (x->pod != y->pod || x->kind != y->kind || x->node != y->node ||
+        strcmp(x->reason ? x->reason : "", y->reason ? y->reason : ""))
+      fail_msg("%s, decision %zu: scans decided %s %s %s (%s), classes %s %s %s (%s)", what, i,
+               x->pod->obj.name, x->kind == SCHED_BIND ? "bind" : "pending",
+               x->node ? x->node->obj.name : "-", x->reason ? x->reason : "", y->pod->obj.name,
+               y->kind == SCHED_BIND ? "bind" : "pending", y->node ? y->node->obj.name : "-",
+               y->reason ? y->reason : "");
+    *bound += x->kind == SCHED_BIND;
+  }
+  return a->ndecisions;
+}
+
 /* The class path (every single pod through the index of its shape) decides exactly as the
  * run-by-run path did, on generated clusters where shapes interleave, gangs try and give back
  * placements between single pods, nodes are tainted or cordoned, and some pods ask for
@@ -1984,18 +2004,12 @@ static void test_classes_match_runs(void **state) {
       a = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
       tuning.no_classes = false, tuning.no_pending_memo = false;
       b = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
-      assert_int_equal(a.ndecisions, b.ndecisions);
-      for (size_t i = 0; i < a.ndecisions; i++) {
-        const sched_decision *x = &a.decisions[i], *y = &b.decisions[i];
-        if (x->pod != y->pod || x->kind != y->kind || x->node != y->node ||
-            strcmp(x->reason ? x->reason : "", y->reason ? y->reason : ""))
-          fail_msg("round %d, decision %zu: runs decided %s %s %s (%s), classes %s %s %s (%s)",
-                   round, i, x->pod->obj.name, x->kind == SCHED_BIND ? "bind" : "pending",
-                   x->node ? x->node->obj.name : "-", x->reason ? x->reason : "", y->pod->obj.name,
-                   y->kind == SCHED_BIND ? "bind" : "pending", y->node ? y->node->obj.name : "-",
-                   y->reason ? y->reason : "");
-        compared++;
-        x->kind == SCHED_BIND ? bound++ : pending++;
+      {
+        char what[32];
+        size_t nb;
+        snprintf(what, sizeof what, "round %d", round);
+        compared += same_decisions(&a, &b, what, &nb);
+        bound += nb, pending += a.ndecisions - nb;
       }
       sched_result_free(&a);
       sched_result_free(&b);
@@ -2032,16 +2046,10 @@ static void test_gang_classes_match_scans(void **state) {
       a = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
       tuning.no_classes = tuning.no_buckets = false;
       b = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
-      assert_int_equal(a.ndecisions, b.ndecisions);
-      for (size_t i = 0; i < a.ndecisions; i++) {
-        const sched_decision *x = &a.decisions[i], *y = &b.decisions[i];
-        if (x->pod != y->pod || x->kind != y->kind || x->node != y->node ||
-            strcmp(x->reason ? x->reason : "", y->reason ? y->reason : ""))
-          fail_msg("%s, decision %zu: scans %s %s, classes %s %s", runs[s].name, i,
-                   x->pod->obj.name, x->node ? x->node->obj.name : "-", y->pod->obj.name,
-                   y->node ? y->node->obj.name : "-");
-        compared++;
-        bound += x->kind == SCHED_BIND;
+      {
+        size_t nb;
+        compared += same_decisions(&a, &b, runs[s].name, &nb);
+        bound += nb;
       }
       sched_result_free(&a);
       sched_result_free(&b);
