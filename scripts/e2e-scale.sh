@@ -1,8 +1,9 @@
 #!/bin/bash
 # scripts/e2e-scale.sh BUILD: `tessera run` at cluster scale against a real kube-apiserver v1.34
 # + etcd (TESSERA_APISERVER, as for make e2e; skipped without it). A fresh server gets NODES
-# 8-GPU nodes (1,000) and PODS pending pods (8,000: 0, 1, 2 or 4 GPUs, 2 CPUs, 8 GiB each)
-# before Tessera starts (as the admin, with --no-leader-elect); then it measures what issue 16
+# 8-GPU nodes (1,000) and PODS pending pods (8,000: 0, 1, 2 or 4 GPUs, 2 CPUs, 8 GiB each;
+# with PODS_FIT=1 0 or 1 GPU, so that all fit and run, as issue 35's churn asks) before Tessera
+# starts (as the admin, with --no-leader-elect); then it measures what issue 16
 # asks: time from start to "every informer has synced", time to the last binding, pods bound,
 # bindings/s, peak RSS, and the requests the API server counted by verb (its own /metrics;
 # requests of clients other than the server itself, on pods, nodes and events).
@@ -33,15 +34,15 @@ requests() { # verb -> count of apiserver_request_total for resources Tessera to
       if (sys == "" && (r == "pods" || r == "nodes" || r == "events")) n[v " " r (s ? "/" s : "")] += $3 }
     END { for (x in n) print x, n[x] }' | sort
 }
-python3 - "$NODES" "$PODS" "$OUT" <<'EOF'
+python3 - "$NODES" "$PODS" "$OUT" "${PODS_FIT:-0}" <<'EOF'
 import json, sys
-nodes, pods, out = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
+nodes, pods, out, fit = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4] == "1"
 alloc = {"cpu": "96", "memory": "1024Gi", "pods": "110", "nvidia.com/gpu": "8"}
 json.dump({"apiVersion": "v1", "kind": "List", "items": [
     {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "node-%d" % i},
      "status": {"allocatable": alloc, "capacity": alloc}} for i in range(nodes)]},
     open(out + "/nodes.json", "w"))
-gpus = [0, 1, 2, 4]
+gpus = [0, 1, 0, 1] if fit else [0, 1, 2, 4]  # PODS_FIT=1: every pod fits (all run)
 json.dump({"apiVersion": "v1", "kind": "List", "items": [
     {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p-%d" % i, "namespace": "scale"},
      "spec": {"schedulerName": "tessera",
@@ -103,7 +104,7 @@ wait $pid 2>/dev/null
 commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
 {
   echo "# e2e-scale - $(date -u +%Y-%m-%dT%H:%M:%SZ) - commit $commit - $(nproc) cores, API server and etcd on the same machine"
-  echo "nodes $NODES (8 GPUs each), pending pods $PODS (0/1/2/4 GPUs), tessera run --no-leader-elect"
+  echo "nodes $NODES (8 GPUs each), pending pods $PODS ($([ "${PODS_FIT:-0}" = 1 ] && echo 0/1 || echo 0/1/2/4) GPUs), tessera run --no-leader-elect"
   printf 'synced after start        %.1f s\n' "$(echo "${synced:-$now} - $start" | bc)"
   printf 'first binding after start %.1f s\n' "$(echo "${first:-$now} - $start" | bc)"
   printf 'last binding after start  %.1f s\n' "$(echo "${last:-$now} - $start" | bc)"
