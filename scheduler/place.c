@@ -473,14 +473,9 @@ static bool try_level(sched_view *v, const sched_gang *g, level *l, const int64_
   if (l->single && sig) { /* one node each: only those the first member passes, read in place */
     for (uint32_t j = 0; j < sig->n; j++) {
       uint32_t k = sig->nodes[j], at = l->dom_of[k];
-      const sched_cap *cap = v->cap + (size_t)k * (size_t)v->stride;
-      domain *d;
-      int r = 0;
-      if (demand[main] > cap[main].free) continue; /* the likeliest to fail, first */
-      while (r < v->stride && demand[r] <= cap[r].free) r++;
-      if (at == UINT32_MAX || r < v->stride || &l->d[at] == skip) continue;
-      d = &l->d[at];
-      d->free = v->pol->spread ? -cap[main].free : cap[main].free;
+      domain *d = at == UINT32_MAX ? NULL : &l->d[at];
+      if (!d || d == skip || !node_holds(v, sig, k, demand)) continue;
+      d->free = v->pol->spread ? -d->sum[main] : d->sum[main];
       if (nc && domain_before(d, cands[first])) first = nc;
       cands[nc++] = d;
     }

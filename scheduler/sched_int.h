@@ -546,7 +546,7 @@ sched_decision sched__pend(const sched_pending *p, const char *reason, const cha
  * sched__gpu_slot tells until it is given back. */
 void sched__place(sched_view *v, const model_pod *p, uint32_t node);
 /* Keeps the topology levels' domain sums current: node's free amount of resource r changed by
- * delta (called wherever a node's free capacity changes). */
+ * delta (called by view.c's free_add, the one place a node's free capacity changes). */
 void sched__levels_charge(sched_view *v, uint32_t node, int r, int64_t delta);
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node);
 /* The BIND decision of p on node (its claims, and the GPU of its share). */

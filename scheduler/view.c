@@ -78,8 +78,10 @@ static uint32_t share_pick(const sched_view *v, const model_pod *p, uint32_t k, 
   uint32_t n, best = UINT32_MAX;
   const uint16_t *sh = sched__shares_of(v, k, &n);
   sched_share_rule rule = v->pol->shares;
-  uint64_t x = v->cfg ? v->cfg->tie_seed ^ ts_hash(p->obj.key, strlen(p->obj.key)) : 0, top = 0;
+  uint64_t x = 0, top = 0;
   if (v->fgd_on) return sched__fgd_slot(v, p, k, s);
+  if (rule == SCHED_SHARE_RANDOM && v->cfg)
+    x = v->cfg->tie_seed ^ ts_hash(p->obj.key, strlen(p->obj.key));
   for (uint32_t j = 0; j < n; j++) {
     if (!sched__slot_takes(v, k, sh, j, s)) continue;
     if (rule == SCHED_SHARE_LOWEST) return j;
@@ -565,24 +567,27 @@ int64_t sched__score(const sched_view *v, const sched_shape *s, uint32_t node) {
   return score(v, s, node, false); /* bin-packing or spreading, no pod sharing a GPU */
 }
 
+/* The one place a node's free amount of a resource changes in a cycle: the node's capacity
+ * row and the sums of the topology domains it is in. */
+static void free_add(sched_view *v, uint32_t node, int r, int64_t delta) {
+  v->cap[(size_t)node * (size_t)v->stride + (size_t)r].free += delta;
+  if (v->nlevels) sched__levels_charge(v, node, r, delta);
+}
+
 /* Takes (sign 1) or gives back (-1) the pod's share of GPU j of node k: a GPU that gets its
  * first share stops being a free whole GPU, and is one again when its last share goes. */
 static void share_charge(sched_view *v, const model_pod *p, uint32_t k, uint32_t j, int sign) {
   uint32_t n;
   uint16_t *sh = sched__shares_of(v, k, &n);
   int32_t s = model_pod_gpu_share_on(p, v->nodes[k]);
-  sched_cap *c = &v->cap[(size_t)k * (size_t)v->stride + (size_t)v->share_res];
-  if (sign > 0 && !sh[j]) c->free--, sched__levels_charge(v, k, v->share_res, -1);
+  if (sign > 0 && !sh[j]) free_add(v, k, v->share_res, -1);
   sh[j] = (uint16_t)(sh[j] + sign * s);
-  if (sign < 0 && !sh[j]) c->free++, sched__levels_charge(v, k, v->share_res, 1);
+  if (sign < 0 && !sh[j]) free_add(v, k, v->share_res, 1);
 }
 
 void sched__place(sched_view *v, const model_pod *p, uint32_t node) {
-  sched_cap *cap = v->cap + (size_t)node * (size_t)v->stride;
-  for (uint32_t i = 0; i < p->requests.n; i++) {
-    cap[p->requests.v[i].id].free -= p->requests.v[i].v;
-    if (v->nlevels) sched__levels_charge(v, node, p->requests.v[i].id, -p->requests.v[i].v);
-  }
+  for (uint32_t i = 0; i < p->requests.n; i++)
+    free_add(v, node, p->requests.v[i].id, -p->requests.v[i].v);
   if (model_pod_shares_gpu(p) && v->share) {
     uint32_t j = share_pick(v, p, node, model_pod_gpu_share_on(p, v->nodes[node]));
     if (j != UINT32_MAX && ts_map_put(&v->share_slot, p->obj.key, strlen(p->obj.key),
@@ -593,12 +598,9 @@ void sched__place(sched_view *v, const model_pod *p, uint32_t node) {
 }
 
 void sched__unplace(sched_view *v, const model_pod *p, uint32_t node) {
-  sched_cap *cap = v->cap + (size_t)node * (size_t)v->stride;
   int32_t j = sched__gpu_slot(v, p);
-  for (uint32_t i = 0; i < p->requests.n; i++) {
-    cap[p->requests.v[i].id].free += p->requests.v[i].v;
-    if (v->nlevels) sched__levels_charge(v, node, p->requests.v[i].id, p->requests.v[i].v);
-  }
+  for (uint32_t i = 0; i < p->requests.n; i++)
+    free_add(v, node, p->requests.v[i].id, p->requests.v[i].v);
   if (j >= 0) {
     ts_map_del(&v->share_slot, p->obj.key, strlen(p->obj.key));
     share_charge(v, p, node, (uint32_t)j, -1);
