@@ -314,7 +314,10 @@ const cel_overload *const *cel__lookup(const cel_env *e, ts_arena *a, const char
   name = ts_intern_cstr(name);
   if (e->ext && cel__ext_has(e, name)) base = e->ext_ovl, n = e->next_ovl;
   *count = 0;
-  if (!(v = ts_arena_alloc(a, (n + 1) * sizeof *v))) return NULL;
+  for (size_t i = 0; i < n; i++) /* counted first: the array holds only these, per call node */
+    k += base[i].name == name && base[i].method == method && base[i].nparams == nargs;
+  if (!(v = ts_arena_alloc(a, (k + 1) * sizeof *v))) return NULL;
+  k = 0;
   for (size_t i = 0; i < n; i++)
     if (base[i].name == name && base[i].method == method && base[i].nparams == nargs)
       v[k++] = &base[i];

@@ -3,8 +3,8 @@
 against a running `tessera run` (scripts/e2e-scale.sh calls it once the cluster has settled).
 
 For each phase, pods are created open-loop at RATE per second for SECONDS in namespace
-`churn` (1 cpu, 2 GiB, no GPU: the GPUs are taken by the backlog before it; schedulerName
-tessera), and each pod is deleted
+`churn` (100m to 2 cpu and 128 MiB to 8 GiB, nearly every pod a shape of its own; no GPU:
+the backlog may hold the GPUs; schedulerName tessera), and each pod is deleted
 LIFETIME seconds after it was seen bound (a job that completed: no kubelet runs here), so the
 cluster stays at a steady load. One watch sees every binding. Per phase it prints:
   - pods created, and bound within the phase plus a grace period
@@ -57,11 +57,14 @@ def request(c, method, path, body=None):
     return r.status, data
 
 
-def pod(name):
+def pod(name, i):
+    """Pod i: its own mix of cpu (100m to 2) and memory (128Mi to 8Gi), so that the churn is
+    not one shape the cycle indexes once (nearly every pod a shape of its own)."""
+    cpu, mem = 100 + (i * 37) % 1901, 128 * (1 + (i * 13) % 64)
     spec = {"schedulerName": "tessera",
             "tolerations": [{"key": "node.kubernetes.io/not-ready", "operator": "Exists"}],
             "containers": [{"name": "c", "image": "busybox", "resources": {
-                "requests": {"cpu": "1", "memory": "2Gi"}}}]}
+                "requests": {"cpu": "%dm" % cpu, "memory": "%dMi" % mem}}}]}
     return {"apiVersion": "v1", "kind": "Pod",
             "metadata": {"name": name, "namespace": "churn", "labels": {"churn": "1"}},
             "spec": spec}
@@ -126,7 +129,7 @@ def creator(rate, seconds, first, step, start, phase):
             time.sleep(d)
         name = "c%d-%d" % (phase, i)
         try:
-            s, data = request(c, "POST", "/api/v1/namespaces/churn/pods", pod(name))
+            s, data = request(c, "POST", "/api/v1/namespaces/churn/pods", pod(name, i))
             if s == 201:
                 with lock:
                     created[name] = time.monotonic()
