@@ -244,66 +244,135 @@ static int domain_value_cmp(const void *a, const void *b) {
   return strcmp(((const domain *)a)->value, ((const domain *)b)->value);
 }
 
-/* The bucket of a free amount: 0 for none (or less), the amount itself up to 15 (GPUs: each
- * bucket one amount), then four buckets per power of two. */
-static uint32_t bucket_of(int64_t x) {
-  int e;
-  if (x <= 0) return 0;
-  if (x < 16) return (uint32_t)x;
-  e = 63 - __builtin_clzll((uint64_t)x);
-  return 16 + 4 * (uint32_t)(e - 4) + (uint32_t)((uint64_t)x >> (e - 2) & 3);
+/* ---- one-node domains in the order of a free amount --------------------------------------
+ *
+ * A gang that fits one node goes to the one-node domain with the least free amount of its main
+ * resource that holds it (the most when spreading), the lowest index among equals. A treap
+ * per resource keeps the domains in that order as pods are placed, so the first that passes
+ * the gang's filters is found by walking from the demand's amount up: it costs the domains
+ * passed over (those the gang's filters reject), not the level. */
+#define NIL UINT32_MAX
+
+/* Whether domain a comes before domain b in o. */
+static bool order_before(const sched_order *o, uint32_t a, uint32_t b) {
+  return o->key[a] != o->key[b] ? o->key[a] < o->key[b] : a < b;
 }
 
-/* Whether every amount of bucket b is the same (its domains order by index alone). */
-static bool bucket_exact(uint32_t b) {
-  return b > 0 && b < 16;
+/* A domain's heap priority: a fixed mix of its index (the shape of the tree is random, the
+ * order it keeps is not). */
+static uint32_t order_prio(uint32_t d) {
+  uint64_t x = (uint64_t)d * 0x9e3779b97f4a7c15ULL;
+  return (uint32_t)((x ^ x >> 29) * 0xbf58476d1ce4e5b9ULL >> 32);
 }
 
-static void bucket_move(level *l, int r, uint32_t d, uint32_t to) {
-  uint32_t from = l->bucket_of[r][d];
-  if (from == to) return;
-  l->bucket[r][(size_t)from * l->words + d / 64] &= ~((uint64_t)1 << (d % 64));
-  l->bucket[r][(size_t)to * l->words + d / 64] |= (uint64_t)1 << (d % 64);
-  l->bucket_of[r][d] = (uint8_t)to;
+/* Splits tree t around domain d (not in it): *lo those before d, *hi those after. */
+static void order_split(sched_order *o, uint32_t t, uint32_t d, uint32_t *lo, uint32_t *hi) {
+  if (t == NIL) {
+    *lo = *hi = NIL;
+  } else if (order_before(o, t, d)) {
+    *lo = t;
+    order_split(o, o->right[t], d, &o->right[t], hi);
+  } else {
+    *hi = t;
+    order_split(o, o->left[t], d, lo, &o->left[t]);
+  }
+}
+
+/* Joins trees a and b, every domain of a before every one of b. */
+static uint32_t order_merge(sched_order *o, uint32_t a, uint32_t b) {
+  if (a == NIL) return b;
+  if (b == NIL) return a;
+  if (order_prio(a) > order_prio(b)) {
+    o->right[a] = order_merge(o, o->right[a], b);
+    return a;
+  }
+  o->left[b] = order_merge(o, a, o->left[b]);
+  return b;
+}
+
+static uint32_t order_insert(sched_order *o, uint32_t t, uint32_t d) {
+  if (t == NIL || order_prio(d) > order_prio(t)) {
+    order_split(o, t, d, &o->left[d], &o->right[d]);
+    return d;
+  }
+  if (order_before(o, d, t))
+    o->left[t] = order_insert(o, o->left[t], d);
+  else
+    o->right[t] = order_insert(o, o->right[t], d);
+  return t;
+}
+
+/* Removes d, which must be in t under its current amount. */
+static uint32_t order_erase(sched_order *o, uint32_t t, uint32_t d) {
+  if (t == d) return order_merge(o, o->left[t], o->right[t]);
+  if (order_before(o, d, t))
+    o->left[t] = order_erase(o, o->left[t], d);
+  else
+    o->right[t] = order_erase(o, o->right[t], d);
+  return t;
 }
 
 void sched__levels_charge(sched_view *v, uint32_t node, int r, int64_t delta) {
   for (int i = 0; i < v->nlevels; i++) {
     level *l = &v->levels[i];
+    sched_order *o = l->order ? l->order[r] : NULL;
     uint32_t d = l->dom_of[node];
     int64_t *s;
     if (d == UINT32_MAX) continue;
     s = &l->d[d].sum[r];
     *s += delta;
     if (*s > l->max[r]) l->max[r] = *s;
-    if (l->bucket && l->bucket[r]) bucket_move(l, r, d, bucket_of(*s));
+    if (!o) continue;
+    o->root = order_erase(o, o->root, d);
+    o->key[d] = o->spread ? -*s : *s;
+    o->root = order_insert(o, o->root, d);
   }
 }
 
-/* The one-node domains of l by their free amount of r, made on first use; false when out of
- * memory. */
-static bool buckets(sched_view *v, level *l, int r) {
-  if (!l->bucket) {
-    if (!(l->bucket = ts_arena_alloc(v->arena, (size_t)v->stride * sizeof *l->bucket)) ||
-        !(l->bucket_of = ts_arena_alloc(v->arena, (size_t)v->stride * sizeof *l->bucket_of)))
-      return l->bucket = NULL, false;
-    memset(l->bucket, 0, (size_t)v->stride * sizeof *l->bucket);
-    memset(l->bucket_of, 0, (size_t)v->stride * sizeof *l->bucket_of);
-    l->words = (l->n + 63) / 64;
+typedef struct {
+  int64_t key;
+  uint32_t d;
+} keyed;
+
+static int keyed_cmp(const void *a, const void *b) {
+  const keyed *x = a, *y = b;
+  if (x->key != y->key) return x->key < y->key ? -1 : 1;
+  return x->d < y->d ? -1 : x->d > y->d;
+}
+
+/* The one-node domains of l in the order of their free amount of r, made on first use (sorted,
+ * then made a tree in one pass over a stack of its right spine); false when out of memory. */
+static bool order_of(sched_view *v, level *l, int r) {
+  sched_order *o;
+  size_t bytes = ((size_t)l->n + 1) * sizeof(uint32_t);
+  keyed *sorted;
+  uint32_t top = 0;
+  if (!l->order) {
+    if (!(l->order = ts_arena_alloc(v->arena, (size_t)v->stride * sizeof *l->order))) return false;
+    memset(l->order, 0, (size_t)v->stride * sizeof *l->order);
   }
-  if (l->bucket[r]) return true;
-  {
-    size_t bytes = (size_t)SCHED_BUCKETS * l->words * sizeof(uint64_t);
-    uint64_t *b = ts_arena_alloc(v->arena, bytes + sizeof(uint64_t));
-    uint8_t *of = ts_arena_alloc(v->arena, (size_t)l->n + 1);
-    if (!b || !of) return false;
-    memset(b, 0, bytes);
-    for (uint32_t d = 0; d < l->n; d++) {
-      of[d] = (uint8_t)bucket_of(l->d[d].sum[r]);
-      b[(size_t)of[d] * l->words + d / 64] |= (uint64_t)1 << (d % 64);
-    }
-    l->bucket[r] = b, l->bucket_of[r] = of;
+  if (l->order[r]) return true;
+  if (!(o = ts_arena_alloc(v->arena, sizeof *o)) || !(o->left = ts_arena_alloc(v->arena, bytes)) ||
+      !(o->right = ts_arena_alloc(v->arena, bytes)) ||
+      !(o->stack = ts_arena_alloc(v->arena, bytes)) ||
+      !(o->key = ts_arena_alloc(v->arena, ((size_t)l->n + 1) * sizeof *o->key)) ||
+      !(sorted = ts_arena_alloc(v->arena, ((size_t)l->n + 1) * sizeof *sorted)))
+    return false;
+  o->spread = v->pol->spread;
+  for (uint32_t d = 0; d < l->n; d++) {
+    o->key[d] = o->spread ? -l->d[d].sum[r] : l->d[d].sum[r];
+    sorted[d] = (keyed){o->key[d], d}, o->left[d] = o->right[d] = NIL;
   }
+  qsort(sorted, l->n, sizeof *sorted, keyed_cmp);
+  for (uint32_t i = 0; i < l->n; i++) { /* the right spine on the stack, the root at its bottom */
+    uint32_t d = sorted[i].d, last = NIL;
+    while (top && order_prio(o->stack[top - 1]) < order_prio(d)) last = o->stack[--top];
+    o->left[d] = last;
+    if (top) o->right[o->stack[top - 1]] = d;
+    o->stack[top++] = d;
+  }
+  o->root = top ? o->stack[0] : NIL;
+  l->order[r] = o;
   return true;
 }
 
@@ -335,7 +404,8 @@ static bool level_sums(sched_view *v, level *l) {
 
 sched_level *sched__level_of(sched_view *v, const char *key) {
   level *l;
-  ts_map by_value;
+  ts_map by_value; /* interned value (its address) -> 1 + its domain's index */
+  uint32_t *of;
   for (int i = 0; i < v->nlevels; i++)
     if (v->levels[i].key == key) return &v->levels[i];
   if (v->nlevels == SCHED_MAX_TOPOLOGY + 1) return NULL;
@@ -343,34 +413,34 @@ sched_level *sched__level_of(sched_view *v, const char *key) {
   memset(l, 0, sizeof *l);
   l->key = key;
   l->d = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *l->d);
-  if (!l->d) return NULL;
+  of = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *of);
+  if (!l->d || !of) return NULL;
   ts_map_init(&by_value);
-  for (int pass = 0; pass < 2; pass++) { /* count each domain's nodes, then fill them in */
-    for (uint32_t k = 0; k < v->n; k++) {
-      const char *val = model_labels_get(&v->nodes[k]->obj.labels, key);
-      domain *d;
-      if (!val) continue;
-      d = ts_map_get(&by_value, val, strlen(val));
-      if (!d) {
-        d = &l->d[l->n++];
-        d->value = val, d->n = 0, d->nodes = NULL;
-        if (ts_map_put(&by_value, val, strlen(val), d, NULL) != TS_OK) {
-          ts_map_free(&by_value);
-          return NULL;
-        }
-      }
-      if (pass) d->nodes[d->n] = k;
-      d->n++;
-    }
-    for (uint32_t i = 0; !pass && i < l->n; i++) {
-      if (!(l->d[i].nodes = ts_arena_alloc(v->arena, ((size_t)l->d[i].n + 1) * sizeof(uint32_t)))) {
+  for (uint32_t k = 0; k < v->n; k++) { /* each node's domain, and each domain's count */
+    const char *val = model_labels_get(&v->nodes[k]->obj.labels, key);
+    uintptr_t at;
+    of[k] = UINT32_MAX;
+    if (!val) continue;
+    if (!(at = (uintptr_t)ts_map_get(&by_value, (const char *)&val, sizeof val))) {
+      at = ++l->n;
+      l->d[at - 1] = (domain){.value = val};
+      if (ts_map_put(&by_value, (const char *)&l->d[at - 1].value, sizeof val, (void *)at, NULL) !=
+          TS_OK) { /* the key: the domain's copy of the address (the map borrows it) */
         ts_map_free(&by_value);
         return NULL;
       }
-      l->d[i].n = 0;
     }
+    of[k] = (uint32_t)at - 1;
+    l->d[at - 1].n++;
   }
   ts_map_free(&by_value);
+  for (uint32_t i = 0; i < l->n; i++) {
+    if (!(l->d[i].nodes = ts_arena_alloc(v->arena, ((size_t)l->d[i].n + 1) * sizeof(uint32_t))))
+      return NULL;
+    l->d[i].n = 0;
+  }
+  for (uint32_t k = 0; k < v->n; k++)
+    if (of[k] != UINT32_MAX) l->d[of[k]].nodes[l->d[of[k]].n++] = k;
   qsort(l->d, l->n, sizeof *l->d, domain_value_cmp);
   if (!level_sums(v, l)) return NULL;
   v->nlevels++;
@@ -421,28 +491,28 @@ static bool node_holds(const sched_view *v, const sched_sig *sig, uint32_t k,
 }
 
 /* The first one-node domain of l in try_level's order (the least free amount of main that
- * holds the demand, or the most when spreading; then the lowest index), found through the
- * buckets: from the demand's bucket up (down when spreading), the first bucket holding any
- * candidate holds the first. NULL when none (*made true), or when the buckets cannot be made
- * (out of memory: *made false). */
+ * holds the demand, or the most when spreading; then the lowest index): a walk of the order
+ * from the demand's amount (from the most free when spreading) to the first that holds the
+ * demand. NULL when none (*made true), or when the order cannot be made (out of memory:
+ * *made false). */
 static domain *first_single(sched_view *v, level *l, const sched_sig *sig, int main,
                             const int64_t *demand, bool *made) {
-  uint32_t lo = bucket_of(demand[main] > 0 ? demand[main] : 0);
-  bool spread = v->pol->spread;
-  if (!(*made = buckets(v, l, main))) return NULL;
-  for (uint32_t i = 0; i < SCHED_BUCKETS - lo; i++) {
-    uint32_t b = spread ? SCHED_BUCKETS - 1 - i : lo + i;
-    const uint64_t *w = l->bucket[main] + (size_t)b * l->words;
-    domain *best = NULL;
-    for (uint32_t x = 0; x < l->words; x++)
-      for (uint64_t bits = w[x]; bits; bits &= bits - 1) {
-        domain *d = &l->d[(size_t)x * 64 + (uint32_t)__builtin_ctzll(bits)];
-        if (!node_holds(v, sig, d->nodes[0], demand)) continue;
-        d->free = spread ? -d->sum[main] : d->sum[main];
-        if (!best || domain_before(d, best)) best = d;
-        if (bucket_exact(b)) return best; /* one amount: the lowest index is the first */
-      }
-    if (best) return best;
+  sched_order *o;
+  int64_t want = demand[main] > 0 ? demand[main] : 0;
+  uint32_t depth = 0, t;
+  if (!(*made = order_of(v, l, main))) return NULL;
+  o = l->order[main];
+  for (t = o->root; t != NIL;) { /* the path to the first amount at least `want` */
+    if (o->spread || o->key[t] >= want)
+      o->stack[depth++] = t, t = o->left[t];
+    else
+      t = o->right[t];
+  }
+  while (depth) {
+    domain *d = &l->d[t = o->stack[--depth]];
+    if (d->sum[main] < want) return NULL; /* spreading: the rest hold less */
+    if (node_holds(v, sig, d->nodes[0], demand)) return d;
+    for (t = o->right[t]; t != NIL; t = o->left[t]) o->stack[depth++] = t;
   }
   return NULL;
 }
@@ -460,7 +530,7 @@ static bool try_level(sched_view *v, const sched_gang *g, level *l, const int64_
   uint32_t nc = 0, first = 0;
   for (int r = 0; r < v->stride; r++)
     if (demand[r] > l->max[r]) return false;
-  if (l->single && sig && !v->cfg->tuning.no_buckets) { /* the first by the buckets */
+  if (l->single && sig && !v->cfg->tuning.no_domain_order) { /* the first in the order */
     bool made;
     domain *d = first_single(v, l, sig, main, demand, &made);
     if (made && !d) return false;

@@ -69,7 +69,7 @@ typedef struct sched_fault {
  * for, and one stage can be made to fail for one pod. */
 typedef struct sched_tuning {
   bool no_classes;       /* pods decided run by run (scans), not through their classes */
-  bool no_buckets;       /* one-node domains of a gang found by a scan, not by free amount */
+  bool no_domain_order;  /* one-node domains of a gang found by a scan, not by free amount */
   bool no_pending_memo;  /* runs of a shape that stayed pending are not remembered */
   bool claims_by_ref;    /* existing claims in runs compare by identity, not by value */
   bool no_dra_fit_cache; /* the fit of claims per shape and node is not remembered */

@@ -87,7 +87,15 @@ typedef struct sched_domain {
 /* The domains of one topology level (a node label key), computed once per cycle and kept up
  * to date by every placement (sched__levels_charge), so that whether a gang may fit a domain
  * costs one comparison per resource, not a pass over the domain's nodes. */
-#define SCHED_BUCKETS 256 /* buckets of free amounts (place.c) */
+/* One-node domains ordered by their free amount of a resource (place.c: a treap keyed by
+ * the amount and then the domain's index; by the amount negated when spreading). */
+typedef struct sched_order {
+  uint32_t *left, *right; /* per domain: its children, UINT32_MAX for none */
+  int64_t *key;           /* per domain: its amount, negated when spreading */
+  uint32_t *stack;        /* scratch of a walk: a path from the root */
+  uint32_t root;          /* UINT32_MAX: empty */
+  bool spread;            /* keyed by the amount negated: the most free first */
+} sched_order;
 
 typedef struct sched_level {
   const char *key;      /* interned label key */
@@ -97,11 +105,9 @@ typedef struct sched_level {
   int64_t *max;         /* per resource: at least the greatest sum of any domain (a bound) */
   sched_domain **cands; /* scratch of one gang's attempt: the domains that may hold it */
   bool single;          /* every domain is one node (kubernetes.io/hostname) */
-  /* with single: per resource, made when a gang first asks, the domains by their free amount
-   * of it (place.c: buckets of equal or near amounts, each a bitmap over domain indexes) */
-  uint64_t **bucket;   /* stride entries: NULL, or SCHED_BUCKETS bitmaps of words each */
-  uint8_t **bucket_of; /* stride entries: each domain's bucket */
-  uint32_t words;      /* 64-bit words per bitmap */
+  /* with single: per resource, made when a gang first asks, the domains in the order of
+   * their free amount of it (NULL until then) */
+  sched_order **order; /* stride entries */
 } sched_level;
 
 /* One resource of one node as the cycle sees it. The three fields sit together because

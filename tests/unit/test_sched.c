@@ -2023,7 +2023,7 @@ static void test_classes_match_runs(void **state) {
 }
 
 /* Gang members placed through classes restricted to a topology domain (or to every node), and
- * one-node domains found through the buckets of free amounts, decide exactly as scans do: on
+ * one-node domains found through their order by free amount, decide exactly as scans do: on
  * generated clusters whose zones are large enough to be indexed, with running load, Job gangs,
  * zone affinity and taints (production) and with PyTorchJob gangs over zones and NVLink
  * cliques (gangs), bin-packing and spreading. */
@@ -2042,9 +2042,9 @@ static void test_gang_classes_match_scans(void **state) {
       ts_err_clear(&e);
       if (gen_build(gen_find(runs[s].name), m, runs[s].nodes, runs[s].pods, 0, &e) != TS_OK)
         fail_msg("%s: %s", runs[s].name, e.text);
-      tuning.no_classes = tuning.no_buckets = true;
+      tuning.no_classes = tuning.no_domain_order = true;
       a = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
-      tuning.no_classes = tuning.no_buckets = false;
+      tuning.no_classes = tuning.no_domain_order = false;
       b = run(m, scoring ? SCHED_SPREAD : SCHED_BINPACK);
       {
         size_t nb;
