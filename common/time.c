@@ -1,6 +1,7 @@
-/* common/time.c - RFC 3339 timestamps as Kubernetes writes them. */
+/* common/time.c - RFC 3339 timestamps as Kubernetes writes them, and Go durations. */
 #include "ts.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -102,4 +103,34 @@ double ts_time_mono_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+ts_rc ts_duration_parse(const char *s, int64_t *ms) {
+  static const struct {
+    const char *unit;
+    double ms;
+  } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
+  double total = 0;
+  if (!*s) return TS_EINVAL;
+  if (!strcmp(s, "0")) return *ms = 0, TS_OK;
+  while (*s) {
+    double n = 0, scale = 1;
+    bool digits = false, matched = false;
+    for (; isdigit((unsigned char)*s); s++, digits = true) n = n * 10 + (*s - '0');
+    if (*s == '.')
+      for (s++; isdigit((unsigned char)*s); s++, digits = true) n += (*s - '0') * (scale /= 10);
+    if (!digits) return TS_EINVAL;
+    for (size_t i = 0; i < sizeof units / sizeof units[0] && !matched; i++) {
+      size_t k = strlen(units[i].unit);
+      if (!strncmp(s, units[i].unit, k) && !(k == 1 && s[0] == 'm' && s[1] == 's')) {
+        total += n * units[i].ms;
+        s += k;
+        matched = true;
+      }
+    }
+    if (!matched) return TS_EINVAL;
+  }
+  if (total > 365.0 * 86400000) return TS_ERANGE;
+  *ms = (int64_t)total;
+  return TS_OK;
 }

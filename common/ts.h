@@ -255,6 +255,9 @@ ts_rc ts__vec_grow(void **v, size_t *cap, size_t need, size_t elem);
 /* Parses an RFC 3339 timestamp ("2026-12-02T12:00:00Z", fractions and offsets allowed) into
  * nanoseconds since the Unix epoch. */
 ts_rc ts_time_parse(const char *s, int64_t *unix_ns);
+/* Parses a Go duration of h, m, s and ms units ("1h30m", "1.5s", "250ms"; "0") into
+ * milliseconds: TS_EINVAL when malformed, TS_ERANGE over a year. */
+ts_rc ts_duration_parse(const char *s, int64_t *ms);
 /* Formats as RFC 3339 UTC with second precision ("2026-12-02T12:00:00Z"). */
 void ts_time_format(int64_t unix_ns, char *out, size_t cap);
 /* The wall clock now, in Unix nanoseconds. */

@@ -70,8 +70,6 @@ json_t *cfg_tessera_json(const cfg_tessera *c);
 /* A duration in milliseconds as tessera.yaml writes it ("15s", "1500ms", "5m", "1h30m"). */
 void cfg_format_duration(int64_t ms, char *out, size_t cap);
 
-/* Parses a Go-style duration ("15s", "1m30s", "500ms", "2h") into milliseconds. */
-ts_rc cfg_parse_duration(const char *s, int64_t *ms);
 /* An endpoint address "IP:PORT", "[IPv6]:PORT" or ":PORT" (every interface): the IP into host
  * (cap bytes; may be NULL) without brackets, the port (1..65535) into *port (may be NULL).
  * TS_EINVAL with err saying what is wrong. */

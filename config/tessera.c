@@ -83,40 +83,10 @@ static ts_rc get_string(cdec *d, json_t *parent, const char *key, char *out, siz
   return TS_OK;
 }
 
-ts_rc cfg_parse_duration(const char *s, int64_t *ms) {
-  static const struct {
-    const char *unit;
-    double ms;
-  } units[] = {{"ms", 1}, {"s", 1000}, {"m", 60000}, {"h", 3600000}};
-  double total = 0;
-  if (!*s) return TS_EINVAL;
-  if (!strcmp(s, "0")) return *ms = 0, TS_OK;
-  while (*s) {
-    double n = 0, scale = 1;
-    bool digits = false, matched = false;
-    for (; isdigit((unsigned char)*s); s++, digits = true) n = n * 10 + (*s - '0');
-    if (*s == '.')
-      for (s++; isdigit((unsigned char)*s); s++, digits = true) n += (*s - '0') * (scale /= 10);
-    if (!digits) return TS_EINVAL;
-    for (size_t i = 0; i < sizeof units / sizeof units[0] && !matched; i++) {
-      size_t k = strlen(units[i].unit);
-      if (!strncmp(s, units[i].unit, k) && !(k == 1 && s[0] == 'm' && s[1] == 's')) {
-        total += n * units[i].ms;
-        s += k;
-        matched = true;
-      }
-    }
-    if (!matched) return TS_EINVAL;
-  }
-  if (total > 365.0 * 86400000) return TS_ERANGE;
-  *ms = (int64_t)total;
-  return TS_OK;
-}
-
 static ts_rc get_duration(cdec *d, json_t *parent, const char *key, int64_t *ms, int64_t min_ms) {
   json_t *v = json_object_get(parent, key);
   if (!v || json_is_null(v)) return TS_OK;
-  if (!json_is_string(v) || cfg_parse_duration(json_string_value(v), ms) != TS_OK)
+  if (!json_is_string(v) || ts_duration_parse(json_string_value(v), ms) != TS_OK)
     return fail(d, key, "must be a duration such as \"15s\", \"500ms\" or \"1m30s\"");
   if (*ms < min_ms) return fail(d, key, "must be at least %lldms", (long long)min_ms);
   return TS_OK;

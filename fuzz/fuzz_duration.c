@@ -1,4 +1,4 @@
-/* libFuzzer target: Go durations as tessera.yaml takes them (cfg_parse_duration). */
+/* libFuzzer target: Go durations as tessera.yaml takes them (ts_duration_parse). */
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -13,6 +13,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size >= sizeof s) return 0;
   memcpy(s, data, size);
   s[size] = '\0';
-  cfg_parse_duration(s, &ms);
+  ts_duration_parse(s, &ms);
   return 0;
 }

@@ -812,14 +812,14 @@ static void test_tessera_errors(void **state) {
   bad_config("queueStatus: {every: 1s}\n", "tessera.yaml: queueStatus.every: unknown field");
   bad_config("[1, 2]\n", "tessera.yaml: : must be a mapping of settings");
   bad_config("a: [\n", "tessera.yaml: line 2 column 1: did not find expected node content");
-  assert_int_equal(cfg_parse_duration("1h30m", &ms), TS_OK);
+  assert_int_equal(ts_duration_parse("1h30m", &ms), TS_OK);
   assert_int_equal(ms, 5400000);
-  assert_int_equal(cfg_parse_duration("1.5s", &ms), TS_OK);
+  assert_int_equal(ts_duration_parse("1.5s", &ms), TS_OK);
   assert_int_equal(ms, 1500);
-  assert_int_equal(cfg_parse_duration("250ms", &ms), TS_OK);
+  assert_int_equal(ts_duration_parse("250ms", &ms), TS_OK);
   assert_int_equal(ms, 250);
-  assert_int_equal(cfg_parse_duration("5", &ms), TS_EINVAL);
-  assert_int_equal(cfg_parse_duration("5d", &ms), TS_EINVAL);
+  assert_int_equal(ts_duration_parse("5", &ms), TS_EINVAL);
+  assert_int_equal(ts_duration_parse("5d", &ms), TS_EINVAL);
 }
 
 int main(void) {
