@@ -26,6 +26,7 @@ int cmd_rbac(int argc, char **argv);
 int cmd_snapshot(int argc, char **argv);
 int cmd_simulate(int argc, char **argv);
 int cmd_probe(int argc, char **argv);
+int cmd_explain(int argc, char **argv);
 
 /* flags.c: the command line as Kubernetes tools read it. A subcommand lists its flags; the
  * parser takes `--flag value` and `--flag=value` alike (and `-o json`, `-o=json`, `-ojson` for a
@@ -200,6 +201,13 @@ void replay_queues(FILE *out, json_t *summary, const model *m, const sched_confi
 void replay_print_claims(FILE *out, const sched_decision *d);
 json_t *replay_claims_json(const sched_decision *d); /* returns new */
 /* Devices in use per node after the cycle (text to out, or into summary when non-NULL). */
+/* explain.c: an explanation as one JSON document (returns new), its estimate added to it,
+ * and its text form (of this document or a server's). */
+struct sched_explanation;
+struct sim_estimate_result;
+json_t *explain_json(const model *m, const struct sched_explanation *e);
+void explain_add_estimate(json_t *o, const struct sim_estimate_result *est, int64_t now_ns);
+void explain_print(FILE *f, json_t *o);
 void replay_dra_summary(FILE *out, json_t *summary, const model *m, const sched_result *res);
 
 /* simulate_html.c: the report of a simulation as one self-contained HTML page (inline SVG, no

@@ -28,6 +28,9 @@ static const char usage[] =
     "           [--config FILE] [--until T] [--resume] [-o text|json|yaml] [--report DIR]\n"
     "        run a job trace through the scheduling cycle in virtual time: utilisation, queue\n"
     "        wait and completion time per queue, preemptions\n"
+    "  explain NAMESPACE/NAME --snapshot PATH [--config FILE] [-o text|json|yaml]\n"
+    "        why a pending pod waits, its place in its queues, what would make room, and\n"
+    "        when it is expected to start (the cluster run forward)\n"
     "  rbac [--helm] [--namespace NS] [--lease-namespace NS] [--lease-name NAME]\n"
     "        the least RBAC Tessera needs, from what it requests (the chart's rbac.yaml)\n"
     "  probe URL [--timeout SECONDS]\n"
@@ -67,6 +70,7 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "snapshot")) return cmd_snapshot(argc - 2, argv + 2);
   if (!strcmp(argv[1], "simulate")) return cmd_simulate(argc - 2, argv + 2);
   if (!strcmp(argv[1], "probe")) return cmd_probe(argc - 2, argv + 2);
+  if (!strcmp(argv[1], "explain")) return cmd_explain(argc - 2, argv + 2);
   if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version"))
     return cmd_version(argc - 2, argv + 2);
   fprintf(stderr, "tessera: unknown command \"%s\"\n\n%s", argv[1], usage);

@@ -250,6 +250,7 @@ static ts_rc pod_spec(mdec *d, json_t *spec, model_pod *p) {
   if ((rc = model__intern(d, spec, "schedulerName", &p->scheduler_name, false)) ||
       (rc = model__intern(d, spec, "nodeName", &p->node_name, false)) ||
       (rc = model__int32(d, spec, "priority", &p->priority, &has)) ||
+      (rc = model__int(d, spec, "activeDeadlineSeconds", &p->active_deadline_s, NULL)) ||
       (rc = model__intern(d, spec, "priorityClassName", &p->priority_class, false)) ||
       (rc = model__enum(d, spec, "preemptionPolicy", policies, 2, &policy)) ||
       (rc = model__labels(d, spec, "nodeSelector", false, &p->node_selector)) ||
@@ -258,6 +259,8 @@ static ts_rc pod_spec(mdec *d, json_t *spec, model_pod *p) {
       (rc = pod_requests(d, spec, p)) || (rc = pod_claims(d, spec, p)) ||
       (rc = scheduling_gates(d, spec, p)))
     return rc;
+  if (p->active_deadline_s < 0) /* the API server requires at least 1 */
+    return model__fail_at(d, "activeDeadlineSeconds", "must be greater than 0");
   p->has_priority = has;
   p->preempt_never = policy == 1;
   if (p->node_name && !*p->node_name) p->node_name = NULL;

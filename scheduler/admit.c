@@ -277,7 +277,10 @@ static const char *queue_label(admit *ad, const qgang *q) {
 
 /* Evicts every running pod of a running gang, and records the workload's eviction (ev: its
  * queue and Kueue's reasons) when a pod was left to evict. */
-static ts_rc evict_gang(admit *ad, qgang *q, const char *why, sched_wl_event ev) {
+/* Evicts the running pods of q; by: the first pod of the gang a preemption makes room for, or
+ * NULL. */
+static ts_rc evict_gang(admit *ad, qgang *q, const char *why, const model_pod *by,
+                        sched_wl_event ev) {
   ev.kind = SCHED_WL_EVICTED;
   ev.ns = q->wl.ns;
   ev.ready_evicted_ns = -1;
@@ -295,8 +298,9 @@ static ts_rc evict_gang(admit *ad, qgang *q, const char *why, sched_wl_event ev)
   for (uint32_t i = 0; i < q->nrun; i++) {
     ts_rc rc;
     if (q->run[i]->obj.deleted_ns) continue;
-    rc = sched__decide(ad->v, ad->r,
-                       (sched_decision){SCHED_EVICT, q->run[i], NULL, why, NULL, NULL, 0});
+    rc = sched__decide(
+        ad->v, ad->r,
+        (sched_decision){.kind = SCHED_EVICT, .pod = q->run[i], .reason = why, .preemptor = by});
     if (rc != TS_OK) return rc;
   }
   ev.count = ad->r->ndecisions - ev.decision;
@@ -320,7 +324,7 @@ static ts_rc drain(admit *ad, qgang *q, const model_local_queue *lq /* NULL: non
     return TS_OK;
   if (!(kept = keep(ad, "%s%s", why, ""))) return TS_ENOMEM;
   q->wl.evicting = true;
-  return evict_gang(ad, q, kept,
+  return evict_gang(ad, q, kept, NULL,
                     (sched_wl_event){.cluster_queue = ts_intern_cstr(cq->obj.name),
                                      .reason = cq->stop_policy == MODEL_STOP_HOLD_AND_DRAIN
                                                    ? "ClusterQueueStopped"
@@ -735,7 +739,7 @@ static ts_rc evict_victims(admit *ad, const q_result *res, const q_decision *d) 
     why = keep(ad, "preempted to make room for %s (%s)", who, q_preempt_reason_name(vic->reason));
     if (!q || !why || vic->wl->evicting) continue; /* its eviction was issued already */
     ((q_workload *)vic->wl)->evicting = true;      /* not issued again in a later round */
-    rc = evict_gang(ad, q, why,
+    rc = evict_gang(ad, q, why, by && by->g && by->g->npods ? by->g->pods[0].pod : NULL,
                     (sched_wl_event){.cluster_queue = vic->wl->admission
                                                           ? vic->wl->admission->cluster_queue
                                                           : q_tree_cq_of(ad->tree, vic->wl),

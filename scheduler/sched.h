@@ -64,18 +64,21 @@ typedef enum sched_pending_why {
 const char *sched_pending_why_name(sched_pending_why w);
 
 typedef struct sched_decision {
-  sched_decision_kind kind;  /* what to do */
-  const model_pod *pod;      /* borrowed from the model */
-  const model_node *node;    /* BIND: the node; NULL otherwise */
-  const char *reason;        /* PENDING: kube-scheduler style message (arena) */
-  const char *gang;          /* "PodGroup team-a/train" when the pod is part of a gang, or NULL
-                                (arena) */
-  const sched_claim *claims; /* BIND: the pod's claims with their allocations (arena) */
-  uint32_t nclaims;          /* entries */
-  sched_pending_why why;     /* PENDING: which kind of reason (0 otherwise) */
-  bool gpu_shared;           /* BIND of a pod sharing a GPU: it goes on GPU gpu_index */
-  uint32_t gpu_index;        /* the node's GPU (0-based), written as tessera.dev/gpu-index */
-  uint32_t group;            /* the sched_group it is part of (result's groups) */
+  sched_decision_kind kind;   /* what to do */
+  const model_pod *pod;       /* borrowed from the model */
+  const model_node *node;     /* BIND: the node; NULL otherwise */
+  const char *reason;         /* PENDING: kube-scheduler style message (arena) */
+  const char *gang;           /* "PodGroup team-a/train" when the pod is part of a gang, or NULL
+                                 (arena) */
+  const sched_claim *claims;  /* BIND: the pod's claims with their allocations (arena) */
+  uint32_t nclaims;           /* entries */
+  sched_pending_why why;      /* PENDING: which kind of reason (0 otherwise) */
+  bool gpu_shared;            /* BIND of a pod sharing a GPU: it goes on GPU gpu_index */
+  uint32_t gpu_index;         /* the node's GPU (0-based), written as tessera.dev/gpu-index */
+  uint32_t group;             /* the sched_group it is part of (result's groups) */
+  const model_pod *preemptor; /* EVICT by a preemption: the first pending pod of the gang (or
+                                 the pod) it makes room for, borrowed from the model; NULL
+                                 otherwise */
 } sched_decision;
 
 /* The decisions of one gang, or of one pod outside any gang: what the consumers of a cycle
@@ -188,6 +191,77 @@ ts_rc sched_queue_tree(const model *m, const sched_config *cfg, ts_arena *arena,
 /* True for resources counted as GPUs when scoring: names ending in "/gpu" and NVIDIA MIG
  * resources ("nvidia.com/mig-..."). */
 bool sched_is_gpu_resource(const model_resources *t, int id);
+
+/* ---- explain: why a pending workload waits and where it stands ------------------------- */
+
+#define SCHED_EXPLAIN_AHEAD 10 /* workloads ahead named */
+
+/* One flavor-resource of the ClusterQueue a waiting workload asks for, in the quota tree's
+ * units (q_format prints them; thousandths of a GPU): what its pending pods request, the queue's
+ * quota and use, what its cohort could lend it now, and what is missing after both. */
+typedef struct sched_quota_line {
+  const char *flavor; /* interned */
+  int resource;       /* resource id */
+  int64_t request;    /* the workload's pending pods, in all */
+  int64_t nominal;    /* the ClusterQueue's nominalQuota */
+  int64_t usage;      /* reserved by the workloads it admitted */
+  int64_t borrowed;   /* usage above nominal */
+  int64_t borrowable; /* its cohort's unused quota beyond the queue's own (the cohort's
+                         subtree quota less its usage), within its borrowingLimit; an upper
+                         bound (other queues' lendingLimits are not subtracted); -1: no cohort */
+  int64_t missing;    /* request less the queue's free quota and borrowable, at least 0 */
+} sched_quota_line;
+
+/* The node or topology domain with the most free of the resource that decides the workload's
+ * placement, among the nodes its first pod's filters pass (node selector, affinity, taints). */
+typedef struct sched_capacity_line {
+  const char *level;  /* interned topology key, NULL: one node */
+  const char *domain; /* the domain's label value or the node's name (borrowed) */
+  int resource;       /* its first GPU resource, else cpu */
+  int64_t demand;     /* what the workload's pending pods ask of it in all (a node: one pod) */
+  int64_t free;       /* free there, before this cycle's placements */
+} sched_capacity_line;
+
+typedef enum sched_explain_state {
+  SCHED_EXPLAIN_PENDING, /* pending, Tessera's: explained */
+  SCHED_EXPLAIN_BOUND,   /* already bound or ended: nothing to explain */
+  SCHED_EXPLAIN_NOT_OURS /* another scheduler's pod (spec.schedulerName), or being deleted */
+} sched_explain_state;
+
+typedef struct sched_explanation {
+  const model_pod *pod;
+  sched_explain_state state;
+  const sched_decision *decision; /* the dry run's decision for it (BIND: it would be placed
+                                     now), NULL when the cycle made none */
+  const char *workload;           /* "PyTorchJob ns/name", "pod ns/name" */
+  bool gang;                      /* its workload has several pods or a minimum above 1 */
+  int32_t min;                    /* pods that must run together */
+  uint32_t pending, bound;        /* its members pending and bound */
+  const char *local_queue, *cluster_queue, *cohort; /* interned, NULL when none; cohort:
+                                                       the root of its cohort tree */
+  int32_t pos_lq, pos_cq, pos_cohort;     /* 0-based positions among the workloads left waiting
+                                             by the cycle, in queue order (priority, then
+                                             creation); -1 when not queued there */
+  const char *ahead[SCHED_EXPLAIN_AHEAD]; /* the first workloads ahead in its ClusterQueue */
+  uint32_t nahead;
+  sched_quota_line *quota; /* per flavor-resource of its ClusterQueue it asks for */
+  uint32_t nquota;
+  sched_capacity_line *capacity; /* a node, then each topology level narrowest first (the
+                                    levels only for a gang) */
+  uint32_t ncapacity;
+  uint32_t nodes, nodes_passing; /* nodes, and those its filters pass */
+  const model_pod **victims;     /* pods the dry run's preemption evicts for it */
+  uint32_t nvictims;
+} sched_explanation;
+
+/* Built from m and the result r of a cycle run on m with cfg at now_ns (the dry run); both
+ * must outlive it. Explanations point into it: valid until sched_explainer_free. */
+typedef struct sched_explainer sched_explainer;
+ts_rc sched_explainer_new(const model *m, const sched_config *cfg, const sched_result *r,
+                          int64_t now_ns, sched_explainer **out);
+/* Explains pod p of the model; TS_EINVAL when p is not in it. */
+ts_rc sched_explain(sched_explainer *x, const model_pod *p, sched_explanation *e);
+void sched_explainer_free(sched_explainer *x);
 
 /* ---- shadow: another scheduler's placements against Tessera's (tessera run --shadow) ----- */
 

@@ -158,4 +158,38 @@ ts_rc sim_fill(model *m, const sched_config *cfg, const sim_trace *t, const sim_
                sim_fill_result *out, ts_err *err);
 void sim_fill_result_free(sim_fill_result *r);
 
+/* ---- estimates: when a pending pod will start ------------------------------------------- */
+
+typedef struct sim_estimate_opts {
+  int64_t horizon_ns;  /* how far ahead to look (<= 0: 7 days) */
+  uint32_t max_events; /* ends simulated at most (0: 500) */
+} sim_estimate_opts;
+
+typedef struct sim_estimate_result {
+  bool started;             /* the pod is bound within the horizon */
+  int64_t start_ns;         /* when (the clock of the cycle that bound it) */
+  int64_t horizon_ns;       /* looked ahead this far */
+  uint32_t cycles;          /* scheduling cycles run */
+  uint32_t events;          /* ends simulated */
+  uint32_t known_ends;      /* pods running now with an expected end */
+  uint32_t deadline_ends;   /* of the known ends (now and in the run), those taken from
+                               spec.activeDeadlineSeconds: the latest, not the expected */
+  uint32_t unknown_ends;    /* pods running now without one: assumed to run past the horizon */
+  uint32_t unknown_started; /* pods the run started without one */
+  uint32_t evictions;       /* pods the run's preemptions evicted */
+  const char *stop;         /* not started: "horizon", "events", or "nothing left running has a
+                               known end" (static) */
+} sim_estimate_result;
+
+/* The duration pod p is expected to run, in ns: its annotation tessera.dev/expected-duration
+ * (a Go duration), else spec.activeDeadlineSeconds; -1 when neither is given. */
+int64_t sim_expected_duration_ns(const model_pod *p);
+
+/* Runs m forward from now_ns (sim/estimate.c says how) until pod ns/name is bound; m is
+ * changed (pods bound, ended, evicted): give it a copy. Fails only when out of memory or the
+ * cycle fails. */
+ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char *ns,
+                   const char *name, const sim_estimate_opts *o, sim_estimate_result *out,
+                   ts_err *err);
+
 #endif

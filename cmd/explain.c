@@ -1,0 +1,434 @@
+/* cmd/explain.c - `tessera explain NAMESPACE/NAME`: why a pending pod waits, where it stands in
+ * its queues, what would make room, and when it is expected to start.
+ *
+ * Offline (--snapshot PATH): the snapshot is loaded as replay loads it, one cycle runs on it as
+ * a dry run (nothing is written anywhere), the explainer reads the cycle's result, and the
+ * estimate runs a copy of the cluster forward (sim/estimate.c). The explanation is one JSON
+ * document (explain_json), printed as is (-o json, yaml) or as text (explain_print). */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmd.h"
+#include "config/config.h"
+#include "model/model.h"
+#include "queueing/queueing.h"
+#include "scheduler/sched.h"
+#include "sim/sim.h"
+
+static json_t *amount(const model *m, int id, int64_t v) {
+  char buf[64];
+  model_resource_format(model_resources_of(m), id, v, buf);
+  return json_string(buf);
+}
+
+static json_t *quota_amount(const model *m, int id, int64_t v) {
+  char buf[64];
+  q_format(model_resources_of(m), id, v, buf);
+  return json_string(buf);
+}
+
+static json_t *maybe(const char *s) {
+  return s ? json_string(s) : json_null();
+}
+
+static void add_queue(json_t *o, const sched_explanation *e) {
+  json_t *q, *ahead = json_array();
+  if (!e->cluster_queue && !e->local_queue) return;
+  for (uint32_t i = 0; i < e->nahead; i++) json_array_append_new(ahead, json_string(e->ahead[i]));
+  q = json_pack("{s:o, s:o, s:o, s:o}", "localQueue", maybe(e->local_queue), "clusterQueue",
+                maybe(e->cluster_queue), "cohort", maybe(e->cohort), "ahead", ahead);
+  if (e->pos_lq >= 0) json_object_set_new(q, "positionInLocalQueue", json_integer(e->pos_lq));
+  if (e->pos_cq >= 0) json_object_set_new(q, "positionInClusterQueue", json_integer(e->pos_cq));
+  if (e->pos_cohort >= 0) json_object_set_new(q, "positionInCohort", json_integer(e->pos_cohort));
+  json_object_set_new(o, "queue", q);
+}
+
+static void add_quota(json_t *o, const model *m, const sched_explanation *e) {
+  json_t *a = json_array();
+  const model_resources *t = model_resources_of(m);
+  for (uint32_t i = 0; i < e->nquota; i++) {
+    const sched_quota_line *l = &e->quota[i];
+    json_array_append_new(
+        a, json_pack("{s:s, s:s, s:o, s:o, s:o, s:o, s:o, s:o}", "flavor", l->flavor, "resource",
+                     model_resource_name(t, l->resource), "request",
+                     quota_amount(m, l->resource, l->request), "nominal",
+                     quota_amount(m, l->resource, l->nominal), "usage",
+                     quota_amount(m, l->resource, l->usage), "borrowed",
+                     quota_amount(m, l->resource, l->borrowed), "borrowable",
+                     l->borrowable < 0 ? json_null() : quota_amount(m, l->resource, l->borrowable),
+                     "missing", quota_amount(m, l->resource, l->missing)));
+  }
+  if (e->nquota)
+    json_object_set_new(o, "quota", a);
+  else
+    json_decref(a);
+}
+
+static void add_capacity(json_t *o, const model *m, const sched_explanation *e) {
+  json_t *a = json_array();
+  const model_resources *t = model_resources_of(m);
+  for (uint32_t i = 0; i < e->ncapacity; i++) {
+    const sched_capacity_line *l = &e->capacity[i];
+    json_array_append_new(
+        a, json_pack("{s:s, s:s, s:s, s:o, s:o}", "level", l->level ? l->level : "node", "domain",
+                     l->domain, "resource", model_resource_name(t, l->resource), "free",
+                     amount(m, l->resource, l->free), "demand", amount(m, l->resource, l->demand)));
+  }
+  json_object_set_new(o, "capacity",
+                      json_pack("{s:i, s:i, s:o}", "nodes", (int)e->nodes, "nodesPassingFilters",
+                                (int)e->nodes_passing, "largest", a));
+}
+
+static void add_claims(json_t *o, const model_pod *p) {
+  json_t *a;
+  if (!p->nclaims) return;
+  a = json_array();
+  for (uint32_t i = 0; i < p->nclaims; i++) {
+    const model_pod_claim *c = &p->claims[i];
+    json_t *x = json_pack("{s:s}", "name", c->name);
+    if (c->claim_name) json_object_set_new(x, "resourceClaimName", json_string(c->claim_name));
+    if (c->template_name)
+      json_object_set_new(x, "resourceClaimTemplateName", json_string(c->template_name));
+    json_array_append_new(a, x);
+  }
+  json_object_set_new(o, "claims", a);
+}
+
+json_t *explain_json(const model *m, const sched_explanation *e) {
+  static const char *const states[] = {"Pending", "Bound", "NotTessera"};
+  const model_pod *p = e->pod;
+  json_t *o = json_pack("{s:s, s:s}", "pod", p->obj.key, "state", states[e->state]), *g, *v;
+  if (e->state != SCHED_EXPLAIN_PENDING) return o;
+  if (e->decision && e->decision->kind == SCHED_BIND)
+    json_object_set_new(
+        o, "decision",
+        json_pack("{s:s, s:s}", "action", "bind", "node", e->decision->node->obj.name));
+  else if (e->decision)
+    json_object_set_new(o, "decision",
+                        json_pack("{s:s, s:s, s:s}", "action", "pending", "why",
+                                  sched_pending_why_name(e->decision->why), "reason",
+                                  e->decision->reason ? e->decision->reason : ""));
+  json_object_set_new(o, "workload",
+                      json_pack("{s:s, s:b, s:i, s:i, s:i, s:i}", "name", e->workload, "gang",
+                                e->gang, "minMember", (int)e->min, "pending", (int)e->pending,
+                                "bound", (int)e->bound, "missing",
+                                e->min > (int32_t)(e->pending + e->bound)
+                                    ? (int)(e->min - (int32_t)(e->pending + e->bound))
+                                    : 0));
+  g = json_array();
+  for (uint32_t i = 0; i < p->ngates; i++) json_array_append_new(g, json_string(p->gates[i]));
+  json_object_set_new(o, "gates", g);
+  add_queue(o, e);
+  add_quota(o, m, e);
+  add_capacity(o, m, e);
+  add_claims(o, p);
+  v = json_array();
+  for (uint32_t i = 0; i < e->nvictims; i++)
+    json_array_append_new(v, json_string(e->victims[i]->obj.key));
+  json_object_set_new(o, "preemption", json_pack("{s:o}", "victims", v));
+  return o;
+}
+
+void explain_add_estimate(json_t *o, const sim_estimate_result *est, int64_t now_ns) {
+  json_t *x = json_array(), *es;
+  char when[40];
+  if (est->unknown_ends)
+    json_array_append_new(
+        x, json_sprintf("%u running pod%s no expected end (annotation "
+                        "tessera.dev/expected-duration or spec.activeDeadlineSeconds): taken to "
+                        "run past the horizon",
+                        est->unknown_ends, est->unknown_ends == 1 ? " has" : "s have"));
+  if (est->unknown_started)
+    json_array_append_new(x,
+                          json_sprintf("%u pod%s started in the forward run without an "
+                                       "expected end",
+                                       est->unknown_started, est->unknown_started == 1 ? "" : "s"));
+  if (est->evictions)
+    json_array_append_new(x, json_sprintf("the forward run preempted %u pod%s", est->evictions,
+                                          est->evictions == 1 ? "" : "s"));
+  if (est->deadline_ends)
+    json_array_append_new(x, json_sprintf("%u end%s from spec.activeDeadlineSeconds, the "
+                                          "latest a pod may run: the start may come earlier",
+                                          est->deadline_ends,
+                                          est->deadline_ends == 1 ? " comes" : "s come"));
+  json_array_append_new(x, json_string("pods created from now on are not foreseen"));
+  es = json_pack("{s:I, s:i, s:i, s:o}", "horizonSeconds",
+                 (json_int_t)(est->horizon_ns / 1000000000), "events", (int)est->events, "cycles",
+                 (int)est->cycles, "uncertain", x);
+  if (est->started) {
+    ts_time_format(est->start_ns, when, sizeof when);
+    json_object_set_new(es, "start", json_string(when));
+    json_object_set_new(es, "inSeconds", json_integer((est->start_ns - now_ns) / 1000000000));
+  } else {
+    json_object_set_new(es, "start", json_null());
+    json_object_set_new(es, "notWithin", json_string(est->stop));
+  }
+  json_object_set_new(o, "estimate", es);
+}
+
+static const char *str(json_t *o, const char *k) {
+  const char *s = json_string_value(json_object_get(o, k));
+  return s ? s : "";
+}
+
+/* A span of seconds as "2d 3h 5m", "3h 5m" or "5m" (under a minute: "0m"). */
+static void span(FILE *f, long long s) {
+  if (s >= 86400) fprintf(f, "%lldd ", s / 86400);
+  if (s >= 3600) fprintf(f, "%lldh ", s % 86400 / 3600);
+  fprintf(f, "%lldm", s % 3600 / 60);
+}
+
+/* The text form of an explanation document (explain_json's, or a server's). */
+void explain_print(FILE *f, json_t *o) {
+  json_t *d = json_object_get(o, "decision"), *w = json_object_get(o, "workload"),
+         *q = json_object_get(o, "queue"), *c = json_object_get(o, "capacity"),
+         *es = json_object_get(o, "estimate"), *x;
+  size_t i;
+  if (strcmp(str(o, "state"), "Pending") != 0) {
+    fprintf(f, "pod %s: %s\n", str(o, "pod"),
+            !strcmp(str(o, "state"), "Bound") ? "not pending (bound, or ended): nothing to explain"
+                                              : "not Tessera's (another spec.schedulerName, or "
+                                                "being deleted)");
+    return;
+  }
+  if (d && !strcmp(str(d, "action"), "bind"))
+    fprintf(f, "pod %s: pending; the cycle places it now on %s\n", str(o, "pod"), str(d, "node"));
+  else if (d)
+    fprintf(f, "pod %s: pending (%s)\n  reason: %s\n", str(o, "pod"), str(d, "why"),
+            str(d, "reason"));
+  else
+    fprintf(f, "pod %s: pending (the cycle made no decision for it)\n", str(o, "pod"));
+  if (json_is_true(json_object_get(w, "gang")))
+    fprintf(f,
+            "  workload: %s, a gang: %lld pending and %lld bound of the %lld that must run "
+            "together%s\n",
+            str(w, "name"), json_integer_value(json_object_get(w, "pending")),
+            json_integer_value(json_object_get(w, "bound")),
+            json_integer_value(json_object_get(w, "minMember")),
+            json_integer_value(json_object_get(w, "missing")) ? "; the rest do not exist yet" : "");
+  else
+    fprintf(f, "  workload: %s\n", str(w, "name"));
+  if (json_array_size(json_object_get(o, "gates"))) {
+    fprintf(f, "  gates:");
+    json_array_foreach(json_object_get(o, "gates"), i, x) fprintf(f, " %s", json_string_value(x));
+    fprintf(f, "\n");
+  }
+  if (q) {
+    fprintf(f, "  queue: LocalQueue %s -> ClusterQueue %s", str(q, "localQueue"),
+            str(q, "clusterQueue"));
+    if (json_is_string(json_object_get(q, "cohort"))) fprintf(f, " (cohort %s)", str(q, "cohort"));
+    fprintf(f, "\n");
+    if (json_object_get(q, "positionInClusterQueue")) {
+      static const char *const where[][2] = {{"positionInClusterQueue", "the ClusterQueue"},
+                                             {"positionInLocalQueue", "the LocalQueue"},
+                                             {"positionInCohort", "the cohort"}};
+      fprintf(f, "  in line:");
+      for (size_t k = 0; k < 3; k++)
+        if (json_object_get(q, where[k][0]))
+          fprintf(f, "%s number %lld in %s", k ? "," : "",
+                  json_integer_value(json_object_get(q, where[k][0])) + 1, where[k][1]);
+      fprintf(f, " (1: next)\n");
+    }
+    if (json_array_size(json_object_get(q, "ahead"))) {
+      fprintf(f, "  ahead of it:");
+      json_array_foreach(json_object_get(q, "ahead"), i, x)
+        fprintf(f, "%s %s", i ? "," : "", json_string_value(x));
+      fprintf(f, "\n");
+    }
+  }
+  json_array_foreach(json_object_get(o, "quota"), i, x) {
+    if (!i) fprintf(f, "  quota of ClusterQueue %s:\n", str(q, "clusterQueue"));
+    fprintf(f, "    %s %s: asks %s, nominal %s, used %s", str(x, "flavor"), str(x, "resource"),
+            str(x, "request"), str(x, "nominal"), str(x, "usage"));
+    if (json_is_string(json_object_get(x, "borrowable")))
+      fprintf(f, ", the cohort could lend %s", str(x, "borrowable"));
+    fprintf(f, ": %s missing\n", str(x, "missing"));
+  }
+  if (c) {
+    fprintf(f, "  capacity: %lld of %lld nodes pass its filters",
+            json_integer_value(json_object_get(c, "nodesPassingFilters")),
+            json_integer_value(json_object_get(c, "nodes")));
+    json_array_foreach(json_object_get(c, "largest"), i, x)
+      fprintf(f, "%s largest %s %s: %s %s free (asks %s)", i ? ";" : ";",
+              !strcmp(str(x, "level"), "node") ? "node" : str(x, "level"), str(x, "domain"),
+              str(x, "free"), str(x, "resource"), str(x, "demand"));
+    fprintf(f, "\n");
+  }
+  json_array_foreach(json_object_get(o, "claims"), i, x)
+    fprintf(f, "  claim %s: %s %s\n", str(x, "name"),
+            json_object_get(x, "resourceClaimName") ? "ResourceClaim" : "from template",
+            json_object_get(x, "resourceClaimName") ? str(x, "resourceClaimName")
+                                                    : str(x, "resourceClaimTemplateName"));
+  x = json_object_get(json_object_get(o, "preemption"), "victims");
+  if (json_array_size(x)) {
+    json_t *y;
+    fprintf(f, "  preemption: evicts");
+    json_array_foreach(x, i, y) fprintf(f, "%s %s", i ? "," : "", json_string_value(y));
+    fprintf(f, " to make room for it\n");
+  }
+  if (es) {
+    json_t *u;
+    if (json_is_string(json_object_get(es, "start"))) {
+      long long in = (long long)json_integer_value(json_object_get(es, "inSeconds"));
+      fprintf(f, "  estimate: starts ");
+      if (in < 60) {
+        fprintf(f, "now");
+      } else {
+        fprintf(f, "in ");
+        span(f, in);
+      }
+      fprintf(f, " (%s)\n", str(es, "start"));
+    } else {
+      fprintf(f, "  estimate: not within ");
+      span(f, (long long)json_integer_value(json_object_get(es, "horizonSeconds")));
+      fprintf(f, " (stopped: %s)\n", str(es, "notWithin"));
+    }
+    json_array_foreach(json_object_get(es, "uncertain"), i, u)
+      fprintf(f, "    uncertain: %s\n", json_string_value(u));
+  }
+}
+
+static void usage(FILE *f) {
+  fputs(
+      "usage: tessera explain NAMESPACE/NAME --snapshot PATH [--config FILE] [-o text|json|yaml]\n"
+      "                       [--horizon DURATION] [--no-estimate]\n"
+      "  NAMESPACE/NAME  a pending pod\n"
+      "  --snapshot      a recorded cluster (tessera snapshot, kubectl JSON/YAML, a directory)\n"
+      "  --config        tessera.yaml (else the snapshot's own, else the defaults)\n"
+      "  -o, --output    text (default), json or yaml\n"
+      "  --horizon       how far ahead the estimate looks (a Go duration; 168h)\n"
+      "  --no-estimate   explain only: do not run the cluster forward\n",
+      f);
+}
+
+static const cmd_flag explain_flags[] = {
+    {"--snapshot", NULL, "PATH"},    {"--config", NULL, "FILE"},    {"--output", "-o", "FORMAT"},
+    {"--horizon", NULL, "DURATION"}, {"--no-estimate", NULL, NULL}, {NULL, NULL, NULL}};
+
+typedef struct explain_args {
+  const char *target, *snapshot, *config;
+  cmd_format fmt;
+  int64_t horizon_ms;
+  bool no_estimate;
+} explain_args;
+
+static int parse_args(int argc, char **argv, explain_args *a) {
+  static cmd_arg v[CMD_ARGS_MAX];
+  int n, rc = cmd_flags_parse("explain", usage, explain_flags, argc, argv, v, &n);
+  memset(a, 0, sizeof *a);
+  if (rc != CMD_PARSED) return rc;
+  for (int i = 0; i < n; i++) {
+    const char *x = v[i].value;
+    if (v[i].flag == 0)
+      a->snapshot = x;
+    else if (v[i].flag == 1)
+      a->config = x;
+    else if (v[i].flag == 2 && (a->fmt = cmd_format_parse(x, true)) == CMD_FMT_BAD)
+      return cmd_usage_error("explain", usage, "-o %s: the output is text, json or yaml", x);
+    else if (v[i].flag == 3 &&
+             (ts_duration_parse(x, &a->horizon_ms) != TS_OK || a->horizon_ms <= 0))
+      return cmd_usage_error(
+          "explain", usage, "--horizon %s: a positive Go duration (\"72h\", \"90m\") is needed", x);
+    else if (v[i].flag == 4)
+      a->no_estimate = strcmp(x, "false") != 0;
+    else if (v[i].flag < 0 && a->target)
+      return cmd_usage_error("explain", usage, "one pod only (%s, then %s)", a->target, x);
+    else if (v[i].flag < 0)
+      a->target = x;
+  }
+  if (!a->target || !strchr(a->target, '/') || a->target[0] == '/' || !strchr(a->target, '/')[1])
+    return cmd_usage_error("explain", usage, "the pod is NAMESPACE/NAME");
+  if (!a->snapshot)
+    return cmd_usage_error("explain", usage, "--snapshot PATH is needed (a recorded cluster)");
+  return CMD_PARSED;
+}
+
+/* Loads the snapshot into a new model with the configuration replay would use. */
+static model *load(const explain_args *a, cfg_tessera *t, dra_cel *cel, int64_t *now, ts_err *err) {
+  cmd_load_counts counts = {0, 0};
+  model *m = model_new();
+  if (!m) return NULL;
+  if (cmd_load(a->snapshot, m, &counts) != TS_OK ||
+      cmd_load_config(&counts, a->config != NULL, t, err) != TS_OK) {
+    if (err->code) fprintf(stderr, "%s: %s\n", a->snapshot, err->text);
+    json_decref(counts.config);
+    model_free(m);
+    return NULL;
+  }
+  json_decref(counts.config);
+  t->sched.instantiate_templates = true; /* no claim controller runs offline */
+  t->sched.dra_eval = dra_cel_eval, t->sched.dra_eval_ctx = cel;
+  *now = cmd_load_clock(m, &counts);
+  return m;
+}
+
+int cmd_explain(int argc, char **argv) {
+  explain_args a;
+  cfg_tessera t;
+  dra_cel *cel = NULL;
+  model *m = NULL;
+  sched_result res;
+  sched_state *st = NULL;
+  sched_explainer *x = NULL;
+  sched_explanation e;
+  sim_estimate_result est;
+  bool have_res = false;
+  char ns[TS_NAME_MAX], *name;
+  int64_t now = 0;
+  int status = 1;
+  ts_err err;
+  json_t *doc = NULL;
+  const model_pod *p;
+  if ((status = parse_args(argc, argv, &a)) != CMD_PARSED) return cmd_flags_exit(status);
+  status = 1;
+  ts_err_clear(&err);
+  ts_strlcpy(ns, a.target, sizeof ns);
+  if ((name = strchr(ns, '/'))) *name++ = '\0';
+  if (cfg_tessera_setup(a.config, &t, &err) != TS_OK) {
+    fprintf(stderr, "%s\n", err.text);
+    return 2;
+  }
+  if (!(cel = dra_cel_new()) || !(m = load(&a, &t, cel, &now, &err))) goto done;
+  if (!(p = (const model_pod *)model_get(m, MODEL_POD, ns, name))) {
+    fprintf(stderr, "tessera explain: no pod %s in %s\n", a.target, a.snapshot);
+    goto done;
+  }
+  if (!(st = sched_state_new()) || sched_cycle(m, &t.sched, st, now, &res, &err) != TS_OK) {
+    fprintf(stderr, "tessera explain: %s\n", st ? err.text : "out of memory");
+    goto done;
+  }
+  have_res = true;
+  if (sched_explainer_new(m, &t.sched, &res, now, &x) != TS_OK ||
+      sched_explain(x, p, &e) != TS_OK) {
+    fprintf(stderr, "tessera explain: out of memory\n");
+    goto done;
+  }
+  doc = explain_json(m, &e);
+  if (!a.no_estimate && e.state == SCHED_EXPLAIN_PENDING) {
+    /* forward, on the model itself: the explanation is written down, what it pointed at goes */
+    sim_estimate_opts o = {.horizon_ns = a.horizon_ms * 1000000};
+    sched_explainer_free(x), x = NULL;
+    sched_result_free(&res), have_res = false;
+    if (sim_estimate(m, &t.sched, now, ns, name, &o, &est, &err) != TS_OK) {
+      fprintf(stderr, "tessera explain: estimate: %s\n", err.text);
+      goto done;
+    }
+    explain_add_estimate(doc, &est, now);
+  }
+  if (a.fmt == CMD_FMT_TEXT)
+    explain_print(stdout, doc);
+  else
+    cmd_write_doc(stdout, a.fmt, doc);
+  status = 0;
+done:
+  json_decref(doc);
+  sched_explainer_free(x);
+  if (have_res) sched_result_free(&res);
+  sched_state_free(st);
+  model_free(m);
+  dra_cel_free(cel);
+  cfg_tessera_free(&t);
+  return status;
+}

@@ -1,0 +1,225 @@
+/* sim/estimate.c - when a pending pod will start: the cluster run forward in virtual time.
+ *
+ * Running pods end at their expected time: start (status.startTime, else now) plus the
+ * duration the user gave (annotation tessera.dev/expected-duration, a Go duration) or else
+ * spec.activeDeadlineSeconds (the latest it can run: an upper bound). A pod with neither runs
+ * past the horizon. At now and at each end, the same scheduling cycle runs on the model and
+ * its decisions are applied (bindings, preemptions); pods it starts end by the same rule.
+ * The run stops when the pod is bound, at the horizon, or after max_events ends. Nothing
+ * new arrives: the estimate is what the queue and the cluster as they are now give.
+ */
+#include "sim/sim.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define SECOND_NS INT64_C(1000000000)
+#define AGAIN     4 /* cycles at one time at most */
+
+typedef struct ending {
+  int64_t at;   /* ns */
+  uint32_t pod; /* index in keys */
+} ending;
+
+typedef struct est {
+  model *m;
+  ts_arena arena;
+  const char **ns, **name; /* per running pod recorded */
+  int64_t *end;            /* its current end, or -1 when it no longer runs */
+  uint32_t n, cap;
+  ending *heap;
+  uint32_t nheap, heap_cap;
+  ts_map index; /* "ns/name" -> 1 + its index */
+} est;
+
+/* The duration a pod is expected to run, in ns; -1 when unknown; *deadline: it is the
+ * pod's activeDeadlineSeconds. */
+static int64_t duration(const model_pod *p, bool *deadline) {
+  static const char *key;
+  const char *v =
+      model_labels_get(&p->obj.annotations, ts_intern_once(&key, "tessera.dev/expected-duration"));
+  int64_t ms;
+  *deadline = false;
+  if (v && ts_duration_parse(v, &ms) == TS_OK && ms > 0) return ms * 1000000;
+  if (p->active_deadline_s > 0) return *deadline = true, p->active_deadline_s * SECOND_NS;
+  return -1;
+}
+
+int64_t sim_expected_duration_ns(const model_pod *p) {
+  bool deadline;
+  return duration(p, &deadline);
+}
+
+static void heap_up(est *e, uint32_t i) {
+  while (i && e->heap[(i - 1) / 2].at > e->heap[i].at) {
+    ending t = e->heap[i];
+    e->heap[i] = e->heap[(i - 1) / 2], e->heap[(i - 1) / 2] = t;
+    i = (i - 1) / 2;
+  }
+}
+
+static void heap_down(est *e, uint32_t i) {
+  for (;;) {
+    uint32_t l = 2 * i + 1, r = l + 1, m = i;
+    ending t;
+    if (l < e->nheap && e->heap[l].at < e->heap[m].at) m = l;
+    if (r < e->nheap && e->heap[r].at < e->heap[m].at) m = r;
+    if (m == i) return;
+    t = e->heap[i], e->heap[i] = e->heap[m], e->heap[m] = t;
+    i = m;
+  }
+}
+
+/* Records that p (bound) ends at `at`. */
+static ts_rc will_end(est *e, const model_pod *p, int64_t at) {
+  char key[TS_KEY_MAX];
+  uintptr_t i;
+  snprintf(key, sizeof key, "%s/%s", p->obj.ns, p->obj.name);
+  if (!(i = (uintptr_t)ts_map_get(&e->index, key, strlen(key)))) {
+    char *k;
+    if (e->n == e->cap) {
+      uint32_t ncap = e->cap ? 2 * e->cap : 256;
+      const char **ns = ts_realloc(e->ns, ncap * sizeof *ns), **name;
+      int64_t *end;
+      if (!ns) return TS_ENOMEM;
+      e->ns = ns;
+      if (!(name = ts_realloc(e->name, ncap * sizeof *name))) return TS_ENOMEM;
+      e->name = name;
+      if (!(end = ts_realloc(e->end, ncap * sizeof *end))) return TS_ENOMEM;
+      e->end = end, e->cap = ncap;
+    }
+    if (!(k = ts_arena_strndup(&e->arena, key, strlen(key)))) return TS_ENOMEM;
+    i = ++e->n;
+    e->ns[i - 1] = p->obj.ns;
+    if (!(e->name[i - 1] = ts_arena_strndup(&e->arena, p->obj.name, strlen(p->obj.name))) ||
+        ts_map_put(&e->index, k, strlen(k), (void *)i, NULL) != TS_OK)
+      return TS_ENOMEM;
+  }
+  e->end[i - 1] = at;
+  if (e->nheap == e->heap_cap) {
+    uint32_t ncap = e->heap_cap ? 2 * e->heap_cap : 256;
+    ending *h = ts_realloc(e->heap, ncap * sizeof *h);
+    if (!h) return TS_ENOMEM;
+    e->heap = h, e->heap_cap = ncap;
+  }
+  e->heap[e->nheap++] = (ending){at, (uint32_t)i - 1};
+  heap_up(e, e->nheap - 1);
+  return TS_OK;
+}
+
+/* p was evicted: it no longer ends (its heap entry is skipped). */
+static void stopped(est *e, const model_pod *p) {
+  char key[TS_KEY_MAX];
+  uintptr_t i;
+  snprintf(key, sizeof key, "%s/%s", p->obj.ns, p->obj.name);
+  if ((i = (uintptr_t)ts_map_get(&e->index, key, strlen(key)))) e->end[i - 1] = -1;
+}
+
+static bool is_target(const model_pod *p, const char *ns, const char *name) {
+  return !strcmp(p->obj.ns, ns) && !strcmp(p->obj.name, name);
+}
+
+/* One cycle at t, applied; *bound when the target was bound, *changed when a pod was bound
+ * or evicted. */
+static ts_rc cycle(est *e, const sched_config *cfg, sched_state *st, int64_t t, const char *ns,
+                   const char *name, sim_estimate_result *out, bool *bound, bool *changed,
+                   ts_err *err) {
+  sched_result res;
+  ts_rc rc = sched_cycle(e->m, cfg, st, t, &res, err);
+  if (rc != TS_OK) return rc;
+  out->cycles++;
+  for (size_t i = 0; rc == TS_OK && i < res.ndecisions; i++) {
+    const sched_decision *d = &res.decisions[i];
+    int64_t dur;
+    bool deadline;
+    if (d->kind == SCHED_PENDING) continue;
+    *changed = true;
+    if (d->kind == SCHED_EVICT) out->evictions++, stopped(e, d->pod);
+    if ((rc = sched_decision_apply(e->m, d)) != TS_OK) break;
+    if (d->kind != SCHED_BIND) continue;
+    if (is_target(d->pod, ns, name)) *bound = true;
+    if ((dur = duration(d->pod, &deadline)) > 0)
+      out->deadline_ends += deadline, rc = will_end(e, d->pod, t + dur);
+    else
+      out->unknown_started++;
+  }
+  sched_result_free(&res);
+  if (rc != TS_OK && !err->code) ts_err_set(err, rc, "estimate: %s", ts_strerror(rc));
+  return rc;
+}
+
+ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char *ns,
+                   const char *name, const sim_estimate_opts *o, sim_estimate_result *out,
+                   ts_err *err) {
+  est e = {.m = m};
+  sched_state *st = sched_state_new();
+  size_t it = 0;
+  model_obj *obj;
+  int64_t t = now_ns,
+          horizon = now_ns + (o && o->horizon_ns > 0 ? o->horizon_ns : 7 * 86400 * SECOND_NS);
+  uint32_t max_events = o && o->max_events ? o->max_events : 500;
+  bool bound = false;
+  ts_rc rc = TS_OK;
+  memset(out, 0, sizeof *out);
+  out->horizon_ns = horizon - now_ns;
+  out->stop = "";
+  if (!st) return ts_err_set(err, TS_ENOMEM, "out of memory");
+  ts_arena_init(&e.arena, 64 * 1024);
+  ts_map_init(&e.index);
+  while (rc == TS_OK && model_next(m, MODEL_POD, &it, &obj)) {
+    const model_pod *p = (const model_pod *)obj;
+    int64_t dur, start;
+    bool deadline;
+    if (!p->node_name || !model_pod_counts(p)) continue;
+    if ((dur = duration(p, &deadline)) <= 0) {
+      out->unknown_ends++;
+      continue;
+    }
+    start = p->start_ns ? p->start_ns : now_ns;
+    out->known_ends++, out->deadline_ends += deadline;
+    rc = will_end(&e, p, start + dur > now_ns ? start + dur : now_ns);
+  }
+  if (rc != TS_OK) ts_err_set(err, rc, "out of memory");
+  while (rc == TS_OK) {
+    /* cycles at t while they change something (a preemption's victims leave in one, its
+     * preemptor is placed in the next), a few at most */
+    bool changed = true;
+    for (int k = 0; rc == TS_OK && !bound && changed && k < AGAIN; k++) {
+      changed = false;
+      rc = cycle(&e, cfg, st, t, ns, name, out, &bound, &changed, err);
+    }
+    if (rc != TS_OK || bound) break;
+    while (e.nheap && e.end[e.heap[0].pod] != e.heap[0].at) { /* stale: evicted or rescheduled */
+      e.heap[0] = e.heap[--e.nheap];
+      heap_down(&e, 0);
+    }
+    if (!e.nheap) {
+      out->stop = "nothing left running has a known end";
+      break;
+    }
+    if (e.heap[0].at > horizon) {
+      out->stop = "horizon";
+      break;
+    }
+    if (out->events == max_events) {
+      out->stop = "events";
+      break;
+    }
+    out->events++;
+    t = e.heap[0].at;
+    while (e.nheap && e.heap[0].at <= t) { /* every pod ending at t ends (completes and goes) */
+      ending x = e.heap[0];
+      e.heap[0] = e.heap[--e.nheap];
+      heap_down(&e, 0);
+      if (e.end[x.pod] != x.at) continue;
+      e.end[x.pod] = -1;
+      (void)model_remove(m, MODEL_POD, e.ns[x.pod], e.name[x.pod]);
+    }
+  }
+  if (bound) out->started = true, out->start_ns = t;
+  sched_state_free(st);
+  ts_map_free(&e.index);
+  ts_arena_free(&e.arena);
+  ts_free(e.ns), ts_free(e.name), ts_free(e.end), ts_free(e.heap);
+  return rc;
+}
