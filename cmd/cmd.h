@@ -115,7 +115,8 @@ const char *tessera_build_date(void);
  * request per connection: its head within HEALTH_HEAD_MS, the whole connection within
  * HEALTH_IDLE_MS; at most HEALTH_CONN_MAX open, HEALTH_PER_CLIENT per peer address, a new
  * connection making room by closing the oldest (health.c says why). Over HTTPS with tls; with
- * a reviewer, /metrics only for a bearer token it allows (401, 403 otherwise). Returns new,
+ * a reviewer, /metrics only for a bearer token it allows (401, 403 otherwise), and
+ * /explain/NS/NAME for one allowed to get pod NS/NAME. Returns new,
  * NULL with err when it cannot listen. health_server_stop closes it, connections in progress
  * included (NULL is a no-op). */
 #define HEALTH_HEAD_MS    1000
@@ -131,6 +132,10 @@ typedef struct health_opts {
   kc_tls_server *tls;                             /* HTTPS with it (borrowed), or NULL */
   kc_reviewer *reviewer;                          /* who may read /metrics (borrowed), or NULL:
                                                      anyone */
+  /* /explain/NAMESPACE/NAME where /metrics is served, for who may get that pod (a
+   * SubjectAccessReview of it, with a reviewer): the explanation (JSON) into out, and the
+   * status (200, or 404 when there is no such pod); NULL: not served */
+  void (*explain)(void *ud, const char *ns, const char *name, ts_buf *out, int *status);
 } health_opts;
 typedef struct health_server health_server;
 health_server *health_server_start(uv_loop_t *loop, const health_opts *o, ts_err *err);
@@ -205,7 +210,12 @@ json_t *replay_claims_json(const sched_decision *d); /* returns new */
  * and its text form (of this document or a server's). */
 struct sched_explanation;
 struct sim_estimate_result;
-json_t *explain_json(const model *m, const struct sched_explanation *e);
+json_t *explain_json(const model *m, const struct sched_explanation *e, const char *only_ns);
+/* The explanation of pod ns/name of m from a dry-run cycle with cfg at now_ns (new), or NULL
+ * with err and *status 404 (no such pod) or 500. With only_ns, workloads and pods of other
+ * namespaces are not named (what a reader of that pod may see). */
+json_t *explain_pod(const model *m, const sched_config *cfg, int64_t now_ns, const char *ns,
+                    const char *name, const char *only_ns, int *status, ts_err *err);
 void explain_add_estimate(json_t *o, const struct sim_estimate_result *est, int64_t now_ns);
 void explain_print(FILE *f, json_t *o);
 void replay_dra_summary(FILE *out, json_t *summary, const model *m, const sched_result *res);

@@ -12,6 +12,7 @@
 
 #include "cmd/cmd.h"
 #include "config/config.h"
+#include "kubeclient/kc.h"
 #include "model/model.h"
 #include "queueing/queueing.h"
 #include "scheduler/sched.h"
@@ -29,14 +30,34 @@ static json_t *quota_amount(const model *m, int id, int64_t v) {
   return json_string(buf);
 }
 
+/* A workload's label ("PyTorchJob ns/name") or pod key ("ns/name"), or what stands for it when
+ * only the namespace only_ns may be shown. */
+static json_t *shown(const char *label, const char *ns_of, const char *only_ns) {
+  if (only_ns && strcmp(ns_of, only_ns) != 0)
+    return json_string("(a workload of another namespace)");
+  return json_string(label);
+}
+
+/* The namespace of a workload label "Kind ns/name": the text between the space and the slash. */
+static const char *label_ns(const char *label, char *buf, size_t cap) {
+  const char *sp = strchr(label, ' '), *sl;
+  if (!sp || !(sl = strchr(sp + 1, '/')) || (size_t)(sl - sp - 1) >= cap) return "";
+  memcpy(buf, sp + 1, (size_t)(sl - sp - 1));
+  buf[sl - sp - 1] = '\0';
+  return buf;
+}
+
 static json_t *maybe(const char *s) {
   return s ? json_string(s) : json_null();
 }
 
-static void add_queue(json_t *o, const sched_explanation *e) {
+static void add_queue(json_t *o, const sched_explanation *e, const char *only_ns) {
   json_t *q, *ahead = json_array();
   if (!e->cluster_queue && !e->local_queue) return;
-  for (uint32_t i = 0; i < e->nahead; i++) json_array_append_new(ahead, json_string(e->ahead[i]));
+  for (uint32_t i = 0; i < e->nahead; i++) {
+    char ns[TS_NAME_MAX];
+    json_array_append_new(ahead, shown(e->ahead[i], label_ns(e->ahead[i], ns, sizeof ns), only_ns));
+  }
   q = json_pack("{s:o, s:o, s:o, s:o}", "localQueue", maybe(e->local_queue), "clusterQueue",
                 maybe(e->cluster_queue), "cohort", maybe(e->cohort), "ahead", ahead);
   if (e->pos_lq >= 0) json_object_set_new(q, "positionInLocalQueue", json_integer(e->pos_lq));
@@ -96,7 +117,7 @@ static void add_claims(json_t *o, const model_pod *p) {
   json_object_set_new(o, "claims", a);
 }
 
-json_t *explain_json(const model *m, const sched_explanation *e) {
+json_t *explain_json(const model *m, const sched_explanation *e, const char *only_ns) {
   static const char *const states[] = {"Pending", "Bound", "NotTessera"};
   const model_pod *p = e->pod;
   json_t *o = json_pack("{s:s, s:s}", "pod", p->obj.key, "state", states[e->state]), *g, *v;
@@ -120,13 +141,13 @@ json_t *explain_json(const model *m, const sched_explanation *e) {
   g = json_array();
   for (uint32_t i = 0; i < p->ngates; i++) json_array_append_new(g, json_string(p->gates[i]));
   json_object_set_new(o, "gates", g);
-  add_queue(o, e);
+  add_queue(o, e, only_ns);
   add_quota(o, m, e);
   add_capacity(o, m, e);
   add_claims(o, p);
   v = json_array();
   for (uint32_t i = 0; i < e->nvictims; i++)
-    json_array_append_new(v, json_string(e->victims[i]->obj.key));
+    json_array_append_new(v, shown(e->victims[i]->obj.key, e->victims[i]->obj.ns, only_ns));
   json_object_set_new(o, "preemption", json_pack("{s:o}", "victims", v));
   return o;
 }
@@ -166,6 +187,36 @@ void explain_add_estimate(json_t *o, const sim_estimate_result *est, int64_t now
     json_object_set_new(es, "notWithin", json_string(est->stop));
   }
   json_object_set_new(o, "estimate", es);
+}
+
+json_t *explain_pod(const model *m, const sched_config *cfg, int64_t now_ns, const char *ns,
+                    const char *name, const char *only_ns, int *status, ts_err *err) {
+  const model_pod *p = (const model_pod *)model_get(m, MODEL_POD, ns, name);
+  sched_state *st;
+  sched_result res;
+  sched_explainer *x = NULL;
+  sched_explanation e;
+  json_t *doc = NULL;
+  *status = 404;
+  if (!p) {
+    ts_err_set(err, TS_ENOTFOUND, "no pod %s/%s", ns, name);
+    return NULL;
+  }
+  *status = 500;
+  if (!(st = sched_state_new())) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
+  if (sched_cycle(m, cfg, st, now_ns, &res, err) != TS_OK) {
+    sched_state_free(st);
+    return NULL;
+  }
+  if (sched_explainer_new(m, cfg, &res, now_ns, &x) != TS_OK || sched_explain(x, p, &e) != TS_OK ||
+      !(doc = explain_json(m, &e, only_ns)))
+    ts_err_set(err, TS_ENOMEM, "out of memory");
+  else
+    *status = 200;
+  sched_explainer_free(x);
+  sched_result_free(&res);
+  sched_state_free(st);
+  return doc;
 }
 
 static const char *str(json_t *o, const char *k) {
@@ -294,8 +345,15 @@ static void usage(FILE *f) {
   fputs(
       "usage: tessera explain NAMESPACE/NAME --snapshot PATH [--config FILE] [-o text|json|yaml]\n"
       "                       [--horizon DURATION] [--no-estimate]\n"
+      "       tessera explain NAMESPACE/NAME --server URL [--token-file FILE]\n"
+      "                       [--certificate-authority FILE | --insecure-skip-tls-verify]\n"
       "  NAMESPACE/NAME  a pending pod\n"
       "  --snapshot      a recorded cluster (tessera snapshot, kubectl JSON/YAML, a directory)\n"
+      "  --server        a running tessera's metrics endpoint (https://HOST:PORT): its\n"
+      "                  explanation now, for a token allowed to get the pod (no estimate)\n"
+      "  --token-file    the bearer token to send (kubectl create token, a ServiceAccount's)\n"
+      "  --certificate-authority  the CA that signed the server's certificate\n"
+      "  --insecure-skip-tls-verify  do not verify the server's certificate\n"
       "  --config        tessera.yaml (else the snapshot's own, else the defaults)\n"
       "  -o, --output    text (default), json or yaml\n"
       "  --horizon       how far ahead the estimate looks (a Go duration; 168h)\n"
@@ -303,12 +361,20 @@ static void usage(FILE *f) {
       f);
 }
 
-static const cmd_flag explain_flags[] = {
-    {"--snapshot", NULL, "PATH"},    {"--config", NULL, "FILE"},    {"--output", "-o", "FORMAT"},
-    {"--horizon", NULL, "DURATION"}, {"--no-estimate", NULL, NULL}, {NULL, NULL, NULL}};
+static const cmd_flag explain_flags[] = {{"--snapshot", NULL, "PATH"},
+                                         {"--config", NULL, "FILE"},
+                                         {"--output", "-o", "FORMAT"},
+                                         {"--horizon", NULL, "DURATION"},
+                                         {"--no-estimate", NULL, NULL},
+                                         {"--server", NULL, "URL"},
+                                         {"--token-file", NULL, "FILE"},
+                                         {"--certificate-authority", NULL, "FILE"},
+                                         {"--insecure-skip-tls-verify", NULL, NULL},
+                                         {NULL, NULL, NULL}};
 
 typedef struct explain_args {
-  const char *target, *snapshot, *config;
+  const char *target, *snapshot, *config, *server, *token_file, *ca;
+  bool insecure;
   cmd_format fmt;
   int64_t horizon_ms;
   bool no_estimate;
@@ -333,6 +399,14 @@ static int parse_args(int argc, char **argv, explain_args *a) {
           "explain", usage, "--horizon %s: a positive Go duration (\"72h\", \"90m\") is needed", x);
     else if (v[i].flag == 4)
       a->no_estimate = strcmp(x, "false") != 0;
+    else if (v[i].flag == 5)
+      a->server = x;
+    else if (v[i].flag == 6)
+      a->token_file = x;
+    else if (v[i].flag == 7)
+      a->ca = x;
+    else if (v[i].flag == 8)
+      a->insecure = strcmp(x, "false") != 0;
     else if (v[i].flag < 0 && a->target)
       return cmd_usage_error("explain", usage, "one pod only (%s, then %s)", a->target, x);
     else if (v[i].flag < 0)
@@ -340,8 +414,12 @@ static int parse_args(int argc, char **argv, explain_args *a) {
   }
   if (!a->target || !strchr(a->target, '/') || a->target[0] == '/' || !strchr(a->target, '/')[1])
     return cmd_usage_error("explain", usage, "the pod is NAMESPACE/NAME");
-  if (!a->snapshot)
-    return cmd_usage_error("explain", usage, "--snapshot PATH is needed (a recorded cluster)");
+  if (!a->snapshot == !a->server)
+    return cmd_usage_error("explain", usage,
+                           "--snapshot PATH (a recorded cluster) or --server URL (a running "
+                           "tessera), one of them");
+  if (a->server && strncmp(a->server, "http://", 7) && strncmp(a->server, "https://", 8))
+    return cmd_usage_error("explain", usage, "--server %s: an http:// or https:// URL", a->server);
   return CMD_PARSED;
 }
 
@@ -364,53 +442,84 @@ static model *load(const explain_args *a, cfg_tessera *t, dra_cel *cel, int64_t 
   return m;
 }
 
+/* --server: GET /explain/NS/NAME of a running tessera and print it; the exit status. */
+static int from_server(const explain_args *a, const char *ns, const char *name) {
+  char url[1200], token[KC_TOKEN_MAX] = "";
+  size_t sl = strlen(a->server);
+  ts_buf body;
+  long code = 0;
+  int status = 1;
+  ts_err err;
+  json_t *doc;
+  ts_err_clear(&err);
+  if (a->token_file) {
+    FILE *f = fopen(a->token_file, "r");
+    size_t n = f ? fread(token, 1, sizeof token - 1, f) : 0;
+    if (!f) {
+      fprintf(stderr, "tessera explain: --token-file %s: cannot be read\n", a->token_file);
+      return 1;
+    }
+    fclose(f);
+    while (n && (token[n - 1] == '\n' || token[n - 1] == '\r' || token[n - 1] == ' ')) n--;
+    token[n] = '\0';
+  }
+  while (sl && a->server[sl - 1] == '/') sl--; /* "https://h:8443/" and "https://h:8443" */
+  snprintf(url, sizeof url, "%.*s/explain/%s/%s", (int)sl, a->server, ns, name);
+  ts_buf_init(&body, 16 << 20);
+  if (kc_get_once(url, token, a->ca, a->insecure, 30, &body, &code, &err) != TS_OK) {
+    fprintf(stderr, "tessera explain: %s: %s\n", a->server, err.text);
+  } else if (code != 200) {
+    fprintf(stderr, "tessera explain: %s answered %ld: %.*s", a->server, code,
+            (int)(body.len > 600 ? 600 : body.len), body.data ? body.data : "");
+    if (!body.len || body.data[body.len - 1] != '\n') fputc('\n', stderr);
+  } else if (!(doc = json_loadb(body.data ? body.data : "", body.len, 0, NULL))) {
+    fprintf(stderr, "tessera explain: %s: the answer is not JSON\n", a->server);
+  } else {
+    if (a->fmt == CMD_FMT_TEXT)
+      explain_print(stdout, doc);
+    else
+      cmd_write_doc(stdout, a->fmt, doc);
+    json_decref(doc);
+    status = 0;
+  }
+  memset(token, 0, sizeof token);
+  ts_buf_free(&body);
+  return status;
+}
+
 int cmd_explain(int argc, char **argv) {
   explain_args a;
   cfg_tessera t;
   dra_cel *cel = NULL;
   model *m = NULL;
-  sched_result res;
-  sched_state *st = NULL;
-  sched_explainer *x = NULL;
-  sched_explanation e;
   sim_estimate_result est;
-  bool have_res = false;
+  int code = 0;
   char ns[TS_NAME_MAX], *name;
   int64_t now = 0;
   int status = 1;
   ts_err err;
   json_t *doc = NULL;
-  const model_pod *p;
   if ((status = parse_args(argc, argv, &a)) != CMD_PARSED) return cmd_flags_exit(status);
   status = 1;
   ts_err_clear(&err);
   ts_strlcpy(ns, a.target, sizeof ns);
   if ((name = strchr(ns, '/'))) *name++ = '\0';
+  if (a.server) return from_server(&a, ns, name);
   if (cfg_tessera_setup(a.config, &t, &err) != TS_OK) {
     fprintf(stderr, "%s\n", err.text);
     return 2;
   }
   if (!(cel = dra_cel_new()) || !(m = load(&a, &t, cel, &now, &err))) goto done;
-  if (!(p = (const model_pod *)model_get(m, MODEL_POD, ns, name))) {
-    fprintf(stderr, "tessera explain: no pod %s in %s\n", a.target, a.snapshot);
+  if (!(doc = explain_pod(m, &t.sched, now, ns, name, NULL, &code, &err))) {
+    if (code == 404)
+      fprintf(stderr, "tessera explain: no pod %s in %s\n", a.target, a.snapshot);
+    else
+      fprintf(stderr, "tessera explain: %s\n", err.text);
     goto done;
   }
-  if (!(st = sched_state_new()) || sched_cycle(m, &t.sched, st, now, &res, &err) != TS_OK) {
-    fprintf(stderr, "tessera explain: %s\n", st ? err.text : "out of memory");
-    goto done;
-  }
-  have_res = true;
-  if (sched_explainer_new(m, &t.sched, &res, now, &x) != TS_OK ||
-      sched_explain(x, p, &e) != TS_OK) {
-    fprintf(stderr, "tessera explain: out of memory\n");
-    goto done;
-  }
-  doc = explain_json(m, &e);
-  if (!a.no_estimate && e.state == SCHED_EXPLAIN_PENDING) {
-    /* forward, on the model itself: the explanation is written down, what it pointed at goes */
+  if (!a.no_estimate && !strcmp(json_string_value(json_object_get(doc, "state")), "Pending")) {
+    /* forward, on the model itself: the explanation is written down */
     sim_estimate_opts o = {.horizon_ns = a.horizon_ms * 1000000};
-    sched_explainer_free(x), x = NULL;
-    sched_result_free(&res), have_res = false;
     if (sim_estimate(m, &t.sched, now, ns, name, &o, &est, &err) != TS_OK) {
       fprintf(stderr, "tessera explain: estimate: %s\n", err.text);
       goto done;
@@ -424,9 +533,6 @@ int cmd_explain(int argc, char **argv) {
   status = 0;
 done:
   json_decref(doc);
-  sched_explainer_free(x);
-  if (have_res) sched_result_free(&res);
-  sched_state_free(st);
   model_free(m);
   dra_cel_free(cel);
   cfg_tessera_free(&t);

@@ -47,7 +47,9 @@ typedef struct conn {
   int writes;        /* writes under way */
   bool answered;     /* one answer per connection */
   bool waiting;      /* for the reviewer's verdict: not freed before it comes */
-  bool closing;      /* conn_close was called */
+  char ns[64];       /* /explain/NS/NAME: the pod asked for ("" for /metrics) */
+  char name[254];
+  bool closing; /* conn_close was called */
 } conn;
 
 typedef struct outgoing {
@@ -184,7 +186,33 @@ static void answer_metrics(conn *c) {
   ts_buf_free(&b);
 }
 
-/* The reviewer's verdict on a scrape of /metrics. */
+static void answer_explain(conn *c) {
+  ts_buf b;
+  int status = 200;
+  ts_buf_init(&b, 16 << 20);
+  c->h->o.explain(c->h->o.ud, c->ns, c->name, &b, &status);
+  answer(c, status, "application/json", b.data ? b.data : "", b.len);
+  ts_buf_free(&b);
+}
+
+/* /explain/NS/NAME: the namespace and name, each a DNS label or subdomain as the API server
+ * requires of them; false for any other path. */
+static bool explain_path(const char *path, char *ns, size_t nscap, char *name, size_t namecap) {
+  const char *p = path + 9, *slash;
+  size_t nl, ml;
+  if (strncmp(path, "/explain/", 9) || !(slash = strchr(p, '/'))) return false;
+  nl = (size_t)(slash - p), ml = strlen(slash + 1);
+  if (!nl || nl >= nscap || nl > 63 || !ml || ml >= namecap) return false;
+  for (const char *q = p; q < slash + 1 + ml; q++)
+    if (q != slash && !((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-' ||
+                        (*q == '.' && q > slash)))
+      return false;
+  memcpy(ns, p, nl), ns[nl] = '\0';
+  memcpy(name, slash + 1, ml), name[ml] = '\0';
+  return true;
+}
+
+/* The reviewer's verdict on a scrape of /metrics or a read of /explain. */
 static void verdict(void *ud, int code, const char *message) {
   conn *c = ud;
   char text[400];
@@ -194,7 +222,7 @@ static void verdict(void *ud, int code, const char *message) {
     if (!c->handles && !c->writes) conn_free(c);
     return;
   }
-  if (code == 200 && !c->h->stopping) return answer_metrics(c);
+  if (code == 200 && !c->h->stopping) return c->ns[0] ? answer_explain(c) : answer_metrics(c);
   if (code == 200) code = 503, message = "shutting down";
   n = snprintf(text, sizeof text, "%s\n", message);
   answer(c, code, "text/plain", text, (size_t)n < sizeof text ? (size_t)n : 0);
@@ -245,7 +273,7 @@ int health_parse_request(const char *req, size_t n, char *path, size_t cap) {
 }
 
 static void route(conn *c) {
-  char path[256] = "";
+  char path[400] = "";
   health_parse_request(c->req, c->n, path, sizeof path);
   if (c->h->stopping) { /* what the callbacks read may be gone */
     answer(c, 503, "text/plain", "shutting down\n", 14);
@@ -264,6 +292,18 @@ static void route(conn *c) {
     memset(token, 0, sizeof token);
   } else if (!strcmp(path, "/metrics") && c->h->o.metrics) {
     answer_metrics(c);
+  } else if (c->h->o.explain && c->h->o.metrics &&
+             explain_path(path, c->ns, sizeof c->ns, c->name, sizeof c->name)) {
+    if (c->h->o.reviewer) { /* who may get the pod may read why it waits */
+      char token[REQ_MAX], pod[400];
+      if (health_parse_bearer(c->req, c->n, token, sizeof token)) token[0] = '\0';
+      snprintf(pod, sizeof pod, "/api/v1/namespaces/%s/pods/%s", c->ns, c->name);
+      c->waiting = true;
+      kc_reviewer_check(c->h->o.reviewer, token, "get", pod, verdict, c);
+      memset(token, 0, sizeof token);
+    } else {
+      answer_explain(c);
+    }
   } else {
     answer(c, 404, "text/plain", "not found\n", 10);
   }

@@ -38,40 +38,41 @@
 typedef enum kueue_seen { KUEUE_UNKNOWN, KUEUE_ABSENT, KUEUE_RUNS, KUEUE_UNREADABLE } kueue_seen;
 
 typedef struct runner {
-  uv_loop_t *loop;        /* the loop */
-  kc_client *client;      /* API client */
-  kc_informers *inf;      /* list and watch */
-  kc_leader *leader;      /* leader election, or NULL */
-  kc_gate gate;           /* open while this replica leads */
-  kc_writer *writer;      /* writes behind the gate */
-  run_writes writes;      /* live/'s writes on it */
-  health_server *health;  /* /healthz, /readyz, /metrics on healthAddress */
-  health_server *metrics; /* the same on metricsAddress, when it differs */
-  kc_tls_server *tls;     /* metricsSecure: the certificate of metricsAddress */
-  kc_reviewer *reviewer;  /* metricsSecure: who may read /metrics */
-  live *l;                /* model, assumptions, decisions into writes */
-  uv_timer_t tick;        /* cycle timer */
-  uv_signal_t sigterm;    /* SIGTERM: shut down */
-  uv_signal_t sigint;     /* SIGINT: shut down */
-  uint64_t last_cycle_ms; /* loop time of the last cycle */
-  uint64_t last_trim_ms;  /* loop time memory was last given back */
-  bool stopping;          /* shutdown started */
-  int status;             /* exit status */
-  uint64_t rejected;      /* objects the model refused */
-  cfg_queue_status qs;    /* queueStatus */
-  uv_timer_t kueue_check; /* queueStatus auto: reads Kueue's Lease */
-  kc_req *kueue_req;      /* that read, in flight */
-  kueue_seen kueue;       /* what the last read said */
-  bool led;               /* the gate was open at the last tick */
-  bool kueue_admits;      /* queueing.admission: kueue */
-  bool shadow;            /* --shadow: compare, write nothing */
-  const char *shadow_of;  /* --shadow-scheduler-name (interned), or NULL: every other pod */
-  const char *shadow_dir; /* --shadow-report DIR, or NULL */
-  sched_shadow last;      /* the last comparison */
-  uint64_t shadows;       /* comparisons made */
-  uint64_t shadow_ms;     /* loop time of the last one */
-  uint64_t shadow_log_ms; /* loop time of the last summary logged */
-  uint64_t shadow_gen;    /* the model's generation after it */
+  uv_loop_t *loop;         /* the loop */
+  kc_client *client;       /* API client */
+  kc_informers *inf;       /* list and watch */
+  kc_leader *leader;       /* leader election, or NULL */
+  kc_gate gate;            /* open while this replica leads */
+  kc_writer *writer;       /* writes behind the gate */
+  run_writes writes;       /* live/'s writes on it */
+  health_server *health;   /* /healthz, /readyz, /metrics on healthAddress */
+  health_server *metrics;  /* the same on metricsAddress, when it differs */
+  kc_tls_server *tls;      /* metricsSecure: the certificate of metricsAddress */
+  kc_reviewer *reviewer;   /* metricsSecure: who may read /metrics */
+  live *l;                 /* model, assumptions, decisions into writes */
+  const sched_config *cfg; /* the cycle's settings (of l) */
+  uv_timer_t tick;         /* cycle timer */
+  uv_signal_t sigterm;     /* SIGTERM: shut down */
+  uv_signal_t sigint;      /* SIGINT: shut down */
+  uint64_t last_cycle_ms;  /* loop time of the last cycle */
+  uint64_t last_trim_ms;   /* loop time memory was last given back */
+  bool stopping;           /* shutdown started */
+  int status;              /* exit status */
+  uint64_t rejected;       /* objects the model refused */
+  cfg_queue_status qs;     /* queueStatus */
+  uv_timer_t kueue_check;  /* queueStatus auto: reads Kueue's Lease */
+  kc_req *kueue_req;       /* that read, in flight */
+  kueue_seen kueue;        /* what the last read said */
+  bool led;                /* the gate was open at the last tick */
+  bool kueue_admits;       /* queueing.admission: kueue */
+  bool shadow;             /* --shadow: compare, write nothing */
+  const char *shadow_of;   /* --shadow-scheduler-name (interned), or NULL: every other pod */
+  const char *shadow_dir;  /* --shadow-report DIR, or NULL */
+  sched_shadow last;       /* the last comparison */
+  uint64_t shadows;        /* comparisons made */
+  uint64_t shadow_ms;      /* loop time of the last one */
+  uint64_t shadow_log_ms;  /* loop time of the last summary logged */
+  uint64_t shadow_gen;     /* the model's generation after it */
 } runner;
 
 /* ---- informers into live/ ----------------------------------------------------------------- */
@@ -447,6 +448,25 @@ static const char *identity_of(const run_args *a, char *buf, size_t cap) {
   return buf;
 }
 
+/* /explain/NS/NAME: a dry-run cycle on the model as the next cycle will see it (with a fresh
+ * state: a pod in its requeue backoff is explained as if it had none), naming only what the
+ * pod's own namespace holds. */
+static void explain(void *ud, const char *ns, const char *name, ts_buf *out, int *status) {
+  runner *r = ud;
+  ts_err err;
+  json_t *doc;
+  char *text;
+  ts_err_clear(&err);
+  doc = explain_pod(live_model(r->l), r->cfg, ts_time_now_ns(), ns, name, ns, status, &err);
+  if (!doc) doc = json_pack("{s:s}", "error", err.text);
+  if ((text = json_dumps(doc, JSON_COMPACT))) {
+    ts_buf_puts(out, text);
+    ts_buf_putc(out, '\n');
+    free(text);
+  }
+  json_decref(doc);
+}
+
 /* An endpoint (/healthz, /readyz, and /metrics when with_metrics) on the address of
  * tessera.yaml, over HTTPS with /metrics for reviewed tokens when secure; NULL when it cannot
  * listen (logged: the scheduler runs without it). */
@@ -458,6 +478,7 @@ static health_server *endpoint(runner *r, const char *field, const char *addr, b
   ts_err err;
   ts_err_clear(&err);
   if (secure) o.tls = r->tls, o.reviewer = r->reviewer;
+  if (with_metrics) o.explain = explain;
   if (cfg_address_split(addr, host, sizeof host, &o.port, &err) != TS_OK ||
       !(h = health_server_start(r->loop, &o, &err)))
     ts_log(TS_LOG_WARN, "%s %s: %s; running without it", field, addr, err.text);
@@ -573,6 +594,7 @@ int cmd_run(int argc, char **argv) {
   ts_strlcpy(r.writes.claim_version, "v1", sizeof r.writes.claim_version);
   ts_strlcpy(r.writes.identity, identity, sizeof r.writes.identity);
   if (!(r.l = live_new(&t.sched, &w))) goto fail_auth;
+  r.cfg = &t.sched;
   r.loop = uv_default_loop();
   if (!(r.client = kc_client_new(r.loop, &auth, &err))) {
     ts_log(TS_LOG_ERROR, "%s", err.text);

@@ -524,11 +524,16 @@ size_t kc_client_inflight(const kc_client *c, size_t *queued) {
   return c->inflight;
 }
 
+/* libcurl's process-wide set-up, once, before the first handle. */
+static void curl_once(void) {
+  static bool global;
+  if (!global) curl_global_init(CURL_GLOBAL_DEFAULT), global = true;
+}
+
 kc_client *kc_client_new(uv_loop_t *loop, const kc_auth *auth, ts_err *err) {
   kc_client *c = ts_calloc(1, sizeof *c);
-  static bool global;
   if (!c) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
-  if (!global) curl_global_init(CURL_GLOBAL_DEFAULT), global = true;
+  curl_once();
   c->loop = loop, c->auth = auth, c->timeout_ms = KC_REQUEST_TIMEOUT_MS;
   c->https = !strncasecmp(auth->server, "https://", 8);
   if (!(c->socks = ts_calloc(KC_SOCK_POOL, sizeof *c->socks))) {
@@ -608,4 +613,43 @@ void kc_client_free(kc_client *c) {
 void kc_api_opts_default(kc_api_opts *o) {
   o->request_timeout_ms = KC_REQUEST_TIMEOUT_MS;
   o->event_interval_ms = KC_EVENT_INTERVAL_MS;
+}
+
+/* ---- one synchronous GET (a command's client of a running tessera) ------------------------- */
+
+static size_t collect(char *p, size_t size, size_t n, void *ud) {
+  return ts_buf_append(ud, p, size * n) == TS_OK ? size * n : 0;
+}
+
+ts_rc kc_get_once(const char *url, const char *token, const char *ca_file, bool insecure,
+                  long timeout_s, ts_buf *out, long *status, ts_err *err) {
+  char auth[KC_TOKEN_MAX + 32];
+  struct curl_slist *headers = NULL;
+  CURLcode rc;
+  CURL *h;
+  *status = 0;
+  curl_once();
+  if (!(h = curl_easy_init())) return ts_err_set(err, TS_ENOMEM, "out of memory");
+  if (token && *token) {
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+    headers = curl_slist_append(headers, auth);
+    memset(auth, 0, sizeof auth);
+  }
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, collect);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, out);
+  curl_easy_setopt(h, CURLOPT_TIMEOUT, timeout_s);
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  if (ca_file) curl_easy_setopt(h, CURLOPT_CAINFO, ca_file);
+  if (insecure) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  rc = curl_easy_perform(h);
+  curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, status);
+  curl_slist_free_all(headers);
+  curl_easy_cleanup(h);
+  if (rc != CURLE_OK) return ts_err_set(err, TS_EIO, "%s", curl_easy_strerror(rc));
+  return TS_OK;
 }

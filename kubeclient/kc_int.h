@@ -7,7 +7,6 @@
 #include "input/input.h"
 #include "kubeclient/kc.h"
 
-#define KC_TOKEN_MAX     8192 /* bytes of a bearer token */
 #define KC_EXEC_RETRY_MS 1000 /* an exec plugin run again after a 401 at most this often */
 
 /* An API path with a namespace, a name and a subresource (/apis/G/V/namespaces/NS/R/NAME/S). */

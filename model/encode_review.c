@@ -53,12 +53,40 @@ ts_rc model_token_review_read(const json_t *review, bool *authenticated, json_t 
   return TS_OK;
 }
 
+/* The resource request a path of the core API names, as the API server's request info reads
+ * it: "/api/v1/namespaces/NS/RESOURCE/NAME" into its parts (each copied into a buffer of cap
+ * bytes); false for any other path. */
+static bool resource_path(const char *path, char *ns, char *resource, char *name, size_t cap) {
+  static const char prefix[] = "/api/v1/namespaces/";
+  const char *p = path + sizeof prefix - 1, *parts[3];
+  char *out[3] = {ns, resource, name};
+  size_t len[3];
+  if (strncmp(path, prefix, sizeof prefix - 1) != 0) return false;
+  for (int i = 0; i < 3; i++) {
+    const char *end = strchr(p, '/');
+    if (i < 2 && !end) return false;
+    if (i == 2 && end) return false;
+    parts[i] = p, len[i] = end ? (size_t)(end - p) : strlen(p);
+    if (!len[i] || len[i] >= cap) return false;
+    p = end ? end + 1 : p + len[i];
+  }
+  for (int i = 0; i < 3; i++) memcpy(out[i], parts[i], len[i]), out[i][len[i]] = '\0';
+  return true;
+}
+
 json_t *model_access_review_json(const json_t *user, const char *path, const char *verb) {
-  json_t *spec, *v,
-      *b = json_pack("{s:s, s:s, s:{s:s, s:{s:s, s:s}}}", "apiVersion", "authorization.k8s.io/v1",
-                     "kind", "SubjectAccessReview", "spec", "user",
-                     json_string_value(json_object_get(user, "username")) ?: "",
-                     "nonResourceAttributes", "path", path, "verb", verb);
+  char ns[256], resource[64], name[256];
+  json_t *spec, *v, *attrs;
+  if (resource_path(path, ns, resource, name, sizeof resource))
+    attrs = json_pack("{s:s, s:s, s:s, s:s, s:s}", "namespace", ns, "verb", verb, "group", "",
+                      "resource", resource, "name", name);
+  else
+    attrs = json_pack("{s:s, s:s}", "path", path, "verb", verb);
+  json_t *b = json_pack(
+      "{s:s, s:s, s:{s:s, s:o}}", "apiVersion", "authorization.k8s.io/v1", "kind",
+      "SubjectAccessReview", "spec", "user",
+      json_string_value(json_object_get(user, "username")) ?: "",
+      json_object_get(attrs, "resource") ? "resourceAttributes" : "nonResourceAttributes", attrs);
   if (!b) return NULL;
   spec = json_object_get(b, "spec");
   if (json_is_string(v = json_object_get(user, "uid")) && json_string_length(v))

@@ -112,7 +112,9 @@ json_t *model_token_review_json(const char *token);
 ts_rc model_token_review_read(const json_t *review, bool *authenticated, json_t **user,
                               const char **user_name, ts_err *err);
 /* An authorization.k8s.io/v1 SubjectAccessReview: may user (a TokenReview's status.user) do verb
- * ("get") on the non-resource URL path ("/metrics")? */
+ * ("get") on the non-resource URL path ("/metrics")? A path of the core API naming one object,
+ * "/api/v1/namespaces/NS/RESOURCE/NAME", asks for that object instead (resourceAttributes:
+ * who may read pod NAME may read its explanation). */
 json_t *model_access_review_json(const json_t *user, const char *path, const char *verb);
 /* What a SubjectAccessReview's answer says: TS_OK with *allowed and the reason into reason (cap
  * bytes, "" when none); TS_EINVAL with err naming the field. */

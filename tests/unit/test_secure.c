@@ -446,6 +446,31 @@ static void test_review_wire(void **state) {
     free(text);
   }
   json_decref(sar);
+  /* a path naming one object of the core API asks for that object (explain: who may read the
+   * pod); anything else under /api stays a non-resource path */
+  sar = model_access_review_json(user, "/api/v1/namespaces/team-a/pods/train-0", "get");
+  {
+    char *text = json_dumps(json_object_get(json_object_get(sar, "spec"), "resourceAttributes"),
+                            JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(text, "{\"group\":\"\",\"name\":\"train-0\",\"namespace\":\"team-a\","
+                              "\"resource\":\"pods\",\"verb\":\"get\"}");
+    free(text);
+    assert_null(json_object_get(json_object_get(sar, "spec"), "nonResourceAttributes"));
+  }
+  json_decref(sar);
+  {
+    static const char *const not_one[] = {
+        "/api/v1/namespaces/team-a/pods", "/api/v1/namespaces/team-a/pods/p/log",
+        "/api/v1/namespaces//pods/p", "/apis/v1/namespaces/a/b/c"};
+    for (size_t i = 0; i < sizeof not_one / sizeof *not_one; i++) {
+      sar = model_access_review_json(user, not_one[i], "get");
+      assert_string_equal(
+          json_string_value(json_object_get(
+              json_object_get(json_object_get(sar, "spec"), "nonResourceAttributes"), "path")),
+          not_one[i]);
+      json_decref(sar);
+    }
+  }
   json_decref(user);
   /* answers that are not reviews name the field */
   ans = json_loads("{\"status\":{\"authenticated\":true,\"user\":{\"groups\":[1]}}}", 0, NULL);

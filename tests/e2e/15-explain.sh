@@ -1,0 +1,105 @@
+#!/bin/bash
+# tessera explain against a running Tessera: /explain/NS/NAME on the metrics endpoint answers
+# who may get the pod (a SubjectAccessReview with the pod as resource, asked of the real API
+# server): a ServiceAccount with a Role to get pods in team-a reads why team-a/second waits
+# (WaitingForQuota in ClusterQueue cq, first in line, team-a/first holding the quota, the
+# workload of another namespace ahead of it not named), one without gets 403 naming it, no
+# token 401; a pod that does not exist is 404; `tessera explain --server` prints the same as
+# text. Then, without metricsSecure, the endpoint answers anyone, as /metrics does.
+scenario() {
+  fresh_cluster
+  namespace team-a
+  namespace team-b
+  node gpu-0 4 pool=gpu
+  gpu_queue 2
+  k apply -f - >/dev/null <<YAML || fail "team-b's LocalQueue"
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: lq, namespace: team-b}
+spec: {clusterQueue: cq}
+YAML
+  local mport=$((HEALTH_BASE + 41)) reader nobody url out code
+  k create serviceaccount reader -n team-a >/dev/null || fail "ServiceAccount reader"
+  k create serviceaccount nobody -n team-a >/dev/null || fail "ServiceAccount nobody"
+  k create role pod-reader -n team-a --verb=get --resource=pods >/dev/null || fail "Role"
+  k create rolebinding reader -n team-a --role=pod-reader --serviceaccount=team-a:reader >/dev/null ||
+    fail "RoleBinding"
+  reader=$(k create token reader -n team-a) || fail "token"
+  nobody=$(k create token nobody -n team-a) || fail "token"
+  start_tessera a "metricsAddress: 127.0.0.1:$mport
+metricsSecure: true"
+  # first holds the queue's 2 GPUs; early (team-b, older) and second (team-a) wait for quota
+  k create -f - >/dev/null <<YAML || fail "pods"
+apiVersion: v1
+kind: Pod
+metadata: {name: first, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  schedulerName: tessera
+  containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "2"}}}]
+YAML
+  wait_until 30 bound team-a first || fail "team-a/first was not bound"
+  k create -f - >/dev/null <<YAML || fail "pods"
+apiVersion: v1
+kind: Pod
+metadata: {name: early, namespace: team-b, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  schedulerName: tessera
+  containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "2"}}}]
+YAML
+  sleep 1.1 # a later creationTimestamp (seconds) for second
+  k create -f - >/dev/null <<YAML || fail "pods"
+apiVersion: v1
+kind: Pod
+metadata: {name: second, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: lq}}
+spec:
+  schedulerName: tessera
+  containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "2"}}}]
+YAML
+  wait_until 30 has_unschedulable_message team-a second || fail "team-a/second got no reason"
+  url="https://127.0.0.1:$mport/explain/team-a/second"
+  status() { # status TOKEN URL: the HTTP status, the body in explain.json
+    if [ -n "$1" ]; then
+      curl -sk -o "$E2E_OUT/explain.json" -w '%{http_code}' -H "Authorization: Bearer $1" "$2"
+    else
+      curl -sk -o "$E2E_OUT/explain.json" -w '%{http_code}' "$2"
+    fi
+  }
+  code=$(status "" "$url")
+  [ "$code" = 401 ] || fail "no token: $code, want 401"
+  code=$(status "$nobody" "$url")
+  [ "$code" = 403 ] || fail "ServiceAccount nobody: $code, want 403"
+  grep -q "Authorization denied for user system:serviceaccount:team-a:nobody" "$E2E_OUT/explain.json" ||
+    fail "the 403 does not name the user: $(cat "$E2E_OUT/explain.json")"
+  code=$(status "$reader" "$url")
+  [ "$code" = 200 ] || fail "ServiceAccount reader: $code, want 200: $(cat "$E2E_OUT/explain.json")"
+  out=$(cat "$E2E_OUT/explain.json")
+  # the answer is compact JSON (no spaces): checked field by field with grep
+  for want in '"state":"Pending"' '"why":"WaitingForQuota"' '"clusterQueue":"cq"' \
+    '"positionInClusterQueue":1' '"ahead":["(a workload of another namespace)"]' \
+    '"usage":"2"' '"missing":"2"'; do
+    grep -qF "$want" <<<"$out" || fail "no $want in $out"
+  done
+  grep -q 'early' <<<"$out" && fail "team-b's pod named to team-a's reader: $out"
+  code=$(status "$reader" "https://127.0.0.1:$mport/explain/team-a/nope")
+  [ "$code" = 404 ] || fail "a pod the reader may get that does not exist: $code, want 404"
+  code=$(status "$reader" "https://127.0.0.1:$mport/explain/team-b/early")
+  [ "$code" = 403 ] || fail "team-a's reader on a pod of team-b: $code, want 403"
+  say "explain: none 401, nobody 403, reader 200 (WaitingForQuota, number 2 in cq, team-b's not named), 404 for no such pod, 403 in team-b"
+  k create token reader -n team-a >"$E2E_OUT/reader.token" || fail "token"
+  out=$("$TESSERA" explain team-a/second --server "https://127.0.0.1:$mport" \
+    --token-file "$E2E_OUT/reader.token" --insecure-skip-tls-verify) || fail "tessera explain --server: $out"
+  grep -q "pod team-a/second: pending (WaitingForQuota)" <<<"$out" || fail "text: $out"
+  grep -q "in line: number 2 in the ClusterQueue" <<<"$out" || fail "text: $out"
+  say "tessera explain --server: the same as text"
+  stop_tessera a
+
+  start_tessera b "metricsAddress: 127.0.0.1:$mport"
+  code=$(curl -s -o "$E2E_OUT/explain.json" -w '%{http_code}' "http://127.0.0.1:$mport/explain/team-a/second")
+  [ "$code" = 200 ] || fail "without metricsSecure: $code, want 200"
+  code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/explain/team-a/nope")
+  [ "$code" = 404 ] || fail "no such pod: $code, want 404"
+  code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/explain/Team_A/x")
+  [ "$code" = 404 ] || fail "a namespace that cannot be one: $code, want 404"
+  say "without metricsSecure: 200, no such pod 404, a bad path 404"
+  stop_tessera b
+}
