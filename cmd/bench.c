@@ -29,6 +29,7 @@ static void usage(FILE *f) {
         "  --seed           the generator's seed\n"
         "  --snapshot       a recorded cluster instead of scenarios (tessera snapshot, kubectl)\n"
         "  --config         tessera.yaml, with --snapshot\n"
+        "  --explain        also time tessera explain's explainer over every pending pod\n"
         "  -o, --output     text (default), json (a line per scenario) or yaml\n\n"
         "scenarios (default size):\n",
         f);
@@ -36,10 +37,10 @@ static void usage(FILE *f) {
     fprintf(f, "  %-10s %s (%d nodes, %d pods)\n", s[i].name, s[i].what, s[i].nodes, s[i].pods);
 }
 
-static const cmd_flag bench_flags[] = {{"--output", "-o", "FORMAT"}, {"--snapshot", NULL, "PATH"},
-                                       {"--config", NULL, "FILE"},   {"--nodes", NULL, "N"},
-                                       {"--pods", NULL, "M"},        {"--repeat", NULL, "R"},
-                                       {"--seed", NULL, "S"},        {NULL, NULL, NULL}};
+static const cmd_flag bench_flags[] = {
+    {"--output", "-o", "FORMAT"}, {"--snapshot", NULL, "PATH"}, {"--config", NULL, "FILE"},
+    {"--nodes", NULL, "N"},       {"--pods", NULL, "M"},        {"--repeat", NULL, "R"},
+    {"--seed", NULL, "S"},        {"--explain", NULL, NULL},    {NULL, NULL, NULL}};
 
 static int dcmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -56,6 +57,7 @@ typedef struct bench_args {
   cmd_format fmt;        /* which */
   const char *snapshot;  /* --snapshot PATH: a recorded cluster instead of scenarios */
   const char *config;    /* --config FILE (with --snapshot) */
+  bool explain;          /* --explain */
 } bench_args;
 
 /* CMD_PARSED, CMD_HELP or CMD_USAGE (said). */
@@ -77,6 +79,10 @@ static int parse(int argc, char **argv, bench_args *a) {
     }
     if (args[i].flag == 1 || args[i].flag == 2) {
       *(args[i].flag == 1 ? &a->snapshot : &a->config) = v;
+      continue;
+    }
+    if (args[i].flag == 7) {
+      a->explain = strcmp(v, "false") != 0;
       continue;
     }
     if (f) {
@@ -116,6 +122,50 @@ typedef struct measured {
   long long bytes;  /* the snapshot file's size, -1 for a directory or a scenario */
   int64_t clock;    /* the cycle's clock: a snapshot's (cmd_load_clock), 0 for a scenario */
 } measured;
+
+/* --explain: one more cycle (not timed), then the explainer built from it and every pending
+ * pod explained, as `tessera explain` and /explain do it (without the estimate). */
+static int measure_explain(const measured *w, const model *m, const sched_config *cfg,
+                           const bench_args *a) {
+  sched_state *st = sched_state_new();
+  sched_result res;
+  sched_explainer *x = NULL;
+  size_t pods = 0;
+  double t0, build_s = 0, each_s = 0;
+  ts_err err;
+  ts_err_clear(&err);
+  if (!st || sched_cycle(m, cfg, st, w->clock, &res, &err) != TS_OK) {
+    fprintf(stderr, "tessera bench: %s: %s\n", w->name, st ? err.text : "out of memory");
+    sched_state_free(st);
+    return 1;
+  }
+  t0 = ts_time_mono_s();
+  if (sched_explainer_new(m, cfg, &res, w->clock, &x) == TS_OK) {
+    build_s = ts_time_mono_s() - t0;
+    t0 = ts_time_mono_s();
+    for (size_t i = 0; i < res.ndecisions; i++) {
+      sched_explanation e;
+      if (res.decisions[i].kind != SCHED_PENDING) continue;
+      if (sched_explain(x, res.decisions[i].pod, &e) != TS_OK) break;
+      pods++;
+    }
+    each_s = ts_time_mono_s() - t0;
+  }
+  sched_explainer_free(x);
+  sched_result_free(&res);
+  sched_state_free(st);
+  if (a->json)
+    cmd_write_doc(stdout, a->fmt,
+                  json_pack("{s:s, s:s, s:i, s:I, s:f, s:f}", "scenario", w->name, "measure",
+                            "explain", "nodes", w->nodes, "pods_explained", (json_int_t)pods,
+                            "build_seconds", build_s, "explain_seconds", each_s));
+  else
+    printf("%-9s %6d nodes: explained %zu pending pods in %.1f ms (explainer built in %.1f ms; "
+           "%.1f us per pod)\n",
+           w->name, w->nodes, pods, each_s * 1e3, build_s * 1e3,
+           pods ? each_s * 1e6 / (double)pods : 0.0);
+  return 0;
+}
 
 /* Times a->repeat cycles on m and prints one line (or JSON object). */
 static int measure(const measured *w, model *m, sched_config *cfg, const bench_args *a) {
@@ -207,6 +257,7 @@ static int bench_one(const gen_scenario *s, const bench_args *a, dra_cel *cel) {
   cfg.instantiate_templates = true; /* no claim controller: claims from templates */
   cfg.dra_eval = dra_cel_eval, cfg.dra_eval_ctx = cel;
   status = measure(&w, m, &cfg, a);
+  if (!status && a->explain) status = measure_explain(&w, m, &cfg, a);
   sched_config_free(&cfg);
   model_free(m);
   return status;
@@ -253,6 +304,7 @@ static int bench_snapshot(const bench_args *a, dra_cel *cel) {
   model_nodes(m, &n);
   w.nodes = (int)n, w.pods = (int)model_count(m, MODEL_POD);
   status = measure(&w, m, &t.sched, a);
+  if (!status && a->explain) status = measure_explain(&w, m, &t.sched, a);
 out:
   json_decref(counts.config);
   model_free(m);

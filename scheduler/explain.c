@@ -17,17 +17,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The node or domain with the most free of a resource among the nodes of one signature. */
+typedef struct xbest {
+  const void *key[4]; /* the map's key: signature, its pod, level + 2, resource + 1 */
+  const char *domain;
+  int64_t free; /* -1: none */
+} xbest;
+
 typedef struct xwl {
-  const char *key;                    /* gang key (arena) */
-  const char *label;                  /* "PyTorchJob ns/name", "pod ns/name" (arena) */
-  int32_t min;                        /* pods that must run together */
-  uint32_t pending;                   /* pending members (pods of cfg's scheduler) */
-  uint32_t bound;                     /* members bound */
-  bool waits;                         /* a pending member was decided pending by the cycle */
-  int32_t priority;                   /* highest pending member priority */
-  int64_t created;                    /* earliest pending member creation */
-  const model_pod *first;             /* a pending member */
-  const char *lq, *cq, *cohort;       /* interned queues, or NULL */
+  const char *key;           /* gang key (arena) */
+  const char *label;         /* "PyTorchJob ns/name", "pod ns/name" (arena) */
+  int32_t min;               /* pods that must run together */
+  uint32_t pending;          /* pending members (pods of cfg's scheduler) */
+  uint32_t bound;            /* members bound */
+  bool waits;                /* a pending member was decided pending by the cycle */
+  int32_t priority;          /* highest pending member priority */
+  int64_t created;           /* earliest pending member creation */
+  const model_pod *first;    /* a pending member */
+  const model_pod **victims; /* pods the cycle evicts to make room for it (arena) */
+  uint32_t nvictims;
+  int64_t *req;                 /* per resource id: what its pending members ask in all (arena) */
+  const char *lq, *cq, *cohort; /* interned queues, or NULL */
   int32_t pos_lq, pos_cq, pos_cohort; /* 0-based positions among waiting workloads, or -1 */
 } xwl;
 
@@ -38,6 +48,7 @@ struct sched_explainer {
   ts_arena arena;
   ts_map wls;         /* gang key -> xwl */
   ts_map decision_of; /* pod address -> 1 + decision index */
+  ts_map best;        /* (signature, its pod, level, resource) -> its best domain (xbest) */
   xwl **waiting;      /* waiting workloads in queue order */
   size_t nwaiting;
   sched_view view; /* the nodes before the cycle's decisions, for capacity */
@@ -91,6 +102,13 @@ static ts_rc add_pod(sched_explainer *x, const model_pod *p) {
   }
   w->pending++;
   if (!w->first) w->first = p;
+  if (!w->req) {
+    size_t n = (size_t)model_resource_count(model_resources_of(x->m));
+    if (!(w->req = ts_arena_alloc(&x->arena, (n + 1) * sizeof *w->req))) return TS_ENOMEM;
+    memset(w->req, 0, (n + 1) * sizeof *w->req);
+  }
+  for (uint32_t i = 0; i < p->requests.n; i++)
+    w->req[p->requests.v[i].id] = ts_add_sat(w->req[p->requests.v[i].id], p->requests.v[i].v);
   int32_t prio = sched_pod_priority(x->m, p);
   if (prio > w->priority) w->priority = prio;
   if (p->obj.created_ns < w->created) w->created = p->obj.created_ns;
@@ -150,6 +168,7 @@ ts_rc sched_explainer_new(const model *m, const sched_config *cfg, const sched_r
   ts_arena_init(&x->out, 64 * 1024);
   ts_map_init(&x->wls);
   ts_map_init(&x->decision_of);
+  ts_map_init(&x->best);
   for (size_t i = 0; rc == TS_OK && i < r->ndecisions; i++)
     rc = ts_map_put(&x->decision_of, (const char *)&r->decisions[i].pod, sizeof r->decisions[i].pod,
                     (void *)(uintptr_t)(i + 1), NULL);
@@ -161,6 +180,24 @@ ts_rc sched_explainer_new(const model *m, const sched_config *cfg, const sched_r
   for (size_t i = 0; rc == TS_OK && ts_map_next(&x->wls, &i, &slot);) {
     xwl *w = slot->value;
     if (w->pending && w->waits) x->waiting[x->nwaiting++] = w;
+  }
+  for (size_t i = 0; rc == TS_OK && i < r->ndecisions; i++) { /* who is evicted for whom */
+    const sched_decision *d = &r->decisions[i];
+    char by[TS_KEY_MAX];
+    xwl *w;
+    if (d->kind != SCHED_EVICT || !d->preemptor) continue;
+    sched__gang_key(m, d->preemptor, by, sizeof by);
+    if (!(w = ts_map_get(&x->wls, by, strlen(by)))) continue;
+    if (!(w->nvictims & (w->nvictims + 1))) { /* 0, 1, 3, 7...: double */
+      const model_pod **grown = ts_arena_alloc(&x->arena, (2 * w->nvictims + 2) * sizeof *grown);
+      if (!grown) {
+        rc = TS_ENOMEM;
+        break;
+      }
+      if (w->nvictims) memcpy(grown, w->victims, w->nvictims * sizeof *grown);
+      w->victims = grown;
+    }
+    w->victims[w->nvictims++] = d->pod;
   }
   if (rc == TS_OK) {
     qsort(x->waiting, x->nwaiting, sizeof *x->waiting, wl_cmp);
@@ -185,6 +222,7 @@ void sched_explainer_free(sched_explainer *x) {
   ts_arena_free(&x->out);
   ts_map_free(&x->wls);
   ts_map_free(&x->decision_of);
+  ts_map_free(&x->best);
   ts_arena_free(&x->arena);
   ts_free(x);
 }
@@ -192,19 +230,8 @@ void sched_explainer_free(sched_explainer *x) {
 /* ---- one pod ------------------------------------------------------------------------------ */
 
 /* What the workload's pending pods ask of resource id in all. */
-static int64_t wl_request(const sched_explainer *x, const xwl *w, int id) {
-  size_t it = 0;
-  model_obj *o;
-  int64_t sum = 0;
-  char key[TS_KEY_MAX];
-  if (w->pending == 1) return model_rlist_get(&w->first->requests, id);
-  while (model_next(x->m, MODEL_POD, &it, &o)) {
-    const model_pod *p = (const model_pod *)o;
-    if (!ours(x, p) || p->node_name || p->phase != MODEL_PHASE_PENDING) continue;
-    sched__gang_key(x->m, p, key, sizeof key);
-    if (!strcmp(key, w->key)) sum = ts_add_sat(sum, model_rlist_get(&p->requests, id));
-  }
-  return sum;
+static int64_t wl_request(const xwl *w, int id) {
+  return w->req && id >= 0 ? w->req[id] : 0;
 }
 
 static const q_fr_report *cohort_fr(const sched_result *r, const char *cohort, const char *flavor,
@@ -226,7 +253,7 @@ static ts_rc quota_lines(sched_explainer *x, const xwl *w, sched_explanation *e)
     const q_fr_report *f = &c->frs[i];
     const q_fr_report *cf = cohort_fr(x->r, c->cohort, f->flavor, f->resource);
     sched_quota_line *l;
-    int64_t req = ts_mul_sat(wl_request(x, w, f->resource),
+    int64_t req = ts_mul_sat(wl_request(w, f->resource),
                              q_scale(model_resources_of(x->m), f->resource)),
             free_cq, free_cohort;
     if (req <= 0) continue;
@@ -261,13 +288,51 @@ static int main_resource(const sched_view *v, const model_pod *p) {
   return MODEL_RES_CPU;
 }
 
+/* The best node (key NULL) or domain of level key among sig's nodes for resource r, computed
+ * once per signature, level and resource (NULL when out of memory). */
+static const xbest *best_of(sched_explainer *x, const sched_sig *sig, const char *key, int lv,
+                            int r) {
+  sched_view *v = &x->view;
+  const void *k[4] = {sig, sig->pod, (const void *)(uintptr_t)(lv + 2),
+                      (const void *)(uintptr_t)(r + 1)};
+  xbest *b = ts_map_get(&x->best, (const char *)k, sizeof k);
+  ts_map sums; /* label value (its address) -> running sum (arena cell) */
+  if (b) return b;
+  if (!(b = ts_arena_alloc(&x->arena, sizeof *b))) return NULL;
+  memcpy(b->key, k, sizeof k);
+  b->domain = NULL, b->free = -1;
+  ts_map_init(&sums);
+  for (uint32_t j = 0; j < sig->n; j++) {
+    uint32_t n = sig->nodes[j];
+    int64_t f = v->cap[(size_t)n * (size_t)v->stride + (size_t)r].free, *cell;
+    const char *val = key ? model_labels_get(&v->nodes[n]->obj.labels, key) : NULL;
+    if (key && !val) continue;
+    if (key) {
+      if (!(cell = ts_map_get(&sums, (const char *)&val, sizeof val))) {
+        const char **stored = ts_arena_alloc(&x->arena, sizeof *stored + sizeof *cell);
+        if (!stored) break;
+        *stored = val;
+        cell = (int64_t *)(void *)(stored + 1);
+        *cell = 0;
+        if (ts_map_put(&sums, (const char *)stored, sizeof val, cell, NULL) != TS_OK) break;
+      }
+      f = *cell += f > 0 ? f : 0;
+    }
+    if (f > b->free || (f == b->free && strcmp(key ? val : v->nodes[n]->obj.name, b->domain) < 0)) {
+      b->free = f;
+      b->domain = key ? val : v->nodes[n]->obj.name;
+    }
+  }
+  ts_map_free(&sums);
+  return ts_map_put(&x->best, (const char *)b->key, sizeof b->key, b, NULL) == TS_OK ? b : NULL;
+}
+
 static ts_rc capacity_lines(sched_explainer *x, const xwl *w, const model_pod *p,
                             sched_explanation *e) {
   sched_view *v = &x->view;
   sched_pending pp = {.pod = p, .priority = sched_pod_priority(x->m, p)};
   const sched_sig *sig;
   int r = main_resource(v, p);
-  int64_t demand = w->pending > 1 ? wl_request(x, w, r) : model_rlist_get(&p->requests, r);
   int n = 1 + (w->pending > 1 ? x->cfg->ntopology : 0); /* a node, then each level */
   if (!x->view_ok || !(sig = sched__static_nodes(v, &pp))) return TS_OK;
   if (!(e->capacity = ts_arena_alloc(&x->arena, (size_t)n * sizeof *e->capacity))) return TS_ENOMEM;
@@ -275,42 +340,15 @@ static ts_rc capacity_lines(sched_explainer *x, const xwl *w, const model_pod *p
   e->nodes = v->n;
   for (int lv = -1; lv < n - 1; lv++) { /* a node, then each topology level, narrowest first */
     const char *key = lv < 0 ? NULL : x->cfg->topology[x->cfg->ntopology - 1 - lv];
-    sched_capacity_line best = {.level = key,
-                                .resource = r,
-                                .demand = key ? demand : model_rlist_get(&p->requests, r),
-                                .free = -1};
-    ts_map sums; /* label value -> running sum (arena cell) */
-    ts_map_init(&sums);
-    for (uint32_t j = 0; j < sig->n; j++) {
-      uint32_t k = sig->nodes[j];
-      int64_t f = v->cap[(size_t)k * (size_t)v->stride + (size_t)r].free, *cell;
-      const char *val = key ? model_labels_get(&v->nodes[k]->obj.labels, key) : NULL;
-      if (key && !val) continue;
-      if (key) {
-        if (!(cell = ts_map_get(&sums, (const char *)&val, sizeof val))) {
-          const char **stored = ts_arena_alloc(&x->arena, sizeof *stored + sizeof *cell);
-          if (!stored) {
-            ts_map_free(&sums);
-            return TS_ENOMEM;
-          }
-          *stored = val;
-          cell = (int64_t *)(void *)(stored + 1);
-          *cell = 0;
-          if (ts_map_put(&sums, (const char *)stored, sizeof val, cell, NULL) != TS_OK) {
-            ts_map_free(&sums);
-            return TS_ENOMEM;
-          }
-        }
-        f = *cell += f > 0 ? f : 0;
-      }
-      if (f > best.free ||
-          (f == best.free && strcmp(key ? val : v->nodes[k]->obj.name, best.domain) < 0)) {
-        best.free = f;
-        best.domain = key ? val : v->nodes[k]->obj.name;
-      }
-    }
-    ts_map_free(&sums);
-    if (best.free >= 0) e->capacity[e->ncapacity++] = best;
+    const xbest *b = best_of(x, sig, key, lv, r);
+    if (!b) return TS_ENOMEM;
+    if (b->free < 0) continue;
+    e->capacity[e->ncapacity++] =
+        (sched_capacity_line){.level = key,
+                              .domain = b->domain,
+                              .resource = r,
+                              .demand = key ? wl_request(w, r) : model_rlist_get(&p->requests, r),
+                              .free = b->free};
   }
   return TS_OK;
 }
@@ -346,20 +384,7 @@ ts_rc sched_explain(sched_explainer *x, const model_pod *p, sched_explanation *e
     if (o == w) break;
     if (o->cq == w->cq) e->ahead[e->nahead++] = o->label;
   }
-  for (size_t i = 0; i < x->r->ndecisions; i++) { /* evicted to make room for this workload */
-    const sched_decision *d = &x->r->decisions[i];
-    char by[TS_KEY_MAX];
-    if (d->kind != SCHED_EVICT || !d->preemptor) continue;
-    sched__gang_key(x->m, d->preemptor, by, sizeof by);
-    if (strcmp(by, w->key) != 0) continue;
-    if (!(e->nvictims & (e->nvictims + 1))) { /* 0, 1, 3, 7...: double */
-      const model_pod **grown = ts_arena_alloc(&x->arena, (2 * e->nvictims + 2) * sizeof *grown);
-      if (!grown) return TS_ENOMEM;
-      if (e->nvictims) memcpy(grown, e->victims, e->nvictims * sizeof *grown);
-      e->victims = grown;
-    }
-    e->victims[e->nvictims++] = d->pod;
-  }
+  e->victims = w->victims, e->nvictims = w->nvictims;
   if ((rc = quota_lines(x, w, e)) != TS_OK) return rc;
   return capacity_lines(x, w, p, e);
 }

@@ -55,7 +55,7 @@ echo "== sched"
   done | awk '{ k = $1 " " $2; if (!(k in best) || $7 < best[k]) { best[k] = $7; line[k] = $0 }; if (!(k in at)) order[++n] = k; at[k] = 1 }
     END { for (i = 1; i <= n; i++) { l = line[order[i]]; sub(/\(best of /, "(best of 3 rounds x ", l); print l } }' |
     sort -s -k1,1r
-  $T bench backlog --repeat 3 | grep -v '^one scheduling cycle'
+  $T bench backlog --repeat 3 --explain | grep -v '^one scheduling cycle'
 } >bench/results/sched.txt.tmp
 mv bench/results/sched.txt.tmp bench/results/sched.txt
 cat bench/results/sched.txt
