@@ -136,6 +136,12 @@ typedef struct health_opts {
    * SubjectAccessReview of it, with a reviewer): the explanation (JSON) into out, and the
    * status (200, or 404 when there is no such pod); NULL: not served */
   void (*explain)(void *ud, const char *ns, const char *name, ts_buf *out, int *status);
+  /* Kueue's visibility API where /metrics is served (pendingworkloads of a ClusterQueue, ns "",
+   * or of LocalQueue ns/name), for who may get that subresource (a SubjectAccessReview, as
+   * Kueue's aggregated API has): the PendingWorkloadsSummary (JSON) into out, the status;
+   * NULL: not served */
+  void (*pending)(void *ud, const char *version, const char *ns, const char *name, long long limit,
+                  long long offset, ts_buf *out, int *status);
 } health_opts;
 typedef struct health_server health_server;
 health_server *health_server_start(uv_loop_t *loop, const health_opts *o, ts_err *err);
@@ -218,6 +224,13 @@ json_t *explain_pod(const model *m, const sched_config *cfg, int64_t now_ns, con
                     const char *name, const char *only_ns, int *status, ts_err *err);
 void explain_add_estimate(json_t *o, const struct sim_estimate_result *est, int64_t now_ns);
 void explain_print(FILE *f, json_t *o);
+/* Kueue's visibility API from a dry-run cycle: the pending workloads of ClusterQueue name (ns
+ * NULL or "") or of LocalQueue ns/name, as a PendingWorkloadsSummary of apiVersion `version`,
+ * from offset, at most limit (Kueue's defaults and bounds: 1000, 100,000); *status 200, 404
+ * (a Status, as Kueue's server says NotFound) or 500 (NULL, with err). */
+json_t *pending_workloads(const model *m, const sched_config *cfg, int64_t now_ns,
+                          const char *version, const char *ns, const char *name, long long limit,
+                          long long offset, int *status, ts_err *err);
 void replay_dra_summary(FILE *out, json_t *summary, const model *m, const sched_result *res);
 
 /* simulate_html.c: the report of a simulation as one self-contained HTML page (inline SVG, no

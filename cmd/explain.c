@@ -219,6 +219,87 @@ json_t *explain_pod(const model *m, const sched_config *cfg, int64_t now_ns, con
   return doc;
 }
 
+/* A Kubernetes Status of a NotFound, as Kueue's visibility server answers. */
+static json_t *not_found(const char *kind, const char *name) {
+  return json_pack(
+      "{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:i}", "kind", "Status", "apiVersion",
+      "v1", "metadata", "status", "Failure", "message",
+      json_string_value(json_sprintf("%s.visibility.kueue.x-k8s.io \"%s\" not found", kind, name)),
+      "reason", "NotFound", "details", "name", name, "group", "visibility.kueue.x-k8s.io", "kind",
+      kind, "code", 404);
+}
+
+json_t *pending_workloads(const model *m, const sched_config *cfg, int64_t now_ns,
+                          const char *version, const char *ns, const char *name, long long limit,
+                          long long offset, int *status, ts_err *err) {
+  const char *cq = NULL, *lq = NULL;
+  sched_state *st;
+  sched_result res;
+  sched_explainer *x = NULL;
+  sched_waiting w;
+  json_t *doc = NULL, *items;
+  size_t it = 0;
+  long long index = 0, in_lq = 0;
+  char when[40];
+  *status = 500;
+  if (limit <= 0) limit = 1000; /* Kueue's defaults and bounds */
+  if (limit > 100000) limit = 100000;
+  if (offset < 0) offset = 0;
+  if (ns && *ns) {
+    const model_local_queue *q =
+        (const model_local_queue *)model_get(m, MODEL_LOCAL_QUEUE, ns, name);
+    if (!q) return *status = 404, not_found("localqueue", name);
+    lq = name, cq = q->cluster_queue; /* not interned: a request's names stay out of the table */
+  } else if (!model_get(m, MODEL_CLUSTER_QUEUE, "", name)) {
+    return *status = 404, not_found("clusterqueue", name);
+  } else {
+    cq = name;
+  }
+  if (!(st = sched_state_new())) return ts_err_set(err, TS_ENOMEM, "out of memory"), NULL;
+  if (sched_cycle(m, cfg, st, now_ns, &res, err) != TS_OK) {
+    sched_state_free(st);
+    return NULL;
+  }
+  if (sched_explainer_new(m, cfg, &res, now_ns, &x) != TS_OK) {
+    ts_err_set(err, TS_ENOMEM, "out of memory");
+  } else {
+    items = json_array();
+    while (sched_explainer_next(x, &it, &w)) {
+      json_t *meta, *owners;
+      if (!w.cluster_queue || strcmp(w.cluster_queue, cq) != 0) continue;
+      if (lq && (!w.local_queue || strcmp(w.local_queue, lq) || strcmp(w.ns, ns))) continue;
+      if ((lq ? in_lq++ : index++) < offset) continue;
+      if ((long long)json_array_size(items) >= limit) break;
+      ts_time_format(w.created_ns, when, sizeof when);
+      owners = json_array();
+      for (uint32_t k = 0; k < w.first->obj.nowners; k++) {
+        const model_owner *o = &w.first->obj.owners[k];
+        json_array_append_new(owners,
+                              json_pack("{s:s, s:s, s:s, s:s}", "apiVersion", o->api_version,
+                                        "kind", o->kind, "name", o->name, "uid", o->uid));
+      }
+      meta = json_pack("{s:s, s:s, s:s}", "name", w.name, "namespace", w.ns, "creationTimestamp",
+                       when);
+      if (json_array_size(owners))
+        json_object_set_new(meta, "ownerReferences", owners);
+      else
+        json_decref(owners);
+      json_array_append_new(items,
+                            json_pack("{s:o, s:i, s:s, s:i, s:i}", "metadata", meta, "priority",
+                                      (int)w.priority, "localQueueName",
+                                      w.local_queue ? w.local_queue : "", "positionInClusterQueue",
+                                      (int)w.pos_cq, "positionInLocalQueue", (int)w.pos_lq));
+    }
+    doc = json_pack("{s:s, s:s, s:{s:n}, s:o}", "kind", "PendingWorkloadsSummary", "apiVersion",
+                    version, "metadata", "creationTimestamp", "items", items);
+    *status = 200;
+  }
+  sched_explainer_free(x);
+  sched_result_free(&res);
+  sched_state_free(st);
+  return doc;
+}
+
 static const char *str(json_t *o, const char *k) {
   const char *s = json_string_value(json_object_get(o, k));
   return s ? s : "";
@@ -347,7 +428,11 @@ static void usage(FILE *f) {
       "                       [--horizon DURATION] [--no-estimate]\n"
       "       tessera explain NAMESPACE/NAME --server URL [--token-file FILE]\n"
       "                       [--certificate-authority FILE | --insecure-skip-tls-verify]\n"
+      "       tessera explain (--clusterqueue NAME | --localqueue NAMESPACE/NAME)\n"
+      "                       (--snapshot PATH | --server URL ...) [-o text|json|yaml]\n"
       "  NAMESPACE/NAME  a pending pod\n"
+      "  --clusterqueue, --localqueue  the queue's pending workloads in order, as Kueue's\n"
+      "                  visibility API lists them (PendingWorkloadsSummary)\n"
       "  --snapshot      a recorded cluster (tessera snapshot, kubectl JSON/YAML, a directory)\n"
       "  --server        a running tessera's metrics endpoint (https://HOST:PORT): its\n"
       "                  explanation now, for a token allowed to get the pod (no estimate)\n"
@@ -370,9 +455,12 @@ static const cmd_flag explain_flags[] = {{"--snapshot", NULL, "PATH"},
                                          {"--token-file", NULL, "FILE"},
                                          {"--certificate-authority", NULL, "FILE"},
                                          {"--insecure-skip-tls-verify", NULL, NULL},
+                                         {"--clusterqueue", NULL, "NAME"},
+                                         {"--localqueue", NULL, "NAMESPACE/NAME"},
                                          {NULL, NULL, NULL}};
 
 typedef struct explain_args {
+  const char *cq, *lq; /* --clusterqueue, --localqueue: its pending workloads instead */
   const char *target, *snapshot, *config, *server, *token_file, *ca;
   bool insecure;
   cmd_format fmt;
@@ -407,13 +495,26 @@ static int parse_args(int argc, char **argv, explain_args *a) {
       a->ca = x;
     else if (v[i].flag == 8)
       a->insecure = strcmp(x, "false") != 0;
+    else if (v[i].flag == 9)
+      a->cq = x;
+    else if (v[i].flag == 10)
+      a->lq = x;
     else if (v[i].flag < 0 && a->target)
       return cmd_usage_error("explain", usage, "one pod only (%s, then %s)", a->target, x);
     else if (v[i].flag < 0)
       a->target = x;
   }
-  if (!a->target || !strchr(a->target, '/') || a->target[0] == '/' || !strchr(a->target, '/')[1])
-    return cmd_usage_error("explain", usage, "the pod is NAMESPACE/NAME");
+  if ((a->cq != NULL) + (a->lq != NULL) + (a->target != NULL) != 1)
+    return cmd_usage_error("explain", usage,
+                           "a pod (NAMESPACE/NAME), --clusterqueue NAME or --localqueue "
+                           "NAMESPACE/NAME: one of them");
+  if (a->cq && (!*a->cq || strchr(a->cq, '/')))
+    return cmd_usage_error("explain", usage, "--clusterqueue %s: a ClusterQueue's name", a->cq);
+  if (a->lq) a->target = a->lq;
+  if (a->target && (!strchr(a->target, '/') || a->target[0] == '/' || !strchr(a->target, '/')[1] ||
+                    strchr(strchr(a->target, '/') + 1, '/')))
+    return cmd_usage_error("explain", usage, "%s is NAMESPACE/NAME",
+                           a->lq ? "--localqueue" : "the pod");
   if (!a->snapshot == !a->server)
     return cmd_usage_error("explain", usage,
                            "--snapshot PATH (a recorded cluster) or --server URL (a running "
@@ -442,8 +543,10 @@ static model *load(const explain_args *a, cfg_tessera *t, dra_cel *cel, int64_t 
   return m;
 }
 
-/* --server: GET /explain/NS/NAME of a running tessera and print it; the exit status. */
-static int from_server(const explain_args *a, const char *ns, const char *name) {
+static void print_doc(const explain_args *a, json_t *doc);
+
+/* --server: GET path of a running tessera and print it; the exit status. */
+static int from_server(const explain_args *a, const char *path) {
   char url[1200], token[KC_TOKEN_MAX] = "";
   size_t sl = strlen(a->server);
   ts_buf body;
@@ -464,7 +567,7 @@ static int from_server(const explain_args *a, const char *ns, const char *name) 
     token[n] = '\0';
   }
   while (sl && a->server[sl - 1] == '/') sl--; /* "https://h:8443/" and "https://h:8443" */
-  snprintf(url, sizeof url, "%.*s/explain/%s/%s", (int)sl, a->server, ns, name);
+  snprintf(url, sizeof url, "%.*s%s", (int)sl, a->server, path);
   ts_buf_init(&body, 16 << 20);
   if (kc_get_once(url, token, a->ca, a->insecure, 30, &body, &code, &err) != TS_OK) {
     fprintf(stderr, "tessera explain: %s: %s\n", a->server, err.text);
@@ -475,16 +578,44 @@ static int from_server(const explain_args *a, const char *ns, const char *name) 
   } else if (!(doc = json_loadb(body.data ? body.data : "", body.len, 0, NULL))) {
     fprintf(stderr, "tessera explain: %s: the answer is not JSON\n", a->server);
   } else {
-    if (a->fmt == CMD_FMT_TEXT)
-      explain_print(stdout, doc);
-    else
-      cmd_write_doc(stdout, a->fmt, doc);
+    print_doc(a, doc);
     json_decref(doc);
     status = 0;
   }
   memset(token, 0, sizeof token);
   ts_buf_free(&body);
   return status;
+}
+
+/* A PendingWorkloadsSummary as text: one line per workload. */
+static void summary_print(FILE *f, const explain_args *a, json_t *doc) {
+  json_t *items = json_object_get(doc, "items"), *x;
+  size_t i;
+  fprintf(f, "%s %s: %zu pending workload%s shown (positions from 1: next)\n",
+          a->cq ? "ClusterQueue" : "LocalQueue", a->cq ? a->cq : a->lq, json_array_size(items),
+          json_array_size(items) == 1 ? "" : "s");
+  if (json_array_size(items))
+    fprintf(f, "  %-6s %-6s %-20s %-40s %8s  %s\n", "in CQ", "in LQ", "LocalQueue", "workload",
+            "priority", "created");
+  json_array_foreach(items, i, x) {
+    json_t *meta = json_object_get(x, "metadata");
+    char who[300];
+    snprintf(who, sizeof who, "%s/%s", str(meta, "namespace"), str(meta, "name"));
+    fprintf(f, "  %-6lld %-6lld %-20s %-40s %8lld  %s\n",
+            json_integer_value(json_object_get(x, "positionInClusterQueue")) + 1,
+            json_integer_value(json_object_get(x, "positionInLocalQueue")) + 1,
+            str(x, "localQueueName"), who, json_integer_value(json_object_get(x, "priority")),
+            str(meta, "creationTimestamp"));
+  }
+}
+
+static void print_doc(const explain_args *a, json_t *doc) {
+  if (a->fmt != CMD_FMT_TEXT)
+    cmd_write_doc(stdout, a->fmt, json_incref(doc));
+  else if (a->cq || a->lq)
+    summary_print(stdout, a, doc);
+  else
+    explain_print(stdout, doc);
 }
 
 int cmd_explain(int argc, char **argv) {
@@ -502,14 +633,42 @@ int cmd_explain(int argc, char **argv) {
   if ((status = parse_args(argc, argv, &a)) != CMD_PARSED) return cmd_flags_exit(status);
   status = 1;
   ts_err_clear(&err);
-  ts_strlcpy(ns, a.target, sizeof ns);
-  if ((name = strchr(ns, '/'))) *name++ = '\0';
-  if (a.server) return from_server(&a, ns, name);
+  ts_strlcpy(ns, a.target ? a.target : "", sizeof ns); /* a pod or a LocalQueue */
+  if ((name = strchr(ns, '/')))
+    *name++ = '\0';
+  else
+    name = (char *)a.cq;
+  if (a.server) {
+    char path[700];
+    if (a.cq)
+      snprintf(path, sizeof path,
+               "/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/%s/pendingworkloads", a.cq);
+    else if (a.lq)
+      snprintf(path, sizeof path,
+               "/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/%s/localqueues/%s/"
+               "pendingworkloads",
+               ns, name);
+    else
+      snprintf(path, sizeof path, "/explain/%s/%s", ns, name);
+    return from_server(&a, path);
+  }
   if (cfg_tessera_setup(a.config, &t, &err) != TS_OK) {
     fprintf(stderr, "%s\n", err.text);
     return 2;
   }
   if (!(cel = dra_cel_new()) || !(m = load(&a, &t, cel, &now, &err))) goto done;
+  if (a.cq || a.lq) { /* Kueue's visibility API, offline */
+    if (!(doc = pending_workloads(m, &t.sched, now, "visibility.kueue.x-k8s.io/v1beta2",
+                                  a.lq ? ns : NULL, name, 0, 0, &code, &err))) {
+      fprintf(stderr, "tessera explain: %s\n", err.text);
+    } else if (code == 404) {
+      fprintf(stderr, "tessera explain: %s\n", str(doc, "message"));
+    } else {
+      print_doc(&a, doc);
+      status = 0;
+    }
+    goto done;
+  }
   if (!(doc = explain_pod(m, &t.sched, now, ns, name, NULL, &code, &err))) {
     if (code == 404)
       fprintf(stderr, "tessera explain: no pod %s in %s\n", a.target, a.snapshot);
@@ -526,10 +685,7 @@ int cmd_explain(int argc, char **argv) {
     }
     explain_add_estimate(doc, &est, now);
   }
-  if (a.fmt == CMD_FMT_TEXT)
-    explain_print(stdout, doc);
-  else
-    cmd_write_doc(stdout, a.fmt, doc);
+  print_doc(&a, doc);
   status = 0;
 done:
   json_decref(doc);

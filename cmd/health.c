@@ -47,9 +47,13 @@ typedef struct conn {
   int writes;        /* writes under way */
   bool answered;     /* one answer per connection */
   bool waiting;      /* for the reviewer's verdict: not freed before it comes */
-  char ns[64];       /* /explain/NS/NAME: the pod asked for ("" for /metrics) */
-  char name[254];
-  bool closing; /* conn_close was called */
+  enum { ASK_METRICS, ASK_EXPLAIN, ASK_PENDING } asked; /* what the verdict is for */
+  char ns[64];      /* /explain/NS/NAME: the pod; pendingworkloads: the LocalQueue's ("" for a
+                       ClusterQueue's) */
+  char name[254];   /* the pod's, or the queue's */
+  char version[16]; /* pendingworkloads: the API version asked for */
+  long long limit, offset; /* pendingworkloads: ?limit=&offset= (0, 0: Kueue's defaults) */
+  bool closing;            /* conn_close was called */
 } conn;
 
 typedef struct outgoing {
@@ -195,6 +199,78 @@ static void answer_explain(conn *c) {
   ts_buf_free(&b);
 }
 
+static void answer_pending(conn *c) {
+  ts_buf b;
+  int status = 200;
+  char version[64];
+  snprintf(version, sizeof version, "visibility.kueue.x-k8s.io/%s", c->version);
+  ts_buf_init(&b, 64 << 20);
+  c->h->o.pending(c->h->o.ud, version, c->ns, c->name, c->limit, c->offset, &b, &status);
+  answer(c, status, "application/json", b.data ? b.data : "", b.len);
+  ts_buf_free(&b);
+}
+
+/* A DNS label (namespaces) or subdomain (names) as the API server requires of names. */
+static bool dns_name(const char *s, size_t n, bool subdomain) {
+  if (!n || n > (subdomain ? 253u : 63u)) return false;
+  for (size_t i = 0; i < n; i++)
+    if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '0' && s[i] <= '9') || s[i] == '-' ||
+          (subdomain && s[i] == '.')))
+      return false;
+  return true;
+}
+
+/* Kueue's visibility API: /apis/visibility.kueue.x-k8s.io/{v1beta1,v1beta2}/clusterqueues/NAME/
+ * pendingworkloads or .../namespaces/NS/localqueues/NAME/pendingworkloads, with ?limit=N and
+ * ?offset=N (other parameters ignored, as the API server's option decoding ignores unknown
+ * ones). Fills c; false for any other path, or a limit or offset that is not a number (an
+ * answer of 400 is made by the caller). *bad: the query was the problem. */
+static bool pending_path(conn *c, char *path, bool *bad) {
+  static const char prefix[] = "/apis/visibility.kueue.x-k8s.io/";
+  char *q = strchr(path, '?'), *p = path + sizeof prefix - 1, *parts[6];
+  int n = 0;
+  *bad = false;
+  if (strncmp(path, prefix, sizeof prefix - 1)) return false;
+  if (q) *q++ = '\0';
+  for (char *t = p; n < 6; n++) { /* split the rest at '/' */
+    parts[n] = t;
+    if (!(t = strchr(t, '/'))) {
+      n++;
+      break;
+    }
+    *t++ = '\0';
+  }
+  if (strcmp(parts[0], "v1beta1") && strcmp(parts[0], "v1beta2")) return false;
+  if (n == 4 && !strcmp(parts[1], "clusterqueues") && !strcmp(parts[3], "pendingworkloads") &&
+      dns_name(parts[2], strlen(parts[2]), true)) {
+    c->ns[0] = '\0';
+  } else if (n == 6 && !strcmp(parts[1], "namespaces") && !strcmp(parts[3], "localqueues") &&
+             !strcmp(parts[5], "pendingworkloads") && dns_name(parts[2], strlen(parts[2]), false) &&
+             dns_name(parts[4], strlen(parts[4]), true)) {
+    memcpy(c->ns, parts[2], strlen(parts[2]) + 1);
+  } else {
+    return false;
+  }
+  memcpy(c->name, parts[n == 4 ? 2 : 4], strlen(parts[n == 4 ? 2 : 4]) + 1);
+  memcpy(c->version, parts[0], strlen(parts[0]) + 1);
+  c->limit = c->offset = 0;
+  for (char *kv = q; kv && *kv;) {
+    char *amp = strchr(kv, '&'), *end;
+    long long v;
+    if (amp) *amp = '\0';
+    if (!strncmp(kv, "limit=", 6) || !strncmp(kv, "offset=", 7)) {
+      const char *num = strchr(kv, '=') + 1;
+      v = strtoll(num, &end, 10);
+      if (!*num || *end) return *bad = true, false;
+      *(kv[0] == 'l' ? &c->limit : &c->offset) = v;
+    }
+    kv = amp ? amp + 1 : NULL;
+  }
+  /* the path again, without the query, for the access review */
+  for (int i = 0; i + 1 < n; i++) parts[i][strlen(parts[i])] = '/';
+  return true;
+}
+
 /* /explain/NS/NAME: the namespace and name, each a DNS label or subdomain as the API server
  * requires of them; false for any other path. */
 static bool explain_path(const char *path, char *ns, size_t nscap, char *name, size_t namecap) {
@@ -202,17 +278,14 @@ static bool explain_path(const char *path, char *ns, size_t nscap, char *name, s
   size_t nl, ml;
   if (strncmp(path, "/explain/", 9) || !(slash = strchr(p, '/'))) return false;
   nl = (size_t)(slash - p), ml = strlen(slash + 1);
-  if (!nl || nl >= nscap || nl > 63 || !ml || ml >= namecap) return false;
-  for (const char *q = p; q < slash + 1 + ml; q++)
-    if (q != slash && !((*q >= 'a' && *q <= 'z') || (*q >= '0' && *q <= '9') || *q == '-' ||
-                        (*q == '.' && q > slash)))
-      return false;
+  if (nl >= nscap || ml >= namecap || !dns_name(p, nl, false) || !dns_name(slash + 1, ml, true))
+    return false;
   memcpy(ns, p, nl), ns[nl] = '\0';
   memcpy(name, slash + 1, ml), name[ml] = '\0';
   return true;
 }
 
-/* The reviewer's verdict on a scrape of /metrics or a read of /explain. */
+/* The reviewer's verdict on a scrape of /metrics, a read of /explain or of pendingworkloads. */
 static void verdict(void *ud, int code, const char *message) {
   conn *c = ud;
   char text[400];
@@ -222,7 +295,10 @@ static void verdict(void *ud, int code, const char *message) {
     if (!c->handles && !c->writes) conn_free(c);
     return;
   }
-  if (code == 200 && !c->h->stopping) return c->ns[0] ? answer_explain(c) : answer_metrics(c);
+  if (code == 200 && !c->h->stopping)
+    return c->asked == ASK_EXPLAIN   ? answer_explain(c)
+           : c->asked == ASK_PENDING ? answer_pending(c)
+                                     : answer_metrics(c);
   if (code == 200) code = 503, message = "shutting down";
   n = snprintf(text, sizeof text, "%s\n", message);
   answer(c, code, "text/plain", text, (size_t)n < sizeof text ? (size_t)n : 0);
@@ -292,8 +368,25 @@ static void route(conn *c) {
     memset(token, 0, sizeof token);
   } else if (!strcmp(path, "/metrics") && c->h->o.metrics) {
     answer_metrics(c);
+  } else if (c->h->o.pending && c->h->o.metrics && !strncmp(path, "/apis/", 6)) {
+    bool bad;
+    if (!pending_path(c, path, &bad)) {
+      if (bad)
+        answer(c, 400, "text/plain", "limit and offset must be integers\n", 34);
+      else
+        answer(c, 404, "text/plain", "not found\n", 10);
+    } else if (c->h->o.reviewer) { /* as Kueue's: get on the queue's pendingworkloads */
+      char token[REQ_MAX];
+      if (health_parse_bearer(c->req, c->n, token, sizeof token)) token[0] = '\0';
+      c->asked = ASK_PENDING, c->waiting = true;
+      kc_reviewer_check(c->h->o.reviewer, token, "get", path, verdict, c);
+      memset(token, 0, sizeof token);
+    } else {
+      answer_pending(c);
+    }
   } else if (c->h->o.explain && c->h->o.metrics &&
              explain_path(path, c->ns, sizeof c->ns, c->name, sizeof c->name)) {
+    c->asked = ASK_EXPLAIN;
     if (c->h->o.reviewer) { /* who may get the pod may read why it waits */
       char token[REQ_MAX], pod[400];
       if (health_parse_bearer(c->req, c->n, token, sizeof token)) token[0] = '\0';

@@ -448,6 +448,18 @@ static const char *identity_of(const run_args *a, char *buf, size_t cap) {
   return buf;
 }
 
+/* An answer's document (taken) as one line of compact JSON, or the error when it is NULL. */
+static void put_doc(ts_buf *out, json_t *doc, const ts_err *err) {
+  char *text;
+  if (!doc) doc = json_pack("{s:s}", "error", err->text);
+  if ((text = json_dumps(doc, JSON_COMPACT))) {
+    ts_buf_puts(out, text);
+    ts_buf_putc(out, '\n');
+    free(text);
+  }
+  json_decref(doc);
+}
+
 /* /explain/NS/NAME: a dry-run cycle on the model as the next cycle will see it (with a fresh
  * state: a pod in its requeue backoff is explained as if it had none), naming only what the
  * pod's own namespace holds. */
@@ -455,16 +467,22 @@ static void explain(void *ud, const char *ns, const char *name, ts_buf *out, int
   runner *r = ud;
   ts_err err;
   json_t *doc;
-  char *text;
   ts_err_clear(&err);
   doc = explain_pod(live_model(r->l), r->cfg, ts_time_now_ns(), ns, name, ns, status, &err);
-  if (!doc) doc = json_pack("{s:s}", "error", err.text);
-  if ((text = json_dumps(doc, JSON_COMPACT))) {
-    ts_buf_puts(out, text);
-    ts_buf_putc(out, '\n');
-    free(text);
-  }
-  json_decref(doc);
+  put_doc(out, doc, &err);
+}
+
+/* Kueue's visibility API (pendingworkloads of a ClusterQueue or a LocalQueue), from a dry-run
+ * cycle as /explain. */
+static void pending(void *ud, const char *version, const char *ns, const char *name,
+                    long long limit, long long offset, ts_buf *out, int *status) {
+  runner *r = ud;
+  ts_err err;
+  json_t *doc;
+  ts_err_clear(&err);
+  doc = pending_workloads(live_model(r->l), r->cfg, ts_time_now_ns(), version, ns, name, limit,
+                          offset, status, &err);
+  put_doc(out, doc, &err);
 }
 
 /* An endpoint (/healthz, /readyz, and /metrics when with_metrics) on the address of
@@ -478,7 +496,7 @@ static health_server *endpoint(runner *r, const char *field, const char *addr, b
   ts_err err;
   ts_err_clear(&err);
   if (secure) o.tls = r->tls, o.reviewer = r->reviewer;
-  if (with_metrics) o.explain = explain;
+  if (with_metrics) o.explain = explain, o.pending = pending;
   if (cfg_address_split(addr, host, sizeof host, &o.port, &err) != TS_OK ||
       !(h = health_server_start(r->loop, &o, &err)))
     ts_log(TS_LOG_WARN, "%s %s: %s; running without it", field, addr, err.text);

@@ -53,40 +53,63 @@ ts_rc model_token_review_read(const json_t *review, bool *authenticated, json_t 
   return TS_OK;
 }
 
-/* The resource request a path of the core API names, as the API server's request info reads
- * it: "/api/v1/namespaces/NS/RESOURCE/NAME" into its parts (each copied into a buffer of cap
- * bytes); false for any other path. */
-static bool resource_path(const char *path, char *ns, char *resource, char *name, size_t cap) {
-  static const char prefix[] = "/api/v1/namespaces/";
-  const char *p = path + sizeof prefix - 1, *parts[3];
-  char *out[3] = {ns, resource, name};
-  size_t len[3];
-  if (strncmp(path, prefix, sizeof prefix - 1) != 0) return false;
-  for (int i = 0; i < 3; i++) {
-    const char *end = strchr(p, '/');
-    if (i < 2 && !end) return false;
-    if (i == 2 && end) return false;
-    parts[i] = p, len[i] = end ? (size_t)(end - p) : strlen(p);
-    if (!len[i] || len[i] >= cap) return false;
-    p = end ? end + 1 : p + len[i];
-  }
-  for (int i = 0; i < 3; i++) memcpy(out[i], parts[i], len[i]), out[i][len[i]] = '\0';
+/* The request for one object a path names, as the API server's request info reads it:
+ * "/api/v1/[namespaces/NS/]RESOURCE/NAME[/SUBRESOURCE]" (the core group) or
+ * "/apis/GROUP/VERSION/[namespaces/NS/]RESOURCE/NAME[/SUBRESOURCE]". */
+typedef struct object_request {
+  char group[128], ns[64], resource[64], name[254], subresource[64];
+} object_request;
+
+/* The next segment of *p into out (cap bytes); false when empty or too long. */
+static bool segment(const char **p, char *out, size_t cap) {
+  size_t n = strcspn(*p, "/");
+  if (!n || n >= cap) return false;
+  memcpy(out, *p, n), out[n] = '\0';
+  *p += n + ((*p)[n] == '/');
   return true;
 }
 
+static bool object_path(const char *path, object_request *o) {
+  char version[64], first[64];
+  const char *p;
+  memset(o, 0, sizeof *o);
+  if (!strncmp(path, "/api/v1/", 8)) {
+    p = path + 8;
+  } else if (!strncmp(path, "/apis/", 6)) {
+    p = path + 6;
+    if (!segment(&p, o->group, sizeof o->group) || !segment(&p, version, sizeof version))
+      return false;
+  } else {
+    return false;
+  }
+  if (!segment(&p, first, sizeof first)) return false;
+  if (!strcmp(first, "namespaces") && strchr(p, '/')) { /* namespaces/NS/RESOURCE/NAME... */
+    if (!segment(&p, o->ns, sizeof o->ns) || !segment(&p, o->resource, sizeof o->resource))
+      return false;
+  } else {
+    memcpy(o->resource, first, sizeof first);
+  }
+  if (!segment(&p, o->name, sizeof o->name)) return false;
+  if (*p && !segment(&p, o->subresource, sizeof o->subresource)) return false;
+  return !*p;
+}
+
 json_t *model_access_review_json(const json_t *user, const char *path, const char *verb) {
-  char ns[256], resource[64], name[256];
+  object_request o;
   json_t *spec, *v, *attrs;
-  if (resource_path(path, ns, resource, name, sizeof resource))
-    attrs = json_pack("{s:s, s:s, s:s, s:s, s:s}", "namespace", ns, "verb", verb, "group", "",
-                      "resource", resource, "name", name);
-  else
+  bool object = object_path(path, &o);
+  if (object) {
+    attrs = json_pack("{s:s, s:s, s:s, s:s}", "verb", verb, "group", o.group, "resource",
+                      o.resource, "name", o.name);
+    if (o.ns[0]) json_object_set_new(attrs, "namespace", json_string(o.ns));
+    if (o.subresource[0]) json_object_set_new(attrs, "subresource", json_string(o.subresource));
+  } else {
     attrs = json_pack("{s:s, s:s}", "path", path, "verb", verb);
-  json_t *b = json_pack(
-      "{s:s, s:s, s:{s:s, s:o}}", "apiVersion", "authorization.k8s.io/v1", "kind",
-      "SubjectAccessReview", "spec", "user",
-      json_string_value(json_object_get(user, "username")) ?: "",
-      json_object_get(attrs, "resource") ? "resourceAttributes" : "nonResourceAttributes", attrs);
+  }
+  json_t *b = json_pack("{s:s, s:s, s:{s:s, s:o}}", "apiVersion", "authorization.k8s.io/v1", "kind",
+                        "SubjectAccessReview", "spec", "user",
+                        json_string_value(json_object_get(user, "username")) ?: "",
+                        object ? "resourceAttributes" : "nonResourceAttributes", attrs);
   if (!b) return NULL;
   spec = json_object_get(b, "spec");
   if (json_is_string(v = json_object_get(user, "uid")) && json_string_length(v))

@@ -112,9 +112,11 @@ json_t *model_token_review_json(const char *token);
 ts_rc model_token_review_read(const json_t *review, bool *authenticated, json_t **user,
                               const char **user_name, ts_err *err);
 /* An authorization.k8s.io/v1 SubjectAccessReview: may user (a TokenReview's status.user) do verb
- * ("get") on the non-resource URL path ("/metrics")? A path of the core API naming one object,
- * "/api/v1/namespaces/NS/RESOURCE/NAME", asks for that object instead (resourceAttributes:
- * who may read pod NAME may read its explanation). */
+ * ("get") on the non-resource URL path ("/metrics")? A path naming one object as the API server
+ * would serve it ("/api/v1/namespaces/NS/pods/NAME", "/apis/GROUP/VERSION/RESOURCE/NAME/SUB")
+ * asks for that object instead (resourceAttributes: who may get pod NAME may read its
+ * explanation; who may get clusterqueues/pendingworkloads of Kueue's visibility API, its
+ * list). */
 json_t *model_access_review_json(const json_t *user, const char *path, const char *verb);
 /* What a SubjectAccessReview's answer says: TS_OK with *allowed and the reason into reason (cap
  * bytes, "" when none); TS_EINVAL with err naming the field. */

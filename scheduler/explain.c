@@ -388,3 +388,22 @@ ts_rc sched_explain(sched_explainer *x, const model_pod *p, sched_explanation *e
   if ((rc = quota_lines(x, w, e)) != TS_OK) return rc;
   return capacity_lines(x, w, p, e);
 }
+
+bool sched_explainer_next(const sched_explainer *x, size_t *it, sched_waiting *out) {
+  const xwl *w;
+  const char *slash;
+  if (*it >= x->nwaiting) return false;
+  w = x->waiting[(*it)++];
+  slash = strrchr(w->label, '/');
+  *out = (sched_waiting){.label = w->label,
+                         .ns = w->first->obj.ns,
+                         .name = slash ? slash + 1 : w->label,
+                         .first = w->first,
+                         .priority = w->priority,
+                         .created_ns = w->created,
+                         .local_queue = w->lq,
+                         .cluster_queue = w->cq,
+                         .pos_lq = w->pos_lq,
+                         .pos_cq = w->pos_cq};
+  return true;
+}

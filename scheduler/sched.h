@@ -262,6 +262,20 @@ ts_rc sched_explainer_new(const model *m, const sched_config *cfg, const sched_r
 /* Explains pod p of the model; TS_EINVAL when p is not in it. */
 ts_rc sched_explain(sched_explainer *x, const model_pod *p, sched_explanation *e);
 void sched_explainer_free(sched_explainer *x);
+/* A workload the dry run left waiting (borrowed from the explainer). */
+typedef struct sched_waiting {
+  const char *label;                       /* "PyTorchJob ns/name", "pod ns/name" */
+  const char *ns;                          /* interned namespace */
+  const char *name;                        /* its gang's or pod's name (within label) */
+  const model_pod *first;                  /* a pending member */
+  int32_t priority;                        /* highest pending member priority */
+  int64_t created_ns;                      /* earliest pending member creation */
+  const char *local_queue, *cluster_queue; /* interned, NULL when not queued */
+  int32_t pos_lq, pos_cq;                  /* as in sched_explanation */
+} sched_waiting;
+/* The waiting workloads in queue order (priority, then creation), one per call from *it = 0;
+ * false after the last. */
+bool sched_explainer_next(const sched_explainer *x, size_t *it, sched_waiting *out);
 
 /* ---- shadow: another scheduler's placements against Tessera's (tessera run --shadow) ----- */
 

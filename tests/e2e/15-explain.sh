@@ -91,6 +91,49 @@ YAML
   grep -q "pod team-a/second: pending (WaitingForQuota)" <<<"$out" || fail "text: $out"
   grep -q "in line: number 2 in the ClusterQueue" <<<"$out" || fail "text: $out"
   say "tessera explain --server: the same as text"
+
+  # Kueue's visibility API on the same endpoint: get on clusterqueues/pendingworkloads (group
+  # visibility.kueue.x-k8s.io), as Kueue's aggregated server asks of its callers
+  local vis="https://127.0.0.1:$mport/apis/visibility.kueue.x-k8s.io/v1beta2"
+  code=$(status "$reader" "$vis/clusterqueues/cq/pendingworkloads")
+  [ "$code" = 403 ] || fail "pendingworkloads without the right: $code, want 403"
+  k apply -f - >/dev/null <<YAML || fail "ClusterRole pending-reader"
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: pending-reader}
+rules:
+- apiGroups: [visibility.kueue.x-k8s.io]
+  resources: [clusterqueues/pendingworkloads]
+  verbs: [get]
+YAML
+  k create clusterrolebinding pending-reader --clusterrole=pending-reader --serviceaccount=team-a:reader >/dev/null ||
+    fail "ClusterRoleBinding pending-reader"
+  # the earlier deny is kept 30 s (as controller-runtime's secure serving keeps it)
+  listed() { [ "$(status "$reader" "$vis/clusterqueues/cq/pendingworkloads")" = 200 ]; }
+  wait_until 45 listed || fail "pendingworkloads with the right: $(cat "$E2E_OUT/explain.json")"
+  out=$(cat "$E2E_OUT/explain.json")
+  for want in '"kind":"PendingWorkloadsSummary"' '"name":"early","namespace":"team-b"' \
+    '"positionInClusterQueue":0' '"name":"second","namespace":"team-a"' '"positionInClusterQueue":1' \
+    '"localQueueName":"lq"'; do
+    grep -qF "$want" <<<"$out" || fail "no $want in $out"
+  done
+  code=$(status "$reader" "$vis/clusterqueues/cq/pendingworkloads?limit=1&offset=1")
+  out=$(cat "$E2E_OUT/explain.json")
+  grep -qF '"name":"second"' <<<"$out" && ! grep -qF '"name":"early"' <<<"$out" ||
+    fail "limit=1&offset=1: $out"
+  code=$(status "$reader" "$vis/clusterqueues/cq/pendingworkloads?limit=x")
+  [ "$code" = 400 ] || fail "limit=x: $code, want 400"
+  code=$(status "admin-token-0123456789" "$vis/clusterqueues/nope/pendingworkloads")
+  [ "$code" = 404 ] && grep -qF '"reason":"NotFound"' "$E2E_OUT/explain.json" ||
+    fail "no such ClusterQueue: $code $(cat "$E2E_OUT/explain.json")"
+  code=$(status "admin-token-0123456789" "$vis/namespaces/team-a/localqueues/lq/pendingworkloads")
+  out=$(cat "$E2E_OUT/explain.json")
+  [ "$code" = 200 ] && grep -qF '"name":"second"' <<<"$out" && grep -qF '"positionInLocalQueue":0' <<<"$out" &&
+    ! grep -qF '"name":"early"' <<<"$out" || fail "team-a's LocalQueue: $code $out"
+  out=$("$TESSERA" explain --clusterqueue cq --server "https://127.0.0.1:$mport" \
+    --token-file "$E2E_OUT/reader.token" --insecure-skip-tls-verify) || fail "--clusterqueue --server: $out"
+  grep -q "team-a/second" <<<"$out" || fail "--clusterqueue text: $out"
+  say "pendingworkloads: 403 without get on it, 200 with (early then second), limit/offset, 400, 404 Status, LocalQueue, text"
   stop_tessera a
 
   start_tessera b "metricsAddress: 127.0.0.1:$mport"

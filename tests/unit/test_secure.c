@@ -446,8 +446,8 @@ static void test_review_wire(void **state) {
     free(text);
   }
   json_decref(sar);
-  /* a path naming one object of the core API asks for that object (explain: who may read the
-   * pod); anything else under /api stays a non-resource path */
+  /* a path naming one object asks for that object (explain: who may read the pod); a list, a
+   * path too deep or with an empty part, or any other path stays a non-resource path */
   sar = model_access_review_json(user, "/api/v1/namespaces/team-a/pods/train-0", "get");
   {
     char *text = json_dumps(json_object_get(json_object_get(sar, "spec"), "resourceAttributes"),
@@ -458,10 +458,29 @@ static void test_review_wire(void **state) {
     assert_null(json_object_get(json_object_get(sar, "spec"), "nonResourceAttributes"));
   }
   json_decref(sar);
+  { /* a group's object and subresource, cluster-scoped and in a namespace */
+    static const char *const paths[][2] = {
+        {"/apis/visibility.kueue.x-k8s.io/v1beta2/clusterqueues/cq/pendingworkloads",
+         "{\"group\":\"visibility.kueue.x-k8s.io\",\"name\":\"cq\",\"resource\":"
+         "\"clusterqueues\",\"subresource\":\"pendingworkloads\",\"verb\":\"get\"}"},
+        {"/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/team-a/localqueues/lq/"
+         "pendingworkloads",
+         "{\"group\":\"visibility.kueue.x-k8s.io\",\"name\":\"lq\",\"namespace\":\"team-a\","
+         "\"resource\":\"localqueues\",\"subresource\":\"pendingworkloads\",\"verb\":\"get\"}"}};
+    for (size_t i = 0; i < 2; i++) {
+      char *text;
+      sar = model_access_review_json(user, paths[i][0], "get");
+      text = json_dumps(json_object_get(json_object_get(sar, "spec"), "resourceAttributes"),
+                        JSON_SORT_KEYS | JSON_COMPACT);
+      assert_string_equal(text, paths[i][1]);
+      free(text);
+      json_decref(sar);
+    }
+  }
   {
     static const char *const not_one[] = {
-        "/api/v1/namespaces/team-a/pods", "/api/v1/namespaces/team-a/pods/p/log",
-        "/api/v1/namespaces//pods/p", "/apis/v1/namespaces/a/b/c"};
+        "/api/v1/namespaces/team-a/pods", "/api/v1/namespaces/team-a/pods/p/log/x",
+        "/api/v1/namespaces//pods/p", "/apis/g/v1", "/explain/team-a/p"};
     for (size_t i = 0; i < sizeof not_one / sizeof *not_one; i++) {
       sar = model_access_review_json(user, not_one[i], "get");
       assert_string_equal(
