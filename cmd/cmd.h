@@ -217,11 +217,14 @@ json_t *replay_claims_json(const sched_decision *d); /* returns new */
 struct sched_explanation;
 struct sim_estimate_result;
 json_t *explain_json(const model *m, const struct sched_explanation *e, const char *only_ns);
-/* The explanation of pod ns/name of m from a dry-run cycle with cfg at now_ns (new), or NULL
- * with err and *status 404 (no such pod) or 500. With only_ns, workloads and pods of other
+/* The explanation of pod ns/name of m from a dry-run cycle with cfg at now_ns (new), with the
+ * estimate of a forward run when eo is given (m is lent to it and given back as it was), or
+ * NULL with err and *status 404 (no such pod) or 500. With only_ns, workloads and pods of other
  * namespaces are not named (what a reader of that pod may see). */
-json_t *explain_pod(const model *m, const sched_config *cfg, int64_t now_ns, const char *ns,
-                    const char *name, const char *only_ns, int *status, ts_err *err);
+struct sim_estimate_opts;
+json_t *explain_pod(model *m, const sched_config *cfg, int64_t now_ns, const char *ns,
+                    const char *name, const char *only_ns, const struct sim_estimate_opts *eo,
+                    int *status, ts_err *err);
 void explain_add_estimate(json_t *o, const struct sim_estimate_result *est, int64_t now_ns);
 void explain_print(FILE *f, json_t *o);
 /* Kueue's visibility API from a dry-run cycle: the pending workloads of ClusterQueue name (ns

@@ -189,8 +189,9 @@ void explain_add_estimate(json_t *o, const sim_estimate_result *est, int64_t now
   json_object_set_new(o, "estimate", es);
 }
 
-json_t *explain_pod(const model *m, const sched_config *cfg, int64_t now_ns, const char *ns,
-                    const char *name, const char *only_ns, int *status, ts_err *err) {
+json_t *explain_pod(model *m, const sched_config *cfg, int64_t now_ns, const char *ns,
+                    const char *name, const char *only_ns, const sim_estimate_opts *eo, int *status,
+                    ts_err *err) {
   const model_pod *p = (const model_pod *)model_get(m, MODEL_POD, ns, name);
   sched_state *st;
   sched_result res;
@@ -216,6 +217,15 @@ json_t *explain_pod(const model *m, const sched_config *cfg, int64_t now_ns, con
   sched_explainer_free(x);
   sched_result_free(&res);
   sched_state_free(st);
+  if (doc && eo && e.state == SCHED_EXPLAIN_PENDING) { /* after: the run moves pods about */
+    sim_estimate_result est;
+    if (sim_estimate(m, cfg, now_ns, ns, name, eo, &est, err) != TS_OK) {
+      json_decref(doc);
+      *status = 500;
+      return NULL;
+    }
+    explain_add_estimate(doc, &est, now_ns);
+  }
   return doc;
 }
 
@@ -435,7 +445,7 @@ static void usage(FILE *f) {
       "                  visibility API lists them (PendingWorkloadsSummary)\n"
       "  --snapshot      a recorded cluster (tessera snapshot, kubectl JSON/YAML, a directory)\n"
       "  --server        a running tessera's metrics endpoint (https://HOST:PORT): its\n"
-      "                  explanation now, for a token allowed to get the pod (no estimate)\n"
+      "                  explanation now, for a token allowed to get the pod\n"
       "  --token-file    the bearer token to send (kubectl create token, a ServiceAccount's)\n"
       "  --certificate-authority  the CA that signed the server's certificate\n"
       "  --insecure-skip-tls-verify  do not verify the server's certificate\n"
@@ -623,7 +633,7 @@ int cmd_explain(int argc, char **argv) {
   cfg_tessera t;
   dra_cel *cel = NULL;
   model *m = NULL;
-  sim_estimate_result est;
+  sim_estimate_opts eo = {0};
   int code = 0;
   char ns[TS_NAME_MAX], *name;
   int64_t now = 0;
@@ -631,6 +641,7 @@ int cmd_explain(int argc, char **argv) {
   ts_err err;
   json_t *doc = NULL;
   if ((status = parse_args(argc, argv, &a)) != CMD_PARSED) return cmd_flags_exit(status);
+  eo.horizon_ns = a.horizon_ms * 1000000;
   status = 1;
   ts_err_clear(&err);
   ts_strlcpy(ns, a.target ? a.target : "", sizeof ns); /* a pod or a LocalQueue */
@@ -669,21 +680,13 @@ int cmd_explain(int argc, char **argv) {
     }
     goto done;
   }
-  if (!(doc = explain_pod(m, &t.sched, now, ns, name, NULL, &code, &err))) {
+  if (!(doc = explain_pod(m, &t.sched, now, ns, name, NULL, a.no_estimate ? NULL : &eo, &code,
+                          &err))) {
     if (code == 404)
       fprintf(stderr, "tessera explain: no pod %s in %s\n", a.target, a.snapshot);
     else
       fprintf(stderr, "tessera explain: %s\n", err.text);
     goto done;
-  }
-  if (!a.no_estimate && !strcmp(json_string_value(json_object_get(doc, "state")), "Pending")) {
-    /* forward, on the model itself: the explanation is written down */
-    sim_estimate_opts o = {.horizon_ns = a.horizon_ms * 1000000};
-    if (sim_estimate(m, &t.sched, now, ns, name, &o, &est, &err) != TS_OK) {
-      fprintf(stderr, "tessera explain: estimate: %s\n", err.text);
-      goto done;
-    }
-    explain_add_estimate(doc, &est, now);
   }
   print_doc(&a, doc);
   status = 0;

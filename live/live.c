@@ -102,6 +102,10 @@ const model *live_model(const live *l) {
   return l->m;
 }
 
+model *live_model_lend(live *l) {
+  return l->m;
+}
+
 ts_rc live_shadow(live *l, const char *name, int64_t now_ns, sched_shadow *out, ts_err *err) {
   ts_rc rc = sched_shadow_eval(l->m, l->cfg, name, now_ns, out, err);
   l->dirty = false; /* the comparison moved pods and put them back: nothing changed */

@@ -118,6 +118,9 @@ void live_report_done(void *token);
 #define LIVE_WRITES_INFLIGHT 512
 
 const model *live_model(const live *l); /* borrowed */
+/* The model lent for a change that is undone before the loop runs again (the forward run of an
+ * estimate, which gives every pod back as it was): nothing else may change it. */
+model *live_model_lend(live *l);
 /* Shadow mode (tessera run --shadow, which writes nothing): compares the placements of the pods
  * of scheduler `name` (interned; NULL: every pod not of the configured scheduler name) with
  * Tessera's (sched_shadow_eval on the loop's model). live_dirty is false afterwards, until the

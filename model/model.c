@@ -531,6 +531,13 @@ ts_rc model_pod_bind(model *m, model_pod *p, const char *node_name) {
   return pod_index(m, p);
 }
 
+ts_rc model_pod_set_phase(model *m, model_pod *p, model_pod_phase phase) {
+  pod_unindex(m, p);
+  p->phase = phase;
+  m->generation++;
+  return pod_index(m, p);
+}
+
 ts_rc model_claim_assume(model *m, const char *ns, const char *name, const model_allocation *alloc,
                          const char *pod_name, const char *pod_uid) {
   model_claim *c = (model_claim *)model_get(m, MODEL_RESOURCE_CLAIM, ns, name);

@@ -931,6 +931,9 @@ ts_rc model_pod_bind(model *m, model_pod *p, const char *node_name);
 /* The same for a pod sharing a GPU, given GPU gpu_index of the node (as tessera.dev/gpu-index
  * would say; -1: none). */
 ts_rc model_pod_bind_gpu(model *m, model_pod *p, const char *node_name, int32_t gpu_index);
+/* Sets a pod's status.phase in the model (a pod that ended: Succeeded or Failed no longer
+ * holds its node's capacity), as its kubelet would report; indexes and sums follow. */
+ts_rc model_pod_set_phase(model *m, model_pod *p, model_pod_phase phase);
 
 /* Assumes the write about to reserve claim ns/name for a pod: alloc (copied; NULL keeps the
  * claim's allocation) becomes its allocation and the pod (pod_name, pod_uid) is added to its

@@ -5,8 +5,13 @@
  * spec.activeDeadlineSeconds (the latest it can run: an upper bound). A pod with neither runs
  * past the horizon. At now and at each end, the same scheduling cycle runs on the model and
  * its decisions are applied (bindings, preemptions); pods it starts end by the same rule.
- * The run stops when the pod is bound, at the horizon, or after max_events ends. Nothing
- * new arrives: the estimate is what the queue and the cluster as they are now give.
+ * The run stops when the pod is bound, at the horizon, after max_events ends, or when its
+ * time budget is spent. Nothing new arrives: the estimate is what the queue and the cluster
+ * as they are now give.
+ *
+ * The run changes the model in place (bindings, evictions, ended pods' phase) and journals
+ * each change; the journal is undone in reverse at the end, so the caller's model (a live
+ * one included) is given back as it was, pod for pod, without a copy.
  */
 #include "sim/sim.h"
 
@@ -18,19 +23,37 @@
 
 typedef struct ending {
   int64_t at;   /* ns */
-  uint32_t pod; /* index in keys */
+  uint32_t pod; /* index in pods */
 } ending;
+
+/* A pod as it was before the run first changed it. */
+typedef struct was {
+  model_pod *p;
+  const char *node;
+  int32_t gpu_index;
+  model_pod_phase phase;
+} was;
 
 typedef struct est {
   model *m;
-  ts_arena arena;
-  const char **ns, **name; /* per running pod recorded */
-  int64_t *end;            /* its current end, or -1 when it no longer runs */
+  model_pod **pods; /* running pods with an end */
+  int64_t *end;     /* each one's current end, or -1 when it no longer runs */
   uint32_t n, cap;
   ending *heap;
   uint32_t nheap, heap_cap;
-  ts_map index; /* "ns/name" -> 1 + its index */
+  ts_map index; /* pod address -> 1 + its index in pods */
+  was *journal; /* every pod changed, once, in the order of its first change */
+  uint32_t njournal, journal_cap;
+  ts_map changed; /* pod address -> 1 (journalled) */
+  ts_arena keys;  /* the maps' keys: copies of pod addresses (a map borrows its keys) */
 } est;
+
+/* A stable copy of p's address, to key a map by; NULL when out of memory. */
+static const char *key_of(est *e, const model_pod *p) {
+  const model_pod **k = ts_arena_alloc(&e->keys, sizeof *k);
+  if (k) *k = p;
+  return (const char *)k;
+}
 
 /* The duration a pod is expected to run, in ns; -1 when unknown; *deadline: it is the
  * pod's activeDeadlineSeconds. */
@@ -70,30 +93,48 @@ static void heap_down(est *e, uint32_t i) {
   }
 }
 
+/* Journals p as it is now, the first time the run is about to change it. */
+static ts_rc journal(est *e, model_pod *p) {
+  const char *k;
+  if (ts_map_get(&e->changed, (const char *)&p, sizeof p)) return TS_OK;
+  if (e->njournal == e->journal_cap) {
+    uint32_t ncap = e->journal_cap ? 2 * e->journal_cap : 64;
+    was *j = ts_realloc(e->journal, ncap * sizeof *j);
+    if (!j) return TS_ENOMEM;
+    e->journal = j, e->journal_cap = ncap;
+  }
+  e->journal[e->njournal++] = (was){p, p->node_name, p->gpu_index, p->phase};
+  if (!(k = key_of(e, p)) || ts_map_put(&e->changed, k, sizeof p, (void *)1, NULL) != TS_OK)
+    return TS_ENOMEM;
+  return TS_OK;
+}
+
+/* Gives every journalled pod back as it was, the last changed first. */
+static void undo(est *e) {
+  for (uint32_t i = e->njournal; i-- > 0;) {
+    was *w = &e->journal[i];
+    (void)model_pod_bind_gpu(e->m, w->p, w->node, w->gpu_index);
+    if (w->p->phase != w->phase) (void)model_pod_set_phase(e->m, w->p, w->phase);
+  }
+}
+
 /* Records that p (bound) ends at `at`. */
-static ts_rc will_end(est *e, const model_pod *p, int64_t at) {
-  char key[TS_KEY_MAX];
-  uintptr_t i;
-  snprintf(key, sizeof key, "%s/%s", p->obj.ns, p->obj.name);
-  if (!(i = (uintptr_t)ts_map_get(&e->index, key, strlen(key)))) {
-    char *k;
+static ts_rc will_end(est *e, model_pod *p, int64_t at) {
+  uintptr_t i = (uintptr_t)ts_map_get(&e->index, (const char *)&p, sizeof p);
+  if (!i) {
     if (e->n == e->cap) {
       uint32_t ncap = e->cap ? 2 * e->cap : 256;
-      const char **ns = ts_realloc(e->ns, ncap * sizeof *ns), **name;
+      model_pod **pods = ts_realloc(e->pods, ncap * sizeof *pods);
       int64_t *end;
-      if (!ns) return TS_ENOMEM;
-      e->ns = ns;
-      if (!(name = ts_realloc(e->name, ncap * sizeof *name))) return TS_ENOMEM;
-      e->name = name;
+      if (!pods) return TS_ENOMEM;
+      e->pods = pods;
       if (!(end = ts_realloc(e->end, ncap * sizeof *end))) return TS_ENOMEM;
       e->end = end, e->cap = ncap;
     }
-    if (!(k = ts_arena_strndup(&e->arena, key, strlen(key)))) return TS_ENOMEM;
+    const char *k = key_of(e, p);
     i = ++e->n;
-    e->ns[i - 1] = p->obj.ns;
-    if (!(e->name[i - 1] = ts_arena_strndup(&e->arena, p->obj.name, strlen(p->obj.name))) ||
-        ts_map_put(&e->index, k, strlen(k), (void *)i, NULL) != TS_OK)
-      return TS_ENOMEM;
+    e->pods[i - 1] = p;
+    if (!k || ts_map_put(&e->index, k, sizeof p, (void *)i, NULL) != TS_OK) return TS_ENOMEM;
   }
   e->end[i - 1] = at;
   if (e->nheap == e->heap_cap) {
@@ -109,18 +150,16 @@ static ts_rc will_end(est *e, const model_pod *p, int64_t at) {
 
 /* p was evicted: it no longer ends (its heap entry is skipped). */
 static void stopped(est *e, const model_pod *p) {
-  char key[TS_KEY_MAX];
-  uintptr_t i;
-  snprintf(key, sizeof key, "%s/%s", p->obj.ns, p->obj.name);
-  if ((i = (uintptr_t)ts_map_get(&e->index, key, strlen(key)))) e->end[i - 1] = -1;
+  uintptr_t i = (uintptr_t)ts_map_get(&e->index, (const char *)&p, sizeof p);
+  if (i) e->end[i - 1] = -1;
 }
 
 static bool is_target(const model_pod *p, const char *ns, const char *name) {
   return !strcmp(p->obj.ns, ns) && !strcmp(p->obj.name, name);
 }
 
-/* One cycle at t, applied; *bound when the target was bound, *changed when a pod was bound
- * or evicted. */
+/* One cycle at t, applied (each pod journalled first); *bound when the target was bound,
+ * *changed when a pod was bound or evicted. */
 static ts_rc cycle(est *e, const sched_config *cfg, sched_state *st, int64_t t, const char *ns,
                    const char *name, sim_estimate_result *out, bool *bound, bool *changed,
                    ts_err *err) {
@@ -130,16 +169,17 @@ static ts_rc cycle(est *e, const sched_config *cfg, sched_state *st, int64_t t, 
   out->cycles++;
   for (size_t i = 0; rc == TS_OK && i < res.ndecisions; i++) {
     const sched_decision *d = &res.decisions[i];
+    model_pod *p = (model_pod *)d->pod;
     int64_t dur;
     bool deadline;
     if (d->kind == SCHED_PENDING) continue;
     *changed = true;
-    if (d->kind == SCHED_EVICT) out->evictions++, stopped(e, d->pod);
-    if ((rc = sched_decision_apply(e->m, d)) != TS_OK) break;
+    if (d->kind == SCHED_EVICT) out->evictions++, stopped(e, p);
+    if ((rc = journal(e, p)) != TS_OK || (rc = sched_decision_apply(e->m, d)) != TS_OK) break;
     if (d->kind != SCHED_BIND) continue;
-    if (is_target(d->pod, ns, name)) *bound = true;
-    if ((dur = duration(d->pod, &deadline)) > 0)
-      out->deadline_ends += deadline, rc = will_end(e, d->pod, t + dur);
+    if (is_target(p, ns, name)) *bound = true;
+    if ((dur = duration(p, &deadline)) > 0)
+      out->deadline_ends += deadline, rc = will_end(e, p, t + dur);
     else
       out->unknown_started++;
   }
@@ -153,30 +193,32 @@ ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char
                    ts_err *err) {
   est e = {.m = m};
   sched_state *st = sched_state_new();
-  size_t it = 0;
   model_obj *obj;
+  size_t it = 0;
   int64_t t = now_ns,
           horizon = now_ns + (o && o->horizon_ns > 0 ? o->horizon_ns : 7 * 86400 * SECOND_NS);
   uint32_t max_events = o && o->max_events ? o->max_events : 500;
+  double deadline = o && o->budget_s > 0 ? ts_time_mono_s() + o->budget_s : 0;
   bool bound = false;
   ts_rc rc = TS_OK;
   memset(out, 0, sizeof *out);
   out->horizon_ns = horizon - now_ns;
   out->stop = "";
   if (!st) return ts_err_set(err, TS_ENOMEM, "out of memory");
-  ts_arena_init(&e.arena, 64 * 1024);
   ts_map_init(&e.index);
+  ts_map_init(&e.changed);
+  ts_arena_init(&e.keys, 16 * 1024);
   while (rc == TS_OK && model_next(m, MODEL_POD, &it, &obj)) {
-    const model_pod *p = (const model_pod *)obj;
+    model_pod *p = (model_pod *)obj;
     int64_t dur, start;
-    bool deadline;
+    bool dl;
     if (!p->node_name || !model_pod_counts(p)) continue;
-    if ((dur = duration(p, &deadline)) <= 0) {
+    if ((dur = duration(p, &dl)) <= 0) {
       out->unknown_ends++;
       continue;
     }
     start = p->start_ns ? p->start_ns : now_ns;
-    out->known_ends++, out->deadline_ends += deadline;
+    out->known_ends++, out->deadline_ends += dl;
     rc = will_end(&e, p, start + dur > now_ns ? start + dur : now_ns);
   }
   if (rc != TS_OK) ts_err_set(err, rc, "out of memory");
@@ -189,7 +231,7 @@ ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char
       rc = cycle(&e, cfg, st, t, ns, name, out, &bound, &changed, err);
     }
     if (rc != TS_OK || bound) break;
-    while (e.nheap && e.end[e.heap[0].pod] != e.heap[0].at) { /* stale: evicted or rescheduled */
+    while (e.nheap && e.end[e.heap[0].pod] != e.heap[0].at) { /* stale: evicted meanwhile */
       e.heap[0] = e.heap[--e.nheap];
       heap_down(&e, 0);
     }
@@ -205,21 +247,29 @@ ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char
       out->stop = "events";
       break;
     }
+    if (deadline && ts_time_mono_s() > deadline) {
+      out->stop = "budget";
+      break;
+    }
     out->events++;
     t = e.heap[0].at;
-    while (e.nheap && e.heap[0].at <= t) { /* every pod ending at t ends (completes and goes) */
+    while (rc == TS_OK && e.nheap && e.heap[0].at <= t) { /* every pod ending at t ends */
       ending x = e.heap[0];
       e.heap[0] = e.heap[--e.nheap];
       heap_down(&e, 0);
       if (e.end[x.pod] != x.at) continue;
       e.end[x.pod] = -1;
-      (void)model_remove(m, MODEL_POD, e.ns[x.pod], e.name[x.pod]);
+      if ((rc = journal(&e, e.pods[x.pod])) == TS_OK)
+        rc = model_pod_set_phase(m, e.pods[x.pod], MODEL_PHASE_SUCCEEDED);
+      if (rc != TS_OK) ts_err_set(err, rc, "out of memory");
     }
   }
   if (bound) out->started = true, out->start_ns = t;
+  undo(&e);
   sched_state_free(st);
   ts_map_free(&e.index);
-  ts_arena_free(&e.arena);
-  ts_free(e.ns), ts_free(e.name), ts_free(e.end), ts_free(e.heap);
+  ts_map_free(&e.changed);
+  ts_arena_free(&e.keys);
+  ts_free(e.pods), ts_free(e.end), ts_free(e.heap), ts_free(e.journal);
   return rc;
 }

@@ -163,6 +163,7 @@ void sim_fill_result_free(sim_fill_result *r);
 typedef struct sim_estimate_opts {
   int64_t horizon_ns;  /* how far ahead to look (<= 0: 7 days) */
   uint32_t max_events; /* ends simulated at most (0: 500) */
+  double budget_s;     /* stop after this much time (wall clock; <= 0: no bound) */
 } sim_estimate_opts;
 
 typedef struct sim_estimate_result {
@@ -177,17 +178,17 @@ typedef struct sim_estimate_result {
   uint32_t unknown_ends;    /* pods running now without one: assumed to run past the horizon */
   uint32_t unknown_started; /* pods the run started without one */
   uint32_t evictions;       /* pods the run's preemptions evicted */
-  const char *stop;         /* not started: "horizon", "events", or "nothing left running has a
-                               known end" (static) */
+  const char *stop;         /* not started: "horizon", "events", "budget" or "nothing left
+                               running has a known end" (static) */
 } sim_estimate_result;
 
 /* The duration pod p is expected to run, in ns: its annotation tessera.dev/expected-duration
  * (a Go duration), else spec.activeDeadlineSeconds; -1 when neither is given. */
 int64_t sim_expected_duration_ns(const model_pod *p);
 
-/* Runs m forward from now_ns (sim/estimate.c says how) until pod ns/name is bound; m is
- * changed (pods bound, ended, evicted): give it a copy. Fails only when out of memory or the
- * cycle fails. */
+/* Runs m forward from now_ns (sim/estimate.c says how) until pod ns/name is bound, then gives
+ * m back as it was (every binding, eviction and end undone: a live model may be lent). Fails
+ * only when out of memory or the cycle fails. */
 ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char *ns,
                    const char *name, const sim_estimate_opts *o, sim_estimate_result *out,
                    ts_err *err);

@@ -32,7 +32,8 @@ metricsSecure: true"
   k create -f - >/dev/null <<YAML || fail "pods"
 apiVersion: v1
 kind: Pod
-metadata: {name: first, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: lq}}
+metadata: {name: first, namespace: team-a, labels: {kueue.x-k8s.io/queue-name: lq},
+  annotations: {tessera.dev/expected-duration: 1h}}
 spec:
   schedulerName: tessera
   containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "2"}}}]
@@ -41,7 +42,8 @@ YAML
   k create -f - >/dev/null <<YAML || fail "pods"
 apiVersion: v1
 kind: Pod
-metadata: {name: early, namespace: team-b, labels: {kueue.x-k8s.io/queue-name: lq}}
+metadata: {name: early, namespace: team-b, labels: {kueue.x-k8s.io/queue-name: lq},
+  annotations: {tessera.dev/expected-duration: 30m}}
 spec:
   schedulerName: tessera
   containers: [{name: c, image: busybox, resources: {limits: {nvidia.com/gpu: "2"}}}]
@@ -80,11 +82,21 @@ YAML
     grep -qF "$want" <<<"$out" || fail "no $want in $out"
   done
   grep -q 'early' <<<"$out" && fail "team-b's pod named to team-a's reader: $out"
+  # the estimate: first ends an hour from now (no kubelet here: no startTime, so it started
+  # now), early (older) takes the quota for 30 min, then second starts: about 1h30m from now
+  local in
+  in=$(grep -o '"inSeconds":[0-9]*' <<<"$out" | cut -d: -f2)
+  [ -n "$in" ] && [ "$in" -ge 5300 ] && [ "$in" -le 5400 ] || fail "estimate: $in s, want ~5400: $out"
+  # the forward run gave the live model back: nothing was bound or evicted by it
+  sleep 1
+  bound team-a second && fail "team-a/second was bound after the estimate"
+  [ "$(node_of team-a first)" = gpu-0 ] || fail "team-a/first moved after the estimate"
+  bound team-b early && fail "team-b/early was bound after the estimate"
   code=$(status "$reader" "https://127.0.0.1:$mport/explain/team-a/nope")
   [ "$code" = 404 ] || fail "a pod the reader may get that does not exist: $code, want 404"
   code=$(status "$reader" "https://127.0.0.1:$mport/explain/team-b/early")
   [ "$code" = 403 ] || fail "team-a's reader on a pod of team-b: $code, want 403"
-  say "explain: none 401, nobody 403, reader 200 (WaitingForQuota, number 2 in cq, team-b's not named), 404 for no such pod, 403 in team-b"
+  say "explain: none 401, nobody 403, reader 200 (WaitingForQuota, number 2 in cq, team-b's not named, starts in ~1h30m), 404 for no such pod, 403 in team-b"
   k create token reader -n team-a >"$E2E_OUT/reader.token" || fail "token"
   out=$("$TESSERA" explain team-a/second --server "https://127.0.0.1:$mport" \
     --token-file "$E2E_OUT/reader.token" --insecure-skip-tls-verify) || fail "tessera explain --server: $out"

@@ -271,6 +271,61 @@ static void test_estimate_bounds(void **state) {
   model_free(m);
 }
 
+/* The pods' nodes and phases and the nodes' used GPUs, as one string. */
+static char *fingerprint(const model *m) {
+  ts_buf b;
+  size_t it = 0, nn;
+  model_obj *o;
+  model_node *const *nodes = model_nodes(m, &nn);
+  ts_buf_init(&b, 1 << 20);
+  while (model_next(m, MODEL_POD, &it, &o)) {
+    const model_pod *p = (const model_pod *)o;
+    ts_buf_printf(&b, "%s@%s:%d/%d;", p->obj.key, p->node_name ? p->node_name : "-", (int)p->phase,
+                  (int)p->gpu_index);
+  }
+  for (size_t i = 0; i < nn; i++)
+    ts_buf_printf(&b, "%s=%lld;", nodes[i]->obj.name, (long long)model_node_used(nodes[i], gpu(m)));
+  ts_buf_putc(&b, '\0');
+  return b.data;
+}
+
+/* The forward run gives the model back as it was: the same pods on the same nodes in the same
+ * phases, and every later estimate on it the same as on a fresh copy (the live endpoint lends
+ * the live model). A budget spent stops the run. */
+static void test_estimate_gives_the_model_back(void **state) {
+  model *m = load();
+  sched_config cfg;
+  sim_estimate_result r;
+  sim_estimate_opts o = {.budget_s = 1e-9};
+  ts_err e;
+  char *before, *after;
+  (void)state;
+  ts_err_clear(&e);
+  sched_config_default(&cfg);
+  before = fingerprint(m);
+  assert_int_equal(
+      sim_estimate(m, &cfg, at("2026-12-01T12:00:00Z"), "team-a", "target", NULL, &r, &e), TS_OK);
+  assert_int_equal(r.start_ns, at("2026-12-01T13:50:00Z"));
+  after = fingerprint(m);
+  assert_string_equal(before, after);
+  free(after);
+  assert_int_equal(
+      sim_estimate(m, &cfg, at("2026-12-01T12:00:00Z"), "team-c", "urgent", NULL, &r, &e), TS_OK);
+  assert_int_equal(r.start_ns, at("2026-12-01T12:00:00Z"));
+  assert_int_equal(
+      sim_estimate(m, &cfg, at("2026-12-01T12:00:00Z"), "team-a", "high", NULL, &r, &e), TS_OK);
+  assert_int_equal(r.start_ns, at("2026-12-01T12:30:00Z"));
+  assert_int_equal(
+      sim_estimate(m, &cfg, at("2026-12-01T12:00:00Z"), "team-a", "target", &o, &r, &e), TS_OK);
+  assert_false(r.started);
+  assert_string_equal(r.stop, "budget");
+  after = fingerprint(m);
+  assert_string_equal(before, after);
+  free(after);
+  free(before);
+  model_free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_explain_quota_and_line),
@@ -279,6 +334,7 @@ int main(void) {
       cmocka_unit_test(test_explain_gang_and_gates),
       cmocka_unit_test(test_estimate_starts),
       cmocka_unit_test(test_estimate_bounds),
+      cmocka_unit_test(test_estimate_gives_the_model_back),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
