@@ -27,7 +27,7 @@ typedef struct sim_args {
   int64_t until_s;
   uint64_t seed;             /* --seed: fill mode's order */
   uint64_t seed_lo, seed_hi; /* --seeds: each of them (0, 0: one run) */
-  bool resume, json, fill;
+  bool resume, json, fill, predict;
   cmd_format fmt; /* -o: json or yaml when json is set */
   int policy;     /* --policy: a sched_scoring, -1 (the configuration's) or POLICY_ALL */
 } sim_args;
@@ -48,6 +48,8 @@ static void usage(FILE *out) {
       "             namespace Q and names that namespace's first LocalQueue\n"
       "  --until    stop at this virtual time (seconds, or with s, m, h, d)\n"
       "  --resume   a preempted job keeps the run time it had (default: it starts again)\n"
+      "  --predict  estimate each job's start when it is submitted, as tessera explain does\n"
+      "             (its run time known, as a user who gives it): the error against its start\n"
       "  --report   writes DIR/report.html, summary.json, timeline.csv, queues.csv, jobs.csv\n"
       "  --fill     the FGD paper's fill mode: jobs in trace order (--seed N: shuffled), never\n"
       "             ending, until the cluster is full; the share of GPUs that could be\n"
@@ -69,7 +71,7 @@ static const cmd_flag sim_flags[] = {
     {"--queues", NULL, "PATH"}, {"--report", NULL, "DIR"},   {"--output", "-o", "FORMAT"},
     {"--until", NULL, "T"},     {"--nodes", NULL, "NxG"},    {"--seed", NULL, "N"},
     {"--policy", NULL, "NAME"}, {"--resume", NULL, NULL},    {"--fill", NULL, NULL},
-    {"--seeds", NULL, "N|A-B"}, {NULL, NULL, NULL}};
+    {"--seeds", NULL, "N|A-B"}, {"--predict", NULL, NULL},   {NULL, NULL, NULL}};
 
 /* -o json or yaml: j as indented JSON or a YAML document, on standard output. */
 static void print_doc(const sim_args *a, json_t *j) {
@@ -148,8 +150,8 @@ static int parse_args(int argc, char **argv, sim_args *a) {
     const char *f = args[i].flag < 0 ? "" : sim_flags[args[i].flag].name, *v = args[i].value;
     if (args[i].flag < 0)
       return cmd_usage_error("simulate", usage, "unexpected argument \"%s\"", v);
-    if (!strcmp(f, "--resume") || !strcmp(f, "--fill")) {
-      *(f[2] == 'r' ? &a->resume : &a->fill) = strcmp(v, "false") != 0;
+    if (!strcmp(f, "--resume") || !strcmp(f, "--fill") || !strcmp(f, "--predict")) {
+      *(f[2] == 'r' ? &a->resume : f[2] == 'f' ? &a->fill : &a->predict) = strcmp(v, "false") != 0;
       continue;
     }
     if (!strcmp(f, "--trace"))
@@ -237,6 +239,54 @@ static json_t *stats_json(const sim_stats *s) {
                    s->jct_p50, "p95", s->jct_p95, "p99", s->jct_p99);
 }
 
+#define PREDICT_MIN_WAIT_S 600 /* the accuracy counts jobs that waited longer than this */
+
+/* --predict: how far the starts estimated at submission were from the real ones. */
+typedef struct accuracy {
+  size_t waited;          /* jobs started after waiting over PREDICT_MIN_WAIT_S */
+  size_t estimated;       /* of them, those that got an estimate */
+  double p50, p90;        /* |estimate - start| / wait, of those (fractions) */
+  double late_p50;        /* (estimate - start) / wait, median: > 0 when estimates are late */
+  size_t exact_immediate; /* jobs that started at once, predicted so */
+} accuracy;
+
+static int dbl_cmp(const void *x, const void *y) {
+  double a = *(const double *)x, b = *(const double *)y;
+  return a < b ? -1 : a > b;
+}
+
+static double quantile(double *v, size_t n, double q) {
+  if (!n) return 0;
+  qsort(v, n, sizeof *v, dbl_cmp);
+  return v[(size_t)(q * (double)(n - 1) + 0.5)];
+}
+
+static accuracy accuracy_of(const sim_trace *t, const sim_result *r) {
+  accuracy acc = {0};
+  double *err = ts_malloc((t->n + 1) * sizeof *err),
+         *signed_err = ts_malloc((t->n + 1) * sizeof *err);
+  for (size_t i = 0; err && signed_err && i < t->n; i++) {
+    const sim_job_result *j = &r->jobs[i];
+    double wait = (double)(j->first_start_s - t->jobs[i].submit_s);
+    if (j->first_start_s < 0) continue;
+    if (wait == 0 && j->predicted_start_s == t->jobs[i].submit_s) acc.exact_immediate++;
+    if (wait <= PREDICT_MIN_WAIT_S) continue;
+    acc.waited++;
+    if (j->predicted_start_s < 0) continue;
+    signed_err[acc.estimated] = (double)(j->predicted_start_s - j->first_start_s) / wait;
+    err[acc.estimated] =
+        signed_err[acc.estimated] < 0 ? -signed_err[acc.estimated] : signed_err[acc.estimated];
+    acc.estimated++;
+  }
+  if (err && signed_err) {
+    acc.late_p50 = quantile(signed_err, acc.estimated, 0.5);
+    acc.p50 = quantile(err, acc.estimated, 0.5);
+    acc.p90 = quantile(err, acc.estimated, 0.9);
+  }
+  ts_free(err), ts_free(signed_err);
+  return acc;
+}
+
 static json_t *summary_json(const sim_args *a, const sim_trace *t, const sim_result *r,
                             double run_s) {
   json_t *qs = json_array(), *o;
@@ -248,6 +298,16 @@ static json_t *summary_json(const sim_args *a, const sim_trace *t, const sim_res
                 r->utilisation, "runSeconds", run_s, "cycles", (json_int_t)r->cycles, "podsBound",
                 (json_int_t)r->bound, "podsEvicted", (json_int_t)r->evicted, "preempted",
                 a->resume ? "resume" : "restart", "all", stats_json(&r->all), "queues", qs);
+  if (o && a->predict) {
+    accuracy acc = accuracy_of(t, r);
+    json_object_set_new(o, "prediction",
+                        json_pack("{s:i, s:I, s:I, s:f, s:f, s:f, s:I}", "minWaitSeconds",
+                                  PREDICT_MIN_WAIT_S, "waited", (json_int_t)acc.waited, "estimated",
+                                  (json_int_t)acc.estimated, "absErrorOfWaitP50", acc.p50,
+                                  "absErrorOfWaitP90", acc.p90, "signedErrorOfWaitP50",
+                                  acc.late_p50, "startedAtOncePredicted",
+                                  (json_int_t)acc.exact_immediate));
+  }
   return o;
 }
 
@@ -272,6 +332,14 @@ static void print_text(const sim_args *a, const sim_trace *t, const sim_result *
          "started", "empted", "GPU-hours", "p50", "p95", "p99", "p50", "p95", "p99");
   for (size_t i = 0; i < r->nqueues; i++) print_stats_row(&r->queues[i]);
   if (r->nqueues > 1) print_stats_row(&r->all);
+  if (a->predict) {
+    accuracy acc = accuracy_of(t, r);
+    printf("predicted starts: %zu jobs waited over %d min, %zu of them got an estimate at "
+           "submission; its error, as a share of the wait: median %.0f%%, p90 %.0f%% (signed "
+           "median %+.0f%%: positive is late); %zu jobs started at once, as predicted\n",
+           acc.waited, PREDICT_MIN_WAIT_S / 60, acc.estimated, 100 * acc.p50, 100 * acc.p90,
+           100 * acc.late_p50, acc.exact_immediate);
+  }
 }
 
 /* The report's files, each written whole or not at all (cmd_out), none followed through a
@@ -316,16 +384,16 @@ static int write_report(const char *dir, json_t *summary, const sim_trace *t, co
   snprintf(path, sizeof path, "%s/jobs.csv", dir);
   if (!(f = cmd_out_open(&o, path))) goto fail;
   fprintf(f, "job_id,queue,submit_s,first_start_s,last_start_s,end_s,preemptions,gpus,"
-             "waiting_for\n");
+             "waiting_for,predicted_start_s\n");
   for (size_t i = 0; i < t->n; i++) {
     const sim_job_result *j = &r->jobs[i];
     cmd_csv_cell(f, t->jobs[i].id);
     fputc(',', f);
     cmd_csv_cell(f, t->jobs[i].queue);
-    fprintf(f, ",%lld,%lld,%lld,%lld,%d,%.10g,%s\n", (long long)t->jobs[i].submit_s,
+    fprintf(f, ",%lld,%lld,%lld,%lld,%d,%.10g,%s,%lld\n", (long long)t->jobs[i].submit_s,
             (long long)j->first_start_s, (long long)j->last_start_s, (long long)j->end_s,
             j->preemptions, (double)t->jobs[i].pods * t->jobs[i].gpu_milli / 1000,
-            j->waiting ? j->waiting : "");
+            j->waiting ? j->waiting : "", (long long)j->predicted_start_s);
   }
   if (cmd_out_commit(&o)) goto fail;
   return 0;
@@ -770,7 +838,7 @@ int cmd_simulate(int argc, char **argv) {
     cfg_tessera_free(&cfg);
     return 2;
   }
-  o.until_s = a.until_s, o.resume = a.resume, o.seed = a.seed;
+  o.until_s = a.until_s, o.resume = a.resume, o.seed = a.seed, o.predict = a.predict;
   if (isatty(STDERR_FILENO)) {
     pr.span_s = t.n ? t.jobs[t.n - 1].submit_s : 0;
     if (a.until_s > 0 && a.until_s < pr.span_s) pr.span_s = a.until_s;

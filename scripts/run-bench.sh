@@ -89,6 +89,8 @@ if [ -d "$TR/itp" ] && [ -d "$TR/openb" ]; then
   } >bench/results/simulate.txt.tmp
   mv bench/results/simulate.txt.tmp bench/results/simulate.txt
   cat bench/results/simulate.txt
+  # tessera explain's estimate against the starts jobs got (bench/results/predict.txt)
+  sh scripts/predict-accuracy.sh "$BUILD/tessera"
   # The FGD paper's table: its three openb lists here, every policy, 10 seeds each, beside the
   # paper's published runs (bench/results/fgd-paper.txt: our tables; fgd-paper.md: the comparison).
   FGD=$(mktemp -d)

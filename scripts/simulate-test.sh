@@ -43,7 +43,7 @@ grep -q '"policy": "first-fit"' "$dir/all/first-fit/summary.json" || fail "first
   fail "--cluster failed: $(cat "$dir/c.out")"
 grep -q 'cluster 48 GPUs' "$dir/c.out" || fail "--cluster: $(head -1 "$dir/c.out")"
 # b1 and a2 fit beside the cluster's running jobs (a1, two whole 8-GPU nodes, does not).
-grep -q '^b1,team-b,10,10,10,60,0,4,$' "$dir/c/jobs.csv" && grep -q '^a2,team-a,20,20,20,50,0,4,$' "$dir/c/jobs.csv" ||
+grep -q '^b1,team-b,10,10,10,60,0,4,,-1$' "$dir/c/jobs.csv" && grep -q '^a2,team-a,20,20,20,50,0,4,,-1$' "$dir/c/jobs.csv" ||
   fail "--cluster: jobs not run: $(cat "$dir/c/jobs.csv")"
 # --config: fair sharing on in tessera.yaml reaches the run (weight lines drawn, summary says so).
 printf 'apiVersion: tessera.dev/v1alpha1\nkind: SchedulerConfiguration\nqueueing: {fairSharing: {enable: true}}\n' >"$dir/fs.yaml"
@@ -55,8 +55,8 @@ grep -q 'Fair sharing is off' "$dir/fs/report.html" && fail "--config: report sa
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli,gpu_spec,qos,pod_phase,creation_time,deletion_time,scheduled_time\np,1000,1024,1,1000,A100|H100,LS,Running,0,100,0\n' >"$dir/spec.csv"
 "$T" simulate --trace "$dir/spec.csv" --nodes 1x8:A100 --report "$dir/m1" >/dev/null || fail "--nodes MODEL failed"
 "$T" simulate --trace "$dir/spec.csv" --nodes 1x8:T4 --report "$dir/m2" >/dev/null || fail "--nodes MODEL failed"
-grep -q '^p,LS,0,0,0,100,0,1,$' "$dir/m1/jobs.csv" || fail "gpu_spec A100|H100 on A100 nodes: $(cat "$dir/m1/jobs.csv")"
-grep -q '^p,LS,0,-1,-1,-1,0,1,Unschedulable$' "$dir/m2/jobs.csv" || fail "gpu_spec A100|H100 on T4 nodes: $(cat "$dir/m2/jobs.csv")"
+grep -q '^p,LS,0,0,0,100,0,1,,-1$' "$dir/m1/jobs.csv" || fail "gpu_spec A100|H100 on A100 nodes: $(cat "$dir/m1/jobs.csv")"
+grep -q '^p,LS,0,-1,-1,-1,0,1,Unschedulable,-1$' "$dir/m2/jobs.csv" || fail "gpu_spec A100|H100 on T4 nodes: $(cat "$dir/m2/jobs.csv")"
 # --seeds: every seed in a process of its own; each run is the one --seed N gives, and the
 # table and JSON give mean and standard deviation per policy.
 printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,5,1000\np1,1000,1024,3,1000\np2,1000,1024,2,1000\np3,1000,1024,1,500\np4,1000,1024,1,250\n' >"$dir/fill.csv"
@@ -118,7 +118,7 @@ mkdir "$dir/rep" && echo precious >"$dir/target" && ln -s "$dir/target" "$dir/re
 "$T" simulate --trace "$dir/inj.csv" --nodes 1x8 --report "$dir/rep" >/dev/null || fail "--report with a planted symlink failed"
 [ "$(cat "$dir/target")" = precious ] || fail "--report wrote through a symlink"
 [ -f "$dir/rep/jobs.csv" ] && [ ! -L "$dir/rep/jobs.csv" ] || fail "--report: jobs.csv is still a symlink"
-grep -q "^'=HYPERLINK(1),'@q,0,0,0,5,0,1,$" "$dir/rep/jobs.csv" || fail "CSV injection: $(cat "$dir/rep/jobs.csv")"
+grep -q "^'=HYPERLINK(1),'@q,0,0,0,5,0,1,,-1$" "$dir/rep/jobs.csv" || fail "CSV injection: $(cat "$dir/rep/jobs.csv")"
 grep -q "^'@q,1," "$dir/rep/queues.csv" || fail "CSV injection (queues): $(cat "$dir/rep/queues.csv")"
 ls "$dir/rep" | grep -q tmp && fail "--report left a temporary file: $(ls "$dir/rep")"
 ITP=../shared/traces/itp/itp_cluster04_replay.csv

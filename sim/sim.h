@@ -62,6 +62,10 @@ typedef struct sim_opts {
   bool resume;      /* a preempted job keeps the run time it had (else it starts again) */
   uint64_t seed;    /* fill mode: shuffle the jobs with this seed (0: trace order) */
   int64_t epoch_ns; /* wall-clock time of the trace's second 0 (creation timestamps) */
+  bool predict;     /* estimate each job's start when it is submitted (sim_estimate, its pods
+                       annotated with their run time as a user who knows it would): the
+                       jobs' predicted_start_s; needs epoch_ns > 0 (a startTime of 0 is
+                       none) */
   void (*progress)(void *ud, int64_t t_s, size_t done, size_t total); /* NULL: none */
   void *progress_ud;
 } sim_opts;
@@ -101,10 +105,13 @@ typedef struct sim_queue_point {
 /* What became of one job of the trace (same index). -1: did not happen by the end. */
 typedef struct sim_job_result {
   int64_t first_start_s, last_start_s, end_s;
-  int32_t preemptions; /* runs of it cut by an eviction */
-  const char *waiting; /* not running at the end: the kind of reason its pods were last left
-                          pending for ("Unschedulable", "WaitingForQuota", ...; static), else
-                          NULL */
+  int64_t predicted_start_s; /* with predict: the start estimated at its submission (its
+                                submission when it started in that cycle), -1 when none was
+                                found within the estimate's bounds or predict is off */
+  int32_t preemptions;       /* runs of it cut by an eviction */
+  const char *waiting;       /* not running at the end: the kind of reason its pods were last left
+                                pending for ("Unschedulable", "WaitingForQuota", ...; static), else
+                                NULL */
 } sim_job_result;
 
 typedef struct sim_result {

@@ -103,6 +103,35 @@ static void expect_job(const sim_result *r, size_t i, int64_t first, int64_t las
  * ends at 50; a1 needs all 16 GPUs again and gets them when b1 ends at 60, running 100 s again
  * (ends 160) or the 90 s it had left (ends 150). The half-GPU job of team-b comes at 25: its
  * quota counts it as one GPU (5 of 8 used), and it runs on a GPU of the other node, 25 to 35. */
+/* --predict on one node of 8 GPUs, every job taking it whole: each start estimated when the
+ * job comes (its run time known) against the start it got. a starts at once. b (t 10) is
+ * estimated at 100, when a ends; c (t 20) at 150, after b. d (t 30, priority 100) is estimated
+ * at 100 and starts then, ahead of b and c, which no estimate made before it came could know:
+ * b starts at 140, c at 190. */
+static void test_predict(void **state) {
+  sim_trace t;
+  sim_result r;
+  /* a clock that is not 0: a pod's startTime of 0 reads as none */
+  sim_opts o = {.predict = true, .epoch_ns = INT64_C(1764547200) * 1000000000};
+  static const int64_t predicted[] = {0, 100, 150, 100}, started[] = {0, 140, 190, 100};
+  (void)state;
+  run("tests/scenarios/simulate-predict/trace.csv", 1, 8, NULL, &o, &t, &r);
+  for (size_t i = 0; i < 4; i++) {
+    assert_int_equal(r.jobs[i].predicted_start_s, predicted[i]);
+    assert_int_equal(r.jobs[i].first_start_s, started[i]);
+  }
+  sim_result_free(&r);
+  sim_trace_free(&t);
+  o.predict = false; /* off: no estimate, and the same run */
+  run("tests/scenarios/simulate-predict/trace.csv", 1, 8, NULL, &o, &t, &r);
+  for (size_t i = 0; i < 4; i++) {
+    assert_int_equal(r.jobs[i].predicted_start_s, -1);
+    assert_int_equal(r.jobs[i].first_start_s, started[i]);
+  }
+  sim_result_free(&r);
+  sim_trace_free(&t);
+}
+
 static void test_small_timeline(void **state) {
   sim_trace t;
   sim_result r;
@@ -432,10 +461,15 @@ static void test_out_failed_write(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_small_timeline),      cmocka_unit_test(test_gangs_and_stuck),
-      cmocka_unit_test(test_itp_format),          cmocka_unit_test(test_trace_errors),
-      cmocka_unit_test(test_deterministic),       cmocka_unit_test(test_fill),
-      cmocka_unit_test(test_never_started_waits), cmocka_unit_test(test_out_failed_write),
+      cmocka_unit_test(test_small_timeline),
+      cmocka_unit_test(test_predict),
+      cmocka_unit_test(test_gangs_and_stuck),
+      cmocka_unit_test(test_itp_format),
+      cmocka_unit_test(test_trace_errors),
+      cmocka_unit_test(test_deterministic),
+      cmocka_unit_test(test_fill),
+      cmocka_unit_test(test_never_started_waits),
+      cmocka_unit_test(test_out_failed_write),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
