@@ -52,8 +52,9 @@ static json_t *maybe(const char *s) {
 }
 
 static void add_queue(json_t *o, const sched_explanation *e, const char *only_ns) {
-  json_t *q, *ahead = json_array();
+  json_t *q, *ahead;
   if (!e->cluster_queue && !e->local_queue) return;
+  ahead = json_array();
   for (uint32_t i = 0; i < e->nahead; i++) {
     char ns[TS_NAME_MAX];
     json_array_append_new(ahead, shown(e->ahead[i], label_ns(e->ahead[i], ns, sizeof ns), only_ns));
@@ -231,12 +232,12 @@ json_t *explain_pod(model *m, const sched_config *cfg, int64_t now_ns, const cha
 
 /* A Kubernetes Status of a NotFound, as Kueue's visibility server answers. */
 static json_t *not_found(const char *kind, const char *name) {
-  return json_pack(
-      "{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:i}", "kind", "Status", "apiVersion",
-      "v1", "metadata", "status", "Failure", "message",
-      json_string_value(json_sprintf("%s.visibility.kueue.x-k8s.io \"%s\" not found", kind, name)),
-      "reason", "NotFound", "details", "name", name, "group", "visibility.kueue.x-k8s.io", "kind",
-      kind, "code", 404);
+  char message[400];
+  snprintf(message, sizeof message, "%s.visibility.kueue.x-k8s.io \"%s\" not found", kind, name);
+  return json_pack("{s:s, s:s, s:{}, s:s, s:s, s:s, s:{s:s, s:s, s:s}, s:i}", "kind", "Status",
+                   "apiVersion", "v1", "metadata", "status", "Failure", "message", message,
+                   "reason", "NotFound", "details", "name", name, "group",
+                   "visibility.kueue.x-k8s.io", "kind", kind, "code", 404);
 }
 
 json_t *pending_workloads(const model *m, const sched_config *cfg, int64_t now_ns,
