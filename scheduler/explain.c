@@ -53,7 +53,8 @@ struct sched_explainer {
   size_t nwaiting;
   sched_view view; /* the nodes before the cycle's decisions, for capacity */
   ts_arena scratch, out;
-  bool view_ok;
+  bool view_ok;   /* view made */
+  int64_t now_ns; /* the cycle's clock, for the view */
 };
 
 static int wl_cmp(const void *a, const void *b) {
@@ -203,10 +204,7 @@ ts_rc sched_explainer_new(const model *m, const sched_config *cfg, const sched_r
     qsort(x->waiting, x->nwaiting, sizeof *x->waiting, wl_cmp);
     rc = positions(x);
   }
-  if (rc == TS_OK) {
-    rc = sched__view_init(&x->view, m, cfg, now_ns, &x->scratch, &x->out);
-    x->view_ok = rc == TS_OK;
-  }
+  x->now_ns = now_ns; /* the view of the nodes is made by the first explanation that needs it */
   if (rc != TS_OK) {
     sched_explainer_free(x);
     return rc;
@@ -332,9 +330,14 @@ static ts_rc capacity_lines(sched_explainer *x, const xwl *w, const model_pod *p
   sched_view *v = &x->view;
   sched_pending pp = {.pod = p, .priority = sched_pod_priority(x->m, p)};
   const sched_sig *sig;
-  int r = main_resource(v, p);
-  int n = 1 + (w->pending > 1 ? x->cfg->ntopology : 0); /* a node, then each level */
-  if (!x->view_ok || !(sig = sched__static_nodes(v, &pp))) return TS_OK;
+  int r, n = 1 + (w->pending > 1 ? x->cfg->ntopology : 0); /* a node, then each level */
+  if (!x->view_ok) {
+    ts_rc rc = sched__view_init(v, x->m, x->cfg, x->now_ns, &x->scratch, &x->out);
+    if (rc != TS_OK) return rc;
+    x->view_ok = true;
+  }
+  r = main_resource(v, p); /* the view knows the GPU resources */
+  if (!(sig = sched__static_nodes(v, &pp))) return TS_OK;
   if (!(e->capacity = ts_arena_alloc(&x->arena, (size_t)n * sizeof *e->capacity))) return TS_ENOMEM;
   e->nodes_passing = sig->n;
   e->nodes = v->n;
