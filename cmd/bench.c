@@ -286,15 +286,12 @@ static int bench_snapshot(const bench_args *a, dra_cel *cel) {
     fprintf(stderr, "tessera bench: out of memory\n");
     goto out;
   }
-  rc = cmd_load(a->snapshot, m, &counts); /* problems are printed as they are met */
-  if (rc == TS_OK && (rc = cmd_load_config(&counts, a->config != NULL, &t, &err)) != TS_OK)
-    fprintf(stderr, "%s: %s\n", a->snapshot, err.text);
-  t.sched.instantiate_templates = true; /* as in a replay: no claim controller */
-  t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
+  /* as a replay loads it; problems are printed as they are met */
+  rc = cmd_load_offline(a->snapshot, m, a->config != NULL, &t, cel, &counts, &w.clock, &err);
+  if (rc != TS_OK && err.code) fprintf(stderr, "%s: %s\n", a->snapshot, err.text);
   w.setup_s = ts_time_mono_s() - t0;
   if (isatty(2)) fprintf(stderr, "\r\033[K");
   if (rc == TS_ENOMEM) fprintf(stderr, "tessera bench: out of memory\n");
-  w.clock = cmd_load_clock(m, &counts);
   if (rc != TS_OK) goto out;
   if (!counts.objects) {
     fprintf(stderr, "tessera bench: %s: no objects loaded\n", a->snapshot);
@@ -306,7 +303,6 @@ static int bench_snapshot(const bench_args *a, dra_cel *cel) {
   status = measure(&w, m, &t.sched, a);
   if (!status && a->explain) status = measure_explain(&w, m, &t.sched, a);
 out:
-  json_decref(counts.config);
   model_free(m);
   cfg_tessera_free(&t);
   return status;

@@ -192,6 +192,13 @@ ts_rc cmd_load(const char *path, model *m, cmd_load_counts *c);
  * one (it replaces t), else t as it is (the defaults) deciding, for a KAI snapshot, the pods of
  * KAI's scheduler name. Frees nothing of c. */
 ts_rc cmd_load_config(cmd_load_counts *c, bool flag_given, cfg_tessera *t, ts_err *err);
+/* What replay, bench --snapshot and explain run on: path loaded into m (cmd_load), the
+ * configuration a replay uses (cmd_load_config, into t), set for a cycle with no claim
+ * controller (claims made from templates, CEL evaluated through cel), and the cycle's clock.
+ * TS_OK; cmd_load's error (printed already) or cmd_load_config's (in err). c->config is
+ * released. */
+ts_rc cmd_load_offline(const char *path, model *m, bool config_given, cfg_tessera *t, dra_cel *cel,
+                       cmd_load_counts *c, int64_t *clock, ts_err *err);
 /* The cycle's clock for what cmd_load loaded: when the snapshot was taken (tessera snapshot),
  * else its newest creationTimestamp. */
 int64_t cmd_load_clock(const model *m, const cmd_load_counts *c);

@@ -535,22 +535,16 @@ static int parse_args(int argc, char **argv, explain_args *a) {
   return CMD_PARSED;
 }
 
-/* Loads the snapshot into a new model with the configuration replay would use. */
+/* Loads the snapshot into a new model as replay loads it. */
 static model *load(const explain_args *a, cfg_tessera *t, dra_cel *cel, int64_t *now, ts_err *err) {
   cmd_load_counts counts = {0, 0};
   model *m = model_new();
-  if (!m) return NULL;
-  if (cmd_load(a->snapshot, m, &counts) != TS_OK ||
-      cmd_load_config(&counts, a->config != NULL, t, err) != TS_OK) {
+  if (m &&
+      cmd_load_offline(a->snapshot, m, a->config != NULL, t, cel, &counts, now, err) != TS_OK) {
     if (err->code) fprintf(stderr, "%s: %s\n", a->snapshot, err->text);
-    json_decref(counts.config);
     model_free(m);
     return NULL;
   }
-  json_decref(counts.config);
-  t->sched.instantiate_templates = true; /* no claim controller runs offline */
-  t->sched.dra_eval = dra_cel_eval, t->sched.dra_eval_ctx = cel;
-  *now = cmd_load_clock(m, &counts);
   return m;
 }
 
@@ -558,7 +552,7 @@ static void print_doc(const explain_args *a, json_t *doc);
 
 /* --server: GET path of a running tessera and print it; the exit status. */
 static int from_server(const explain_args *a, const char *path) {
-  char url[1200], token[KC_TOKEN_MAX] = "";
+  char url[1200];
   size_t sl = strlen(a->server);
   ts_buf body;
   long code = 0;
@@ -566,21 +560,10 @@ static int from_server(const explain_args *a, const char *path) {
   ts_err err;
   json_t *doc;
   ts_err_clear(&err);
-  if (a->token_file) {
-    FILE *f = fopen(a->token_file, "r");
-    size_t n = f ? fread(token, 1, sizeof token - 1, f) : 0;
-    if (!f) {
-      fprintf(stderr, "tessera explain: --token-file %s: cannot be read\n", a->token_file);
-      return 1;
-    }
-    fclose(f);
-    while (n && (token[n - 1] == '\n' || token[n - 1] == '\r' || token[n - 1] == ' ')) n--;
-    token[n] = '\0';
-  }
   while (sl && a->server[sl - 1] == '/') sl--; /* "https://h:8443/" and "https://h:8443" */
   snprintf(url, sizeof url, "%.*s%s", (int)sl, a->server, path);
   ts_buf_init(&body, 16 << 20);
-  if (kc_get_once(url, token, a->ca, a->insecure, 30, &body, &code, &err) != TS_OK) {
+  if (kc_get_once(url, a->token_file, a->ca, a->insecure, 30, &body, &code, &err) != TS_OK) {
     fprintf(stderr, "tessera explain: %s: %s\n", a->server, err.text);
   } else if (code != 200) {
     fprintf(stderr, "tessera explain: %s answered %ld: %.*s", a->server, code,
@@ -593,7 +576,6 @@ static int from_server(const explain_args *a, const char *path) {
     json_decref(doc);
     status = 0;
   }
-  memset(token, 0, sizeof token);
   ts_buf_free(&body);
   return status;
 }

@@ -110,6 +110,18 @@ ts_rc cmd_load_config(cmd_load_counts *c, bool flag_given, cfg_tessera *t, ts_er
   return TS_OK;
 }
 
+ts_rc cmd_load_offline(const char *path, model *m, bool config_given, cfg_tessera *t, dra_cel *cel,
+                       cmd_load_counts *c, int64_t *clock, ts_err *err) {
+  ts_rc rc = cmd_load(path, m, c);
+  if (rc == TS_OK) rc = cmd_load_config(c, config_given, t, err); /* a snapshot's own */
+  json_decref(c->config);
+  c->config = NULL;
+  t->sched.instantiate_templates = true; /* no claim controller runs offline */
+  t->sched.dra_eval = dra_cel_eval, t->sched.dra_eval_ctx = cel;
+  *clock = cmd_load_clock(m, c);
+  return rc;
+}
+
 int64_t cmd_load_clock(const model *m, const cmd_load_counts *c) {
   return c->taken_ns ? c->taken_ns : cmd_snapshot_time(m);
 }

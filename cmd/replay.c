@@ -226,6 +226,7 @@ int cmd_replay(int argc, char **argv) {
   sched_result res;
   sched_state *state;
   cmd_load_counts counts = {0, 0};
+  int64_t clock = 0;
   dra_cel *cel;
   ts_err err;
   int status = 1;
@@ -242,15 +243,11 @@ int cmd_replay(int argc, char **argv) {
   r.out = stdout, r.json = a.fmt != CMD_FMT_TEXT, r.fmt = a.fmt, r.cfg = &t.sched;
   if (!(cel = dra_cel_new())) goto fail_config;
   if (!(r.m = model_new())) goto fail_cel;
-  if (cmd_load(a.path, r.m, &counts) != TS_OK) goto fail_model;
-  if (cmd_load_config(&counts, a.config != NULL, &t, &err) != TS_OK) { /* a snapshot's own */
-    fprintf(stderr, "%s: %s\n", a.path, err.text);
-    status = 2;
+  if (cmd_load_offline(a.path, r.m, a.config != NULL, &t, cel, &counts, &clock, &err) != TS_OK) {
+    if (err.code) fprintf(stderr, "%s: %s\n", a.path, err.text), status = 2; /* the config */
     goto fail_model;
   }
   if (a.spread) t.sched.scoring = SCHED_SPREAD;
-  t.sched.instantiate_templates = true; /* no claim controller runs in a replay */
-  t.sched.dra_eval = dra_cel_eval, t.sched.dra_eval_ctx = cel;
   r.objects = counts.objects, r.errors = counts.errors;
   if (!(state = sched_state_new())) {
     fprintf(stderr, "tessera: out of memory\n");
@@ -258,7 +255,7 @@ int cmd_replay(int argc, char **argv) {
   }
   stats.load_s = ts_time_mono_s() - stats.start; /* config, files, decoding and checks */
   stats.loaded = rss_now();
-  if (sched_cycle(r.m, &t.sched, state, cmd_load_clock(r.m, &counts), &res, &err) != TS_OK) {
+  if (sched_cycle(r.m, &t.sched, state, clock, &res, &err) != TS_OK) {
     fprintf(stderr, "tessera: %s\n", err.text);
     goto fail_state;
   }
@@ -271,7 +268,6 @@ int cmd_replay(int argc, char **argv) {
 fail_state:
   sched_state_free(state);
 fail_model:
-  json_decref(counts.config);
   model_free(r.m);
 fail_cel:
   dra_cel_free(cel);

@@ -621,17 +621,22 @@ static size_t collect(char *p, size_t size, size_t n, void *ud) {
   return ts_buf_append(ud, p, size * n) == TS_OK ? size * n : 0;
 }
 
-ts_rc kc_get_once(const char *url, const char *token, const char *ca_file, bool insecure,
+ts_rc kc_get_once(const char *url, const char *token_file, const char *ca_file, bool insecure,
                   long timeout_s, ts_buf *out, long *status, ts_err *err) {
-  char auth[KC_TOKEN_MAX + 32];
+  char auth[KC_TOKEN_MAX + 32], token[KC_TOKEN_MAX + 1];
   struct curl_slist *headers = NULL;
   CURLcode rc;
   CURL *h;
   *status = 0;
+  if (token_file) { /* read as a kubeconfig's tokenFile is read */
+    ts_rc trc = kc__read_token(token_file, token, err);
+    if (trc != TS_OK) return trc;
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+    memset(token, 0, sizeof token);
+  }
   curl_once();
   if (!(h = curl_easy_init())) return ts_err_set(err, TS_ENOMEM, "out of memory");
-  if (token && *token) {
-    snprintf(auth, sizeof auth, "Authorization: Bearer %s", token);
+  if (token_file) {
     headers = curl_slist_append(headers, auth);
     memset(auth, 0, sizeof auth);
   }

@@ -395,10 +395,11 @@ uint64_t kc_writer_refused(const kc_writer *w);
 #define KC_TOKEN_MAX 8192 /* bytes of a bearer token */
 
 /* One synchronous GET of url (http or https), for a command talking to a running tessera
- * (tessera explain --server): the bearer token (NULL or "": none), the CA file to verify the
+ * (tessera explain --server): the bearer token read from token_file (NULL: none; read as a
+ * kubeconfig's tokenFile, err naming the file when it cannot be), the CA file to verify the
  * server with (NULL: the system's) or no verification (insecure); the body appended to out,
  * the HTTP status into *status. TS_EIO with curl's reason when no answer came. */
-ts_rc kc_get_once(const char *url, const char *token, const char *ca_file, bool insecure,
+ts_rc kc_get_once(const char *url, const char *token_file, const char *ca_file, bool insecure,
                   long timeout_s, ts_buf *out, long *status, ts_err *err);
 
 #endif
