@@ -21,5 +21,12 @@ for dir in examples/cluster examples/kueue examples/dra tests/scenarios/kueue-fr
     echo "$dir: $got (bound pending decisions), as replay"
   fi
 done
+# --explain: every pending pod of the cycle explained, and only those counted (a backlog: 150
+# pods that fit nowhere, all pending)
+ex=$("$bin" bench backlog --nodes 200 --pods 150 --repeat 1 --explain 2>&1 | tail -1)
+case "$ex" in
+*"explained 150 pending pods"*) echo "bench --explain: $ex" ;;
+*) echo "bench --explain: $ex (want 150 pending pods explained)"; fail=1 ;;
+esac
 [ "$fail" = 0 ] && echo "bench --snapshot decides as replay"
 exit "$fail"

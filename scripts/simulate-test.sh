@@ -127,4 +127,16 @@ if [ -f "$ITP" ]; then
   grep -q '"done": 15802' "$dir/itp" || fail "ITP: not every job finished"
   grep -Eq '"gpuHours": 70568[23]\.' "$dir/itp" || fail "ITP: GPU-hours $(grep gpuHours "$dir/itp" | head -1)"
 fi
+# --predict: each job's start estimated at its submission, in jobs.csv (test_sim counts the
+# same case: d, coming later with a higher priority, starts b and c 40 s after their estimates;
+# their waits are under 10 minutes, so the summary's error counts none)
+"$T" simulate --trace tests/scenarios/simulate-predict/trace.csv --nodes 1x8 --predict \
+  --report "$dir/pred" >"$dir/pred.out" || fail "--predict failed: $(cat "$dir/pred.out")"
+grep -q '^predicted starts: 0 jobs waited over 10 min, 0 of them got an estimate' "$dir/pred.out" ||
+  fail "--predict summary: $(tail -1 "$dir/pred.out")"
+grep -q '^b,team,10,140,140,190,0,8,,100$' "$dir/pred/jobs.csv" &&
+  grep -q '^c,team,20,190,190,200,0,8,,150$' "$dir/pred/jobs.csv" ||
+  fail "--predict: jobs.csv: $(cat "$dir/pred/jobs.csv")"
+"$T" simulate --trace tests/scenarios/simulate-predict/trace.csv --nodes 1x8 --report "$dir/nopred" >/dev/null &&
+  grep -q '^b,team,10,140,140,190,0,8,,-1$' "$dir/nopred/jobs.csv" || fail "without --predict: $(cat "$dir/nopred/jobs.csv")"
 exit 0
