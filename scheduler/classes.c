@@ -173,7 +173,7 @@ static void drop_index(sched_view *v, sched_class *c) {
   }
   *at = m->next;
   v->class_bytes -= (size_t)v->n * sizeof *m->slot;
-  free(m->slot), free(m);
+  free(m->slot), free(m->log), free(m);
 }
 
 /* The class's nodes: those of sig, restricted to the class's subset; *n of them into out
@@ -205,6 +205,7 @@ static sched_slots *slots_of(sched_view *v, const sched_class *c, const sched_si
   for (uint32_t k = 0; k < v->n; k++) m->slot[k] = FILTERED;
   for (uint32_t j = 0; j < n; j++) m->slot[nodes[j]] = j;
   m->pod = c->rep.pod, m->hash = sig->hash, m->flavors = sig->flavors, m->within = c->within;
+  m->copied = v->nchanged; /* its classes' trees are built from the nodes as they are now */
   m->next = v->slots, v->slots = m;
   v->class_bytes += bytes;
   return m;
@@ -226,6 +227,24 @@ void sched__classes_free(sched_view *v) {
   v->tail_reader = NULL, v->tail_shared = false;
 }
 
+/* Copies into m's log the entries of the view's log it has not seen whose node it holds;
+ * false when its log cannot grow (the view's log is then lost: classes scan). */
+static bool catch_up(sched_view *v, sched_slots *m) {
+  for (; m->copied < v->nchanged; m->copied++) {
+    uint32_t e = v->changed[m->copied];
+    if (m->slot[e & ~FREED] == FILTERED) continue;
+    if (m->nlog == m->logcap) {
+      size_t ncap = m->logcap ? m->logcap * 2 : 256;
+      uint32_t *nl = realloc(m->log, ncap * sizeof *nl);
+      if (!nl) return v->log_changes = false, v->log_lost = true, false;
+      m->log = nl, m->logcap = ncap;
+    }
+    m->log[m->nlog++] = e;
+    m->last_from = m->copied;
+  }
+  return true;
+}
+
 /* Class c (NULL: a reasons count) has applied every entry of the log. */
 static void reached_tail(sched_view *v, sched_class *c) {
   if (c && (!v->tail_reader || v->tail_reader == c))
@@ -242,8 +261,19 @@ void sched__node_changed(sched_view *v, uint32_t node, bool freed) {
    * entries of a cycle): no new entry. The entry becomes FREED if this change is, and the one
    * class that already applied it (the last picker) is set to apply it again. */
   if (v->nchanged && !v->tail_shared && (v->changed[v->nchanged - 1] & ~FREED) == node) {
+    sched_class *c = v->tail_reader;
+    sched_slots *m = c ? c->slots : NULL;
     v->changed[v->nchanged - 1] |= freed ? FREED : 0;
-    if (v->tail_reader) v->tail_reader->seen = v->nchanged - 1, v->tail_reader = NULL;
+    /* Only the tail reader's slots can have passed the entry (a class of other slots that had
+     * would have made the tail shared): they take it back, to copy it again as it is now (a
+     * slots made after the entry did not copy it, but its trees were built before this
+     * change), and the reader applies it again. */
+    if (m && m->copied == v->nchanged) {
+      if (m->nlog && m->last_from == v->nchanged - 1) m->nlog--;
+      m->copied = v->nchanged - 1;
+      if (c->seen > m->nlog) c->seen = m->nlog;
+    }
+    v->tail_reader = NULL;
     return;
   }
   v->tail_reader = NULL, v->tail_shared = false;
@@ -282,7 +312,8 @@ static bool build(sched_view *v, sched_class *c) {
   }
   v->class_bytes += c->bytes = bytes;
   v->log_changes = true;
-  c->seen = v->nchanged;
+  if (!catch_up(v, c->slots)) return false;
+  c->seen = c->slots->nlog;
   reached_tail(v, c);
   return true;
 }
@@ -310,16 +341,16 @@ uint32_t sched__class_pick(sched_view *v, sched_class *c) {
     drop_index(v, c); /* what a failed build allocated */
     c->unindexed = true;
   }
-  if (c->tree && v->log_lost) drop_index(v, c);
+  if (c->tree && (v->log_lost || !catch_up(v, c->slots))) drop_index(v, c);
   if (!c->tree) return scan(v, c);
   if (++v->mark_stamp == 0) { /* wrapped: forget every mark */
     memset(v->mark, 0, (size_t)v->n * sizeof *v->mark);
     v->mark_stamp = 1;
   }
-  for (; c->seen < v->nchanged; c->seen++) {
-    uint32_t e = v->changed[c->seen], k = e & ~FREED, j = c->slots->slot[k];
+  for (const sched_slots *m = c->slots; c->seen < m->nlog; c->seen++) {
+    uint32_t e = m->log[c->seen], k = e & ~FREED, j = m->slot[k];
     /* a node the pod did not fit and that only lost capacity still does not fit */
-    if (j == FILTERED || (!c->tree[j] && !(e & FREED)) || v->mark[k] == v->mark_stamp) continue;
+    if ((!c->tree[j] && !(e & FREED)) || v->mark[k] == v->mark_stamp) continue;
     v->mark[k] = v->mark_stamp; /* once per pick */
     update(v, c, k, j);
   }

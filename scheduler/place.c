@@ -247,11 +247,15 @@ static int domain_value_cmp(const void *a, const void *b) {
 /* ---- one-node domains in the order of a free amount --------------------------------------
  *
  * A gang that fits one node goes to the one-node domain with the least free amount of its main
- * resource that holds it (the most when spreading), the lowest index among equals. A treap
- * per resource keeps the domains in that order as pods are placed, so the first that passes
- * the gang's filters is found by walking from the demand's amount up: it costs the domains
- * passed over (those the gang's filters reject), not the level. */
-#define NIL UINT32_MAX
+ * resource that holds it (the most when spreading), the lowest index among equals. Treaps per
+ * resource keep the domains in that order as pods are placed, one per group of alike nodes, so
+ * that the first that passes the gang's filters is found by walking from the demand's amount
+ * up in each group some node of which passes them: it costs a path per such group, not the
+ * domains its filters reject. (One treap for every node cost those: nodes of a zone or model
+ * that many gangs may not use stay unfilled at the front of the order, and at 20,000 nodes a
+ * walk passed over a thousand of them on average.) */
+#define MAX_GROUPS 256 /* groups of a level kept apart; nodes past them share by hash */
+#define NIL        UINT32_MAX
 
 /* Whether domain a comes before domain b in o. */
 static bool order_before(const sched_order *o, uint32_t a, uint32_t b) {
@@ -316,62 +320,122 @@ void sched__levels_charge(sched_view *v, uint32_t node, int r, int64_t delta) {
   for (int i = 0; i < v->nlevels; i++) {
     level *l = &v->levels[i];
     sched_order *o = l->order ? l->order[r] : NULL;
-    uint32_t d = l->dom_of[node];
+    uint32_t d = l->dom_of[node], *root;
     int64_t *s;
     if (d == UINT32_MAX) continue;
     s = &l->d[d].sum[r];
     *s += delta;
     if (*s > l->max[r]) l->max[r] = *s;
     if (!o) continue;
-    o->root = order_erase(o, o->root, d);
+    root = &o->root[l->group[d]];
+    *root = order_erase(o, *root, d);
     o->key[d] = o->spread ? -*s : *s;
-    o->root = order_insert(o, o->root, d);
+    *root = order_insert(o, *root, d);
   }
+}
+
+/* Each one-node domain's group: its node's labels but the level's own, taints and whether it
+ * is cordoned, alike; false when out of memory. */
+static bool level_groups(sched_view *v, level *l) {
+  uint64_t *hash = ts_arena_alloc(v->arena, ((size_t)l->n + 1) * sizeof *hash);
+  ts_map ids; /* hash -> 1 + group */
+  bool ok = true;
+  if (!hash || !(l->group = ts_arena_alloc(v->arena, ((size_t)l->n + 1) * sizeof *l->group)))
+    return false;
+  ts_map_init(&ids);
+  l->ngroups = 0;
+  for (uint32_t d = 0; ok && d < l->n; d++) {
+    const model_node *nd = v->nodes[l->d[d].nodes[0]];
+    uint64_t h = nd->unschedulable ? 0x9e3779b97f4a7c15ULL : 1;
+    uintptr_t id;
+    for (uint32_t i = 0; i < nd->obj.labels.n; i++)
+      if (nd->obj.labels.v[i].key != l->key)
+        h = (h ^ (uintptr_t)nd->obj.labels.v[i].key) * 1099511628211ULL ^
+            (uintptr_t)nd->obj.labels.v[i].value;
+    for (uint32_t i = 0; i < nd->ntaints; i++)
+      h = ((h ^ (uintptr_t)nd->taints[i].key) * 1099511628211ULL ^ (uintptr_t)nd->taints[i].value) *
+              31 +
+          nd->taints[i].effect;
+    hash[d] = h = ts_hash(&h, sizeof h);
+    if ((id = (uintptr_t)ts_map_get(&ids, (const char *)&hash[d], sizeof h))) {
+      l->group[d] = (uint32_t)id - 1;
+    } else if (l->ngroups < MAX_GROUPS) {
+      l->group[d] = l->ngroups++;
+      ok = ts_map_put(&ids, (const char *)&hash[d], sizeof h, (void *)(uintptr_t)l->ngroups,
+                      NULL) == TS_OK;
+    } else {
+      l->group[d] = (uint32_t)(h % MAX_GROUPS);
+    }
+  }
+  ts_map_free(&ids);
+  return ok;
+}
+
+/* Per group of l, whether some node of it passes sig's filters (kept in sig); NULL when out
+ * of memory. */
+static const uint8_t *groups_passing(sched_view *v, level *l, const sched_sig *sig) {
+  sched_sig *s = &v->sigs[sig - v->sigs]; /* the view's own entry */
+  if (s->glevel == l) return s->gpass;
+  if (!(s->gpass = ts_arena_alloc(v->arena, (size_t)l->ngroups + 1))) return NULL;
+  memset(s->gpass, 0, (size_t)l->ngroups + 1);
+  for (uint32_t j = 0; j < s->n; j++) {
+    uint32_t d = l->dom_of[s->nodes[j]];
+    if (d != UINT32_MAX) s->gpass[l->group[d]] = 1;
+  }
+  s->glevel = l;
+  return s->gpass;
 }
 
 typedef struct {
   int64_t key;
-  uint32_t d;
+  uint32_t group, d;
 } keyed;
 
 static int keyed_cmp(const void *a, const void *b) {
   const keyed *x = a, *y = b;
+  if (x->group != y->group) return x->group < y->group ? -1 : 1;
   if (x->key != y->key) return x->key < y->key ? -1 : 1;
   return x->d < y->d ? -1 : x->d > y->d;
 }
 
-/* The one-node domains of l in the order of their free amount of r, made on first use (sorted,
- * then made a tree in one pass over a stack of its right spine); false when out of memory. */
+/* The one-node domains of l in the order of their free amount of r, a tree per group, made on
+ * first use (sorted, then each group's made a tree in one pass over a stack of its right
+ * spine); false when out of memory. */
 static bool order_of(sched_view *v, level *l, int r) {
   sched_order *o;
   size_t bytes = ((size_t)l->n + 1) * sizeof(uint32_t);
   keyed *sorted;
-  uint32_t top = 0;
   if (!l->order) {
-    if (!(l->order = ts_arena_alloc(v->arena, (size_t)v->stride * sizeof *l->order))) return false;
+    if (!level_groups(v, l) ||
+        !(l->order = ts_arena_alloc(v->arena, (size_t)v->stride * sizeof *l->order)))
+      return false;
     memset(l->order, 0, (size_t)v->stride * sizeof *l->order);
   }
   if (l->order[r]) return true;
   if (!(o = ts_arena_alloc(v->arena, sizeof *o)) || !(o->left = ts_arena_alloc(v->arena, bytes)) ||
       !(o->right = ts_arena_alloc(v->arena, bytes)) ||
       !(o->stack = ts_arena_alloc(v->arena, bytes)) ||
+      !(o->root = ts_arena_alloc(v->arena, ((size_t)l->ngroups + 1) * sizeof *o->root)) ||
       !(o->key = ts_arena_alloc(v->arena, ((size_t)l->n + 1) * sizeof *o->key)) ||
       !(sorted = ts_arena_alloc(v->arena, ((size_t)l->n + 1) * sizeof *sorted)))
     return false;
   o->spread = v->pol->spread;
+  for (uint32_t g = 0; g < l->ngroups; g++) o->root[g] = NIL;
   for (uint32_t d = 0; d < l->n; d++) {
     o->key[d] = o->spread ? -l->d[d].sum[r] : l->d[d].sum[r];
-    sorted[d] = (keyed){o->key[d], d}, o->left[d] = o->right[d] = NIL;
+    sorted[d] = (keyed){o->key[d], l->group[d], d}, o->left[d] = o->right[d] = NIL;
   }
   qsort(sorted, l->n, sizeof *sorted, keyed_cmp);
-  for (uint32_t i = 0; i < l->n; i++) { /* the right spine on the stack, the root at its bottom */
+  for (uint32_t i = 0, top = 0; i < l->n; i++) { /* the right spine on the stack, the root at
+                                                     its bottom */
     uint32_t d = sorted[i].d, last = NIL;
     while (top && order_prio(o->stack[top - 1]) < order_prio(d)) last = o->stack[--top];
     o->left[d] = last;
     if (top) o->right[o->stack[top - 1]] = d;
     o->stack[top++] = d;
+    if (i + 1 == l->n || sorted[i + 1].group != sorted[i].group) /* the group's last */
+      o->root[sorted[i].group] = o->stack[0], top = 0;
   }
-  o->root = top ? o->stack[0] : NIL;
   l->order[r] = o;
   return true;
 }
@@ -498,23 +562,32 @@ static bool node_holds(const sched_view *v, const sched_sig *sig, uint32_t k,
 static domain *first_single(sched_view *v, level *l, const sched_sig *sig, int main,
                             const int64_t *demand, bool *made) {
   sched_order *o;
+  const uint8_t *gpass;
   int64_t want = demand[main] > 0 ? demand[main] : 0;
-  uint32_t depth = 0, t;
-  if (!(*made = order_of(v, l, main))) return NULL;
+  uint32_t best = NIL;
+  if (!(*made = order_of(v, l, main) && (gpass = groups_passing(v, l, sig)))) return NULL;
   o = l->order[main];
-  for (t = o->root; t != NIL;) { /* the path to the first amount at least `want` */
-    if (o->spread || o->key[t] >= want)
-      o->stack[depth++] = t, t = o->left[t];
-    else
-      t = o->right[t];
+  for (uint32_t g = 0; g < l->ngroups; g++) {
+    uint32_t depth = 0, t;
+    if (!gpass[g]) continue;
+    for (t = o->root[g]; t != NIL;) { /* the path to the first amount at least `want` */
+      if (o->spread || o->key[t] >= want)
+        o->stack[depth++] = t, t = o->left[t];
+      else
+        t = o->right[t];
+    }
+    while (depth) {
+      domain *d = &l->d[t = o->stack[--depth]];
+      /* the rest of the group come after the best found, or (spreading) hold less */
+      if ((best != NIL && !order_before(o, t, best)) || d->sum[main] < want) break;
+      if (node_holds(v, sig, d->nodes[0], demand)) {
+        best = t;
+        break;
+      }
+      for (t = o->right[t]; t != NIL; t = o->left[t]) o->stack[depth++] = t;
+    }
   }
-  while (depth) {
-    domain *d = &l->d[t = o->stack[--depth]];
-    if (d->sum[main] < want) return NULL; /* spreading: the rest hold less */
-    if (node_holds(v, sig, d->nodes[0], demand)) return d;
-    for (t = o->right[t]; t != NIL; t = o->left[t]) o->stack[depth++] = t;
-  }
-  return NULL;
+  return best == NIL ? NULL : &l->d[best];
 }
 
 /* Tries the domains of one level, tightest first (loosest first when spreading). A level

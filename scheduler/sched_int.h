@@ -40,6 +40,8 @@ typedef struct sched_sig {
   sched_reason *reasons; /* why the other nodes fail the static filters (scratch arena) */
   size_t nreasons;       /* entries */
   bool reasons_done;     /* reasons computed */
+  const void *glevel;    /* the level whose node groups gpass is of (place.c), or NULL */
+  uint8_t *gpass;        /* per node group of glevel: some node of it passes (scratch arena) */
 } sched_sig;
 
 /* Where each node is among the nodes of one static signature, shared by the classes that
@@ -52,6 +54,14 @@ typedef struct sched_slots {
   const void *within;       /* the node subset it is restricted to (a class's), or NULL */
   uint32_t *slot;           /* v->n entries (malloc) */
   uint32_t refs;            /* classes using it */
+  /* the entries of the view's change log whose node it holds, in order: its classes replay
+   * these, so that a node no class of the signature holds is passed over once per signature,
+   * not once per class (classes.c) */
+  uint32_t *log;    /* malloc */
+  size_t nlog;      /* entries */
+  size_t logcap;    /* capacity */
+  size_t copied;    /* entries of the view's log filtered into log */
+  size_t last_from; /* the view's log entry its last entry copies */
 } sched_slots;
 
 /* What scoring needs of a pod, prepared once per run of same-shape pods. */
@@ -93,7 +103,7 @@ typedef struct sched_order {
   uint32_t *left, *right; /* per domain: its children, UINT32_MAX for none */
   int64_t *key;           /* per domain: its amount, negated when spreading */
   uint32_t *stack;        /* scratch of a walk: a path from the root */
-  uint32_t root;          /* UINT32_MAX: empty */
+  uint32_t *root;         /* per node group of the level: its tree, UINT32_MAX when empty */
   bool spread;            /* keyed by the amount negated: the most free first */
 } sched_order;
 
@@ -105,6 +115,11 @@ typedef struct sched_level {
   int64_t *max;         /* per resource: at least the greatest sum of any domain (a bound) */
   sched_domain **cands; /* scratch of one gang's attempt: the domains that may hold it */
   bool single;          /* every domain is one node (kubernetes.io/hostname) */
+  /* with single, made with the first order: per domain, its node's group (nodes alike in
+   * every label but the level's own, in taints and in being cordoned, which static filters
+   * mostly pass or fail together), and how many groups */
+  uint32_t *group;
+  uint32_t ngroups;
   /* with single: per resource, made when a gang first asks, the domains in the order of
    * their free amount of it (NULL until then) */
   sched_order **order; /* stride entries */
@@ -294,7 +309,7 @@ struct sched_class {
   uint32_t level[10];           /* where each level of tree starts (leaves first) */
   uint32_t nlevels;             /* levels (the last holds the best node) */
   size_t bytes;                 /* memory of slot and tree */
-  size_t seen;                  /* entries of the view's change log applied to the tree */
+  size_t seen;                  /* entries of its slots' log applied to the tree */
   uint32_t remaining;           /* pods of the class not decided yet */
   bool unindexed;               /* picks scan the nodes (one pod, or over the budget) */
   const char *reason;           /* why no node fits (result arena), or NULL */

@@ -338,6 +338,7 @@ const sched_sig *sched__static_nodes(sched_view *v, const sched_pending *pp) {
   }
   sig->pod = p, sig->hash = h, sig->n = 0, sig->flavors = fkey;
   sig->reasons = NULL, sig->nreasons = 0, sig->reasons_done = false;
+  sig->glevel = NULL, sig->gpass = NULL;
   for (uint32_t k = 0; k < v->n; k++) {
     sig->pass[k] = sched__static_fit(v, pp, k) == SCHED_FIT;
     if (sig->pass[k]) sig->nodes[sig->n++] = k;
