@@ -408,6 +408,27 @@ int32_t model_pod_gpu_share_on(const model_pod *p, const model_node *n) {
   return (int32_t)s;
 }
 
+const char *const model_gang_keys[] = {
+    "scheduling.x-k8s.io/pod-group",  /* scheduler-plugins PodGroup (label) */
+    "scheduling.k8s.io/group-name",   /* Volcano PodGroup (annotation) */
+    "pod-group-name",                 /* KAI Scheduler PodGroup (annotation) */
+    "kueue.x-k8s.io/pod-group-name",  /* Kueue pod group (label) */
+    "jobset.sigs.k8s.io/jobset-name", /* JobSet (label) */
+    NULL};
+const char *const model_gang_owner_kinds[] = {"PyTorchJob", "TFJob",  "MPIJob", "XGBoostJob",
+                                              "PaddleJob",  "JAXJob", "Job",    NULL};
+
+static bool may_gang(const model_obj *o) {
+  for (size_t i = 0; model_gang_keys[i]; i++) {
+    const char *k = ts_intern_cstr(model_gang_keys[i]);
+    if (model_labels_get(&o->labels, k) || model_labels_get(&o->annotations, k)) return true;
+  }
+  for (uint32_t i = 0; i < o->nowners; i++)
+    for (size_t k = 0; o->owners[i].controller && model_gang_owner_kinds[k]; k++)
+      if (!strcmp(o->owners[i].kind, model_gang_owner_kinds[k])) return true;
+  return false;
+}
+
 ts_rc model__decode_pod(mdec *d, json_t *root, model_obj *o) {
   static const char *const phases[] = {"Pending", "Running", "Succeeded", "Failed", "Unknown"};
   model_pod *p = (model_pod *)o;
@@ -430,6 +451,7 @@ ts_rc model__decode_pod(mdec *d, json_t *root, model_obj *o) {
     p->requests.n = 1;
   }
   pod_gpu_share(d, p);
+  p->may_gang = may_gang(o);
   status = model__object(d, root, "status", &rc);
   if (rc != TS_OK || !status) return rc;
   mark = model__push(d, "status");

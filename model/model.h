@@ -117,6 +117,12 @@ typedef enum model_sel_op {
 /* The operators' names as the API spells them ("In", "NotIn", ..., "Lt"), by model_sel_op. */
 extern const char *const model_sel_op_names[MODEL_OP_LT + 1];
 
+/* What may make a pod a member of a gang (scheduler/gang.c: in which order, and how many
+ * members): a label or annotation naming a pod group or a JobSet, or a controlling owner of a
+ * job kind. NULL-terminated. */
+extern const char *const model_gang_keys[];        /* labels or annotations */
+extern const char *const model_gang_owner_kinds[]; /* kinds of a controlling owner */
+
 /* One requirement of a label selector or node selector term. */
 typedef struct model_req {
   const char *key;     /* interned label key (or "metadata.name" for matchFields) */
@@ -307,6 +313,11 @@ struct model_node;
 
 typedef struct model_pod {
   model_obj obj;                          /* header; kind MODEL_POD */
+  bool may_gang;                          /* it carries a key of model_gang_keys or is
+                                             controlled by a kind of model_gang_owner_kinds:
+                                             without, it is a gang of one (scheduler/gang.c
+                                             reads which gang; every pod of every cycle
+                                             would otherwise look) */
   const char *scheduler_name;             /* interned; "default-scheduler" when unset */
   const char *node_name;                  /* interned spec.nodeName, NULL when unbound */
   model_pod_phase phase;                  /* status.phase (Pending when absent) */

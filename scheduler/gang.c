@@ -16,9 +16,6 @@
 
 #define GANG_KEY_MAX 600
 
-static const char *const owner_kinds[] = {"PyTorchJob", "TFJob",  "MPIJob", "XGBoostJob",
-                                          "PaddleJob",  "JAXJob", "Job"};
-
 typedef struct gang_id {
   sched_gang_kind kind;    /* how */
   const char *what;        /* for messages */
@@ -131,9 +128,9 @@ static bool from_owner(const model *m, const model_pod *p, gang_id *g) {
   for (uint32_t i = 0; i < p->obj.nowners; i++) {
     const model_owner *o = &p->obj.owners[i];
     if (!o->controller || !owner_group(o)) continue;
-    for (size_t k = 0; k < sizeof owner_kinds / sizeof owner_kinds[0]; k++) {
-      if (strcmp(o->kind, owner_kinds[k]) != 0) continue;
-      g->kind = SCHED_GANG_OWNER, g->what = owner_kinds[k];
+    for (size_t k = 0; model_gang_owner_kinds[k]; k++) {
+      if (strcmp(o->kind, model_gang_owner_kinds[k]) != 0) continue;
+      g->kind = SCHED_GANG_OWNER, g->what = model_gang_owner_kinds[k];
       snprintf(g->key, sizeof g->key, "own:%s/%s/%s", p->obj.ns, o->kind, o->name);
       snprintf(g->name, sizeof g->name, "%s/%s", p->obj.ns, o->name);
       owner_min(m, model_kind_of(o->kind), p->obj.ns, o->name, o->uid, g);
@@ -147,8 +144,8 @@ static bool from_owner(const model *m, const model_pod *p, gang_id *g) {
  * its key: this runs for every pod of every cycle. */
 static void gang_of(const model *m, const model_pod *p, gang_id *g) {
   g->key[0] = g->name[0] = '\0', g->pod = NULL, g->min = 0, g->blocked = NULL;
-  if (from_pod_group(m, p, g) || from_kueue_group(p, g) || from_jobset(m, p, g) ||
-      from_owner(m, p, g))
+  if (p->may_gang && (from_pod_group(m, p, g) || from_kueue_group(p, g) || from_jobset(m, p, g) ||
+                      from_owner(m, p, g)))
     return;
   g->kind = SCHED_GANG_SINGLE, g->what = "pod", g->pod = p->obj.key;
   g->min = 1;

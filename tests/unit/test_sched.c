@@ -524,6 +524,9 @@ static void test_gang_identification(void **state) {
   gpu_node(m, "n1", "zone: a", 8);
   /* A PodGroup that does not exist blocks its pods. */
   add_member(m, "orphan-0", "labels: {scheduling.x-k8s.io/pod-group: nope}", "cpu: \"1\"", "");
+  add_member(m, "vorphan-0", "annotations: {scheduling.k8s.io/group-name: vnope}", "cpu: \"1\"",
+             "");
+  add_member(m, "korphan-0", "annotations: {pod-group-name: knope}", "cpu: \"1\"", "");
   /* A Kueue pod group of 3 with only 2 pods: waits, holding nothing. */
   add_member(m, "kq-0",
              "labels: {kueue.x-k8s.io/pod-group-name: kq}, annotations: "
@@ -541,6 +544,10 @@ static void test_gang_identification(void **state) {
   r = run(m, SCHED_BINPACK);
   assert_string_equal(decision(&r, "orphan-0")->reason,
                       "PodGroup t/nope: its PodGroup does not exist");
+  assert_string_equal(decision(&r, "vorphan-0")->reason,
+                      "Volcano PodGroup t/vnope: its PodGroup does not exist");
+  assert_string_equal(decision(&r, "korphan-0")->reason,
+                      "KAI PodGroup t/knope: its PodGroup does not exist");
   assert_string_equal(decision(&r, "kq-0")->reason,
                       "Kueue pod group t/kq has 2 of its 3 pods; waiting for the rest");
   assert_int_equal(decision(&r, "kq-1")->kind, SCHED_PENDING);
