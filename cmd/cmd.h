@@ -249,5 +249,24 @@ struct sim_trace;
 struct sim_result;
 int simulate_html(FILE *f, const char *trace, const struct sim_trace *t, const struct sim_result *r,
                   bool resume, bool fair_sharing);
+#define SIM_HTML_BUCKETS 450 /* points of a time series drawn */
+/* r's GPUs in use, time-weighted over SIM_HTML_BUCKETS equal slices of [0, end] (out). */
+void simulate_html_used(const struct sim_result *r, double *out);
+/* A curve of fill mode: n points (x, y), y NAN where not reached, sd NULL or y's deviation. */
+typedef struct sim_html_curve {
+  const char *label;
+  const double *x, *y, *sd;
+  size_t n;
+} sim_html_curve;
+/* Fill mode's page: the curves on one plot (error bars with sd), and a table of the jobs
+ * placed (placed_sd NULL for single runs) and the curves at 100, 110 and 120%. */
+int simulate_fill_html(FILE *f, const char *trace, const char *what, const sim_html_curve *c,
+                       size_t n, const double *placed, const double *placed_sd);
+/* Runs of one trace side by side: n labelled runs' GPUs in use (simulate_html_used, each over
+ * [0, end_s[k]]) on one plot, and their summaries (rows: summary JSON in the same order)
+ * as tables, overall and wait per queue. */
+int simulate_compare_html(FILE *f, const char *trace, size_t n, const char *const *labels,
+                          const double *const *used, const int64_t *end_s, int64_t gpus_total,
+                          json_t *rows);
 
 #endif

@@ -19,11 +19,15 @@
 #define EPOCH_NS  INT64_C(1767225600000000000) /* 2026-01-01T00:00:00Z: the trace's second 0 */
 #define MAX_NODES 100000
 
+#define MAX_CONFIGS 4 /* --config given more than once: compared side by side */
+
 typedef struct sim_args {
   const char *trace, *cluster, *config, *queues, *report;
-  int nodes, gpus;       /* --nodes NxG */
-  const char *model;     /* --nodes NxG:MODEL */
-  const char *node_list; /* --nodes FILE.csv */
+  const char *configs[MAX_CONFIGS]; /* every --config (config: the first) */
+  int nconfigs;                     /* entries */
+  int nodes, gpus;                  /* --nodes NxG */
+  const char *model;                /* --nodes NxG:MODEL */
+  const char *node_list;            /* --nodes FILE.csv */
   int64_t until_s;
   uint64_t seed;             /* --seed: fill mode's order */
   uint64_t seed_lo, seed_hi; /* --seeds: each of them (0, 0: one run) */
@@ -37,7 +41,7 @@ typedef struct sim_args {
 static void usage(FILE *out) {
   fputs(
       "usage: tessera simulate --trace FILE.csv (--nodes NxG[:MODEL]|FILE.csv | --cluster PATH)\n"
-      "                        [--queues PATH] [--config FILE] [--until T] [--resume]\n"
+      "                        [--queues PATH] [--config FILE...] [--until T] [--resume]\n"
       "                        [--fill [--seed N | --seeds N|A-B]] [--policy NAME|all]\n"
       "                        [-o text|json|yaml] [--report DIR]\n"
       "  --trace    neutral replay format, a raw Microsoft ITP cluster file or an openb pod list\n"
@@ -51,6 +55,9 @@ static void usage(FILE *out) {
       "  --predict  estimate each job's start when it is submitted, as tessera explain does\n"
       "             (its run time known, as a user who gives it): the error against its start\n"
       "  --report   writes DIR/report.html, summary.json, timeline.csv, queues.csv, jobs.csv\n"
+      "             (fill mode: report.html, fill.json, fill.csv); runs side by side (--policy\n"
+      "             all, two --config, --seeds): DIR/index.html compares them, each run's\n"
+      "             report in a directory of its name\n"
       "  --fill     the FGD paper's fill mode: jobs in trace order (--seed N: shuffled), never\n"
       "             ending, until the cluster is full; the share of GPUs that could be\n"
       "             allocated, and the unallocated GPUs as the GPUs asked grow\n"
@@ -61,7 +68,8 @@ static void usage(FILE *out) {
       "             shuffled, then copies drawn at random up to 130% of the GPUs\n"
       "  --seeds    each of seeds 1..N (or A..B), in parallel on every core: mean and\n"
       "             standard deviation per policy\n"
-      "  --config   tessera.yaml\n"
+      "  --config   tessera.yaml; given up to 4 times, each is run on the same inputs and\n"
+      "             they are compared side by side\n"
       "  -o, --output  text (default), json or yaml\n",
       out);
 }
@@ -158,8 +166,11 @@ static int parse_args(int argc, char **argv, sim_args *a) {
       a->trace = v;
     else if (!strcmp(f, "--cluster"))
       a->cluster = v;
+    else if (!strcmp(f, "--config") && a->nconfigs == MAX_CONFIGS)
+      return cmd_usage_error("simulate", usage, "--config %s: at most %d configurations", v,
+                             MAX_CONFIGS);
     else if (!strcmp(f, "--config"))
-      a->config = v;
+      a->configs[a->nconfigs++] = v, a->config = a->configs[0];
     else if (!strcmp(f, "--queues"))
       a->queues = v;
     else if (!strcmp(f, "--report"))
@@ -181,9 +192,9 @@ static int parse_args(int argc, char **argv, sim_args *a) {
     else
       return cmd_usage_error("simulate", usage, "%s %s: not understood", f, v);
   }
-  if (a->seed_lo && (!a->fill || a->seed || a->report))
+  if (a->seed_lo && (!a->fill || a->seed || a->nconfigs > 1))
     return cmd_usage_error("simulate", usage,
-                           "--seeds goes with --fill, without --seed or --report");
+                           "--seeds goes with --fill, without --seed or a second --config");
   if (!a->trace || (!a->nodes && !a->node_list && !a->cluster) ||
       ((a->nodes || a->node_list) && a->cluster)) {
     return cmd_usage_error("simulate", usage,
@@ -231,12 +242,14 @@ static void on_progress(void *ud, int64_t t_s, size_t done, size_t total) {
 }
 
 static json_t *stats_json(const sim_stats *s) {
-  return json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:{s:f, s:f, s:f}, s:{s:f, s:f, s:f}}", "queue",
-                   s->queue, "jobs", (json_int_t)s->jobs, "done", (json_int_t)s->done,
-                   "neverStarted", (json_int_t)s->never_started, "preemptions",
-                   (json_int_t)s->preemptions, "gpuHours", s->gpu_hours, "waitSeconds", "p50",
-                   s->wait_p50, "p95", s->wait_p95, "p99", s->wait_p99, "jctSeconds", "p50",
-                   s->jct_p50, "p95", s->jct_p95, "p99", s->jct_p99);
+  json_t *o =
+      json_pack("{s:s, s:I, s:I, s:I, s:I, s:f, s:{s:f, s:f, s:f}, s:{s:f, s:f, s:f}}", "queue",
+                s->queue, "jobs", (json_int_t)s->jobs, "done", (json_int_t)s->done, "neverStarted",
+                (json_int_t)s->never_started, "preemptions", (json_int_t)s->preemptions, "gpuHours",
+                s->gpu_hours, "waitSeconds", "p50", s->wait_p50, "p95", s->wait_p95, "p99",
+                s->wait_p99, "jctSeconds", "p50", s->jct_p50, "p95", s->jct_p95, "p99", s->jct_p99);
+  if (o && s->nominal_gpus >= 0) json_object_set_new(o, "nominalGpus", json_real(s->nominal_gpus));
+  return o;
 }
 
 #define PREDICT_MIN_WAIT_S 600 /* the accuracy counts jobs that waited longer than this */
@@ -365,13 +378,15 @@ static int write_report(const char *dir, json_t *summary, const sim_trace *t, co
   snprintf(path, sizeof path, "%s/queues.csv", dir);
   if (!(f = cmd_out_open(&o, path))) goto fail;
   fprintf(f, "queue,jobs,done,never_started,preemptions,gpu_hours,wait_p50_s,wait_p95_s,"
-             "wait_p99_s,jct_p50_s,jct_p95_s,jct_p99_s\n");
+             "wait_p99_s,jct_p50_s,jct_p95_s,jct_p99_s,nominal_gpus\n");
   for (size_t i = 0; i <= r->nqueues; i++) {
     const sim_stats *s = i < r->nqueues ? &r->queues[i] : &r->all;
     cmd_csv_cell(f, i < r->nqueues ? s->queue : "(all)");
-    fprintf(f, ",%zu,%zu,%zu,%zu,%.3f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f\n", s->jobs, s->done,
+    fprintf(f, ",%zu,%zu,%zu,%zu,%.3f,%.0f,%.0f,%.0f,%.0f,%.0f,%.0f,", s->jobs, s->done,
             s->never_started, s->preemptions, s->gpu_hours, s->wait_p50, s->wait_p95, s->wait_p99,
             s->jct_p50, s->jct_p95, s->jct_p99);
+    if (s->nominal_gpus >= 0) fprintf(f, "%.10g", s->nominal_gpus);
+    fputc('\n', f);
   }
   if (cmd_out_commit(&o)) goto fail;
   snprintf(path, sizeof path, "%s/report.html", dir);
@@ -390,10 +405,11 @@ static int write_report(const char *dir, json_t *summary, const sim_trace *t, co
     cmd_csv_cell(f, t->jobs[i].id);
     fputc(',', f);
     cmd_csv_cell(f, t->jobs[i].queue);
-    fprintf(f, ",%lld,%lld,%lld,%lld,%d,%.10g,%s,%lld\n", (long long)t->jobs[i].submit_s,
+    fprintf(f, ",%lld,%lld,%lld,%lld,%d,%.10g,", (long long)t->jobs[i].submit_s,
             (long long)j->first_start_s, (long long)j->last_start_s, (long long)j->end_s,
-            j->preemptions, (double)t->jobs[i].pods * t->jobs[i].gpu_milli / 1000,
-            j->waiting ? j->waiting : "", (long long)j->predicted_start_s);
+            j->preemptions, (double)t->jobs[i].pods * t->jobs[i].gpu_milli / 1000);
+    cmd_csv_cell(f, j->waiting ? j->waiting : ""); /* a reason has commas */
+    fprintf(f, ",%lld\n", (long long)j->predicted_start_s);
   }
   if (cmd_out_commit(&o)) goto fail;
   return 0;
@@ -456,10 +472,21 @@ static void fill_text(const sim_args *a, const sim_trace *t, const sim_fill_resu
   printf("\n");
 }
 
+#define CURVE_POINTS 151 /* fill curves are drawn at every 1% of the GPUs asked, 0..150% */
+
+static const double *curve_x(void) {
+  static double x[CURVE_POINTS];
+  for (int k = 0; k < CURVE_POINTS; k++) x[k] = k;
+  return x;
+}
+
 /* Fill mode once: prints (unless quiet) and writes report (when not NULL); its summary, or
- * NULL (*status says why). */
+ * NULL (*status says why); curve (CURVE_POINTS, or NULL): the unallocated %, NAN where the
+ * GPUs asked never reached. */
 static json_t *run_fill(const sim_args *a, model *m, const cfg_tessera *cfg, const sim_trace *t,
-                        const sim_opts *o, const char *report, bool quiet, int *status) {
+                        const sim_opts *o, const char *report, bool quiet, double *curve,
+                        int *status) {
+  double y[CURVE_POINTS];
   sim_fill_result f;
   ts_err err;
   json_t *j;
@@ -470,6 +497,11 @@ static json_t *run_fill(const sim_args *a, model *m, const cfg_tessera *cfg, con
     return NULL;
   }
   if (o->progress) fputc('\n', stderr);
+  for (int k = 0; k < CURVE_POINTS; k++) {
+    double u = unallocated_at(&f, k);
+    y[k] = u < 0 ? NAN : 100 * u;
+    if (curve) curve[k] = y[k];
+  }
   if ((j = fill_json(a, t, &f))) {
     *status = 0;
     json_object_set_new(j, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
@@ -498,6 +530,19 @@ static json_t *run_fill(const sim_args *a, model *m, const cfg_tessera *cfg, con
       } else if (*status == 0) {
         *status = 1;
       }
+      snprintf(path, sizeof path, "%s/report.html", report);
+      if (*status == 0 && (out = cmd_out_open(&w, path))) {
+        sim_html_curve c = {sched_scoring_name(cfg->sched.scoring), curve_x(), y, NULL,
+                            CURVE_POINTS};
+        double placed = (double)f.placed;
+        char what[160];
+        snprintf(what, sizeof what, "fill mode on %lld GPUs, %s", (long long)f.gpus_total,
+                 a->seed ? "jobs drawn at random" : "jobs in trace order");
+        if (simulate_fill_html(out, a->trace, what, &c, 1, &placed, NULL) || cmd_out_commit(&w))
+          *status = 1;
+      } else if (*status == 0) {
+        *status = 1;
+      }
       cmd_out_abort(&w);
       if (*status) fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno));
     }
@@ -513,9 +558,11 @@ static bool load(model *m, const char *path, cmd_load_counts *c) {
 }
 
 /* A trace run once: prints (unless quiet) and writes report (when not NULL); its summary (with
- * runSeconds), or NULL (*status says why). */
+ * runSeconds), or NULL (*status says why); used (SIM_HTML_BUCKETS, or NULL) its GPUs in use
+ * over [0, *end_s]. */
 static json_t *run_trace(const sim_args *a, model *m, const cfg_tessera *cfg, const sim_trace *t,
-                         const sim_opts *o, const char *report, bool quiet, int *status) {
+                         const sim_opts *o, const char *report, bool quiet, double *used,
+                         int64_t *end_s, int *status) {
   sim_result r;
   ts_err err;
   double start = ts_time_mono_s(), run_s;
@@ -528,6 +575,7 @@ static json_t *run_trace(const sim_args *a, model *m, const cfg_tessera *cfg, co
   }
   if (o->progress) fputc('\n', stderr);
   run_s = ts_time_mono_s() - start;
+  if (used) simulate_html_used(&r, used), *end_s = r.end_s;
   if ((summary = summary_json(a, t, &r, run_s))) {
     *status = 0;
     json_object_set_new(summary, "policy", json_string(sched_scoring_name(cfg->sched.scoring)));
@@ -632,6 +680,20 @@ static void mean_sd(const double *v, size_t n, double *mean, double *sd) {
   *sd = n > 1 ? sqrt(q / (double)(n - 1)) : 0;
 }
 
+/* The unallocated % of n runs when the GPUs asked reach level k of fill_json's curve (50% +
+ * 10% k): mean, sd, and how many runs reached it. */
+static size_t level_stats(const seed_run *runs, size_t n, int k, double *v, double *mean,
+                          double *sd) {
+  size_t got = 0;
+  for (size_t i = 0; i < n; i++) {
+    const json_t *u = json_object_get(
+        json_array_get(json_object_get(runs[i].row, "curve"), (size_t)k), "unallocatedPercent");
+    if (json_is_number(u)) v[got++] = json_number_value(u);
+  }
+  mean_sd(v, got, mean, sd);
+  return got;
+}
+
 /* One policy's runs summed up: placed and the unallocated share at 100..130%, mean and sd. */
 static json_t *seed_summary(const seed_run *runs, size_t n) {
   double *v = ts_calloc(n + 1, sizeof *v), mean, sd;
@@ -646,13 +708,7 @@ static json_t *seed_summary(const seed_run *runs, size_t n) {
   mean_sd(v, n, &mean, &sd);
   json_object_set_new(o, "placed", json_pack("{s:f, s:f}", "mean", mean, "sd", sd));
   for (int k = LEVEL_FIRST; k <= LEVEL_LAST; k++) {
-    size_t got = 0;
-    for (size_t i = 0; i < n; i++) {
-      const json_t *u = json_object_get(
-          json_array_get(json_object_get(runs[i].row, "curve"), (size_t)k), "unallocatedPercent");
-      if (json_is_number(u)) v[got++] = json_number_value(u);
-    }
-    mean_sd(v, got, &mean, &sd);
+    size_t got = level_stats(runs, n, k, v, &mean, &sd);
     json_array_append_new(json_object_get(o, "unallocatedPercent"),
                           got ? json_pack("{s:i, s:f, s:f, s:I}", "arrivedPercent", 50 + 10 * k,
                                           "mean", mean, "sd", sd, "runs", (json_int_t)got)
@@ -698,6 +754,52 @@ static void seeds_text(const sim_args *a, const sim_trace *t, json_t *pols, int 
     printf("\n");
   }
   if (trace_shares(t)) printf("binpack scores as fgd here: pods of the trace share GPUs\n");
+}
+
+/* --seeds --report: DIR/index.html (every policy's mean curve with its deviation, and the
+ * table) and DIR/seeds.json (doc); 0, or 1 (said). */
+static int seeds_report(const sim_args *a, const sim_trace *t, const seed_run *runs, size_t npol,
+                        size_t nseeds, json_t *doc) {
+  double x[FILL_LEVELS], y[SCHED_SCORING_COUNT][FILL_LEVELS], sd[SCHED_SCORING_COUNT][FILL_LEVELS];
+  double placed[SCHED_SCORING_COUNT], placed_sd[SCHED_SCORING_COUNT], v[SEEDS_MAX + 1];
+  sim_html_curve c[SCHED_SCORING_COUNT];
+  char path[4096], what[200];
+  cmd_out w = {0};
+  FILE *f;
+  if (mkdir(a->report, 0755) != 0 && errno != EEXIST) {
+    fprintf(stderr, "tessera simulate: %s: %s\n", a->report, strerror(errno));
+    return 1;
+  }
+  for (size_t p = 0; p < npol; p++) {
+    const seed_run *r = runs + p * nseeds;
+    for (int k = 0; k < FILL_LEVELS; k++) {
+      x[k] = 50 + 10 * k;
+      if (!level_stats(r, nseeds, k, v, &y[p][k], &sd[p][k])) y[p][k] = NAN;
+    }
+    for (size_t i = 0; i < nseeds; i++)
+      v[i] = (double)json_integer_value(json_object_get(r[i].row, "placed"));
+    mean_sd(v, nseeds, &placed[p], &placed_sd[p]);
+    c[p] = (sim_html_curve){json_string_value(json_object_get(r[0].row, "policy")), x, y[p], sd[p],
+                            FILL_LEVELS};
+  }
+  snprintf(what, sizeof what,
+           "fill mode, seeds %llu-%llu (jobs drawn as the FGD paper's "
+           "experiments draw them): the mean of the seeds",
+           (unsigned long long)a->seed_lo, (unsigned long long)a->seed_hi);
+  snprintf(path, sizeof path, "%.2000s/index.html", a->report);
+  if (!(f = cmd_out_open(&w, path)) ||
+      simulate_fill_html(f, a->trace, what, c, npol, placed, placed_sd) || cmd_out_commit(&w))
+    goto fail;
+  snprintf(path, sizeof path, "%.2000s/seeds.json", a->report);
+  if (!(f = cmd_out_open(&w, path)) || json_dumpf(doc, f, JSON_INDENT(2) | JSON_SORT_KEYS) ||
+      cmd_out_commit(&w))
+    goto fail;
+  (void)t;
+  return 0;
+fail:
+  fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno ? errno : EIO));
+  cmd_out_abort(&w);
+  return 1;
 }
 
 /* --seeds: every (policy, seed) in a process of its own, as many at a time as there are
@@ -752,14 +854,21 @@ static int run_seeds(const sim_args *a, cfg_tessera *cfg, const sim_trace *t, co
   pols = json_array();
   for (size_t i = 0; !status && pols && i < n; i += nseeds)
     json_array_append_new(pols, seed_summary(runs + i, nseeds));
-  if (!status && pols && a->json) {
+  if (!status && pols) {
     json_t *doc = json_pack("{s:s, s:s, s:I, s:[I, I], s:i, s:O}", "mode", "fill", "trace",
                             a->trace, "jobs", (json_int_t)t->n, "seeds", (json_int_t)a->seed_lo,
                             (json_int_t)a->seed_hi, "parallel", workers, "policies", pols);
-    if (doc) print_doc(a, doc);
+    if (!doc)
+      status = 1;
+    else if (a->json)
+      print_doc(a, doc);
+    else
+      seeds_text(a, t, pols, workers, ts_time_mono_s() - t0);
+    if (doc && a->report) {
+      json_object_del(doc, "parallel"); /* the same file on any machine */
+      status = seeds_report(a, t, runs, n / nseeds, nseeds, doc);
+    }
     json_decref(doc);
-  } else if (!status && pols) {
-    seeds_text(a, t, pols, workers, ts_time_mono_s() - t0);
   }
   json_decref(pols);
   for (size_t i = 0; i < n; i++) {
@@ -770,17 +879,17 @@ static int run_seeds(const sim_args *a, cfg_tessera *cfg, const sim_trace *t, co
   return status;
 }
 
-/* --policy all: one line per policy. */
-static void policy_table(const sim_args *a, json_t *rows) {
+/* Runs side by side (--policy all, two --config): one line per run, named by labels. */
+static void policy_table(const sim_args *a, json_t *rows, char (*labels)[96]) {
   size_t i;
   json_t *row;
   if (a->fill) {
-    printf("%-12s %8s %8s %14s  %s\n", "policy", "placed", "failed", "first failure",
-           "unallocated GPUs % when the GPUs asked reach 100% / 110% / 120%");
+    printf("%-12s %8s %8s %14s  %s\n", a->nconfigs > 1 ? "run" : "policy", "placed", "failed",
+           "first failure", "unallocated GPUs % when the GPUs asked reach 100% / 110% / 120%");
     json_array_foreach(rows, i, row) {
       const json_t *curve = json_object_get(row, "curve");
       const json_t *ff = json_object_get(json_object_get(row, "firstFailure"), "allocatedPercent");
-      printf("%-12s %8lld %8lld ", json_string_value(json_object_get(row, "policy")),
+      printf("%-12s %8lld %8lld ", labels[i],
              (long long)json_integer_value(json_object_get(row, "placed")),
              (long long)json_integer_value(json_object_get(row, "failed")));
       if (ff)
@@ -798,13 +907,12 @@ static void policy_table(const sim_args *a, json_t *rows) {
     }
     return;
   }
-  printf("%-12s %12s %6s %6s %8s   %-23s %-16s\n", "policy", "utilisation", "done", "never",
-         "preempt", "wait min p50/p95/p99", "JCT h p50/p95");
+  printf("%-12s %12s %6s %6s %8s   %-23s %-16s\n", a->nconfigs > 1 ? "run" : "policy",
+         "utilisation", "done", "never", "preempt", "wait min p50/p95/p99", "JCT h p50/p95");
   json_array_foreach(rows, i, row) {
     const json_t *all = json_object_get(row, "all"), *w = json_object_get(all, "waitSeconds"),
                  *c = json_object_get(all, "jctSeconds");
-    printf("%-12s %11.1f%% %6lld %6lld %8lld   %7.0f %7.0f %7.0f %7.1f %7.1f\n",
-           json_string_value(json_object_get(row, "policy")),
+    printf("%-12s %11.1f%% %6lld %6lld %8lld   %7.0f %7.0f %7.0f %7.1f %7.1f\n", labels[i],
            100 * json_real_value(json_object_get(row, "utilisation")),
            (long long)json_integer_value(json_object_get(all, "done")),
            (long long)json_integer_value(json_object_get(all, "neverStarted")),
@@ -817,6 +925,68 @@ static void policy_table(const sim_args *a, json_t *rows) {
   }
 }
 
+/* The name of run (config c, policy p) among runs side by side: the policy's, the config
+ * file's (its base name, or its place when two share one), or both. */
+static void run_label(const sim_args *a, int c, int p, char *out, size_t cap) {
+  const char *cfg = a->nconfigs ? a->configs[c] : "", *base = strrchr(cfg, '/');
+  bool clash = false;
+  base = base ? base + 1 : cfg;
+  for (int k = 0; k < a->nconfigs; k++) {
+    const char *o = strrchr(a->configs[k], '/');
+    clash = clash || (k != c && !strcmp(o ? o + 1 : a->configs[k], base));
+  }
+  char name[64];
+  if (clash)
+    snprintf(name, sizeof name, "config%d", c + 1);
+  else
+    snprintf(name, sizeof name, "%.60s", base);
+  if (a->nconfigs > 1 && a->policy == POLICY_ALL)
+    snprintf(out, cap, "%s-%s", name, sched_scoring_name((sched_scoring)p));
+  else if (a->nconfigs > 1)
+    snprintf(out, cap, "%s", name);
+  else
+    snprintf(out, cap, "%s", p >= 0 ? sched_scoring_name((sched_scoring)p) : "run");
+}
+
+/* DIR/index.html for runs side by side; 0, or 1 (said). */
+static int compare_report(const sim_args *a, const sim_trace *t, json_t *rows, char (*labels)[96],
+                          double (*curves)[CURVE_POINTS], double (*used)[SIM_HTML_BUCKETS],
+                          const int64_t *end_s) {
+  size_t n = json_array_size(rows);
+  const char *names[MAX_CONFIGS * SCHED_SCORING_COUNT];
+  const double *series[MAX_CONFIGS * SCHED_SCORING_COUNT];
+  sim_html_curve c[MAX_CONFIGS * SCHED_SCORING_COUNT];
+  double placed[MAX_CONFIGS * SCHED_SCORING_COUNT];
+  char path[4096];
+  cmd_out w = {0};
+  FILE *f;
+  int rc;
+  for (size_t i = 0; i < n; i++) {
+    names[i] = labels[i], series[i] = used[i];
+    c[i] = (sim_html_curve){labels[i], curve_x(), curves[i], NULL, CURVE_POINTS};
+    placed[i] = (double)json_integer_value(json_object_get(json_array_get(rows, i), "placed"));
+  }
+  snprintf(path, sizeof path, "%.2000s/index.html", a->report);
+  if (!(f = cmd_out_open(&w, path))) goto fail;
+  if (a->fill) {
+    char what[160];
+    snprintf(what, sizeof what, "fill mode, %s, runs side by side on the same inputs",
+             a->seed ? "jobs drawn at random" : "jobs in trace order");
+    rc = simulate_fill_html(f, a->trace, what, c, n, placed, NULL);
+  } else {
+    rc = simulate_compare_html(
+        f, a->trace, n, names, series, end_s,
+        (int64_t)json_integer_value(json_object_get(json_array_get(rows, 0), "gpus")), rows);
+  }
+  if (rc || cmd_out_commit(&w)) goto fail;
+  (void)t;
+  return 0;
+fail:
+  fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno ? errno : EIO));
+  cmd_out_abort(&w);
+  return 1;
+}
+
 int cmd_simulate(int argc, char **argv) {
   sim_args a;
   sim_trace t;
@@ -824,12 +994,24 @@ int cmd_simulate(int argc, char **argv) {
   progress pr = {0};
   sim_opts o = {.epoch_ns = EPOCH_NS};
   ts_err err;
-  int status = 1, first, last;
+  int status = 1, first, last, nconfigs;
+  size_t nruns = 0;
   json_t *rows;
+  char(*labels)[96] = NULL;
+  double(*curves)[CURVE_POINTS] = NULL, (*used)[SIM_HTML_BUCKETS] = NULL;
+  int64_t end_s[MAX_CONFIGS * SCHED_SCORING_COUNT] = {0};
+  bool side_by_side;
   int parsed = parse_args(argc, argv, &a);
   if (parsed != CMD_PARSED) return cmd_flags_exit(parsed);
   ts_err_clear(&err);
-  if (cfg_tessera_setup(a.config, &cfg, &err) != TS_OK) {
+  for (int c = a.nconfigs - 1; c >= 0; c--) { /* each is read before any run; the first kept */
+    if (cfg_tessera_setup(a.configs[c], &cfg, &err) != TS_OK) {
+      fprintf(stderr, "%s\n", err.text);
+      return 2;
+    }
+    if (c) cfg_tessera_free(&cfg);
+  }
+  if (!a.nconfigs && cfg_tessera_setup(NULL, &cfg, &err) != TS_OK) {
     fprintf(stderr, "%s\n", err.text);
     return 2;
   }
@@ -852,48 +1034,72 @@ int cmd_simulate(int argc, char **argv) {
   }
   first = a.policy == POLICY_ALL ? 0 : a.policy;
   last = a.policy == POLICY_ALL ? SCHED_SCORING_COUNT - 1 : a.policy;
+  nconfigs = a.nconfigs > 1 ? a.nconfigs : 1;
+  side_by_side = a.policy == POLICY_ALL || a.nconfigs > 1;
   rows = json_array();
-  for (int p = first; rows && p <= last; p++) { /* p = -1: the configuration's policy */
-    model *m = build_model(&a, &cfg, &status);
-    char dir[2048];
-    json_t *row;
-    if (!m) break;
-    if (p >= 0) cfg.sched.scoring = (sched_scoring)p;
-    if (a.report && a.policy == POLICY_ALL) {
-      if (mkdir(a.report, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "tessera simulate: %s: %s\n", a.report, strerror(errno));
-        model_free(m);
-        status = 1;
+  labels = ts_calloc(MAX_CONFIGS * SCHED_SCORING_COUNT, sizeof *labels);
+  curves = ts_calloc(MAX_CONFIGS * SCHED_SCORING_COUNT, sizeof *curves);
+  used = ts_calloc(MAX_CONFIGS * SCHED_SCORING_COUNT, sizeof *used);
+  if (!labels || !curves || !used) json_decref(rows), rows = NULL;
+  status = 0;
+  for (int c = 0; rows && !status && c < nconfigs; c++) {
+    if (c > 0) { /* the next configuration, from its defaults */
+      cfg_tessera_free(&cfg);
+      if (cfg_tessera_setup(a.configs[c], &cfg, &err) != TS_OK) {
+        fprintf(stderr, "%s\n", err.text);
+        status = 2;
         break;
       }
-      snprintf(dir, sizeof dir, "%.2000s/%s", a.report, sched_scoring_name((sched_scoring)p));
-    } else if (a.report) {
-      snprintf(dir, sizeof dir, "%.2000s", a.report);
     }
-    row = a.fill ? run_fill(&a, m, &cfg, &t, &o, a.report ? dir : NULL, a.policy == POLICY_ALL,
-                            &status)
-                 : run_trace(&a, m, &cfg, &t, &o, a.report ? dir : NULL, a.policy == POLICY_ALL,
-                             &status);
-    model_free(m);
-    if (!row || status) {
-      json_decref(row);
-      break;
+    for (int p = first; p <= last; p++) { /* p = -1: the configuration's policy */
+      model *m = build_model(&a, &cfg, &status);
+      char dir[2048];
+      json_t *row;
+      if (!m) break;
+      if (p >= 0) cfg.sched.scoring = (sched_scoring)p;
+      run_label(&a, c, p, labels[nruns], sizeof labels[nruns]);
+      if (a.report && side_by_side) {
+        if (mkdir(a.report, 0755) != 0 && errno != EEXIST) {
+          fprintf(stderr, "tessera simulate: %s: %s\n", a.report, strerror(errno));
+          model_free(m);
+          status = 1;
+          break;
+        }
+        snprintf(dir, sizeof dir, "%.1900s/%s", a.report, labels[nruns]);
+      } else if (a.report) {
+        snprintf(dir, sizeof dir, "%.2000s", a.report);
+      }
+      row = a.fill ? run_fill(&a, m, &cfg, &t, &o, a.report ? dir : NULL, side_by_side,
+                              curves[nruns], &status)
+                   : run_trace(&a, m, &cfg, &t, &o, a.report ? dir : NULL, side_by_side,
+                               used[nruns], &end_s[nruns], &status);
+      model_free(m);
+      if (!row || status) {
+        json_decref(row);
+        status = status ? status : 1;
+        break;
+      }
+      if (a.nconfigs > 1) json_object_set_new(row, "config", json_string(a.configs[c]));
+      json_array_append_new(rows, row);
+      nruns++;
     }
-    json_array_append_new(rows, row);
   }
-  if (status == 0 && a.policy == POLICY_ALL) {
+  if (!rows) fprintf(stderr, "tessera simulate: out of memory\n"), status = 1;
+  if (status == 0 && side_by_side) {
     if (a.json) {
-      json_t *o2 = json_pack("{s:o}", "policies", json_incref(rows));
+      json_t *o2 = json_pack("{s:O}", a.nconfigs > 1 ? "runs" : "policies", rows);
       if (o2) print_doc(&a, o2);
       json_decref(o2);
     } else {
       printf("%s (%s), %zu jobs, %s\n", a.trace, t.format, t.n,
              a.fill ? "fill mode" : "replayed in virtual time");
-      policy_table(&a, rows);
+      policy_table(&a, rows, labels);
       if (trace_shares(&t)) printf("binpack scores as fgd here: pods of the trace share GPUs\n");
     }
+    if (a.report) status = compare_report(&a, &t, rows, labels, curves, used, end_s);
   }
   json_decref(rows);
+  ts_free(labels), ts_free(curves), ts_free(used);
   sim_trace_free(&t);
   cfg_tessera_free(&cfg);
   return status;

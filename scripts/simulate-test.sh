@@ -22,7 +22,12 @@ grep -qi '<script' "$html" && fail "report.html has a script"
 grep -Eq '(src|href)="?(https?:)?//' "$html" && fail "report.html fetches something"
 grep -q '81.4%' "$html" || fail "report.html does not give the utilisation"
 grep -q 'Fair sharing is off' "$html" || fail "report.html: weights drawn though fair sharing is off"
-grep -q '<td>team-a</td><td>2</td><td>2</td><td>0</td><td>1</td>' "$html" || fail "report.html: team-a's row"
+grep -q '<td>team-a</td><td>2</td><td>2</td><td>0</td><td>1</td>.*<td>8</td></tr>' "$html" || fail "report.html: team-a's row"
+# Each team's nominal quota (8 GPUs, queues.yaml) is drawn dotted on the per-queue plot, whose
+# axis goes to a round top holding the cluster's 16 GPUs: 0, 5, ... 20.
+[ "$(grep -c 'class="quota"' "$html")" = 2 ] || fail "report.html: want a quota line per team"
+grep -q 'y2="[0-9.]*" stroke="#1f77b4" class="quota"' "$html" || fail "report.html: team-a's quota line"
+for v in 0 5 10 15 20; do grep -q "class=\"yl\">$v</text>" "$html" || fail "report.html: no round tick $v"; done
 run "$dir/b" || fail "second run failed"
 cmp -s "$html" "$dir/b/report.html" || fail "report.html differs between two runs"
 "$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --output json >"$dir/j" ||
@@ -36,6 +41,32 @@ for p in binpack spread first-fit best-fit dot-product gpu-packing fgd random; d
   [ -f "$dir/all/$p/report.html" ] || fail "--policy all: no report for $p"
 done
 grep -q '"policy": "first-fit"' "$dir/all/first-fit/summary.json" || fail "first-fit's summary"
+# ... and one page comparing them: every policy's GPUs in use on one plot, the tables.
+idx="$dir/all/index.html"
+[ "$(grep -c '<svg ' "$idx")" = 1 ] || fail "index.html: want one plot"
+[ "$(grep -c '<polyline' "$idx")" = 8 ] || fail "index.html: want a line per policy"
+for p in binpack spread first-fit best-fit dot-product gpu-packing fgd random; do
+  grep -q "<tr><td>$p</td><td>81.4%</td>" "$idx" || fail "index.html: no row for $p"
+  grep -q "<th>$p</th>" "$idx" || fail "index.html: no wait column for $p"
+done
+grep -q '<tr><td>team-a</td><td>0.0 / 1.0</td>' "$idx" || fail "index.html: team-a's waits"
+grep -qi '<script' "$idx" && fail "index.html has a script"
+# Two configurations side by side: fair sharing on and spreading, on the same trace.
+printf 'apiVersion: tessera.dev/v1alpha1\nkind: SchedulerConfiguration\nscoring: spread\n' >"$dir/spread.yaml"
+printf 'apiVersion: tessera.dev/v1alpha1\nkind: SchedulerConfiguration\nqueueing: {fairSharing: {enable: true}}\n' >"$dir/fair.yaml"
+two() { "$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --config "$dir/fair.yaml" --config "$dir/spread.yaml" --report "$1"; }
+two "$dir/two" >"$dir/two.out" || fail "two --config failed: $(cat "$dir/two.out")"
+grep -q '^fair.yaml  *81.4%' "$dir/two.out" && grep -q '^spread.yaml  *81.4%' "$dir/two.out" || fail "two --config: $(cat "$dir/two.out")"
+grep -q '"fairSharing": true' "$dir/two/fair.yaml/summary.json" || fail "two --config: fair.yaml's run is not fair"
+grep -q '"policy": "spread"' "$dir/two/spread.yaml/summary.json" || fail "two --config: spread.yaml's run does not spread"
+grep -q '<tr><td>spread.yaml</td>' "$dir/two/index.html" || fail "two --config: index.html"
+two "$dir/two2" >/dev/null && cmp -s "$dir/two/index.html" "$dir/two2/index.html" || fail "two --config: index.html differs between runs"
+"$T" simulate --trace $S/trace.csv --nodes 2x8 --config "$dir/fair.yaml" --config "$dir/spread.yaml" -o json |
+  grep -q '"config": ".*spread.yaml"' || fail "two --config -o json: no config named"
+err=$("$T" simulate --trace $S/trace.csv --nodes 2x8 --config "$dir/fair.yaml" --config "$dir/none.yaml" 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q 'none.yaml: No such file' || fail "a missing second --config: $err"
+err=$("$T" simulate --trace $S/trace.csv --nodes 2x8 --config a --config b --config c --config d --config e 2>&1)
+[ $? -eq 2 ] && echo "$err" | grep -q -- '--config e: at most 4' || fail "a fifth --config: $err"
 # --cluster: the bundled example cluster, whose GPU nodes are tainted nvidia.com/gpu:NoSchedule
 # as the GPU operator leaves them; the trace's GPU pods tolerate it as the API server's
 # ExtendedResourceToleration admission makes them, and run.
@@ -71,6 +102,16 @@ grep -q 'fill mode, seeds 1-3' "$dir/s.out" && grep -q '^first-fit  *3 ' "$dir/s
 one=$(tr -d ' \n' <"$dir/one.json" | grep -o '"curve":\[[^]]*\]')
 tr -d ' \n' <"$dir/s.json" | grep -q "$(printf '%s' "$one" | sed 's/[][]/\\&/g')" ||
   fail "--seeds: seed 3's run is not --seed 3's: $one"
+# --seeds --report: the mean curves with error bars on one page, and the summary.
+"$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill --seeds 3 --policy all --report "$dir/sr" >/dev/null ||
+  fail "--seeds --report failed"
+[ "$(grep -c '<polyline' "$dir/sr/index.html")" = 8 ] || fail "--seeds --report: want a curve per policy"
+grep -q 'class="bar"' "$dir/sr/index.html" || fail "--seeds --report: no error bars"
+grep -q '"seeds": \[' "$dir/sr/seeds.json" || fail "--seeds --report: seeds.json"
+# Fill mode's own report: the curve and the table.
+"$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill --report "$dir/fr" >/dev/null || fail "--fill --report failed"
+[ "$(grep -c '<svg ' "$dir/fr/report.html")" = 1 ] && grep -q '<tr><td>binpack</td><td>5</td>' "$dir/fr/report.html" ||
+  fail "--fill --report: report.html"
 for bad in "--seeds 0" "--seeds 5-2" "--seeds x"; do
   err=$("$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill $bad 2>&1)
   [ $? -eq 2 ] && echo "$err" | grep -q 'not understood' || fail "$bad: $err"

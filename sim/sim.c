@@ -482,7 +482,20 @@ static void ns_of(const char *queue, char *out, size_t cap) {
   if (!n) snprintf(out, cap, "default");
 }
 
-/* The ClusterQueue queue k's LocalQueue points to, and its fair-sharing weight. */
+/* The nominal quota of nvidia.com/gpu of cq over its flavors, or -1 when it names none. */
+static double nominal_gpus(const model_cluster_queue *cq) {
+  const char *gpu = ts_intern_cstr("nvidia.com/gpu");
+  double sum = -1;
+  for (uint32_t g = 0; cq && g < cq->ngroups; g++)
+    for (uint32_t f = 0; f < cq->groups[g].nflavors; f++)
+      for (uint32_t r = 0; r < cq->groups[g].flavors[f].nresources; r++)
+        if (cq->groups[g].flavors[f].resources[r].resource == gpu)
+          sum = (sum < 0 ? 0 : sum) +
+                ts_quantity_approx(&cq->groups[g].flavors[f].resources[r].nominal);
+  return sum;
+}
+
+/* The ClusterQueue queue k's LocalQueue points to, its fair-sharing weight and GPU quota. */
 static void cluster_queue(sim *s, size_t k) {
   const model_local_queue *lq =
       s->qs[k].local_queue ? (const model_local_queue *)model_get(s->m, MODEL_LOCAL_QUEUE,
@@ -493,6 +506,7 @@ static void cluster_queue(sim *s, size_t k) {
                                      : NULL;
   s->r->queues[k].weight = cq ? ts_quantity_approx(&cq->fair_weight) : 1.0;
   s->r->queues[k].cluster_queue = cq ? lq->cluster_queue : NULL;
+  s->r->queues[k].nominal_gpus = nominal_gpus(cq);
 }
 
 static int name_cmp(const void *a, const void *b) {
@@ -614,6 +628,7 @@ static ts_rc summarise(sim *s) {
   for (size_t k = 0; k < s->r->nqueues; k++) stats(&s->qs[k], &s->r->queues[k]);
   stats(&s->all, &s->r->all);
   s->r->all.queue = "";
+  s->r->all.nominal_gpus = -1;
   for (size_t i = 0; i < s->t->n; i++) {
     const jstate *j = &s->js[i];
     if (j->state == J_FUTURE) continue; /* counted: submitted jobs */

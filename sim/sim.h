@@ -75,6 +75,8 @@ typedef struct sim_stats {
   const char *queue;                   /* interned; "" for the whole trace */
   const char *cluster_queue;           /* interned ClusterQueue its jobs are charged to, or NULL */
   double weight;                       /* that ClusterQueue's fair-sharing weight (1 without) */
+  double nominal_gpus;                 /* its nominalQuota of nvidia.com/gpu over every flavor,
+                                          or -1 without a ClusterQueue naming the resource */
   size_t jobs, done, never_started;    /* jobs submitted, finished, never started by the end */
   size_t preemptions;                  /* times a running job of it was preempted */
   double gpu_hours;                    /* GPU-hours its pods held (whole runs and cut ones) */
