@@ -62,7 +62,7 @@ static void usage(FILE *out) {
       "             ending, until the cluster is full; the share of GPUs that could be\n"
       "             allocated, and the unallocated GPUs as the GPUs asked grow\n"
       "  --policy   node scoring: binpack, spread, first-fit, best-fit, dot-product,\n"
-      "             gpu-packing, fgd, random;\n"
+      "             gpu-packing, fgd, random, gpu-clustering;\n"
       "             all: each on the same inputs, side by side\n"
       "  --seed     fill mode's draw of the jobs, as the FGD paper's experiments draw them:\n"
       "             shuffled, then copies drawn at random up to 130% of the GPUs\n"

@@ -477,7 +477,7 @@ static ts_rc parse_root(cdec *d, json_t *root, cfg_tessera *c) {
   if (*scoring && !sched_scoring_parse(scoring, &c->sched.scoring))
     return fail(d, "scoring",
                 "supported values: \"binpack\", \"spread\", \"first-fit\", \"best-fit\", "
-                "\"dot-product\", \"gpu-packing\", \"fgd\", \"random\"");
+                "\"dot-product\", \"gpu-packing\", \"fgd\", \"random\", \"gpu-clustering\"");
   return TS_OK;
 }
 

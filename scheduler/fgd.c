@@ -11,7 +11,10 @@
  * are the workload's most common shapes, CPU-only ones included, taken one at a time until they
  * cover 95% of its pods (the paper's experiments), their frequencies renormalised; like the
  * paper's simulator, the measure reads millicores and GPUs, not memory, and only nvidia.com/gpu
- * (the GPUs a pod may share). */
+ * (the GPUs a pod may share). A shape is also the GPU models its pods may use (openb's gpu_spec:
+ * a required node affinity In on nvidia.com/gpu.product), as the simulator keys its typical
+ * pods: on a node of another model (or without one) a GPU shape can use nothing, and all the
+ * node's free GPU is fragmentation to it (its "no access"). */
 #include "scheduler/sched_int.h"
 
 #include <math.h>
@@ -22,11 +25,13 @@
 #define TYPICAL_STEP  1    /* taken this many at a time */
 
 struct sched_fgd_shape {
-  int64_t cpu;   /* millicores */
-  int32_t gpus;  /* GPUs */
-  int32_t milli; /* thousandths of each (0: mib says) */
-  int32_t mib;   /* a share as GPU memory */
-  double w;      /* frequency among the typical shapes (they sum to 1) */
+  const char **models; /* interned GPU models it may use (arena), NULL for any */
+  uint32_t nmodels;    /* entries */
+  int64_t cpu;         /* millicores */
+  int32_t gpus;        /* GPUs */
+  int32_t milli;       /* thousandths of each (0: mib says) */
+  int32_t mib;         /* a share as GPU memory */
+  double w;            /* frequency among the typical shapes (they sum to 1) */
 };
 
 typedef sched_workload_shape wshape;
@@ -36,7 +41,52 @@ static int shape_cmp(const void *a, const void *b) {
   if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
   if (x->gpus != y->gpus) return x->gpus < y->gpus ? -1 : 1;
   if (x->milli != y->milli) return x->milli < y->milli ? -1 : 1;
-  return x->mib < y->mib ? -1 : x->mib > y->mib;
+  if (x->mib != y->mib) return x->mib < y->mib ? -1 : 1;
+  return strcmp(x->models ? x->models : "", y->models ? y->models : "");
+}
+
+static const char *product_key(void) {
+  static const char *once;
+  return ts_intern_once(&once, "nvidia.com/gpu.product");
+}
+
+/* The GPU models a pod may use, "A|B" (scratch arena), when its required node affinity is one
+ * term naming nvidia.com/gpu.product In some values (as a trace's gpu_spec becomes); else NULL
+ * (any, or a constraint the measure does not model). */
+static const char *pod_models(const sched_view *v, const model_pod *p) {
+  const model_node_selector *a = &p->affinity;
+  ts_buf b;
+  const char *out = NULL;
+  if (a->nterms != 1) return NULL;
+  for (uint32_t i = 0; i < a->terms[0].nexprs; i++) {
+    const model_req *r = &a->terms[0].exprs[i];
+    if (r->key != product_key() || r->op != MODEL_OP_IN || !r->nvalues) continue;
+    ts_buf_init(&b, 256);
+    for (uint32_t k = 0; k < r->nvalues; k++) ts_buf_printf(&b, "%s%s", k ? "|" : "", r->values[k]);
+    out = b.data ? ts_arena_strndup(v->arena, b.data, b.len) : NULL;
+    ts_buf_free(&b);
+    return out;
+  }
+  return NULL;
+}
+
+/* The interned models of "A|B" into t (arena); false when out of memory. */
+static bool split_models(sched_view *v, const char *models, struct sched_fgd_shape *t) {
+  uint32_t n = 1;
+  t->models = NULL, t->nmodels = 0;
+  if (!models || !*models) return true;
+  for (const char *c = models; *c; c++) n += *c == '|';
+  if (!(t->models = ts_arena_alloc(v->arena, (n + 1) * sizeof *t->models))) return false;
+  for (const char *c = models; *c;) {
+    size_t len = strcspn(c, "|");
+    char one[256];
+    if (len && len < sizeof one) {
+      memcpy(one, c, len), one[len] = '\0';
+      t->models[t->nmodels++] = ts_intern_cstr(one);
+    }
+    c += len + (c[len] == '|');
+  }
+  return true;
 }
 
 static int count_cmp(const void *a, const void *b) {
@@ -56,6 +106,7 @@ static bool pod_shape(const sched_view *v, const model_pod *p, wshape *out) {
   else if (v->share_res >= 0 &&
            (out->gpus = (int32_t)model_rlist_get(&p->requests, v->share_res)) > 0)
     out->milli = 1000;
+  if (out->gpus) out->models = pod_models(v, p);
   return true;
 }
 
@@ -89,10 +140,15 @@ ts_rc sched__fgd_prepare(sched_view *v) {
     for (size_t step = 0; step < TYPICAL_STEP && taken < kept; step++)
       covered += all[taken++].count;
   v->fgd = ts_arena_alloc(v->arena, (taken + 1) * sizeof *v->fgd);
-  if (!v->fgd) return TS_ENOMEM;
-  for (size_t i = 0; i < taken; i++)
-    v->fgd[i] = (struct sched_fgd_shape){all[i].cpu, all[i].gpus, all[i].milli, all[i].mib,
-                                         all[i].count / covered};
+  v->fgd_model = ts_arena_alloc(v->arena, ((size_t)v->n + 1) * sizeof *v->fgd_model);
+  if (!v->fgd || !v->fgd_model) return TS_ENOMEM;
+  for (size_t i = 0; i < taken; i++) {
+    v->fgd[i] = (struct sched_fgd_shape){
+        NULL, 0, all[i].cpu, all[i].gpus, all[i].milli, all[i].mib, all[i].count / covered};
+    if (all[i].gpus && !split_models(v, all[i].models, &v->fgd[i])) return TS_ENOMEM;
+  }
+  for (uint32_t k = 0; k < v->n; k++)
+    v->fgd_model[k] = model_labels_get(&v->nodes[k]->obj.labels, product_key());
   v->nfgd = (uint32_t)taken;
   v->fgd_ready = true;
   return TS_OK;
@@ -116,9 +172,17 @@ static double node_frag(const sched_view *v, uint32_t k, int64_t cpu, const uint
   if (free_all <= 0) return 0;
   for (uint32_t t = 0; t < v->nfgd; t++) {
     const struct sched_fgd_shape *m = &v->fgd[t];
-    int32_t milli = milli_on(v, m, k);
-    int64_t room = milli <= 1000 ? whole : 0; /* GPUs with room for its per-GPU demand */
-    double small = 0;                         /* free parts too small for it */
+    int32_t milli;
+    int64_t room;     /* GPUs with room for its per-GPU demand */
+    double small = 0; /* free parts too small for it */
+    bool access = !m->nmodels;
+    for (uint32_t i = 0; !access && i < m->nmodels; i++) access = m->models[i] == v->fgd_model[k];
+    if (!m->gpus || !access) { /* a pod without GPUs can use none, nor one of other models */
+      f += m->w * free_all;
+      continue;
+    }
+    milli = milli_on(v, m, k);
+    room = milli <= 1000 ? whole : 0;
     for (uint32_t j = 0; j < n; j++) {
       if (!sh[j]) continue;
       if (1000 - sh[j] >= milli)
@@ -126,10 +190,7 @@ static double node_frag(const sched_view *v, uint32_t k, int64_t cpu, const uint
       else
         small += 1000 - sh[j];
     }
-    if (!m->gpus) /* a pod without GPUs can use none of them */
-      f += m->w * free_all;
-    else
-      f += m->w * (cpu >= m->cpu && room >= m->gpus ? small : free_all);
+    f += m->w * (cpu >= m->cpu && room >= m->gpus ? small : free_all);
   }
   return f;
 }

@@ -11,25 +11,30 @@
 #include "queueing/queueing.h"
 
 typedef enum sched_scoring {
-  SCHED_BINPACK,     /* fill partly used nodes first (GPUs first, then cpu and memory) */
-  SCHED_SPREAD,      /* prefer the least used nodes */
-  SCHED_FIRST_FIT,   /* the first feasible node by name (a baseline) */
-  SCHED_BEST_FIT,    /* the node left with the least free GPU and CPU, over the maximum node
-                        spec (a baseline, as the FGD paper's simulator scores it) */
-  SCHED_DOT_PRODUCT, /* the node whose free GPU and CPU align least with the request (Tetris's
-                        dot product, as the FGD paper's simulator scores it; a baseline) */
-  SCHED_GPU_PACKING, /* the FGD paper's GPU packing: a share on a GPU already shared (the
-                        fullest), else a node already in use, else the empty node with the fewest
-                        GPUs (a baseline) */
-  SCHED_FGD,         /* fragmentation gradient descent (Weng et al., ATC '23): the node (and
-                        GPU) whose GPU fragmentation, measured against the workload's typical
-                        pods, grows least, scored as the paper's simulator scores it */
-  SCHED_RANDOM,      /* a feasible node drawn at random for each pod (the FGD paper's Random
-                        baseline; from the pod's name and the tie seed, so a run repeats) */
+  SCHED_BINPACK,        /* fill partly used nodes first (GPUs first, then cpu and memory) */
+  SCHED_SPREAD,         /* prefer the least used nodes */
+  SCHED_FIRST_FIT,      /* the first feasible node by name (a baseline) */
+  SCHED_BEST_FIT,       /* the node left with the least free GPU and CPU, over the maximum node
+                           spec (a baseline, as the FGD paper's simulator scores it) */
+  SCHED_DOT_PRODUCT,    /* the node whose free GPU and CPU align least with the request (Tetris's
+                           dot product, as the FGD paper's simulator scores it; a baseline) */
+  SCHED_GPU_PACKING,    /* the FGD paper's GPU packing: a share on a GPU already shared (the
+                           fullest), else a node already in use, else the empty node with the fewest
+                           GPUs (a baseline) */
+  SCHED_FGD,            /* fragmentation gradient descent (Weng et al., ATC '23): the node (and
+                           GPU) whose GPU fragmentation, measured against the workload's typical
+                           pods, grows least, scored as the paper's simulator scores it */
+  SCHED_RANDOM,         /* a feasible node drawn at random for each pod (the FGD paper's Random
+                           baseline; from the pod's name and the tie seed, so a run repeats) */
+  SCHED_GPU_CLUSTERING, /* the FGD paper's GPU clustering: a node running only pods that ask
+                           for GPUs as the pod does (as many whole GPUs, or a share), else one
+                           running such pods among others, else an empty one, then the fuller
+                           (a baseline) */
   SCHED_SCORING_COUNT
 } sched_scoring;
 
-/* "binpack", "spread", "first-fit", "best-fit", "dot-product", "gpu-packing", "fgd", "random"
+/* "binpack", "spread", "first-fit", "best-fit", "dot-product", "gpu-packing", "fgd", "random",
+ * "gpu-clustering"
  * (static),
  * and back: false when the name is none of them. */
 const char *sched_scoring_name(sched_scoring s);
@@ -41,11 +46,13 @@ bool sched_scoring_parse(const char *name, sched_scoring *out);
  * which it takes `milli` thousandths each (1000: whole GPUs; a share: 1 GPU, less than 1000, or
  * `mib` MiB of a GPU's memory), and `cpu` millicores. */
 typedef struct sched_workload_shape {
-  int64_t cpu;   /* millicores */
-  int32_t gpus;  /* GPUs */
-  int32_t milli; /* thousandths of each GPU (0 when mib says) */
-  int32_t mib;   /* a share given as GPU memory (KAI's gpu-memory), else 0 */
-  double count;  /* pods of the workload with this shape */
+  int64_t cpu;        /* millicores */
+  int32_t gpus;       /* GPUs */
+  int32_t milli;      /* thousandths of each GPU (0 when mib says) */
+  int32_t mib;        /* a share given as GPU memory (KAI's gpu-memory), else 0 */
+  double count;       /* pods of the workload with this shape */
+  const char *models; /* the GPU models (label nvidia.com/gpu.product) it may use, "A|B" as
+                         openb's gpu_spec gives them, or NULL for any */
 } sched_workload_shape;
 
 /* The stages of a cycle that work on one object, for fault injection: the tests that prove an

@@ -13,6 +13,9 @@
 #define SCHED_DRA_FITS          16 /* claim shapes whose fit per node is remembered */
 
 #define SCHED_MAX_SIGS 64 /* static-filter results cached per cycle */
+#define SCHED_GPU_TAGS                                                                             \
+  33 /* GPU-clustering's tags kept apart: a share, 1..31 whole GPUs, and                           \
+        32 or more whole GPUs as one */
 
 /* A reason nodes give for not taking a pod, and how many give it. */
 typedef struct sched_reason {
@@ -247,11 +250,16 @@ typedef struct sched_view {
   ts_arena *out;                   /* memory of the result (messages) */
   /* GPUs shared by pods (when some pod of the model asks for a share): each node's GPUs' shares
    * in thousandths (model_node.gpu_shares, then this cycle's placements) */
-  uint16_t *share;             /* every node's GPUs (scratch arena), NULL when no pod shares */
-  uint32_t *share_at;          /* n + 1: node k's GPUs are share[share_at[k] .. share_at[k + 1]) */
-  int share_res;               /* the id of nvidia.com/gpu, -1 when none */
-  ts_map share_slot;           /* pod key -> 1 + the GPU its share was placed on this cycle */
+  uint16_t *share;    /* every node's GPUs (scratch arena), NULL when no pod shares */
+  uint32_t *share_at; /* n + 1: node k's GPUs are share[share_at[k] .. share_at[k + 1]) */
+  int share_res;      /* the id of nvidia.com/gpu, -1 when none */
+  ts_map share_slot;  /* pod key -> 1 + the GPU its share was placed on this cycle */
+  /* with the GPU-clustering policy: per node, SCHED_GPU_TAGS counts of the pods it runs by how
+   * they ask for GPUs (view.c: gpu_tag), else NULL */
+  uint16_t *gpu_tags;
   struct sched_fgd_shape *fgd; /* FGD: the typical shapes (arena) */
+  const char **fgd_model;      /* FGD: each node's GPU model (label nvidia.com/gpu.product,
+                                  interned), or NULL (arena) */
   uint32_t nfgd;               /* entries */
   bool fgd_ready;              /* the typical shapes are known */
   bool fgd_on;                 /* nodes score as FGD: scoring fgd, or binpack with pods sharing

@@ -9,6 +9,8 @@
 #define SCORE_SCALE 1000000 /* utilisations are in millionths */
 #define SHARE_BIT   63      /* in a short mask: no GPU has room for the pod's share */
 
+static ts_rc gpu_tags_init(sched_view *v);
+
 static int node_name_cmp(const void *a, const void *b) {
   return strcmp((*(const model_node *const *)a)->obj.name,
                 (*(const model_node *const *)b)->obj.name);
@@ -187,6 +189,7 @@ ts_rc sched__view_init(sched_view *v, const model *m, const sched_config *cfg, i
   if (cfg && cfg->tie_seed && tie_order(v) != TS_OK) return TS_ENOMEM;
   v->fgd_on = v->pol->fgd || (v->pol->fgd_with_shares && v->share);
   v->score_other = v->fgd_on || v->pol->score || v->share;
+  if (v->pol == sched__policy(SCHED_GPU_CLUSTERING) && gpu_tags_init(v) != TS_OK) return TS_ENOMEM;
   return v->fgd_on ? sched__fgd_prepare(v) : TS_OK;
 }
 
@@ -528,6 +531,63 @@ static int64_t gpu_packing_score(const sched_view *v, const sched_shape *s, uint
   return gpu_packing(v, s, node) << 30;
 }
 
+/* GPU clustering's tag of a pod (its simulator's GPU affinity): 0 for a share of a GPU, n for n
+ * whole GPUs (SCHED_GPU_TAGS - 1 for that many or more), -1 for none. */
+static int gpu_tag(int64_t whole, bool share) {
+  if (share) return 0;
+  if (whole <= 0) return -1;
+  return whole < SCHED_GPU_TAGS - 1 ? (int)whole : SCHED_GPU_TAGS - 1;
+}
+
+static int pod_gpu_tag(const sched_view *v, const model_pod *p) {
+  return gpu_tag(v->share_res >= 0 ? model_rlist_get(&p->requests, v->share_res) : 0,
+                 model_pod_shares_gpu(p) && v->share_res >= 0);
+}
+
+/* The tags of the pods each node runs, counted (GPU clustering's input). */
+static ts_rc gpu_tags_init(sched_view *v) {
+  size_t bytes = ((size_t)v->n * SCHED_GPU_TAGS + 1) * sizeof *v->gpu_tags;
+  if (!(v->gpu_tags = ts_arena_alloc(v->arena, bytes))) return TS_ENOMEM;
+  memset(v->gpu_tags, 0, bytes);
+  for (uint32_t k = 0; k < v->n; k++)
+    for (const model_pod *p = model_node_pods_first(v->m, v->nodes[k]->obj.name); p;
+         p = model_node_pods_next(v->m, p)) {
+      int t = model_pod_counts(p) ? pod_gpu_tag(v, p) : -1;
+      uint16_t *c = &v->gpu_tags[(size_t)k * SCHED_GPU_TAGS + (size_t)(t < 0 ? 0 : t)];
+      if (t >= 0 && *c < UINT16_MAX) ++*c;
+    }
+  return TS_OK;
+}
+
+/* A pod of node k placed (d = 1) or given back (-1). */
+static void gpu_tags_charge(sched_view *v, const model_pod *p, uint32_t k, int d) {
+  int t = v->gpu_tags ? pod_gpu_tag(v, p) : -1;
+  uint16_t *c = t < 0 ? NULL : &v->gpu_tags[(size_t)k * SCHED_GPU_TAGS + (size_t)t];
+  if (c && (d > 0 ? *c < UINT16_MAX : *c > 0)) *c = (uint16_t)(*c + d);
+}
+
+/* GPU clustering (GpuClusteringScore, as the FGD paper's simulator scores it): 0 for a pod
+ * without GPUs; else, by the tags of the pods the node runs, 75 when they are all the pod's,
+ * 50 when the pod's is among others, 25 when there are none, 0 when only others; plus 25 x
+ * the GPU used of 8 GPUs (thousandths, integer arithmetic as its Go). */
+static int64_t gpu_clustering_score(const sched_view *v, const sched_shape *s, uint32_t node) {
+  int64_t whole = 0, base, score;
+  double gfree, greq;
+  const uint16_t *c = v->gpu_tags + (size_t)node * SCHED_GPU_TAGS;
+  int tag, distinct = 0;
+  for (int g = 0; g < s->ngpu; g++)
+    if (s->gpu[g] == v->share_res) whole = s->gpu_req[g];
+  if ((tag = gpu_tag(whole, s->share)) < 0 || !v->gpu_tags) return (int64_t)SIM_OFFSET << 30;
+  for (int t = 0; t < SCHED_GPU_TAGS; t++) distinct += c[t] > 0;
+  gpu_milli(v, s, node, &gfree, &greq);
+  base = 25 * ((int64_t)SIM_MAX_GPU - (int64_t)gfree) / (int64_t)SIM_MAX_GPU;
+  if (c[tag])
+    score = base + (distinct == 1 ? 75 : 50);
+  else
+    score = base + (distinct == 0 ? 25 : 0);
+  return (score + SIM_OFFSET) << 30;
+}
+
 /* One row per policy, in sched_scoring's order. Bin-packing scores as FGD when pods share
  * GPUs: on openb's three pod lists, where a third to all of the GPU pods share one, FGD left
  * the fewest GPUs unallocated (docs/simulate.md). */
@@ -544,6 +604,8 @@ static const sched_policy policies[SCHED_SCORING_COUNT] = {
                            SCHED_SHARE_FULLEST},
     [SCHED_FGD] = {"fgd", NULL, false, true, false, false, SCHED_SHARE_FULLEST},
     [SCHED_RANDOM] = {"random", random_score, false, false, false, false, SCHED_SHARE_RANDOM, true},
+    [SCHED_GPU_CLUSTERING] = {"gpu-clustering", gpu_clustering_score, false, false, false, false,
+                              SCHED_SHARE_FULLEST},
 };
 
 const sched_policy *sched__policy(sched_scoring s) {
@@ -595,6 +657,7 @@ void sched__place(sched_view *v, const model_pod *p, uint32_t node) {
                                       (void *)(uintptr_t)(j + 1), NULL) == TS_OK)
       share_charge(v, p, node, j, 1);
   }
+  gpu_tags_charge(v, p, node, 1);
   sched__node_changed(v, node, false);
 }
 
@@ -606,6 +669,7 @@ void sched__unplace(sched_view *v, const model_pod *p, uint32_t node) {
     ts_map_del(&v->share_slot, p->obj.key, strlen(p->obj.key));
     share_charge(v, p, node, (uint32_t)j, -1);
   }
+  gpu_tags_charge(v, p, node, -1);
   sched__node_changed(v, node, true);
 }
 

@@ -36,7 +36,7 @@ grep -q '"utilisation": 0.814453125' "$dir/j" || fail "JSON: $(head -c 300 "$dir
 # --policy all: every policy on the same inputs, a table and a report per policy.
 "$T" simulate --trace $S/trace.csv --nodes 2x8 --queues $S/queues.yaml --policy all --report "$dir/all" >"$dir/all.out" ||
   fail "--policy all failed"
-for p in binpack spread first-fit best-fit dot-product gpu-packing fgd random; do
+for p in binpack spread first-fit best-fit dot-product gpu-packing fgd random gpu-clustering; do
   grep -q "^$p  *81.4%" "$dir/all.out" || fail "--policy all: no row for $p: $(cat "$dir/all.out")"
   [ -f "$dir/all/$p/report.html" ] || fail "--policy all: no report for $p"
 done
@@ -44,8 +44,8 @@ grep -q '"policy": "first-fit"' "$dir/all/first-fit/summary.json" || fail "first
 # ... and one page comparing them: every policy's GPUs in use on one plot, the tables.
 idx="$dir/all/index.html"
 [ "$(grep -c '<svg ' "$idx")" = 1 ] || fail "index.html: want one plot"
-[ "$(grep -c '<polyline' "$idx")" = 8 ] || fail "index.html: want a line per policy"
-for p in binpack spread first-fit best-fit dot-product gpu-packing fgd random; do
+[ "$(grep -c '<polyline' "$idx")" = 9 ] || fail "index.html: want a line per policy"
+for p in binpack spread first-fit best-fit dot-product gpu-packing fgd random gpu-clustering; do
   grep -q "<tr><td>$p</td><td>81.4%</td>" "$idx" || fail "index.html: no row for $p"
   grep -q "<th>$p</th>" "$idx" || fail "index.html: no wait column for $p"
 done
@@ -96,7 +96,7 @@ printf 'name,cpu_milli,memory_mib,num_gpu,gpu_milli\np0,1000,1024,5,1000\np1,100
 grep -q 'fill mode, seeds 1-3' "$dir/s.out" && grep -q '^first-fit  *3 ' "$dir/s.out" || fail "--seeds: $(cat "$dir/s.out")"
 "$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill --seeds 2-4 --policy all -o json >"$dir/s.json" ||
   fail "--seeds -o json failed"
-[ "$(grep -o '"policy": "[a-z-]*"' "$dir/s.json" | sort -u | wc -l)" = 8 ] || fail "--seeds --policy all: not every policy"
+[ "$(grep -o '"policy": "[a-z-]*"' "$dir/s.json" | sort -u | wc -l)" = 9 ] || fail "--seeds --policy all: not every policy"
 "$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill --seed 3 --policy fgd -o json >"$dir/one.json" ||
   fail "--seed 3 failed"
 one=$(tr -d ' \n' <"$dir/one.json" | grep -o '"curve":\[[^]]*\]')
@@ -105,7 +105,7 @@ tr -d ' \n' <"$dir/s.json" | grep -q "$(printf '%s' "$one" | sed 's/[][]/\\&/g')
 # --seeds --report: the mean curves with error bars on one page, and the summary.
 "$T" simulate --trace "$dir/fill.csv" --nodes 2x8 --fill --seeds 3 --policy all --report "$dir/sr" >/dev/null ||
   fail "--seeds --report failed"
-[ "$(grep -c '<polyline' "$dir/sr/index.html")" = 8 ] || fail "--seeds --report: want a curve per policy"
+[ "$(grep -c '<polyline' "$dir/sr/index.html")" = 9 ] || fail "--seeds --report: want a curve per policy"
 grep -q 'class="bar"' "$dir/sr/index.html" || fail "--seeds --report: no error bars"
 grep -q '"seeds": \[' "$dir/sr/seeds.json" || fail "--seeds --report: seeds.json"
 # Fill mode's own report: the curve and the table.

@@ -138,7 +138,8 @@ static int wshape_cmp(const void *a, const void *b) {
   const sched_workload_shape *x = a, *y = b;
   if (x->cpu != y->cpu) return x->cpu < y->cpu ? -1 : 1;
   if (x->gpus != y->gpus) return x->gpus < y->gpus ? -1 : 1;
-  return x->milli < y->milli ? -1 : x->milli > y->milli;
+  if (x->milli != y->milli) return x->milli < y->milli ? -1 : 1;
+  return strcmp(x->models ? x->models : "", y->models ? y->models : "");
 }
 
 /* The trace's jobs as the workload FGD measures fragmentation against (its typical pods), when
@@ -156,7 +157,8 @@ static ts_rc use_workload(sim *s, const sim_trace *t) {
     s->workload[i] = (sched_workload_shape){.cpu = job->cpu_milli,
                                             .gpus = job->gpus ? job->gpus : job->gpu_milli > 0,
                                             .milli = job->gpus ? 1000 : job->gpu_milli,
-                                            .count = job->pods};
+                                            .count = job->pods,
+                                            .models = job->gpu_spec};
   }
   if (t->n) qsort(s->workload, t->n, sizeof *s->workload, wshape_cmp);
   for (size_t i = 0; i < t->n; i++)

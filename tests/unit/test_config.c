@@ -747,7 +747,7 @@ static void test_tessera_errors(void **state) {
   bad_config("schedulerNmae: x\n", "tessera.yaml: schedulerNmae: unknown field");
   bad_config("scoring: best\n", "tessera.yaml: scoring: supported values: \"binpack\", \"spread\", "
                                 "\"first-fit\", \"best-fit\", \"dot-product\", \"gpu-packing\", "
-                                "\"fgd\", \"random\"");
+                                "\"fgd\", \"random\", \"gpu-clustering\"");
   bad_config("leaderElection: {renewDeadline: 20s}\n",
              "tessera.yaml: leaderElection.renewDeadline: must be less than leaseDuration");
   bad_config("leaderElection: {leaseDuration: 15}\n",

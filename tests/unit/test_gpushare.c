@@ -474,6 +474,63 @@ static void test_fgd_keeps_gpus_usable(void **state) {
   model_free(m);
 }
 
+/* FGD keys its typical shapes by the GPU models their pods may use, as the paper's simulator
+ * does: a whole-GPU pod that must run on A100 can use nothing on a T4 node, so the T4 node's
+ * free GPUs are all fragmentation to it ("no access"). A pod of 1 GPU without a constraint, on
+ * node a (A100, 8 free): the typical pod fits before and after, fragmentation 0 -> 0, 50
+ * points; on b (T4): 8000 -> 7000 thousandths, 100 / (1 + e^-1) = 73 points: b. Without the
+ * model in the shape both read 0 -> 0 and the name decides: a. Read from the model's pods (four
+ * A100 pods that fit nowhere, weight 0.8, and the pod, 0.2): a 50, b 100 / (1 + e^-0.8) = 68:
+ * b. */
+static void test_fgd_gpu_models(void **state) {
+  static const sched_workload_shape with[] = {{0, 1, 1000, 0, 1, "A100"}},
+                                    without[] = {{0, 1, 1000, 0, 1, NULL}};
+  sched_config cfg;
+  model *m = model_new();
+  sched_result r;
+  (void)state;
+  for (int i = 0; i < 2; i++) {
+    char y[512];
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Node\nmetadata: {name: %s, labels: {nvidia.com/gpu.product: "
+             "%s}}\nstatus: {allocatable: {pods: \"110\", cpu: 64000m, memory: 512Gi, "
+             "nvidia.com/gpu: \"8\"}}\n",
+             i ? "b" : "a", i ? "T4" : "A100");
+    apply(m, y);
+  }
+  pod(m, "p", 0, "", "cpu: 1, nvidia.com/gpu: 1", NULL);
+  sched_config_default(&cfg);
+  cfg.scoring = SCHED_FGD;
+  cfg.workload = with, cfg.nworkload = 1;
+  r = run_cfg(m, &cfg);
+  assert_string_equal(r.decisions[0].node->obj.name, "b");
+  sched_result_free(&r);
+  cfg.workload = without;
+  r = run_cfg(m, &cfg);
+  assert_string_equal(r.decisions[0].node->obj.name, "a");
+  sched_result_free(&r);
+  for (int i = 0; i < 4; i++) {
+    char y[1024];
+    snprintf(
+        y, sizeof y,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: w%d, namespace: t, creationTimestamp: "
+        "\"2026-01-01T00:00:1%dZ\"}\nspec: {schedulerName: tessera, affinity: {nodeAffinity: "
+        "{requiredDuringSchedulingIgnoredDuringExecution: {nodeSelectorTerms: "
+        "[{matchExpressions: [{key: nvidia.com/gpu.product, operator: In, values: [A100]}]}]}}}, "
+        "containers: [{name: c, resources: {requests: {cpu: \"1\", memory: 600Gi, "
+        "nvidia.com/gpu: \"1\"}, limits: {nvidia.com/gpu: \"1\"}}}]}\n",
+        i, i);
+    apply(m, y);
+  }
+  r = run(m, SCHED_FGD);
+  for (size_t i = 0; i < r.ndecisions; i++)
+    if (!strcmp(r.decisions[i].pod->obj.name, "p"))
+      assert_string_equal(r.decisions[i].node->obj.name, "b");
+  assert_int_equal(r.nbound, 1);
+  sched_result_free(&r);
+  model_free(m);
+}
+
 /* Nodes of equal score: the first by name, or with a tie seed the first in a random order of
  * the nodes drawn from the seed alone, the same in every cycle (as the FGD paper's simulator
  * breaks them): identical empty nodes, whole-GPU pods one cycle at a time; a seed packs them
@@ -708,19 +765,13 @@ static void test_cycle_matches_full_scan(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_annotations),
-      cmocka_unit_test(test_node_accounting),
-      cmocka_unit_test(test_foreign_shares),
-      cmocka_unit_test(test_tiny_fraction),
-      cmocka_unit_test(test_binpack_places_shares),
-      cmocka_unit_test(test_policies_choose_gpus),
-      cmocka_unit_test(test_gpu_packing_tiers),
-      cmocka_unit_test(test_fgd_keeps_gpus_usable),
-      cmocka_unit_test(test_tie_order),
-      cmocka_unit_test(test_random_policy),
-      cmocka_unit_test(test_quota_counts_shares),
-      cmocka_unit_test(test_kai_fractional_quota),
-      cmocka_unit_test(test_cycle_matches_full_scan),
+      cmocka_unit_test(test_annotations),           cmocka_unit_test(test_node_accounting),
+      cmocka_unit_test(test_foreign_shares),        cmocka_unit_test(test_tiny_fraction),
+      cmocka_unit_test(test_binpack_places_shares), cmocka_unit_test(test_policies_choose_gpus),
+      cmocka_unit_test(test_gpu_packing_tiers),     cmocka_unit_test(test_fgd_keeps_gpus_usable),
+      cmocka_unit_test(test_fgd_gpu_models),        cmocka_unit_test(test_tie_order),
+      cmocka_unit_test(test_random_policy),         cmocka_unit_test(test_quota_counts_shares),
+      cmocka_unit_test(test_kai_fractional_quota),  cmocka_unit_test(test_cycle_matches_full_scan),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -466,6 +466,59 @@ static void test_scoring_baselines(void **state) {
   model_free(m);
 }
 
+/* GPU clustering as the FGD paper's simulator scores it (GpuClusteringScore), hand-counted:
+ * 25 x (8000 - the node's free GPU thousandths) / 8000, integer, plus 75 when the node runs only
+ * pods asking for GPUs as the pod does, 50 when such pods among others, 25 when none, 0 when
+ * only others. Nodes of 8 GPUs running pods of: a 1, 2 and 3 GPUs; b 2; c 6; d none; e 2 and 2.
+ * p0 (4 GPUs) fits b (others: 0 + 6), d (none: 25 + 0) and e (others: 0 + 12): d. p (2 GPUs):
+ * a 50 + 18 = 68, b 75 + 6 = 81, c 0 + 18, d (now running p0) 0 + 12, e 75 + 12 = 87: e, where
+ * first fit takes a. q (a share; no node runs one): a, c and e (now 2 free) 0 + 18, b 6, d 12:
+ * a, the first by name (d would read 37 had p0 not been counted). A pod without GPUs scores 0
+ * everywhere: the first by name. */
+static void test_scoring_gpu_clustering(void **state) {
+  static const struct {
+    const char *node, *name;
+    int gpus;
+  } running[] = {{"a", "a1", 1}, {"a", "a2", 2}, {"a", "a3", 3}, {"b", "b1", 2},
+                 {"c", "c1", 6}, {"e", "e1", 2}, {"e", "e2", 2}};
+  model *m = model_new();
+  sched_result r;
+  sched_scoring back;
+  (void)state;
+  for (const char *n = "abcde"; *n; n++) {
+    char name[2] = {*n, 0};
+    gpu_node(m, name, "pool: x", 8);
+  }
+  for (size_t i = 0; i < sizeof running / sizeof *running; i++) {
+    char y[512];
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t}\nspec: {nodeName: %s, "
+             "containers: [{resources: {limits: {nvidia.com/gpu: %d}}}]}\nstatus: {phase: "
+             "Running}\n",
+             running[i].name, running[i].node, running[i].gpus);
+    apply(m, y);
+  }
+  add_pod(m, "p0", "2026-01-01T00:00:00Z", "nvidia.com/gpu: 4, cpu: \"1\"", "");
+  add_pod(m, "p", "2026-01-01T00:00:01Z", "nvidia.com/gpu: 2, cpu: \"1\"", "");
+  apply(m,
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: q, namespace: t, creationTimestamp: "
+        "\"2026-01-01T00:00:02Z\", annotations: {gpu-fraction: \"0.5\"}}\nspec: "
+        "{schedulerName: tessera, containers: [{name: c, resources: {requests: {cpu: \"1\"}}}]}\n");
+  add_pod(m, "z", "2026-01-01T00:00:03Z", "cpu: \"1\"", "");
+  r = run(m, SCHED_GPU_CLUSTERING);
+  assert_string_equal(node_of(&r, "p0"), "d");
+  assert_string_equal(node_of(&r, "p"), "e");
+  assert_string_equal(node_of(&r, "q"), "a");
+  assert_string_equal(node_of(&r, "z"), "a");
+  sched_result_free(&r);
+  r = run(m, SCHED_FIRST_FIT);
+  assert_string_equal(node_of(&r, "p"), "a");
+  sched_result_free(&r);
+  assert_string_equal(sched_scoring_name(SCHED_GPU_CLUSTERING), "gpu-clustering");
+  assert_true(sched_scoring_parse("gpu-clustering", &back) && back == SCHED_GPU_CLUSTERING);
+  model_free(m);
+}
+
 /* On a cluster of GPU nodes only, bin-packing puts a pod without GPUs where the fewest GPUs are
  * free (b: all 8 used), so that it does not strand the GPUs of a node that has some (a: none
  * used, first by name); spreading does not. */
@@ -2212,6 +2265,7 @@ int main(void) {
       cmocka_unit_test(test_admission_event_once),
       cmocka_unit_test(test_pod_group_priority_class),
       cmocka_unit_test(test_scoring_baselines),
+      cmocka_unit_test(test_scoring_gpu_clustering),
       cmocka_unit_test(test_cpu_pod_on_gpu_nodes),
       cmocka_unit_test(test_admission_gang_topology),
       cmocka_unit_test(test_admission_podset_order),
