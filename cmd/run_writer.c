@@ -126,7 +126,8 @@ static void report_done(void *ud, ts_rc res, const kc_write_info *info) {
 }
 
 static void w_unschedulable(void *ud, void *token, const char *ns, const char *name,
-                            const char *uid, const char *reason, const char *message) {
+                            const char *uid, const char *reason, const char *message,
+                            bool with_event) {
   run_writes *rw = ud;
   char path[1024];
   json_t *b = model_pod_unscheduled_patch(reason, message, ts_time_now_ns());
@@ -137,7 +138,7 @@ static void w_unschedulable(void *ud, void *token, const char *ns, const char *n
   else
     kc_write_fail(rw->writer, report_done, token);
   json_decref(b);
-  if (strcmp(reason, "SchedulingGated")) { /* kube-scheduler says nothing of gated pods either */
+  if (with_event && strcmp(reason, "SchedulingGated")) { /* nor does kube-scheduler of gated pods */
     model_object_ref pod = {"v1", "Pod", ns, name, uid};
     event(rw, &pod, "Warning", "FailedScheduling", message);
   }

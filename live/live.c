@@ -572,6 +572,7 @@ static void count_attempts(live *l, const sched_result *res, bool changed, doubl
 }
 
 ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
+  live_places *places;
   wl_evict *wl = NULL;
   sched_result res;
   gang_op **gangs = NULL;
@@ -603,8 +604,10 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   live__write_queue_status(l, &res, now_ns);
   /* Evictions first, and pending reports copied: binds change the model the decisions point
    * into. The reports go out once the bindings have answered. */
+  places = live__places(l, &res, now_ns);
   for (size_t i = 0, e = 0, end = 0; i < res.ndecisions; i++) {
-    if (res.decisions[i].kind == SCHED_PENDING) live__report_pending(l, &res.decisions[i], now_ns);
+    if (res.decisions[i].kind == SCHED_PENDING)
+      live__report_pending(l, places, &res.decisions[i], now_ns);
     if (res.decisions[i].kind != SCHED_EVICT) continue;
     for (; e < res.nevents && res.events[e].decision <= i; e++)
       if (res.events[e].kind == SCHED_WL_EVICTED && res.events[e].decision == i) {
@@ -615,6 +618,7 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
     issue_evict(l, &res.decisions[i], i < end ? wl : NULL);
   }
   wl_put(wl);
+  live__places_free(places);
   sched_result_free(&res);
   l->queue = gangs, l->qhead = 0, l->qn = n;
   pump(l);

@@ -49,11 +49,12 @@ typedef struct live_writer {
   void (*evict)(void *ud, void *token, const char *ns, const char *name, const char *uid,
                 const char *reason);
   /* PodScheduled=False with reason (the kind of reason, sched_pending_why_name: only
-   * "Unschedulable" tells autoscalers that nodes would help) and message, and, unless the pod
-   * is gated, a FailedScheduling Event (rate-limited by the writer); when the status write ends,
+   * "Unschedulable" tells autoscalers that nodes would help) and message, and, when event is
+   * set and the pod is not gated, a FailedScheduling Event (rate-limited by the writer; event
+   * is false when only the pod's place in its queues changed); when the status write ends,
    * whatever its outcome, the writer calls live_report_done(token). */
   void (*unschedulable)(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                        const char *reason, const char *message);
+                        const char *reason, const char *message, bool event);
   /* Fire and forget, once per problem while it lasts: a problem of the Kueue objects that
    * makes ClusterQueues inactive (sched_result.problems); about is the object it names (NULL
    * for an implicit cohort). */

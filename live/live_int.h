@@ -81,13 +81,15 @@ typedef struct evict_op {
 /* A PodScheduled=False report to write once the cycle's bindings are on their way. */
 /* The last PodScheduled=False message written for a pod, and when. */
 typedef struct report_memo {
-  int64_t at_ns; /* the cycle's clock when it was written */
-  char text[];   /* the message */
+  int64_t at_ns;     /* the cycle's clock when it was written */
+  size_t reason_len; /* the message is the cycle's reason, then the pod's place in its queues */
+  char text[];       /* the message */
 } report_memo;
 
 typedef struct pend_report {
   const char *why;    /* the condition's reason (static: sched_pending_why_name) */
   const char *reason; /* the message: the copy kept in l->reported */
+  bool event;         /* with a FailedScheduling Event (not when the place alone changed) */
   char *ns, *name;    /* owned block: ns, name and uid */
   const char *uid;    /* in the block */
 } pend_report;
@@ -119,6 +121,9 @@ struct live {
   double attempts_flush_s; /* monotonic: the last cycle that counted every pending pod */
   ts_map qstatus;          /* "ClusterQueue NAME" / "LocalQueue NS/NAME" -> qstat (owned) */
   int64_t qstatus_ns;      /* interval between status writes of a queue; < 0: off */
+  int64_t places_ns;       /* the cycle clock when the pods' places in their queues were
+                              last worked out (reports.c) */
+  bool places_owed;        /* a pod was first reported between them, without its place */
 };
 
 /* A pod's scheduling attempts, as kube-scheduler counts them. */
@@ -160,7 +165,13 @@ void live__oclear(ts_map *m, void (*free_value)(void *));
 /* ---- reports.c ---------------------------------------------------------------------------- */
 
 /* Queues the PodScheduled=False report of a pending decision when its reason is new. */
-void live__report_pending(live *l, const sched_decision *d, int64_t now_ns);
+/* The pods' places in their queues, worked out from a cycle's result at most once a minute
+ * (an explainer: a pass over the pods); NULL in the cycles between (or out of memory). */
+typedef struct live_places live_places;
+live_places *live__places(live *l, const sched_result *res, int64_t now_ns);
+void live__places_free(live_places *c);
+/* Queues d's report when its message changed (c: the places, or NULL to keep the last). */
+void live__report_pending(live *l, const live_places *c, const sched_decision *d, int64_t now_ns);
 /* Writes the queued reports, at most LIVE_REPORTS_INFLIGHT at a time. */
 void live__send_reports(live *l);
 

@@ -2,6 +2,7 @@
  * message, written after the cycle's other writes have answered. */
 #include "live/live_int.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* PodScheduled=False once per distinct message. */
@@ -21,39 +22,165 @@ static bool same_but_counts(const char *a, const char *b) {
   return *a == *b;
 }
 
-#define COUNTS_REFRESH_NS (60 * 1000000000LL) /* a message whose counts alone changed */
+#define COUNTS_REFRESH_NS (60 * 1000000000LL)  /* a message whose counts alone changed */
+#define PLACES_EVERY_NS   (60 * 1000000000LL)  /* places worked out this often, */
+#define PLACES_NEW_NS     (5 * 1000000000LL)   /* or this often when a pod waits unreported */
+#define PLACES_REFRESH_NS (300 * 1000000000LL) /* a message whose place alone changed */
 
-/* Queues the report of a pending pod when its reason is new (one per pod and reason; a
- * reason whose node counts alone changed at most once a minute: pods placed elsewhere move
- * the counts of every pending pod, and the why is what matters). */
-void live__report_pending(live *l, const sched_decision *d, int64_t now_ns) {
+/* The pods' places in their queues at one cycle: the explainer of its result, and how many
+ * workloads wait per queue (key "c<cq>" or "l<ns>/<lq>", keys in the arena). */
+struct live_places {
+  sched_explainer *x;
+  ts_map n;
+  ts_arena keys;
+};
+
+static const char *count_key(char kind, const char *a, const char *b, char *buf, size_t cap) {
+  snprintf(buf, cap, "%c%s%s%s", kind, a, b ? "/" : "", b ? b : "");
+  return buf;
+}
+
+static unsigned long count_of(const live_places *c, const char *key) {
+  const unsigned long *n = ts_map_get(&c->n, key, strlen(key));
+  return n ? *n : 0;
+}
+
+/* One more for key (the map borrows a copy of it, made once, with the count beside it). */
+static bool count_add(live_places *c, const char *key) {
+  unsigned long *n = ts_map_get(&c->n, key, strlen(key));
+  const char *k;
+  if (n) return ++*n, true;
+  if (!(n = ts_arena_alloc(&c->keys, sizeof *n)) ||
+      !(k = ts_arena_strndup(&c->keys, key, strlen(key))))
+    return false;
+  *n = 1;
+  return ts_map_put(&c->n, k, strlen(k), n, NULL) == TS_OK;
+}
+
+void live__places_free(live_places *c) {
+  if (!c) return;
+  sched_explainer_free(c->x);
+  ts_map_free(&c->n);
+  ts_arena_free(&c->keys);
+  ts_free(c);
+}
+
+live_places *live__places(live *l, const sched_result *res, int64_t now_ns) {
+  live_places *c;
+  sched_waiting o;
+  size_t it = 0;
+  char key[700];
+  bool ok = true;
+  if (!res->npending || (l->places_ns && now_ns - l->places_ns < PLACES_NEW_NS)) return NULL;
+  if (l->places_ns && now_ns - l->places_ns < PLACES_EVERY_NS) { /* unless a pod is new */
+    bool fresh = l->places_owed;
+    for (size_t i = 0; !fresh && i < res->ndecisions; i++) {
+      const char *uid = res->decisions[i].pod->obj.uid;
+      fresh =
+          res->decisions[i].kind == SCHED_PENDING && uid && *uid && !live__oget(&l->reported, uid);
+    }
+    if (!fresh) return NULL;
+  }
+  if (!(c = ts_calloc(1, sizeof *c))) return NULL;
+  ts_map_init(&c->n);
+  ts_arena_init(&c->keys, 16 * 1024);
+  if (sched_explainer_new(l->m, l->cfg, res, now_ns, &c->x) != TS_OK) ok = false;
+  while (ok && sched_explainer_next(c->x, &it, &o)) { /* each waiting workload, per queue */
+    if (o.cluster_queue) ok = count_add(c, count_key('c', o.cluster_queue, NULL, key, sizeof key));
+    if (ok && o.local_queue)
+      ok = count_add(c, count_key('l', o.ns, o.local_queue, key, sizeof key));
+  }
+  if (!ok) {
+    live__places_free(c);
+    return NULL;
+  }
+  l->places_ns = now_ns, l->places_owed = false;
+  return c;
+}
+
+/* The pod's place in its queues, " Place in queue: 3 of 12 in ClusterQueue team-a (2 of 5 in
+ * LocalQueue team-a/main).", into out (after a full stop when the reason has none: dot);
+ * "" when it waits in none. */
+static void place_text(const live_places *c, const model_pod *p, bool dot, char *out, size_t cap) {
+  sched_waiting w;
+  char key[700];
+  int n;
+  *out = '\0';
+  if (!sched_explainer_waiting(c->x, p, &w) || !w.cluster_queue || w.pos_cq < 0) return;
+  n = snprintf(out, cap, "%s Place in queue: %d of %lu in ClusterQueue %s", dot ? "." : "",
+               w.pos_cq + 1, count_of(c, count_key('c', w.cluster_queue, NULL, key, sizeof key)),
+               w.cluster_queue);
+  if (n > 0 && (size_t)n < cap && w.local_queue && w.pos_lq >= 0)
+    n += snprintf(out + n, cap - (size_t)n, " (%d of %lu in LocalQueue %s/%s)", w.pos_lq + 1,
+                  count_of(c, count_key('l', w.ns, w.local_queue, key, sizeof key)), w.ns,
+                  w.local_queue);
+  if (n > 0 && (size_t)n + 1 < cap) out[n] = '.', out[n + 1] = '\0';
+}
+
+/* Reason parts a and b (la, lb bytes) differ at most in their numbers. */
+static bool reasons_alike(const char *a, size_t la, const char *b, size_t lb) {
+  char *x = ts_malloc(la + 1);
+  bool same;
+  if (!x) return false;
+  memcpy(x, a, la), x[la] = '\0';
+  same = lb == strlen(b) && same_but_counts(x, b);
+  ts_free(x);
+  return same;
+}
+
+/* Queues the report of a pending pod when its message is new: the cycle's reason, then its place
+ * in its queues. One per pod and reason; a reason whose node counts alone changed at most once
+ * a minute (pods placed elsewhere move the counts of every pending pod, and the why is what
+ * matters); a place alone at most every 5 minutes and without an Event (every admission ahead
+ * moves the place of every workload behind). */
+void live__report_pending(live *l, const live_places *c, const sched_decision *d, int64_t now_ns) {
   const char *uid = d->pod->obj.uid;
   const report_memo *last;
   report_memo *memo;
-  char *block;
+  char *block, place[1200];
   void *old;
-  size_t ns = strlen(d->pod->obj.ns), name = strlen(d->pod->obj.name), u, len;
+  size_t ns = strlen(d->pod->obj.ns), name = strlen(d->pod->obj.name), u, rlen, plen;
+  bool event = true;
   if (!uid || !*uid) return;
   last = live__oget(&l->reported, uid);
-  if (last && !strcmp(last->text, d->reason)) return;
-  if (last && same_but_counts(last->text, d->reason) && now_ns - last->at_ns < COUNTS_REFRESH_NS)
+  rlen = strlen(d->reason);
+  if (c) {
+    place_text(c, d->pod, rlen && d->reason[rlen - 1] != '.', place, sizeof place);
+  } else if (last) { /* between the cycles that work places out, the last one stands */
+    ts_strlcpy(place, last->text + last->reason_len, sizeof place);
+  } else { /* first reported between them: its place comes within PLACES_NEW_NS */
+    place[0] = '\0';
+    l->places_owed = true;
+  }
+  plen = strlen(place);
+  if (last && last->reason_len == rlen && !memcmp(last->text, d->reason, rlen)) {
+    if (!strcmp(last->text + rlen, place)) return;
+    /* a first place is written at once */
+    if (last->text[rlen] && now_ns - last->at_ns < PLACES_REFRESH_NS) return;
+    event = false;
+  } else if (last && reasons_alike(last->text, last->reason_len, d->reason, rlen) &&
+             now_ns - last->at_ns < COUNTS_REFRESH_NS) {
     return;
-  u = strlen(uid), len = strlen(d->reason);
+  }
+  u = strlen(uid);
   if (!(block = ts_malloc(ns + name + u + 3))) return;
-  if (!(memo = ts_malloc(sizeof *memo + len + 1)) ||
+  if (!(memo = ts_malloc(sizeof *memo + rlen + plen + 1)) ||
       live__oput(&l->reported, uid, memo, &old) != TS_OK) {
     ts_free(memo);
     ts_free(block);
     return;
   }
   memo->at_ns = now_ns;
-  memcpy(memo->text, d->reason, len + 1);
+  memo->reason_len = rlen;
+  memcpy(memo->text, d->reason, rlen);
+  memcpy(memo->text + rlen, place, plen + 1);
   ts_free(old);
   memcpy(block, d->pod->obj.ns, ns + 1);
   memcpy(block + ns + 1, d->pod->obj.name, name + 1);
   memcpy(block + ns + name + 2, uid, u + 1);
-  if (ts_vec_push(&l->reports, ((pend_report){sched_pending_why_name(d->why), memo->text, block,
-                                              block + ns + 1, block + ns + name + 2})) != TS_OK) {
+  if (ts_vec_push(&l->reports, ((pend_report){sched_pending_why_name(d->why), memo->text, event,
+                                              block, block + ns + 1, block + ns + name + 2})) !=
+      TS_OK) {
     ts_free(block);
     return;
   }
@@ -72,7 +199,7 @@ void live__send_reports(live *l) {
     if (m && m->text == p->reason) {
       l->st.unschedulable++;
       l->reports_inflight++;
-      l->w.unschedulable(l->w.ud, l, p->ns, p->name, p->uid, p->why, p->reason);
+      l->w.unschedulable(l->w.ud, l, p->ns, p->name, p->uid, p->why, p->reason, p->event);
     }
     ts_free(p->ns);
     p->ns = NULL;

@@ -392,12 +392,8 @@ ts_rc sched_explain(sched_explainer *x, const model_pod *p, sched_explanation *e
   return capacity_lines(x, w, p, e);
 }
 
-bool sched_explainer_next(const sched_explainer *x, size_t *it, sched_waiting *out) {
-  const xwl *w;
-  const char *slash;
-  if (*it >= x->nwaiting) return false;
-  w = x->waiting[(*it)++];
-  slash = strrchr(w->label, '/');
+static void waiting_of(const xwl *w, sched_waiting *out) {
+  const char *slash = strrchr(w->label, '/');
   *out = (sched_waiting){.label = w->label,
                          .ns = w->first->obj.ns,
                          .name = slash ? slash + 1 : w->label,
@@ -408,5 +404,20 @@ bool sched_explainer_next(const sched_explainer *x, size_t *it, sched_waiting *o
                          .cluster_queue = w->cq,
                          .pos_lq = w->pos_lq,
                          .pos_cq = w->pos_cq};
+}
+
+bool sched_explainer_next(const sched_explainer *x, size_t *it, sched_waiting *out) {
+  if (*it >= x->nwaiting) return false;
+  waiting_of(x->waiting[(*it)++], out);
+  return true;
+}
+
+bool sched_explainer_waiting(const sched_explainer *x, const model_pod *p, sched_waiting *out) {
+  char key[TS_KEY_MAX];
+  const xwl *w;
+  if (!ours(x, p) || p->node_name || p->phase != MODEL_PHASE_PENDING) return false;
+  sched__gang_key(x->m, p, key, sizeof key);
+  if (!(w = ts_map_get(&x->wls, key, strlen(key))) || !w->pending || !w->waits) return false;
+  waiting_of(w, out);
   return true;
 }

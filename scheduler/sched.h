@@ -276,6 +276,9 @@ typedef struct sched_waiting {
 /* The waiting workloads in queue order (priority, then creation), one per call from *it = 0;
  * false after the last. */
 bool sched_explainer_next(const sched_explainer *x, size_t *it, sched_waiting *out);
+/* The waiting workload pod p belongs to (a pending pod of cfg's scheduler that the dry run left
+ * waiting); false when it is none. Costs its gang's key. */
+bool sched_explainer_waiting(const sched_explainer *x, const model_pod *p, sched_waiting *out);
 
 /* ---- shadow: another scheduler's placements against Tessera's (tessera run --shadow) ----- */
 

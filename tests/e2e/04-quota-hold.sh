@@ -40,6 +40,9 @@ YAML
   bound team-a second-0 && fail "second admitted over quota (6 + 6 > 8)"
   say "second waits: $(unschedulable_message team-a second-0)"
   unschedulable_message team-a second-0 | grep -qi "quota" || fail "the reason does not name the quota"
+  # ... and its place in line (issue 36): worked out within 5 s of its first report.
+  placed() { unschedulable_message team-a second-0 | grep -q "Place in queue: 1 of 1 in ClusterQueue cq (1 of 1 in LocalQueue team-a/lq)\.$"; }
+  wait_until 20 placed || fail "second-0's message has no place: $(unschedulable_message team-a second-0)"
   # kubectl get cq,lq shows it as Kueue would (no Kueue controller here: Tessera writes it,
   # and the API server validated it against the CRDs' schemas).
   cq_status() { k get clusterqueue cq -o jsonpath='{.status.admittedWorkloads}/{.status.pendingWorkloads}/{.status.flavorsUsage[0].resources[0].total}/{.status.conditions[0].reason}'; }

@@ -486,8 +486,9 @@ static void w_evict(void *ud, void *token, const char *ns, const char *name, con
 }
 
 static void w_unschedulable(void *ud, void *token, const char *ns, const char *name,
-                            const char *uid, const char *reason, const char *message) {
+                            const char *uid, const char *reason, const char *message, bool event) {
   tc_cluster *c = ud;
+  (void)event;
   json_t *pod = get(c, "Pod", ns, name), *copy, *st;
   (void)uid;
   c->reports++;

@@ -79,9 +79,14 @@ static void w_evict(void *ud, void *token, const char *ns, const char *name, con
 }
 
 static void w_unsched(void *ud, void *token, const char *ns, const char *name, const char *uid,
-                      const char *reason, const char *message) {
+                      const char *reason, const char *message, bool event) {
   rec *r = ud;
   (void)uid;
+  if (!event) { /* a message whose queue positions alone changed */
+    add(ud, NULL, NULL, "unschedulable %s/%s (%s, no event): %s", ns, name, reason, message);
+    live_report_done(token);
+    return;
+  }
   if (r->hold_reports) { /* counted, not recorded: there may be many */
     r->held++;
     return;
@@ -1249,6 +1254,66 @@ static void test_live_report_counts(void **state) {
   assert_int_equal(st.unschedulable, 3);
 }
 
+/* A queued pod's message carries its place in its queues (issue 36), worked out at most once a
+ * minute; a change of place alone is written at most every 5 minutes, without an Event (every
+ * admission ahead moves every workload behind). cq holds 2 GPUs: a (2 GPUs, priority 9) is
+ * admitted, b and c (1 GPU each, b older) wait: 1 and 2 of 2. b goes: c is 1 of 1, written
+ * when 5 minutes have passed since its last message, with no Event. */
+#define WAIT_REASON                                                                                \
+  "couldn't assign flavors to pod set ps-0: insufficient unused quota for nvidia.com/gpu in "      \
+  "flavor gpu, 1 more needed"
+#define WAIT_QUOTA WAIT_REASON "."
+static void test_live_report_places(void **state) {
+  fixture *f = *state;
+  const char *q = ", labels: {kueue.x-k8s.io/queue-name: lq}";
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, kueue_yaml);
+  add_pod(f, MODEL_ADDED, "a", 2, q, "priority: 9, ");
+  add_pod(f, MODEL_ADDED, "b", 1, q, "");
+  feed(f, MODEL_ADDED,
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: c, namespace: t, uid: c-uid, "
+       "creationTimestamp: \"2026-01-01T00:00:05Z\", labels: {kueue.x-k8s.io/queue-name: lq}}\n"
+       "spec: {schedulerName: tessera, containers: [{name: c, resources: {requests: "
+       "{nvidia.com/gpu: \"1\"}, limits: {nvidia.com/gpu: \"1\"}}}]}\n");
+  assert_true(cycle_at(f, 100));
+  answer(f, "bind t/a -> n1", TS_OK);
+  assert_true(find_call(f, "unschedulable t/b (WaitingForQuota): " WAIT_QUOTA
+                           " Place in queue: 1 of 2 in ClusterQueue cq (1 of 2 in LocalQueue "
+                           "t/lq).") >= 0);
+  assert_true(find_call(f, "unschedulable t/c (WaitingForQuota): " WAIT_QUOTA
+                           " Place in queue: 2 of 2 in ClusterQueue cq (2 of 2 in LocalQueue "
+                           "t/lq).") >= 0);
+  add_pod(f, MODEL_MODIFIED, "a", 2, q, "priority: 9, nodeName: n1, ");
+  add_pod(f, MODEL_DELETED, "b", 1, q, "");
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, 130)); /* the place is not worked out again yet */
+  assert_true(cycle_at(f, 161)); /* it is, but the last message is 61 s old */
+  assert_int_equal(f->r.n, 0);
+  assert_true(cycle_at(f, 401));
+  expect_calls(f,
+               (const char *[]){"unschedulable t/c (WaitingForQuota, no event): " WAIT_QUOTA
+                                " Place in queue: 1 of 1 in ClusterQueue cq (1 of 1 in "
+                                "LocalQueue t/lq)."},
+               1);
+  /* d arrives 2 s after the places were worked out: reported at once without its place (with
+   * the Event), which follows within 5 s (without one). */
+  feed(f, MODEL_ADDED,
+       "apiVersion: v1\nkind: Pod\nmetadata: {name: d, namespace: t, uid: d-uid, "
+       "creationTimestamp: \"2026-01-01T00:00:09Z\", labels: {kueue.x-k8s.io/queue-name: lq}}\n"
+       "spec: {schedulerName: tessera, containers: [{name: c, resources: {requests: "
+       "{nvidia.com/gpu: \"1\"}, limits: {nvidia.com/gpu: \"1\"}}}]}\n");
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, 403));
+  expect_calls(f, (const char *[]){"unschedulable t/d (WaitingForQuota): " WAIT_REASON}, 1);
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, 406));
+  expect_calls(f,
+               (const char *[]){"unschedulable t/d (WaitingForQuota, no event): " WAIT_QUOTA
+                                " Place in queue: 2 of 2 in ClusterQueue cq (2 of 2 in "
+                                "LocalQueue t/lq)."},
+               1);
+}
+
 /* A cycle that leaves many pods pending writes their reports LIVE_REPORTS_INFLIGHT at a time,
  * the next as each ends: 40,000 at once held 150 MB of writes at 100,000 pods. */
 static void test_live_reports_bounded(void **state) {
@@ -1307,6 +1372,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_binds_and_assumes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_resource_offered_later, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_report_counts, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_report_places, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_reports_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_writes_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_gang_claims_first_and_rollback, setup, teardown),
