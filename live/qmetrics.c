@@ -638,6 +638,42 @@ static void pending_gauge(qmetrics *q, ts_prom *b, const sched_result *res, ts_p
   }
 }
 
+/* tessera_cluster_queue_pending_workloads: the workloads (gangs, or pods on their own) the
+ * cycle left pending, per ClusterQueue and kind of reason; every ClusterQueue gets every kind a
+ * queued workload can have (0 included: a series that vanishes reads as no data). */
+static void cq_pending_by_reason(render *x, const sched_result *res) {
+  ts_map by_cq; /* ClusterQueue (interned) -> uint32_t[SCHED_WHY_COUNT] */
+  const q_report *r = x->r;
+  uint32_t *counts = ts_calloc(r->ncqs * SCHED_WHY_COUNT + 1, sizeof *counts);
+  if (!counts) return;
+  ts_map_init(&by_cq);
+  for (size_t i = 0; i < r->ncqs; i++)
+    ts_map_put(&by_cq, r->cqs[i].name, strlen(r->cqs[i].name), counts + i * SCHED_WHY_COUNT, NULL);
+  for (size_t g = 0; g < res->ngroups; g++) {
+    const sched_decision *d = &res->decisions[res->groups[g].first];
+    const char *cq;
+    uint32_t *n;
+    if (d->kind != SCHED_PENDING || d->why >= SCHED_WHY_COUNT) continue;
+    if (!(cq = sched_pod_queue(x->m, d->pod)) || !(n = ts_map_get(&by_cq, cq, strlen(cq))))
+      continue;
+    n[d->why]++;
+  }
+  head(x->b, "tessera_cluster_queue_pending_workloads", "gauge",
+       "Workloads the last cycle left pending per cluster_queue, by kind of reason (as "
+       "tessera_pending_pods names them).");
+  for (size_t i = 0; i < r->ncqs; i++)
+    for (int w = 0; w < SCHED_WHY_COUNT; w++) {
+      const char *kv[] = {"cluster_queue", r->cqs[i].name, "reason",
+                          sched_pending_why_name((sched_pending_why)w), NULL};
+      if (w == SCHED_WHY_NO_QUEUE) continue; /* a queued workload has a queue name */
+      labels(x->q, x->l, kv);
+      sample(x->b, "tessera_cluster_queue_pending_workloads", x->l,
+             (double)counts[i * SCHED_WHY_COUNT + (size_t)w]);
+    }
+  ts_map_free(&by_cq);
+  ts_free(counts);
+}
+
 /* Each ClusterQueue's cohorts, nearest first, for counting admissions in every cohort above. */
 static void chains_build(qmetrics *q, const q_report *r) {
   ts_map parent; /* cohort -> its report */
@@ -691,6 +727,7 @@ void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double
   ts_buf_init(&text, 0);
   ts_buf_init(&lab, 0);
   pending_gauge(q, &b, res, &l);
+  cq_pending_by_reason(&x, res);
   if (!q->no_kueue) {
     cq_gauges(&x, fair_sharing);
     cohort_gauges(&x, fair_sharing);

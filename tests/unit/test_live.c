@@ -1277,6 +1277,15 @@ static void test_live_report_places(void **state) {
        "{nvidia.com/gpu: \"1\"}, limits: {nvidia.com/gpu: \"1\"}}}]}\n");
   assert_true(cycle_at(f, 100));
   answer(f, "bind t/a -> n1", TS_OK);
+  { /* b and c wait for quota in cq: the per-queue gauge counts them, by kind of reason */
+    char *m = metrics_text(f);
+    assert_has(m, "\ntessera_cluster_queue_pending_workloads{cluster_queue=\"cq\",reason="
+                  "\"WaitingForQuota\",replica_role=\"standalone\"} 2\n");
+    assert_has(m, "\ntessera_cluster_queue_pending_workloads{cluster_queue=\"cq\",reason="
+                  "\"Unschedulable\",replica_role=\"standalone\"} 0\n");
+    assert_true(!strstr(m, "reason=\"NoQueueName\",replica_role"));
+    free(m);
+  }
   assert_true(find_call(f, "unschedulable t/b (WaitingForQuota): " WAIT_QUOTA
                            " Place in queue: 1 of 2 in ClusterQueue cq (1 of 2 in LocalQueue "
                            "t/lq).") >= 0);
