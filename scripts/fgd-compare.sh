@@ -34,7 +34,7 @@ for list in "$@"; do
       }
       FS = " "
     }
-    NR > 2 && NF >= 8 {
+    NR > 2 && NF >= 8 && $2 ~ /^[0-9]+$/ {
       p = $1; ours = sprintf("%.2f ± %.2f", $6, $8)
       if (p in n) {
         m = s[p] / n[p]; sd = n[p] > 1 ? sqrt((q[p] - n[p] * m * m) / (n[p] - 1)) : 0

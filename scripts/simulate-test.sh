@@ -180,4 +180,16 @@ grep -q '^b,team,10,140,140,190,0,8,,100$' "$dir/pred/jobs.csv" &&
   fail "--predict: jobs.csv: $(cat "$dir/pred/jobs.csv")"
 "$T" simulate --trace tests/scenarios/simulate-predict/trace.csv --nodes 1x8 --report "$dir/nopred" >/dev/null &&
   grep -q '^b,team,10,140,140,190,0,8,,-1$' "$dir/nopred/jobs.csv" || fail "without --predict: $(cat "$dir/nopred/jobs.csv")"
+# scripts/openb-lists.sh: each list fetched is checked against its SHA-256 (a mirror here: the
+# lists ../shared/traces holds are taken, junk in place of the others is refused and removed).
+mkdir -p "$dir/mirror"
+for f in openb_node_list_gpu_node.csv openb_pod_list_default.csv openb_pod_list_cpu050.csv; do echo junk >"$dir/mirror/$f"; done
+cp ../shared/traces/openb/openb_*.csv "$dir/mirror/" 2>/dev/null
+OPENB_BASE="file://$dir/mirror" sh scripts/openb-lists.sh "$dir/openb" >"$dir/ol.out" 2>&1 && fail "openb-lists: junk accepted"
+grep -q 'openb_pod_list_cpu050.csv: SHA-256 is not 747f4324' "$dir/ol.out" || fail "openb-lists: $(cat "$dir/ol.out")"
+[ -e "$dir/openb/openb_pod_list_cpu050.csv" ] || [ -e "$dir/openb/openb_pod_list_cpu050.csv.part" ] &&
+  fail "openb-lists: a file that failed its check was kept"
+if [ -f ../shared/traces/openb/openb_pod_list_default.csv ]; then
+  grep -q "^got  $dir/openb/openb_pod_list_default.csv" "$dir/ol.out" || fail "openb-lists: default not taken: $(cat "$dir/ol.out")"
+fi
 exit 0
