@@ -477,6 +477,18 @@ static void explain(void *ud, const char *ns, const char *name, ts_buf *out, int
   put_doc(out, doc, &err);
 }
 
+/* The estimate behind the pods' messages (live_set_estimator): one forward run for every
+ * pending pod, at most once a minute, bounded to 200 ends and 0.2 s of the loop. */
+static ts_rc estimate_all(void *ud, model *m, const sched_config *cfg, int64_t now_ns,
+                          live_started_fn started, void *sud) {
+  sim_estimate_opts eo = {.max_events = 200, .budget_s = 0.2, .started = started, .ud = sud};
+  sim_estimate_result est;
+  ts_err err;
+  (void)ud;
+  ts_err_clear(&err);
+  return sim_estimate(m, cfg, now_ns, NULL, NULL, &eo, &est, &err);
+}
+
 /* Kueue's visibility API (pendingworkloads of a ClusterQueue or a LocalQueue), from a dry-run
  * cycle as /explain. */
 static void pending(void *ud, const char *version, const char *ns, const char *name,
@@ -617,6 +629,7 @@ int cmd_run(int argc, char **argv) {
   ts_strlcpy(r.writes.claim_version, "v1", sizeof r.writes.claim_version);
   ts_strlcpy(r.writes.identity, identity, sizeof r.writes.identity);
   if (!(r.l = live_new(&t.sched, &w))) goto fail_auth;
+  live_set_estimator(r.l, estimate_all, NULL);
   r.cfg = &t.sched;
   r.loop = uv_default_loop();
   if (!(r.client = kc_client_new(r.loop, &auth, &err))) {

@@ -626,6 +626,10 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   return TS_OK;
 }
 
+void live_set_estimator(live *l, live_estimator fn, void *ud) {
+  l->estimate = fn, l->estimate_ud = ud;
+}
+
 void live_set_role(live *l, qmetrics_role role) {
   qmetrics_role_set(l->qm, role);
 }

@@ -122,6 +122,13 @@ const model *live_model(const live *l); /* borrowed */
 /* The model lent for a change that is undone before the loop runs again (the forward run of an
  * estimate, which gives every pod back as it was): nothing else may change it. */
 model *live_model_lend(live *l);
+/* Optional: when pending pods will start, for the place in their messages. fn runs m forward
+ * from now_ns (cmd/ gives sim_estimate's forward run, bounded), tells started(sud, pod, at_ns)
+ * of each pod pending now that starts, and gives m back as it was. */
+typedef void (*live_started_fn)(void *sud, const model_pod *p, int64_t at_ns);
+typedef ts_rc (*live_estimator)(void *ud, model *m, const sched_config *cfg, int64_t now_ns,
+                                live_started_fn started, void *sud);
+void live_set_estimator(live *l, live_estimator fn, void *ud);
 /* Shadow mode (tessera run --shadow, which writes nothing): compares the placements of the pods
  * of scheduler `name` (interned; NULL: every pod not of the configured scheduler name) with
  * Tessera's (sched_shadow_eval on the loop's model). live_dirty is false afterwards, until the

@@ -124,6 +124,8 @@ struct live {
   int64_t places_ns;       /* the cycle clock when the pods' places in their queues were
                               last worked out (reports.c) */
   bool places_owed;        /* a pod was first reported between them, without its place */
+  live_estimator estimate; /* when pending pods will start (live_set_estimator), or NULL */
+  void *estimate_ud;       /* for it */
 };
 
 /* A pod's scheduling attempts, as kube-scheduler counts them. */

@@ -33,7 +33,20 @@ struct live_places {
   sched_explainer *x;
   ts_map n;
   ts_arena keys;
+  ts_map starts;  /* pod uid (a copy in keys) -> int64_t: when the estimate starts it (keys) */
+  int64_t now_ns; /* the cycle's clock */
 };
+
+static void started(void *sud, const model_pod *p, int64_t at_ns) {
+  live_places *c = sud;
+  int64_t *at;
+  const char *k;
+  if (!p->obj.uid || !*p->obj.uid || !(at = ts_arena_alloc(&c->keys, sizeof *at)) ||
+      !(k = ts_arena_strndup(&c->keys, p->obj.uid, strlen(p->obj.uid))))
+    return;
+  *at = at_ns;
+  (void)ts_map_put(&c->starts, k, strlen(k), at, NULL);
+}
 
 static const char *count_key(char kind, const char *a, const char *b, char *buf, size_t cap) {
   snprintf(buf, cap, "%c%s%s%s", kind, a, b ? "/" : "", b ? b : "");
@@ -61,6 +74,7 @@ void live__places_free(live_places *c) {
   if (!c) return;
   sched_explainer_free(c->x);
   ts_map_free(&c->n);
+  ts_map_free(&c->starts);
   ts_arena_free(&c->keys);
   ts_free(c);
 }
@@ -83,7 +97,9 @@ live_places *live__places(live *l, const sched_result *res, int64_t now_ns) {
   }
   if (!(c = ts_calloc(1, sizeof *c))) return NULL;
   ts_map_init(&c->n);
+  ts_map_init(&c->starts);
   ts_arena_init(&c->keys, 16 * 1024);
+  c->now_ns = now_ns;
   if (sched_explainer_new(l->m, l->cfg, res, now_ns, &c->x) != TS_OK) ok = false;
   while (ok && sched_explainer_next(c->x, &it, &o)) { /* each waiting workload, per queue */
     if (o.cluster_queue) ok = count_add(c, count_key('c', o.cluster_queue, NULL, key, sizeof key));
@@ -94,6 +110,9 @@ live_places *live__places(live *l, const sched_result *res, int64_t now_ns) {
     live__places_free(c);
     return NULL;
   }
+  /* the estimate runs the model forward and gives it back (bounded by the estimator) */
+  if (l->estimate && l->estimate(l->estimate_ud, l->m, l->cfg, now_ns, started, c) != TS_OK)
+    ts_map_free(&c->starts), ts_map_init(&c->starts); /* no estimate this time */
   l->places_ns = now_ns, l->places_owed = false;
   return c;
 }
@@ -114,7 +133,23 @@ static void place_text(const live_places *c, const model_pod *p, bool dot, char 
     n += snprintf(out + n, cap - (size_t)n, " (%d of %lu in LocalQueue %s/%s)", w.pos_lq + 1,
                   count_of(c, count_key('l', w.ns, w.local_queue, key, sizeof key)), w.ns,
                   w.local_queue);
-  if (n > 0 && (size_t)n + 1 < cap) out[n] = '.', out[n + 1] = '\0';
+  if (n > 0 && (size_t)n + 1 < cap) out[n++] = '.', out[n] = '\0';
+  {
+    const int64_t *at = p->obj.uid ? ts_map_get(&c->starts, p->obj.uid, strlen(p->obj.uid)) : NULL;
+    int64_t m = at ? (*at - c->now_ns) / (60 * 1000000000LL) : 0; /* minutes */
+    if (!at || n <= 0 || (size_t)n >= cap) return;
+    if (m < 10)
+      snprintf(out + n, cap - (size_t)n, " Estimated start: within 10 minutes.");
+    else if (m < 120)
+      snprintf(out + n, cap - (size_t)n, " Estimated start: in about %lld minutes.",
+               (long long)((m + 5) / 10 * 10));
+    else if (m < 48 * 60)
+      snprintf(out + n, cap - (size_t)n, " Estimated start: in about %lld hours.",
+               (long long)((m + 30) / 60));
+    else
+      snprintf(out + n, cap - (size_t)n, " Estimated start: in about %lld days.",
+               (long long)((m + 720) / 1440));
+  }
 }
 
 /* Reason parts a and b (la, lb bytes) differ at most in their numbers. */

@@ -44,8 +44,9 @@ typedef struct est {
   ts_map index; /* pod address -> 1 + its index in pods */
   was *journal; /* every pod changed, once, in the order of its first change */
   uint32_t njournal, journal_cap;
-  ts_map changed; /* pod address -> 1 (journalled) */
-  ts_arena keys;  /* the maps' keys: copies of pod addresses (a map borrows its keys) */
+  ts_map changed;      /* pod address -> 1 (journalled) */
+  ts_map changed_once; /* pod address -> 1: its start was told (opts.started) */
+  ts_arena keys;       /* the maps' keys: copies of pod addresses (a map borrows its keys) */
 } est;
 
 /* A stable copy of p's address, to key a map by; NULL when out of memory. */
@@ -155,18 +156,19 @@ static void stopped(est *e, const model_pod *p) {
 }
 
 static bool is_target(const model_pod *p, const char *ns, const char *name) {
-  return !strcmp(p->obj.ns, ns) && !strcmp(p->obj.name, name);
+  return name && !strcmp(p->obj.ns, ns) && !strcmp(p->obj.name, name);
 }
 
-/* One cycle at t, applied (each pod journalled first); *bound when the target was bound,
- * *changed when a pod was bound or evicted. */
+/* One cycle at t, applied (each pod journalled first); *bound when the target was bound (no
+ * target: when the cycle left nothing pending), *changed when a pod was bound or evicted. */
 static ts_rc cycle(est *e, const sched_config *cfg, sched_state *st, int64_t t, const char *ns,
-                   const char *name, sim_estimate_result *out, bool *bound, bool *changed,
-                   ts_err *err) {
+                   const char *name, const sim_estimate_opts *o, sim_estimate_result *out,
+                   bool *bound, bool *changed, ts_err *err) {
   sched_result res;
   ts_rc rc = sched_cycle(e->m, cfg, st, t, &res, err);
   if (rc != TS_OK) return rc;
   out->cycles++;
+  if (!name && !res.npending) *bound = true; /* every pod that waited has started */
   for (size_t i = 0; rc == TS_OK && i < res.ndecisions; i++) {
     const sched_decision *d = &res.decisions[i];
     model_pod *p = (model_pod *)d->pod;
@@ -178,6 +180,16 @@ static ts_rc cycle(est *e, const sched_config *cfg, sched_state *st, int64_t t, 
     if ((rc = journal(e, p)) != TS_OK || (rc = sched_decision_apply(e->m, d)) != TS_OK) break;
     if (d->kind != SCHED_BIND) continue;
     if (is_target(p, ns, name)) *bound = true;
+    if (o && o->started && !ts_map_get(&e->changed_once, (const char *)&p, sizeof p))
+      o->started(o->ud, p, t); /* (the first binding only: a pod evicted in the run may
+                                  start again) */
+    if (o && o->started) {
+      const char *k = key_of(e, p);
+      if (!k || ts_map_put(&e->changed_once, k, sizeof p, (void *)1, NULL) != TS_OK) {
+        rc = TS_ENOMEM;
+        break;
+      }
+    }
     if ((dur = duration(p, &deadline)) > 0)
       out->deadline_ends += deadline, rc = will_end(e, p, t + dur);
     else
@@ -207,6 +219,7 @@ ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char
   if (!st) return ts_err_set(err, TS_ENOMEM, "out of memory");
   ts_map_init(&e.index);
   ts_map_init(&e.changed);
+  ts_map_init(&e.changed_once);
   ts_arena_init(&e.keys, 16 * 1024);
   while (rc == TS_OK && model_next(m, MODEL_POD, &it, &obj)) {
     model_pod *p = (model_pod *)obj;
@@ -228,7 +241,7 @@ ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char
     bool changed = true;
     for (int k = 0; rc == TS_OK && !bound && changed && k < AGAIN; k++) {
       changed = false;
-      rc = cycle(&e, cfg, st, t, ns, name, out, &bound, &changed, err);
+      rc = cycle(&e, cfg, st, t, ns, name, o, out, &bound, &changed, err);
     }
     if (rc != TS_OK || bound) break;
     while (e.nheap && e.end[e.heap[0].pod] != e.heap[0].at) { /* stale: evicted meanwhile */
@@ -269,6 +282,7 @@ ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char
   sched_state_free(st);
   ts_map_free(&e.index);
   ts_map_free(&e.changed);
+  ts_map_free(&e.changed_once);
   ts_arena_free(&e.keys);
   ts_free(e.pods), ts_free(e.end), ts_free(e.heap), ts_free(e.journal);
   return rc;

@@ -173,6 +173,10 @@ typedef struct sim_estimate_opts {
   int64_t horizon_ns;  /* how far ahead to look (<= 0: 7 days) */
   uint32_t max_events; /* ends simulated at most (0: 500) */
   double budget_s;     /* stop after this much time (wall clock; <= 0: no bound) */
+  /* Optional: told of every pod pending now that the run binds, and when (the pod as the model
+   * holds it; its bindings are undone after the run) */
+  void (*started)(void *ud, const model_pod *p, int64_t at_ns);
+  void *ud; /* for started */
 } sim_estimate_opts;
 
 typedef struct sim_estimate_result {
@@ -195,7 +199,8 @@ typedef struct sim_estimate_result {
  * (a Go duration), else spec.activeDeadlineSeconds; -1 when neither is given. */
 int64_t sim_expected_duration_ns(const model_pod *p);
 
-/* Runs m forward from now_ns (sim/estimate.c says how) until pod ns/name is bound, then gives
+/* Runs m forward from now_ns (sim/estimate.c says how) until pod ns/name is bound (name NULL:
+ * until no pod that was pending waits any more, o->started hearing of each start), then gives
  * m back as it was (every binding, eviction and end undone: a live model may be lent). Fails
  * only when out of memory or the cycle fails. */
 ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char *ns,

@@ -28,8 +28,11 @@ YAML
   start_tessera a
   for job in first second; do
     uid=$(k get job $job -n team-a -o jsonpath='{.metadata.uid}')
+    ann=""
+    [ $job = first ] && ann="
+  annotations: {tessera.dev/expected-duration: 2h}"
     for i in 0 1; do
-      pod team-a "$job-$i" 3 "  labels: {kueue.x-k8s.io/queue-name: lq}
+      pod team-a "$job-$i" 3 "  labels: {kueue.x-k8s.io/queue-name: lq}$ann
   ownerReferences: [{apiVersion: batch/v1, kind: Job, name: $job, uid: $uid, controller: true}]"
     done
     sleep 1
@@ -41,7 +44,8 @@ YAML
   say "second waits: $(unschedulable_message team-a second-0)"
   unschedulable_message team-a second-0 | grep -qi "quota" || fail "the reason does not name the quota"
   # ... and its place in line (issue 36): worked out within 5 s of its first report.
-  placed() { unschedulable_message team-a second-0 | grep -q "Place in queue: 1 of 1 in ClusterQueue cq (1 of 1 in LocalQueue team-a/lq)\.$"; }
+  # first's pods are expected to run 2 hours (no kubelet: they have no startTime, so from now)
+  placed() { unschedulable_message team-a second-0 | grep -q "Place in queue: 1 of 1 in ClusterQueue cq (1 of 1 in LocalQueue team-a/lq)\. Estimated start: in about 2 hours\.$"; }
   wait_until 20 placed || fail "second-0's message has no place: $(unschedulable_message team-a second-0)"
   # kubectl get cq,lq shows it as Kueue would (no Kueue controller here: Tessera writes it,
   # and the API server validated it against the CRDs' schemas).

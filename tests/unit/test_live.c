@@ -12,6 +12,7 @@
 #include "input/input.h"
 #include "config/config.h"
 #include "live/live.h"
+#include "sim/sim.h"
 #include "tests/support/promtext.h"
 
 #define MAX_CALLS 64
@@ -1323,6 +1324,49 @@ static void test_live_report_places(void **state) {
                1);
 }
 
+static ts_rc estimate_all(void *ud, model *m, const sched_config *cfg, int64_t now_ns,
+                          live_started_fn started, void *sud) {
+  sim_estimate_opts eo = {.max_events = 200, .started = started, .ud = sud};
+  sim_estimate_result est;
+  ts_err e;
+  (void)ud;
+  ts_err_clear(&e);
+  return sim_estimate(m, cfg, now_ns, NULL, NULL, &eo, &est, &e);
+}
+
+/* With an estimator (tessera run gives sim_estimate's forward run), the place carries the
+ * estimated start: r holds cq's 2 GPUs and is expected to run 45 minutes from its start, 15
+ * minutes ago; then b and c (1 GPU each) start: in about 30 minutes. d asks for more than the
+ * queue can ever hold: no estimate. The model is given back as it was. */
+static void test_live_report_estimate(void **state) {
+  fixture *f = *state;
+  const char *q = ", labels: {kueue.x-k8s.io/queue-name: lq}";
+  char y[1024];
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, kueue_yaml);
+  live_set_estimator(f->l, estimate_all, NULL);
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: r, namespace: t, uid: r-uid, "
+           "creationTimestamp: \"2026-01-01T00:00:00Z\", labels: {kueue.x-k8s.io/queue-name: "
+           "lq}, annotations: {tessera.dev/expected-duration: 45m}}\nspec: {schedulerName: "
+           "tessera, nodeName: n1, containers: [{name: c, resources: {requests: {nvidia.com/gpu: "
+           "\"2\"}, limits: {nvidia.com/gpu: \"2\"}}}]}\nstatus: {phase: Running, startTime: "
+           "\"2026-01-01T00:45:00Z\"}\n");
+  feed(f, MODEL_ADDED, y);
+  add_pod(f, MODEL_ADDED, "b", 1, q, "");
+  add_pod(f, MODEL_ADDED, "c", 1, q, "");
+  add_pod(f, MODEL_ADDED, "d", 4, q, "");
+  assert_true(cycle_at(f, CREATED_S + 3600)); /* 01:00: r started at 00:45 */
+  assert_true(find_call(f, "unschedulable t/b (WaitingForQuota): " WAIT_QUOTA
+                           " Place in queue: 1 of 3 in ClusterQueue cq (1 of 3 in LocalQueue "
+                           "t/lq). Estimated start: in about 30 minutes.") >= 0);
+  for (int i = 0; i < f->r.n; i++) /* d never fits: no estimate */
+    if (strstr(f->r.calls[i].text, "t/d ")) assert_null(strstr(f->r.calls[i].text, "Estimated"));
+  assert_null(pod(f, "b")->node_name); /* the forward run's bindings were undone */
+  assert_string_equal(pod(f, "r")->node_name, "n1");
+  assert_int_equal(pod(f, "r")->phase, MODEL_PHASE_RUNNING);
+}
+
 /* A cycle that leaves many pods pending writes their reports LIVE_REPORTS_INFLIGHT at a time,
  * the next as each ends: 40,000 at once held 150 MB of writes at 100,000 pods. */
 static void test_live_reports_bounded(void **state) {
@@ -1382,6 +1426,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_resource_offered_later, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_report_counts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_report_places, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_report_estimate, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_reports_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_writes_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_gang_claims_first_and_rollback, setup, teardown),
