@@ -83,6 +83,7 @@ typedef struct evict_op {
 typedef struct report_memo {
   int64_t at_ns;     /* the cycle's clock when it was written */
   size_t reason_len; /* the message is the cycle's reason, then the pod's place in its queues */
+  int64_t start_ns;  /* the estimated start the message gives, or -1 */
   char text[];       /* the message */
 } report_memo;
 

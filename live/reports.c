@@ -22,10 +22,11 @@ static bool same_but_counts(const char *a, const char *b) {
   return *a == *b;
 }
 
-#define COUNTS_REFRESH_NS (60 * 1000000000LL)  /* a message whose counts alone changed */
-#define PLACES_EVERY_NS   (60 * 1000000000LL)  /* places worked out this often, */
-#define PLACES_NEW_NS     (5 * 1000000000LL)   /* or this often when a pod waits unreported */
-#define PLACES_REFRESH_NS (300 * 1000000000LL) /* a message whose place alone changed */
+#define COUNTS_REFRESH_NS (60 * 1000000000LL)   /* a message whose counts alone changed */
+#define PLACES_EVERY_NS   (60 * 1000000000LL)   /* places worked out this often, */
+#define PLACES_NEW_NS     (5 * 1000000000LL)    /* or this often when a pod waits unreported */
+#define PLACES_REFRESH_NS (300 * 1000000000LL)  /* a message whose place alone changed */
+#define MOVED_NS          (1800 * 1000000000LL) /* an estimate that moved at least this much */
 
 /* The pods' places in their queues at one cycle: the explainer of its result, and how many
  * workloads wait per queue (key "c<cq>" or "l<ns>/<lq>", keys in the arena). */
@@ -120,11 +121,13 @@ live_places *live__places(live *l, const sched_result *res, int64_t now_ns) {
 /* The pod's place in its queues, " Place in queue: 3 of 12 in ClusterQueue team-a (2 of 5 in
  * LocalQueue team-a/main).", into out (after a full stop when the reason has none: dot);
  * "" when it waits in none. */
-static void place_text(const live_places *c, const model_pod *p, bool dot, char *out, size_t cap) {
+static void place_text(const live_places *c, const model_pod *p, bool dot, char *out, size_t cap,
+                       int64_t *start_ns) {
   sched_waiting w;
   char key[700];
   int n;
   *out = '\0';
+  *start_ns = -1;
   if (!sched_explainer_waiting(c->x, p, &w) || !w.cluster_queue || w.pos_cq < 0) return;
   n = snprintf(out, cap, "%s Place in queue: %d of %lu in ClusterQueue %s", dot ? "." : "",
                w.pos_cq + 1, count_of(c, count_key('c', w.cluster_queue, NULL, key, sizeof key)),
@@ -138,6 +141,7 @@ static void place_text(const live_places *c, const model_pod *p, bool dot, char 
     const int64_t *at = p->obj.uid ? ts_map_get(&c->starts, p->obj.uid, strlen(p->obj.uid)) : NULL;
     int64_t m = at ? (*at - c->now_ns) / (60 * 1000000000LL) : 0; /* minutes */
     if (!at || n <= 0 || (size_t)n >= cap) return;
+    *start_ns = *at;
     if (m < 10)
       snprintf(out + n, cap - (size_t)n, " Estimated start: within 10 minutes.");
     else if (m < 120)
@@ -175,14 +179,16 @@ void live__report_pending(live *l, const live_places *c, const sched_decision *d
   char *block, place[1200];
   void *old;
   size_t ns = strlen(d->pod->obj.ns), name = strlen(d->pod->obj.name), u, rlen, plen;
+  int64_t start = -1;
   bool event = true;
   if (!uid || !*uid) return;
   last = live__oget(&l->reported, uid);
   rlen = strlen(d->reason);
   if (c) {
-    place_text(c, d->pod, rlen && d->reason[rlen - 1] != '.', place, sizeof place);
+    place_text(c, d->pod, rlen && d->reason[rlen - 1] != '.', place, sizeof place, &start);
   } else if (last) { /* between the cycles that work places out, the last one stands */
     ts_strlcpy(place, last->text + last->reason_len, sizeof place);
+    start = last->start_ns;
   } else { /* first reported between them: its place comes within PLACES_NEW_NS */
     place[0] = '\0';
     l->places_owed = true;
@@ -190,9 +196,13 @@ void live__report_pending(live *l, const live_places *c, const sched_decision *d
   plen = strlen(place);
   if (last && last->reason_len == rlen && !memcmp(last->text, d->reason, rlen)) {
     if (!strcmp(last->text + rlen, place)) return;
-    /* a first place is written at once */
-    if (last->text[rlen] && now_ns - last->at_ns < PLACES_REFRESH_NS) return;
-    event = false;
+    /* a first place is written at once; an estimate that moved much too, with an Event (by
+     * more than half the wait it gave, and more than 30 minutes) */
+    int64_t moved = start - last->start_ns, ahead = last->start_ns - now_ns;
+    bool much = start >= 0 && last->start_ns >= 0 && (moved < 0 ? -moved : moved) > MOVED_NS &&
+                (moved < 0 ? -moved : moved) > ahead / 2;
+    if (!much && last->text[rlen] && now_ns - last->at_ns < PLACES_REFRESH_NS) return;
+    event = much;
   } else if (last && reasons_alike(last->text, last->reason_len, d->reason, rlen) &&
              now_ns - last->at_ns < COUNTS_REFRESH_NS) {
     return;
@@ -207,6 +217,7 @@ void live__report_pending(live *l, const live_places *c, const sched_decision *d
   }
   memo->at_ns = now_ns;
   memo->reason_len = rlen;
+  memo->start_ns = start;
   memcpy(memo->text, d->reason, rlen);
   memcpy(memo->text + rlen, place, plen + 1);
   ts_free(old);

@@ -1365,6 +1365,14 @@ static void test_live_report_estimate(void **state) {
   assert_null(pod(f, "b")->node_name); /* the forward run's bindings were undone */
   assert_string_equal(pod(f, "r")->node_name, "n1");
   assert_int_equal(pod(f, "r")->phase, MODEL_PHASE_RUNNING);
+  /* r is now expected to run 3 hours (until 03:45): at the next refresh b's estimate moves by
+   * 2 h 15 min, more than half its wait and than 30 minutes: written at once, with the Event */
+  feed(f, MODEL_MODIFIED, strstr(y, "45m") ? (memcpy(strstr(y, "45m"), "3h ", 3), y) : y);
+  rec_clear(&f->r);
+  assert_true(cycle_at(f, CREATED_S + 3600 + 90));
+  assert_true(find_call(f, "unschedulable t/b (WaitingForQuota): " WAIT_QUOTA
+                           " Place in queue: 1 of 3 in ClusterQueue cq (1 of 3 in LocalQueue "
+                           "t/lq). Estimated start: in about 3 hours.") >= 0);
 }
 
 /* A cycle that leaves many pods pending writes their reports LIVE_REPORTS_INFLIGHT at a time,
