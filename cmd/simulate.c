@@ -735,12 +735,12 @@ static void seeds_text(const sim_args *a, const sim_trace *t, json_t *pols, int 
          "experiments draw them), %d at a time, %.0f s\n",
          a->trace, t->format, t->n, (unsigned long long)a->seed_lo, (unsigned long long)a->seed_hi,
          workers, secs);
-  printf("%-12s %5s %15s   %s\n", "policy", "runs", "placed",
+  printf("%-14s %5s %15s   %s\n", "policy", "runs", "placed",
          "unallocated GPUs %, mean ± sd, when the GPUs asked reach 100% / 110% / 120%");
   json_array_foreach(pols, i, p) {
     const json_t *pl = json_object_get(p, "placed"), *u;
     size_t k;
-    printf("%-12s %5zu %7.0f ± %5.1f  ", json_string_value(json_object_get(p, "policy")),
+    printf("%-14s %5zu %7.0f ± %5.1f  ", json_string_value(json_object_get(p, "policy")),
            json_array_size(json_object_get(p, "runs")),
            json_real_value(json_object_get(pl, "mean")),
            json_real_value(json_object_get(pl, "sd")));
@@ -884,12 +884,12 @@ static void policy_table(const sim_args *a, json_t *rows, char (*labels)[96]) {
   size_t i;
   json_t *row;
   if (a->fill) {
-    printf("%-12s %8s %8s %14s  %s\n", a->nconfigs > 1 ? "run" : "policy", "placed", "failed",
+    printf("%-14s %8s %8s %14s  %s\n", a->nconfigs > 1 ? "run" : "policy", "placed", "failed",
            "first failure", "unallocated GPUs % when the GPUs asked reach 100% / 110% / 120%");
     json_array_foreach(rows, i, row) {
       const json_t *curve = json_object_get(row, "curve");
       const json_t *ff = json_object_get(json_object_get(row, "firstFailure"), "allocatedPercent");
-      printf("%-12s %8lld %8lld ", labels[i],
+      printf("%-14s %8lld %8lld ", labels[i],
              (long long)json_integer_value(json_object_get(row, "placed")),
              (long long)json_integer_value(json_object_get(row, "failed")));
       if (ff)
@@ -907,12 +907,12 @@ static void policy_table(const sim_args *a, json_t *rows, char (*labels)[96]) {
     }
     return;
   }
-  printf("%-12s %12s %6s %6s %8s   %-23s %-16s\n", a->nconfigs > 1 ? "run" : "policy",
+  printf("%-14s %12s %6s %6s %8s   %-23s %-16s\n", a->nconfigs > 1 ? "run" : "policy",
          "utilisation", "done", "never", "preempt", "wait min p50/p95/p99", "JCT h p50/p95");
   json_array_foreach(rows, i, row) {
     const json_t *all = json_object_get(row, "all"), *w = json_object_get(all, "waitSeconds"),
                  *c = json_object_get(all, "jctSeconds");
-    printf("%-12s %11.1f%% %6lld %6lld %8lld   %7.0f %7.0f %7.0f %7.1f %7.1f\n", labels[i],
+    printf("%-14s %11.1f%% %6lld %6lld %8lld   %7.0f %7.0f %7.0f %7.1f %7.1f\n", labels[i],
            100 * json_real_value(json_object_get(row, "utilisation")),
            (long long)json_integer_value(json_object_get(all, "done")),
            (long long)json_integer_value(json_object_get(all, "neverStarted")),
