@@ -176,6 +176,8 @@ struct qmetrics {
   double cycle_sum;                          /* their seconds */
   size_t unschedulable, backoff, gated;      /* pods the last cycle left pending, by
                                                 kube-scheduler's queue */
+  qmetrics_wait *waits;                      /* the last estimate's, per ClusterQueue (owned) */
+  size_t nwaits;                             /* entries */
 };
 
 static void chains_clear(qmetrics *q) {
@@ -203,6 +205,7 @@ void qmetrics_free(qmetrics *q) {
     while (ts_map_next(&q->series[f], &it, &s)) ts_free(s->value);
     ts_map_free(&q->series[f]);
   }
+  ts_free(q->waits);
   chains_clear(q);
   ts_map_free(&q->chains);
   ts_buf_free(&q->gauges);
@@ -674,6 +677,48 @@ static void cq_pending_by_reason(render *x, const sched_result *res) {
   ts_free(counts);
 }
 
+void qmetrics_waits(qmetrics *q, const qmetrics_wait *w, size_t n) {
+  qmetrics_wait *copy = n ? ts_malloc(n * sizeof *copy) : NULL;
+  if (n && !copy) return; /* the last ones stay */
+  if (n) memcpy(copy, w, n * sizeof *copy);
+  ts_free(q->waits);
+  q->waits = copy, q->nwaits = n;
+}
+
+/* tessera_cluster_queue_estimated_wait_seconds{quantile} and _estimated_workloads: per
+ * ClusterQueue of the cycle, from the last estimate (the quantiles only where some workload
+ * got one). */
+static void cq_waits(render *x) {
+  const q_report *r = x->r;
+  head(x->b, "tessera_cluster_queue_estimated_workloads", "gauge",
+       "Workloads waiting per cluster_queue whose start the last estimate gave (refreshed at "
+       "most once a minute).");
+  for (int pass = 0; pass < 2; pass++) {
+    if (pass)
+      head(x->b, "tessera_cluster_queue_estimated_wait_seconds", "gauge",
+           "Estimated wait of the workloads waiting per cluster_queue (nearest-rank quantile "
+           "over those the last estimate starts).");
+    for (size_t i = 0; i < r->ncqs; i++) {
+      const qmetrics_wait *w = NULL;
+      for (size_t k = 0; k < x->q->nwaits && !w; k++)
+        if (!strcmp(x->q->waits[k].cluster_queue, r->cqs[i].name)) w = &x->q->waits[k];
+      if (!pass) {
+        const char *kv[] = {"cluster_queue", r->cqs[i].name, NULL};
+        labels(x->q, x->l, kv);
+        sample(x->b, "tessera_cluster_queue_estimated_workloads", x->l,
+               w ? (double)w->estimated : 0);
+        continue;
+      }
+      if (!w || !w->estimated) continue;
+      for (int qn = 0; qn < 2; qn++) {
+        const char *kv[] = {"cluster_queue", r->cqs[i].name, "quantile", qn ? "0.9" : "0.5", NULL};
+        labels(x->q, x->l, kv);
+        sample(x->b, "tessera_cluster_queue_estimated_wait_seconds", x->l, qn ? w->p90 : w->p50);
+      }
+    }
+  }
+}
+
 /* Each ClusterQueue's cohorts, nearest first, for counting admissions in every cohort above. */
 static void chains_build(qmetrics *q, const q_report *r) {
   ts_map parent; /* cohort -> its report */
@@ -728,6 +773,7 @@ void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double
   ts_buf_init(&lab, 0);
   pending_gauge(q, &b, res, &l);
   cq_pending_by_reason(&x, res);
+  cq_waits(&x);
   if (!q->no_kueue) {
     cq_gauges(&x, fair_sharing);
     cohort_gauges(&x, fair_sharing);

@@ -33,6 +33,16 @@ typedef enum qmetrics_role {
  * controller admits (queueing.admission: kueue), which exports them itself; the same names
  * from both would be summed twice. tessera_* and scheduler_* families stay. */
 void qmetrics_kueue(qmetrics *q, bool export_kueue);
+/* The estimated waits of the workloads waiting in one ClusterQueue, from the last estimate of
+ * their starts (live's place refresh): how many wait, how many of them the forward run starts,
+ * and the nearest-rank p50 and p90 of those waits in seconds. */
+typedef struct qmetrics_wait {
+  const char *cluster_queue; /* interned */
+  uint32_t waiting, estimated;
+  double p50, p90;
+} qmetrics_wait;
+/* Replaces the waits rendered with each cycle's gauges (copied). */
+void qmetrics_waits(qmetrics *q, const qmetrics_wait *w, size_t n);
 
 /* This replica's role from now on. Becoming a follower drops the last cycle's gauges. */
 void qmetrics_role_set(qmetrics *q, qmetrics_role role);

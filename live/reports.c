@@ -2,7 +2,9 @@
  * message, written after the cycle's other writes have answered. */
 #include "live/live_int.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* PodScheduled=False once per distinct message. */
@@ -80,6 +82,65 @@ void live__places_free(live_places *c) {
   ts_free(c);
 }
 
+static int dbl_cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Nearest rank: the smallest value with at least pct% of v (sorted, n > 0) at or below it. */
+static double nearest_rank(const double *v, size_t n, double pct) {
+  size_t k = (size_t)ceil(pct / 100 * (double)n);
+  return v[k ? k - 1 : 0];
+}
+
+/* Per ClusterQueue, the estimated waits of its waiting workloads (their first pending member's
+ * start), for the metrics. */
+static void queue_waits(live *l, const live_places *c) {
+  size_t it = 0, nq = 0, nw = 0;
+  sched_waiting o;
+  qmetrics_wait *q;
+  struct wl {
+    const char *cq;
+    double wait; /* seconds, or -1 */
+  } * all;
+  while (sched_explainer_next(c->x, &it, &o)) nw++;
+  all = ts_calloc(nw + 1, sizeof *all);
+  q = ts_calloc(nw + 1, sizeof *q);
+  if (!all || !q) goto out;
+  for (it = 0, nw = 0; sched_explainer_next(c->x, &it, &o);) {
+    const int64_t *at;
+    if (!o.cluster_queue) continue;
+    at = o.first->obj.uid ? ts_map_get(&c->starts, o.first->obj.uid, strlen(o.first->obj.uid))
+                          : NULL;
+    all[nw++] = (struct wl){o.cluster_queue, at ? (double)(*at - c->now_ns) / 1e9 : -1};
+  }
+  for (size_t i = 0; i < nw; i++) { /* each queue once, in the order first met */
+    size_t k;
+    for (k = 0; k < nq && q[k].cluster_queue != all[i].cq; k++) {
+    }
+    if (k == nq) q[nq++].cluster_queue = all[i].cq;
+  }
+  for (size_t k = 0; k < nq; k++) {
+    size_t n = 0;
+    double *w = ts_malloc((nw + 1) * sizeof *w);
+    if (!w) goto out;
+    for (size_t i = 0; i < nw; i++) {
+      if (all[i].cq != q[k].cluster_queue) continue;
+      q[k].waiting++;
+      if (all[i].wait >= 0) w[n++] = all[i].wait;
+    }
+    q[k].estimated = (uint32_t)n;
+    if (n) {
+      qsort(w, n, sizeof *w, dbl_cmp);
+      q[k].p50 = nearest_rank(w, n, 50), q[k].p90 = nearest_rank(w, n, 90);
+    }
+    ts_free(w);
+  }
+  qmetrics_waits(l->qm, q, nq);
+out:
+  ts_free(all), ts_free(q);
+}
+
 live_places *live__places(live *l, const sched_result *res, int64_t now_ns) {
   live_places *c;
   sched_waiting o;
@@ -112,8 +173,11 @@ live_places *live__places(live *l, const sched_result *res, int64_t now_ns) {
     return NULL;
   }
   /* the estimate runs the model forward and gives it back (bounded by the estimator) */
-  if (l->estimate && l->estimate(l->estimate_ud, l->m, l->cfg, now_ns, started, c) != TS_OK)
-    ts_map_free(&c->starts), ts_map_init(&c->starts); /* no estimate this time */
+  if (l->estimate) {
+    if (l->estimate(l->estimate_ud, l->m, l->cfg, now_ns, started, c) != TS_OK)
+      ts_map_free(&c->starts), ts_map_init(&c->starts); /* no estimate this time */
+    queue_waits(l, c);
+  }
   l->places_ns = now_ns, l->places_owed = false;
   return c;
 }

@@ -1365,6 +1365,16 @@ static void test_live_report_estimate(void **state) {
   assert_null(pod(f, "b")->node_name); /* the forward run's bindings were undone */
   assert_string_equal(pod(f, "r")->node_name, "n1");
   assert_int_equal(pod(f, "r")->phase, MODEL_PHASE_RUNNING);
+  { /* the next cycle's gauges carry the estimate: b and c in 30 minutes, d none */
+    char *m;
+    assert_true(cycle_at(f, CREATED_S + 3601));
+    m = metrics_text(f);
+    assert_has(m, "\ntessera_cluster_queue_estimated_workloads{cluster_queue=\"cq\","
+                  "replica_role=\"standalone\"} 2\n");
+    assert_has(m, "\ntessera_cluster_queue_estimated_wait_seconds{cluster_queue=\"cq\","
+                  "quantile=\"0.9\",replica_role=\"standalone\"} 1800\n");
+    free(m);
+  }
   /* r is now expected to run 3 hours (until 03:45): at the next refresh b's estimate moves by
    * 2 h 15 min, more than half its wait and than 30 minutes: written at once, with the Event */
   feed(f, MODEL_MODIFIED, strstr(y, "45m") ? (memcpy(strstr(y, "45m"), "3h ", 3), y) : y);
