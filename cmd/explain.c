@@ -170,6 +170,11 @@ void explain_add_estimate(json_t *o, const sim_estimate_result *est, int64_t now
   if (est->evictions)
     json_array_append_new(x, json_sprintf("the forward run preempted %u pod%s", est->evictions,
                                           est->evictions == 1 ? "" : "s"));
+  if (est->history_ends)
+    json_array_append_new(x, json_sprintf("%u end%s from the median run time of finished pods "
+                                          "of the same queue and requests",
+                                          est->history_ends,
+                                          est->history_ends == 1 ? " comes" : "s come"));
   if (est->deadline_ends)
     json_array_append_new(x, json_sprintf("%u end%s from spec.activeDeadlineSeconds, the "
                                           "latest a pod may run: the start may come earlier",

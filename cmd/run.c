@@ -461,6 +461,11 @@ static void put_doc(ts_buf *out, json_t *doc, const ts_err *err) {
   json_decref(doc);
 }
 
+/* A running pod's expected run time from the history of finished ones (sim_estimate_opts). */
+static int64_t history(void *hud, const model_pod *p) {
+  return live_history_duration(hud, p);
+}
+
 /* /explain/NS/NAME: a dry-run cycle on the model as the next cycle will see it (with a fresh
  * state: a pod in its requeue backoff is explained as if it had none), naming only what the
  * pod's own namespace holds, and the estimate of a forward run (200 ends, 0.5 s at most). */
@@ -471,7 +476,7 @@ static void explain(void *ud, const char *ns, const char *name, ts_buf *out, int
   ts_err_clear(&err);
   /* the estimate runs the model forward and gives it back before the loop goes on; bounded
    * so that the scheduler waits at most about half a second */
-  sim_estimate_opts eo = {.max_events = 200, .budget_s = 0.5};
+  sim_estimate_opts eo = {.max_events = 200, .budget_s = 0.5, .history = history, .hud = r->l};
   doc =
       explain_pod(live_model_lend(r->l), r->cfg, ts_time_now_ns(), ns, name, ns, &eo, status, &err);
   put_doc(out, doc, &err);
@@ -481,10 +486,14 @@ static void explain(void *ud, const char *ns, const char *name, ts_buf *out, int
  * pending pod, at most once a minute, bounded to 200 ends and 0.2 s of the loop. */
 static ts_rc estimate_all(void *ud, model *m, const sched_config *cfg, int64_t now_ns,
                           live_started_fn started, void *sud) {
-  sim_estimate_opts eo = {.max_events = 200, .budget_s = 0.2, .started = started, .ud = sud};
+  sim_estimate_opts eo = {.max_events = 200,
+                          .budget_s = 0.2,
+                          .started = started,
+                          .ud = sud,
+                          .history = history,
+                          .hud = ud};
   sim_estimate_result est;
   ts_err err;
-  (void)ud;
   ts_err_clear(&err);
   return sim_estimate(m, cfg, now_ns, NULL, NULL, &eo, &est, &err);
 }
@@ -629,7 +638,7 @@ int cmd_run(int argc, char **argv) {
   ts_strlcpy(r.writes.claim_version, "v1", sizeof r.writes.claim_version);
   ts_strlcpy(r.writes.identity, identity, sizeof r.writes.identity);
   if (!(r.l = live_new(&t.sched, &w))) goto fail_auth;
-  live_set_estimator(r.l, estimate_all, NULL);
+  live_set_estimator(r.l, estimate_all, r.l);
   r.cfg = &t.sched;
   r.loop = uv_default_loop();
   if (!(r.client = kc_client_new(r.loop, &auth, &err))) {

@@ -68,6 +68,7 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
   ts_map_init(&l->evicted);
   ts_map_init(&l->problems);
   ts_map_init(&l->qstatus);
+  ts_map_init(&l->history);
   l->qstatus_ns = -1;
   if (!(l->m = model_new()) || !(l->state = sched_state_new()) || !(l->qm = qmetrics_new())) {
     live_free(l);
@@ -91,6 +92,7 @@ void live_free(live *l) {
   live__oclear(&l->attempts, ts_free);
   live__oclear(&l->evicted, wl_drop);
   live__oclear(&l->problems, NULL);
+  live__oclear(&l->history, ts_free);
   live__free_qstatus(l);
   sched_state_free(l->state);
   qmetrics_free(l->qm);
@@ -156,6 +158,8 @@ static ts_rc pod_event(live *l, model_event ev, const char *uid) {
 ts_rc live_event(live *l, model_event ev, model_obj *o, ts_err *err) {
   char uid[256];
   bool pod = o->kind == MODEL_POD;
+  const model_pod *before = pod && o->uid ? (const model_pod *)model_get_uid(l->m, o->uid) : NULL;
+  bool ran = before && before->phase != MODEL_PHASE_SUCCEEDED;
   ts_rc rc;
   ts_strlcpy(uid, o->uid ? o->uid : "", sizeof uid); /* o is stolen by the model */
   if (pod && ev == MODEL_DELETED && o->key) evicted_pod_gone(l, o->key);
@@ -165,6 +169,8 @@ ts_rc live_event(live *l, model_event ev, model_obj *o, ts_err *err) {
   rc = model_apply(l->m, o, ev, err);
   l->dirty = true;
   if (rc != TS_OK || !pod) return rc;
+  if (ran && ev != MODEL_DELETED) /* it may have just finished */
+    live__record_run(l, (const model_pod *)model_get_uid(l->m, uid));
   if ((rc = pod_event(l, ev, uid)) != TS_OK)
     ts_err_set(err, rc, "Pod: keeping an assumed binding: %s", ts_strerror(rc));
   return rc;

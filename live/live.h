@@ -129,6 +129,10 @@ typedef void (*live_started_fn)(void *sud, const model_pod *p, int64_t at_ns);
 typedef ts_rc (*live_estimator)(void *ud, model *m, const sched_config *cfg, int64_t now_ns,
                                 live_started_fn started, void *sud);
 void live_set_estimator(live *l, live_estimator fn, void *ud);
+/* The median run time (ns) of the last pods of p's ClusterQueue (else namespace) and requests
+ * that ran to Succeeded while watched (at most 16 kept per queue and shape, 4,096 of those):
+ * what a running pod that gives no duration of its own is expected to take; -1 when none. */
+int64_t live_history_duration(const live *l, const model_pod *p);
 /* Shadow mode (tessera run --shadow, which writes nothing): compares the placements of the pods
  * of scheduler `name` (interned; NULL: every pod not of the configured scheduler name) with
  * Tessera's (sched_shadow_eval on the loop's model). live_dirty is false afterwards, until the

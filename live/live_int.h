@@ -126,6 +126,8 @@ struct live {
                               last worked out (reports.c) */
   bool places_owed;        /* a pod was first reported between them, without its place */
   live_estimator estimate; /* when pending pods will start (live_set_estimator), or NULL */
+  ts_map history;          /* "queue|shape" (owned key) -> owned run_history: run times of
+                              finished pods (reports.c) */
   void *estimate_ud;       /* for it */
 };
 
@@ -166,6 +168,9 @@ void *live__odel(ts_map *m, const char *key);
 void live__oclear(ts_map *m, void (*free_value)(void *));
 
 /* ---- reports.c ---------------------------------------------------------------------------- */
+
+/* Keeps p's run time when it has just ended Succeeded (a pod of ours, with a start and an end). */
+void live__record_run(live *l, const model_pod *p);
 
 /* Queues the PodScheduled=False report of a pending decision when its reason is new. */
 /* The pods' places in their queues, worked out from a cycle's result at most once a minute

@@ -82,6 +82,58 @@ void live__places_free(live_places *c) {
   ts_free(c);
 }
 
+/* ---- run times of finished pods ------------------------------------------------------ */
+
+#define HISTORY_RUNS 16   /* run times kept per queue and shape, the latest */
+#define HISTORY_KEYS 4096 /* queues and shapes kept */
+
+typedef struct run_history {
+  uint32_t n, next;         /* kept, and the slot the next replaces */
+  int64_t ns[HISTORY_RUNS]; /* run times */
+} run_history;
+
+/* "cq:NAME|HASH" (else "ns:NAME|HASH"): p's ClusterQueue (or namespace) and requests. */
+static void history_key(const live *l, const model_pod *p, char *out, size_t cap) {
+  const char *cq = sched_pod_queue(l->m, p);
+  uint64_t h = ts_hash(p->requests.v, p->requests.n * sizeof *p->requests.v);
+  snprintf(out, cap, "%s:%s|%016llx", cq ? "cq" : "ns", cq ? cq : p->obj.ns, (unsigned long long)h);
+}
+
+void live__record_run(live *l, const model_pod *p) {
+  char key[512];
+  run_history *h;
+  if (!p || p->phase != MODEL_PHASE_SUCCEEDED || p->scheduler_name != l->cfg->scheduler_name ||
+      !p->start_ns || p->finished_ns <= p->start_ns)
+    return;
+  history_key(l, p, key, sizeof key);
+  if (!(h = live__oget(&l->history, key))) {
+    if (l->history.count >= HISTORY_KEYS || !(h = ts_calloc(1, sizeof *h))) return;
+    if (live__oput(&l->history, key, h, NULL) != TS_OK) {
+      ts_free(h);
+      return;
+    }
+  }
+  h->ns[h->next] = p->finished_ns - p->start_ns;
+  h->next = (h->next + 1) % HISTORY_RUNS;
+  if (h->n < HISTORY_RUNS) h->n++;
+}
+
+static int i64_cmp(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+int64_t live_history_duration(const live *l, const model_pod *p) {
+  char key[512];
+  const run_history *h;
+  int64_t v[HISTORY_RUNS];
+  history_key(l, p, key, sizeof key);
+  if (!(h = live__oget(&l->history, key)) || !h->n) return -1;
+  memcpy(v, h->ns, h->n * sizeof *v);
+  qsort(v, h->n, sizeof *v, i64_cmp);
+  return v[(h->n - 1) / 2]; /* the lower median */
+}
+
 static int dbl_cmp(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
   return x < y ? -1 : x > y;

@@ -183,6 +183,31 @@ static ts_rc pod_claim_statuses(mdec *d, json_t *status, model_pod *p) {
   return TS_OK;
 }
 
+/* When the pod's containers last ended: the latest state.terminated.finishedAt of
+ * status.containerStatuses (what its run took, with startTime, once it has ended). */
+static ts_rc containers_finished(mdec *d, json_t *status, model_pod *p) {
+  ts_rc rc;
+  json_t *arr = model__array(d, status, "containerStatuses", &rc), *e;
+  size_t i, mark;
+  if (rc != TS_OK || !arr) return rc;
+  mark = model__push(d, "containerStatuses");
+  json_array_foreach(arr, i, e) {
+    json_t *state = json_is_object(e) ? json_object_get(e, "state") : NULL;
+    json_t *term = json_is_object(state) ? json_object_get(state, "terminated") : NULL;
+    size_t m2 = model__push_index(d, i), m3;
+    int64_t at = 0;
+    if (json_is_object(term)) {
+      m3 = model__push(d, "state.terminated");
+      if ((rc = model__time(d, term, "finishedAt", &at)) != TS_OK) return rc;
+      model__pop(d, m3);
+    }
+    if (at > p->finished_ns) p->finished_ns = at;
+    model__pop(d, m2);
+  }
+  model__pop(d, mark);
+  return TS_OK;
+}
+
 /* spec.schedulingGates: the names, in order (the API server refuses duplicates). */
 static ts_rc scheduling_gates(mdec *d, json_t *spec, model_pod *p) {
   ts_rc rc;
@@ -458,7 +483,7 @@ ts_rc model__decode_pod(mdec *d, json_t *root, model_obj *o) {
   if ((rc = model__enum(d, status, "phase", phases, 5, &phase)) ||
       (rc = model__time(d, status, "startTime", &p->start_ns)) ||
       (rc = model__conditions(d, status, &p->conditions, &p->nconditions)) ||
-      (rc = pod_claim_statuses(d, status, p)))
+      (rc = pod_claim_statuses(d, status, p)) || (rc = containers_finished(d, status, p)))
     return rc;
   p->phase = (model_pod_phase)phase;
   model__pop(d, mark);

@@ -337,6 +337,8 @@ typedef struct model_pod {
   model_condition *conditions;            /* owned: status.conditions */
   uint32_t nconditions;                   /* entries */
   int64_t start_ns;                       /* status.startTime, 0 when absent */
+  int64_t finished_ns;                    /* the latest state.terminated.finishedAt of its
+                                             status.containerStatuses, 0 when none */
   int64_t active_deadline_s;              /* spec.activeDeadlineSeconds, 0 when absent */
   const char *unoffered;                  /* unresolved[0].name, or NULL */
   model_named_rq *unresolved;             /* owned: requests of names the model's table has

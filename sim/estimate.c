@@ -58,7 +58,7 @@ static const char *key_of(est *e, const model_pod *p) {
 
 /* The duration a pod is expected to run, in ns; -1 when unknown; *deadline: it is the
  * pod's activeDeadlineSeconds. */
-static int64_t duration(const model_pod *p, bool *deadline) {
+static int64_t own_duration(const model_pod *p, bool *deadline) {
   static const char *key;
   const char *v =
       model_labels_get(&p->obj.annotations, ts_intern_once(&key, "tessera.dev/expected-duration"));
@@ -69,9 +69,18 @@ static int64_t duration(const model_pod *p, bool *deadline) {
   return -1;
 }
 
+/* The pod's own duration, else its history's (o->history: *history set); -1 when unknown. */
+static int64_t duration(const sim_estimate_opts *o, const model_pod *p, bool *deadline,
+                        bool *history) {
+  int64_t d = own_duration(p, deadline);
+  *history = false;
+  if (d < 0 && o && o->history && (d = o->history(o->hud, p)) > 0) *history = true;
+  return d > 0 ? d : -1;
+}
+
 int64_t sim_expected_duration_ns(const model_pod *p) {
   bool deadline;
-  return duration(p, &deadline);
+  return own_duration(p, &deadline);
 }
 
 static void heap_up(est *e, uint32_t i) {
@@ -173,7 +182,7 @@ static ts_rc cycle(est *e, const sched_config *cfg, sched_state *st, int64_t t, 
     const sched_decision *d = &res.decisions[i];
     model_pod *p = (model_pod *)d->pod;
     int64_t dur;
-    bool deadline;
+    bool deadline, hist;
     if (d->kind == SCHED_PENDING) continue;
     *changed = true;
     if (d->kind == SCHED_EVICT) out->evictions++, stopped(e, p);
@@ -190,8 +199,8 @@ static ts_rc cycle(est *e, const sched_config *cfg, sched_state *st, int64_t t, 
         break;
       }
     }
-    if ((dur = duration(p, &deadline)) > 0)
-      out->deadline_ends += deadline, rc = will_end(e, p, t + dur);
+    if ((dur = duration(o, p, &deadline, &hist)) > 0)
+      out->deadline_ends += deadline, out->history_ends += hist, rc = will_end(e, p, t + dur);
     else
       out->unknown_started++;
   }
@@ -224,14 +233,14 @@ ts_rc sim_estimate(model *m, const sched_config *cfg, int64_t now_ns, const char
   while (rc == TS_OK && model_next(m, MODEL_POD, &it, &obj)) {
     model_pod *p = (model_pod *)obj;
     int64_t dur, start;
-    bool dl;
+    bool dl, hist;
     if (!p->node_name || !model_pod_counts(p)) continue;
-    if ((dur = duration(p, &dl)) <= 0) {
+    if ((dur = duration(o, p, &dl, &hist)) <= 0) {
       out->unknown_ends++;
       continue;
     }
     start = p->start_ns ? p->start_ns : now_ns;
-    out->known_ends++, out->deadline_ends += dl;
+    out->known_ends++, out->deadline_ends += dl, out->history_ends += hist;
     rc = will_end(&e, p, start + dur > now_ns ? start + dur : now_ns);
   }
   if (rc != TS_OK) ts_err_set(err, rc, "out of memory");

@@ -177,6 +177,10 @@ typedef struct sim_estimate_opts {
    * holds it; its bindings are undone after the run) */
   void (*started)(void *ud, const model_pod *p, int64_t at_ns);
   void *ud; /* for started */
+  /* Optional: a pod's expected run time (ns, or -1) when it gives none itself: the median of
+   * finished pods of its queue and shape, kept as history (tessera run) */
+  int64_t (*history)(void *hud, const model_pod *p);
+  void *hud; /* for history */
 } sim_estimate_opts;
 
 typedef struct sim_estimate_result {
@@ -188,6 +192,8 @@ typedef struct sim_estimate_result {
   uint32_t known_ends;      /* pods running now with an expected end */
   uint32_t deadline_ends;   /* of the known ends (now and in the run), those taken from
                                spec.activeDeadlineSeconds: the latest, not the expected */
+  uint32_t history_ends;    /* of the known ends, those taken from the history of finished
+                               pods of the same queue and shape (opts.history) */
   uint32_t unknown_ends;    /* pods running now without one: assumed to run past the horizon */
   uint32_t unknown_started; /* pods the run started without one */
   uint32_t evictions;       /* pods the run's preemptions evicted */

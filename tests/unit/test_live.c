@@ -1385,6 +1385,54 @@ static void test_live_report_estimate(void **state) {
                            "t/lq). Estimated start: in about 3 hours.") >= 0);
 }
 
+static int64_t from_history(void *hud, const model_pod *p) {
+  return live_history_duration(hud, p);
+}
+
+static ts_rc estimate_hist(void *ud, model *m, const sched_config *cfg, int64_t now_ns,
+                           live_started_fn started, void *sud) {
+  sim_estimate_opts eo = {
+      .max_events = 200, .started = started, .ud = sud, .history = from_history, .hud = ud};
+  sim_estimate_result est;
+  ts_err e;
+  ts_err_clear(&e);
+  return sim_estimate(m, cfg, now_ns, NULL, NULL, &eo, &est, &e);
+}
+
+/* Run times of finished pods are history (issue 36 §2): r1 of cq ran 40 minutes (startTime
+ * 00:00, its container finished at 00:40) and is seen to succeed; r2, of the same queue and
+ * requests, started at 01:00 with no duration of its own, is expected to take as long: b,
+ * waiting for its quota, starts in about 40 minutes. Another shape has no history. */
+static void test_live_run_history(void **state) {
+  fixture *f = *state;
+  static const char *fmt =
+      "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, uid: %s-uid, "
+      "creationTimestamp: \"2026-01-01T00:00:00Z\", labels: {kueue.x-k8s.io/queue-name: lq}}\n"
+      "spec: {schedulerName: tessera, nodeName: n1, containers: [{name: c, resources: {requests: "
+      "{nvidia.com/gpu: \"2\"}, limits: {nvidia.com/gpu: \"2\"}}}]}\nstatus: {phase: %s, "
+      "startTime: \"%s\"%s}\n";
+  char y[2048];
+  feed(f, MODEL_ADDED, node_yaml);
+  feed(f, MODEL_ADDED, kueue_yaml);
+  live_set_estimator(f->l, estimate_hist, f->l);
+  snprintf(y, sizeof y, fmt, "r1", "r1", "Running", "2026-01-01T00:00:00Z", "");
+  feed(f, MODEL_ADDED, y);
+  snprintf(y, sizeof y, fmt, "r1", "r1", "Succeeded", "2026-01-01T00:00:00Z",
+           ", containerStatuses: [{name: c, state: {terminated: {exitCode: 0, finishedAt: "
+           "\"2026-01-01T00:40:00Z\"}}}]");
+  feed(f, MODEL_MODIFIED, y);
+  assert_int_equal(pod(f, "r1")->finished_ns, (int64_t)(CREATED_S + 2400) * 1000000000LL);
+  snprintf(y, sizeof y, fmt, "r2", "r2", "Running", "2026-01-01T01:00:00Z", "");
+  feed(f, MODEL_ADDED, y);
+  assert_int_equal(live_history_duration(f->l, pod(f, "r2")), 2400LL * 1000000000LL);
+  add_pod(f, MODEL_ADDED, "b", 1, ", labels: {kueue.x-k8s.io/queue-name: lq}", "");
+  assert_int_equal(live_history_duration(f->l, pod(f, "b")), -1); /* 1 GPU: another shape */
+  assert_true(cycle_at(f, CREATED_S + 3600));
+  assert_true(find_call(f, "unschedulable t/b (WaitingForQuota): " WAIT_QUOTA
+                           " Place in queue: 1 of 1 in ClusterQueue cq (1 of 1 in LocalQueue "
+                           "t/lq). Estimated start: in about 40 minutes.") >= 0);
+}
+
 /* A cycle that leaves many pods pending writes their reports LIVE_REPORTS_INFLIGHT at a time,
  * the next as each ends: 40,000 at once held 150 MB of writes at 100,000 pods. */
 static void test_live_reports_bounded(void **state) {
@@ -1445,6 +1493,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_report_counts, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_report_places, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_report_estimate, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_run_history, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_reports_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_writes_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_gang_claims_first_and_rollback, setup, teardown),
