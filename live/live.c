@@ -577,6 +577,26 @@ static void count_attempts(live *l, const sched_result *res, bool changed, doubl
   }
 }
 
+#define ROOMS_EVERY_NS (60 * 1000000000LL) /* the GPU room measured at most this often */
+
+/* The GPU room for the metrics (a pass over the nodes, each with free GPUs weighed against
+ * the shapes of the GPU pods the cycle left pending), at most once a minute. */
+static void measure_rooms(live *l, const sched_result *res, int64_t now_ns) {
+  const model_pod *shapes[64], **pending;
+  sched_gpu_room *rooms;
+  size_t n = 0, nshapes, nrooms;
+  if (l->rooms_ns && now_ns - l->rooms_ns < ROOMS_EVERY_NS) return;
+  if (!(pending = ts_malloc((res->ndecisions + 1) * sizeof *pending))) return;
+  for (size_t i = 0; i < res->ndecisions; i++)
+    if (res->decisions[i].kind == SCHED_PENDING) pending[n++] = res->decisions[i].pod;
+  nshapes = sched_gpu_shapes(l->m, pending, n, shapes, sizeof shapes / sizeof *shapes);
+  ts_free(pending);
+  if (sched_gpu_rooms(l->m, l->cfg, now_ns, shapes, nshapes, &rooms, &nrooms) != TS_OK) return;
+  qmetrics_rooms(l->qm, rooms, nrooms, l->cfg->topology, l->cfg->ntopology);
+  ts_free(rooms);
+  l->rooms_ns = now_ns;
+}
+
 ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   live_places *places;
   wl_evict *wl = NULL;
@@ -598,11 +618,15 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   l->dirty = false;
   l->st.cycles++;
   l->st.last_cycle_s = ts_time_mono_s() - t0;
+  /* (the room and the places first: the gauges rendered now carry them) */
+  measure_rooms(l, &res, now_ns);
+  places = live__places(l, &res, now_ns);
   qmetrics_cycle(l->qm, l->m, &res, l->st.last_cycle_s, l->cfg->queueing.fair_sharing);
   ts_log(TS_LOG_DEBUG, "cycle %llu: %zu bound, %zu pending, %zu evicted in %.1f ms",
          (unsigned long long)l->st.cycles, res.nbound, res.npending, res.nevicted,
          l->st.last_cycle_s * 1e3);
   if ((rc = build_gangs(&res, &gangs, &n)) != TS_OK) {
+    live__places_free(places);
     sched_result_free(&res);
     return ts_err_set(err, rc, "out of memory");
   }
@@ -610,7 +634,6 @@ ts_rc live_cycle(live *l, int64_t now_ns, bool *ran, ts_err *err) {
   live__write_queue_status(l, &res, now_ns);
   /* Evictions first, and pending reports copied: binds change the model the decisions point
    * into. The reports go out once the bindings have answered. */
-  places = live__places(l, &res, now_ns);
   for (size_t i = 0, e = 0, end = 0; i < res.ndecisions; i++) {
     if (res.decisions[i].kind == SCHED_PENDING)
       live__report_pending(l, places, &res.decisions[i], now_ns);

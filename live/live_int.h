@@ -128,6 +128,7 @@ struct live {
   live_estimator estimate; /* when pending pods will start (live_set_estimator), or NULL */
   ts_map history;          /* "queue|shape" (owned key) -> owned run_history: run times of
                               finished pods (reports.c) */
+  int64_t rooms_ns;        /* the cycle clock when the GPU room was last measured */
   void *estimate_ud;       /* for it */
 };
 

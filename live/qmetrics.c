@@ -178,6 +178,10 @@ struct qmetrics {
                                                 kube-scheduler's queue */
   qmetrics_wait *waits;                      /* the last estimate's, per ClusterQueue (owned) */
   size_t nwaits;                             /* entries */
+  sched_gpu_room *rooms;                     /* the last GPU room, per model (owned) */
+  size_t nrooms;                             /* entries */
+  const char *levels[SCHED_MAX_TOPOLOGY];    /* its topology keys (interned) */
+  int nlevels;                               /* entries */
 };
 
 static void chains_clear(qmetrics *q) {
@@ -206,6 +210,7 @@ void qmetrics_free(qmetrics *q) {
     ts_map_free(&q->series[f]);
   }
   ts_free(q->waits);
+  ts_free(q->rooms);
   chains_clear(q);
   ts_map_free(&q->chains);
   ts_buf_free(&q->gauges);
@@ -685,6 +690,39 @@ void qmetrics_waits(qmetrics *q, const qmetrics_wait *w, size_t n) {
   q->waits = copy, q->nwaits = n;
 }
 
+void qmetrics_rooms(qmetrics *q, const sched_gpu_room *r, size_t n, const char *const *levels,
+                    int nlevels) {
+  sched_gpu_room *copy = n ? ts_malloc(n * sizeof *copy) : NULL;
+  if (n && !copy) return; /* the last ones stay */
+  if (n) memcpy(copy, r, n * sizeof *copy);
+  ts_free(q->rooms);
+  q->rooms = copy, q->nrooms = n;
+  q->nlevels = nlevels < SCHED_MAX_TOPOLOGY ? nlevels : SCHED_MAX_TOPOLOGY;
+  for (int i = 0; i < q->nlevels; i++) q->levels[i] = levels[i];
+}
+
+/* tessera_gpu_stranded and tessera_gpu_largest_free, per GPU model, from the last room. */
+static void gpu_rooms(qmetrics *q, ts_prom *b, ts_prom *l) {
+  head(b, "tessera_gpu_stranded", "gauge",
+       "Free GPUs per GPU model on nodes that none of the pending GPU pods' shapes can use "
+       "(0 when no pod asking for GPUs waits; refreshed at most once a minute).");
+  for (size_t i = 0; i < q->nrooms; i++) {
+    ts_buf_reset(l->b);
+    ts_prom_label(l, "gpu_model", q->rooms[i].model);
+    sample(b, "tessera_gpu_stranded", l, (double)q->rooms[i].stranded);
+  }
+  head(b, "tessera_gpu_largest_free", "gauge",
+       "The most free GPUs of one GPU model in one node (level=\"node\") or in one domain of a "
+       "topology level: the largest gang of one-GPU pods that fits there now.");
+  for (size_t i = 0; i < q->nrooms; i++)
+    for (int k = 0; k <= q->nlevels; k++) {
+      ts_buf_reset(l->b);
+      ts_prom_label(l, "gpu_model", q->rooms[i].model);
+      ts_prom_label(l, "level", k ? q->levels[k - 1] : "node");
+      sample(b, "tessera_gpu_largest_free", l, (double)q->rooms[i].largest[k]);
+    }
+}
+
 /* tessera_cluster_queue_estimated_wait_seconds{quantile} and _estimated_workloads: per
  * ClusterQueue of the cycle, from the last estimate (the quantiles only where some workload
  * got one). */
@@ -774,6 +812,7 @@ void qmetrics_cycle(qmetrics *q, const model *m, const sched_result *res, double
   pending_gauge(q, &b, res, &l);
   cq_pending_by_reason(&x, res);
   cq_waits(&x);
+  gpu_rooms(q, &b, &l);
   if (!q->no_kueue) {
     cq_gauges(&x, fair_sharing);
     cohort_gauges(&x, fair_sharing);

@@ -43,6 +43,10 @@ typedef struct qmetrics_wait {
 } qmetrics_wait;
 /* Replaces the waits rendered with each cycle's gauges (copied). */
 void qmetrics_waits(qmetrics *q, const qmetrics_wait *w, size_t n);
+/* Replaces the GPU room rendered with each cycle's gauges (copied; levels: the topology keys
+ * of largest[1..nlevels]). */
+void qmetrics_rooms(qmetrics *q, const sched_gpu_room *r, size_t n, const char *const *levels,
+                    int nlevels);
 
 /* This replica's role from now on. Becoming a follower drops the last cycle's gauges. */
 void qmetrics_role_set(qmetrics *q, qmetrics_role role);

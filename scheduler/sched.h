@@ -280,6 +280,26 @@ bool sched_explainer_next(const sched_explainer *x, size_t *it, sched_waiting *o
  * waiting); false when it is none. Costs its gang's key. */
 bool sched_explainer_waiting(const sched_explainer *x, const model_pod *p, sched_waiting *out);
 
+/* ---- GPU room: what the free GPUs can hold (rooms.c) ----------------------------------- */
+
+/* One GPU model's GPUs on schedulable nodes (label nvidia.com/gpu.product; "" without). */
+typedef struct sched_gpu_room {
+  const char *model;                       /* interned */
+  int64_t gpus, free;                      /* allocatable, and free */
+  int64_t stranded;                        /* free on nodes no pending shape can use (0 when
+                                              no shape is given) */
+  int64_t largest[SCHED_MAX_TOPOLOGY + 1]; /* the most free in one node ([0]) and in one domain
+                                              of cfg->topology[i] ([1 + i]) */
+} sched_gpu_room;
+/* The distinct shapes (requests and static filters) of the pods asking for GPUs among pods,
+ * at most cap into out; how many. */
+size_t sched_gpu_shapes(const model *m, const model_pod *const *pods, size_t npods,
+                        const model_pod **out, size_t cap);
+/* The room of every GPU model, sorted by model (*out: ts_free). */
+ts_rc sched_gpu_rooms(const model *m, const sched_config *cfg, int64_t now_ns,
+                      const model_pod *const *shapes, size_t nshapes, sched_gpu_room **out,
+                      size_t *nout);
+
 /* ---- shadow: another scheduler's placements against Tessera's (tessera run --shadow) ----- */
 
 #define SCHED_SHADOW_EXAMPLES 20            /* examples kept of each kind */

@@ -153,50 +153,27 @@ static spod *spod_of(shadow_run *s, const model_pod *p) {
 
 /* The distinct shapes (requests and static filters) of the GPU pods pending in [0] or [1]. */
 static size_t shapes_of(shadow_run *s, const model_pod **out) {
+  const model_pod **pending = ts_malloc((s->n + 1) * sizeof *pending);
   size_t n = 0;
-  for (size_t i = 0; i < s->n && n < SHADOW_SHAPES; i++) {
-    const model_pod *p = s->pods[i].p;
-    bool gpu = false, seen = false;
-    if (s->pods[i].node0 && s->pods[i].node1) continue; /* placed both ways */
-    for (uint32_t r = 0; r < p->requests.n; r++)
-      gpu |= sched_is_gpu_resource(model_resources_of(s->m), p->requests.v[r].id);
-    for (size_t k = 0; gpu && k < n && !seen; k++)
-      seen = out[k]->requests.n == p->requests.n &&
-             !memcmp(out[k]->requests.v, p->requests.v, p->requests.n * sizeof *p->requests.v) &&
-             sched__same_static(out[k], p);
-    if (gpu && !seen) out[n++] = p;
-  }
+  if (!pending) return 0;
+  for (size_t i = 0; i < s->n; i++)
+    if (!s->pods[i].node0 || !s->pods[i].node1)
+      pending[n++] = s->pods[i].p; /* not placed both ways */
+  n = sched_gpu_shapes(s->m, pending, n, out, SHADOW_SHAPES);
+  ts_free(pending);
   return n;
 }
 
 /* The model's GPUs, free ones, and free ones no shape fits, on schedulable nodes. */
 static ts_rc gpus(shadow_run *s, const model_pod *const *shapes, size_t nshapes, int64_t *total,
                   int64_t *free_out, int64_t *stranded) {
-  sched_view v;
-  ts_arena scratch, out;
-  ts_rc rc;
+  sched_gpu_room *rooms;
+  size_t n;
+  ts_rc rc = sched_gpu_rooms(s->m, &s->c, s->now, shapes, nshapes, &rooms, &n);
   *total = *free_out = *stranded = 0;
-  ts_arena_init(&scratch, 64 * 1024);
-  ts_arena_init(&out, 4 * 1024);
-  rc = sched__view_init(&v, s->m, &s->c, s->now, &scratch, &out);
-  for (uint32_t k = 0; rc == TS_OK && k < v.n; k++) {
-    int64_t alloc = 0, free = 0;
-    bool usable = false;
-    if (v.nodes[k]->unschedulable) continue;
-    for (int g = 0; g < v.ngpu; g++) {
-      const sched_cap *cap = &v.cap[(size_t)k * (size_t)v.stride + (size_t)v.gpu[g]];
-      alloc += cap->alloc, free += cap->free > 0 ? cap->free : 0;
-    }
-    for (size_t i = 0; i < nshapes && !usable && free > 0; i++) {
-      sched_pending sp = {.pod = shapes[i]};
-      usable = sched__static_fit(&v, &sp, k) == SCHED_FIT && sched__resources_fit(&v, shapes[i], k);
-    }
-    *total += alloc, *free_out += free;
-    if (nshapes && !usable) *stranded += free;
-  }
-  sched__view_free(&v);
-  ts_arena_free(&scratch);
-  ts_arena_free(&out);
+  for (size_t i = 0; rc == TS_OK && i < n; i++)
+    *total += rooms[i].gpus, *free_out += rooms[i].free, *stranded += rooms[i].stranded;
+  ts_free(rooms);
   return rc;
 }
 

@@ -1433,6 +1433,57 @@ static void test_live_run_history(void **state) {
                            "t/lq). Estimated start: in about 40 minutes.") >= 0);
 }
 
+/* The GPU room (issue 37: visibility before consolidation), hand-counted. a (A100, zone z1) has 6
+ * of 8 GPUs free, b (A100, z1) 1, c (T4, z2) 4. p waits for quota, asking for 2 GPUs of an A100:
+ * only a could hold it, so b's GPU and c's 4 are stranded. The most free in one node: 6 A100s,
+ * 4 T4s; in one zone: 7 A100s (z1), 4 T4s. */
+static void test_live_gpu_room(void **state) {
+  fixture *f = *state;
+  static const char *node_fmt =
+      "apiVersion: v1\nkind: Node\nmetadata: {name: %s, uid: %s-uid, labels: "
+      "{nvidia.com/gpu.product: %s, topology.kubernetes.io/zone: %s, kubernetes.io/hostname: "
+      "%s}}\nstatus: {allocatable: {pods: \"110\", cpu: \"64\", memory: 256Gi, nvidia.com/gpu: "
+      "\"%d\"}}\n";
+  static const struct {
+    const char *name, *model, *zone;
+    int gpus, used;
+  } nodes[] = {{"a", "A100", "z1", 8, 2}, {"b", "A100", "z1", 8, 7}, {"c", "T4", "z2", 4, 0}};
+  char y[1024], *m;
+  for (size_t i = 0; i < sizeof nodes / sizeof *nodes; i++) {
+    snprintf(y, sizeof y, node_fmt, nodes[i].name, nodes[i].name, nodes[i].model, nodes[i].zone,
+             nodes[i].name, nodes[i].gpus);
+    feed(f, MODEL_ADDED, y);
+    if (!nodes[i].used) continue;
+    snprintf(y, sizeof y,
+             "apiVersion: v1\nkind: Pod\nmetadata: {name: run-%s, namespace: t, uid: run-%s}\n"
+             "spec: {nodeName: %s, containers: [{name: c, resources: {requests: {nvidia.com/gpu: "
+             "\"%d\"}, limits: {nvidia.com/gpu: \"%d\"}}}]}\nstatus: {phase: Running}\n",
+             nodes[i].name, nodes[i].name, nodes[i].name, nodes[i].used, nodes[i].used);
+    feed(f, MODEL_ADDED, y);
+  }
+  feed(f, MODEL_ADDED,
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ResourceFlavor\nmetadata: {name: gpu}\n---\n"
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: ClusterQueue\nmetadata: {name: none}\n"
+       "spec: {namespaceSelector: {}, resourceGroups: [{coveredResources: [nvidia.com/gpu], "
+       "flavors: [{name: gpu, resources: [{name: nvidia.com/gpu, nominalQuota: 0}]}]}]}\n---\n"
+       "apiVersion: kueue.x-k8s.io/v1beta1\nkind: LocalQueue\nmetadata: {name: lq, namespace: t}\n"
+       "spec: {clusterQueue: none}\n");
+  add_pod(f, MODEL_ADDED, "p", 2, ", labels: {kueue.x-k8s.io/queue-name: lq}",
+          "nodeSelector: {nvidia.com/gpu.product: A100}, ");
+  assert_true(cycle(f));
+  m = metrics_text(f);
+  assert_has(m, "\ntessera_gpu_stranded{gpu_model=\"A100\"} 1\n");
+  assert_has(m, "\ntessera_gpu_stranded{gpu_model=\"T4\"} 4\n");
+  assert_has(m, "\ntessera_gpu_largest_free{gpu_model=\"A100\",level=\"node\"} 6\n");
+  assert_has(m, "\ntessera_gpu_largest_free{gpu_model=\"A100\",level=\"topology.kubernetes.io/"
+                "zone\"} 7\n");
+  assert_has(m, "\ntessera_gpu_largest_free{gpu_model=\"T4\",level=\"topology.kubernetes.io/"
+                "zone\"} 4\n");
+  assert_has(m, "\ntessera_gpu_largest_free{gpu_model=\"A100\",level=\"kubernetes.io/"
+                "hostname\"} 6\n");
+  free(m);
+}
+
 /* A cycle that leaves many pods pending writes their reports LIVE_REPORTS_INFLIGHT at a time,
  * the next as each ends: 40,000 at once held 150 MB of writes at 100,000 pods. */
 static void test_live_reports_bounded(void **state) {
@@ -1494,6 +1545,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_live_report_places, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_report_estimate, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_run_history, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_live_gpu_room, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_reports_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_writes_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_live_gang_claims_first_and_rollback, setup, teardown),
