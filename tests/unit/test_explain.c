@@ -1,7 +1,7 @@
 /* tests/unit/test_explain.c - the explanation and the estimate on hand-counted cases
- * (tests/data/explain/cluster.yaml says what each pod is for): quota, positions, capacity, a
- * gang short of members, gates, a preemption dry run that is the real preemption, and the
- * starts a forward run gives. */
+ * (tests/data/explain/cluster.yaml says what each pod is for): quota, positions, capacity,
+ * devices (tests/data/explain-dra), a gang short of members, gates, a preemption dry run that is
+ * the real preemption, and the starts a forward run gives. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "input/input.h"
+#include "dra/dra.h"
 #include "queueing/queueing.h"
 #include "scheduler/sched.h"
 #include "sim/sim.h"
@@ -32,11 +33,15 @@ static void load_error(void *ud, const ts_err *e) {
   fail_msg("%s", e->text);
 }
 
-static model *load(void) {
+static model *load_from(const char *path) {
   model *m = model_new();
   assert_non_null(m);
-  assert_int_equal(in_load_path(FIXTURE, add, load_error, m), TS_OK);
+  assert_int_equal(in_load_path(path, add, load_error, m), TS_OK);
   return m;
+}
+
+static model *load(void) {
+  return load_from(FIXTURE);
 }
 
 static int64_t at(const char *t) {
@@ -174,6 +179,39 @@ static void test_explain_capacity(void **state) {
   assert_int_equal(e.capacity[0].free, 6);
   assert_int_equal(e.capacity[0].demand, 16);
   teardown(&f);
+}
+
+/* Devices (tests/data/explain-dra): the node's driver publishes two GPUs; pair's claim takes
+ * both, four's claim `quad` asks for four in its request `gpus`: the explanation's decision is
+ * Unschedulable and names the claim and the request. */
+static void test_explain_devices(void **state) {
+  sched_config cfg;
+  sched_result res;
+  sched_explainer *x;
+  sched_explanation e;
+  ts_err err;
+  model *m = load_from("tests/data/explain-dra");
+  const model_pod *four = (const model_pod *)model_get(m, MODEL_POD, "team-a", "four");
+  dra_cel *cel = dra_cel_new();
+  (void)state;
+  ts_err_clear(&err);
+  sched_config_default(&cfg);
+  cfg.dra_eval = dra_cel_eval, cfg.dra_eval_ctx = cel; /* the DeviceClass's CEL selector */
+  assert_int_equal(sched_cycle(m, &cfg, NULL, at("2026-12-01T12:00:00Z"), &res, &err), TS_OK);
+  assert_int_equal(sched_explainer_new(m, &cfg, &res, at("2026-12-01T12:00:00Z"), &x), TS_OK);
+  assert_int_equal(sched_explain(x, four, &e), TS_OK);
+  assert_int_equal(e.state, SCHED_EXPLAIN_PENDING);
+  assert_int_equal(e.decision->why, SCHED_WHY_UNSCHEDULABLE);
+  assert_non_null(strstr(e.decision->reason, "cannot allocate all claims. claim team-a/quad: "
+                                             "request \"gpus\" matches no free device"));
+  assert_int_equal(e.nodes_passing, 1);
+  for (size_t i = 0; i < res.ndecisions; i++)
+    if (!strcmp(res.decisions[i].pod->obj.name, "pair"))
+      assert_int_equal(res.decisions[i].kind, SCHED_BIND);
+  sched_explainer_free(x);
+  sched_result_free(&res);
+  model_free(m);
+  dra_cel_free(cel);
 }
 
 /* Job train wants 3 pods together and 2 exist; gated waits for its gate. */
@@ -331,6 +369,7 @@ int main(void) {
       cmocka_unit_test(test_explain_quota_and_line),
       cmocka_unit_test(test_explain_preemption_is_the_cycles),
       cmocka_unit_test(test_explain_capacity),
+      cmocka_unit_test(test_explain_devices),
       cmocka_unit_test(test_explain_gang_and_gates),
       cmocka_unit_test(test_estimate_starts),
       cmocka_unit_test(test_estimate_bounds),
