@@ -756,10 +756,17 @@ static void seeds_text(const sim_args *a, const sim_trace *t, json_t *pols, int 
   if (trace_shares(t)) printf("binpack scores as fgd here: pods of the trace share GPUs\n");
 }
 
+/* A report file that could not be written: said, the partial file given up; 1. */
+static int report_failed(const char *path, cmd_out *w) {
+  fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno ? errno : EIO));
+  cmd_out_abort(w);
+  return 1;
+}
+
 /* --seeds --report: DIR/index.html (every policy's mean curve with its deviation, and the
  * table) and DIR/seeds.json (doc); 0, or 1 (said). */
-static int seeds_report(const sim_args *a, const sim_trace *t, const seed_run *runs, size_t npol,
-                        size_t nseeds, json_t *doc) {
+static int seeds_report(const sim_args *a, const seed_run *runs, size_t npol, size_t nseeds,
+                        json_t *doc) {
   double x[FILL_LEVELS], y[SCHED_SCORING_COUNT][FILL_LEVELS], sd[SCHED_SCORING_COUNT][FILL_LEVELS];
   double placed[SCHED_SCORING_COUNT], placed_sd[SCHED_SCORING_COUNT], v[SEEDS_MAX + 1];
   sim_html_curve c[SCHED_SCORING_COUNT];
@@ -789,17 +796,12 @@ static int seeds_report(const sim_args *a, const sim_trace *t, const seed_run *r
   snprintf(path, sizeof path, "%.2000s/index.html", a->report);
   if (!(f = cmd_out_open(&w, path)) ||
       simulate_fill_html(f, a->trace, what, c, npol, placed, placed_sd) || cmd_out_commit(&w))
-    goto fail;
+    return report_failed(path, &w);
   snprintf(path, sizeof path, "%.2000s/seeds.json", a->report);
   if (!(f = cmd_out_open(&w, path)) || json_dumpf(doc, f, JSON_INDENT(2) | JSON_SORT_KEYS) ||
       cmd_out_commit(&w))
-    goto fail;
-  (void)t;
+    return report_failed(path, &w);
   return 0;
-fail:
-  fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno ? errno : EIO));
-  cmd_out_abort(&w);
-  return 1;
 }
 
 /* --seeds: every (policy, seed) in a process of its own, as many at a time as there are
@@ -866,7 +868,7 @@ static int run_seeds(const sim_args *a, cfg_tessera *cfg, const sim_trace *t, co
       seeds_text(a, t, pols, workers, ts_time_mono_s() - t0);
     if (doc && a->report) {
       json_object_del(doc, "parallel"); /* the same file on any machine */
-      status = seeds_report(a, t, runs, n / nseeds, nseeds, doc);
+      status = seeds_report(a, runs, n / nseeds, nseeds, doc);
     }
     json_decref(doc);
   }
@@ -949,7 +951,7 @@ static void run_label(const sim_args *a, int c, int p, char *out, size_t cap) {
 }
 
 /* DIR/index.html for runs side by side; 0, or 1 (said). */
-static int compare_report(const sim_args *a, const sim_trace *t, json_t *rows, char (*labels)[96],
+static int compare_report(const sim_args *a, json_t *rows, char (*labels)[96],
                           double (*curves)[CURVE_POINTS], double (*used)[SIM_HTML_BUCKETS],
                           const int64_t *end_s) {
   size_t n = json_array_size(rows);
@@ -967,7 +969,7 @@ static int compare_report(const sim_args *a, const sim_trace *t, json_t *rows, c
     placed[i] = (double)json_integer_value(json_object_get(json_array_get(rows, i), "placed"));
   }
   snprintf(path, sizeof path, "%.2000s/index.html", a->report);
-  if (!(f = cmd_out_open(&w, path))) goto fail;
+  if (!(f = cmd_out_open(&w, path))) return report_failed(path, &w);
   if (a->fill) {
     char what[160];
     snprintf(what, sizeof what, "fill mode, %s, runs side by side on the same inputs",
@@ -978,13 +980,8 @@ static int compare_report(const sim_args *a, const sim_trace *t, json_t *rows, c
         f, a->trace, n, names, series, end_s,
         (int64_t)json_integer_value(json_object_get(json_array_get(rows, 0), "gpus")), rows);
   }
-  if (rc || cmd_out_commit(&w)) goto fail;
-  (void)t;
+  if (rc || cmd_out_commit(&w)) return report_failed(path, &w);
   return 0;
-fail:
-  fprintf(stderr, "tessera simulate: %s: %s\n", path, strerror(errno ? errno : EIO));
-  cmd_out_abort(&w);
-  return 1;
 }
 
 int cmd_simulate(int argc, char **argv) {
@@ -1096,7 +1093,7 @@ int cmd_simulate(int argc, char **argv) {
       policy_table(&a, rows, labels);
       if (trace_shares(&t)) printf("binpack scores as fgd here: pods of the trace share GPUs\n");
     }
-    if (a.report) status = compare_report(&a, &t, rows, labels, curves, used, end_s);
+    if (a.report) status = compare_report(&a, rows, labels, curves, used, end_s);
   }
   json_decref(rows);
   ts_free(labels), ts_free(curves), ts_free(used);

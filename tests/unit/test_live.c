@@ -1260,6 +1260,18 @@ static void test_live_report_counts(void **state) {
  * admission ahead moves every workload behind). cq holds 2 GPUs: a (2 GPUs, priority 9) is
  * admitted, b and c (1 GPU each, b older) wait: 1 and 2 of 2. b goes: c is 1 of 1, written
  * when 5 minutes have passed since its last message, with no Event. */
+/* A pod of one GPU in LocalQueue t/lq, created sec seconds after pod_fmt's. */
+static void queued_later(fixture *f, const char *name, int sec) {
+  char y[1024];
+  snprintf(y, sizeof y,
+           "apiVersion: v1\nkind: Pod\nmetadata: {name: %s, namespace: t, uid: %s-uid, "
+           "creationTimestamp: \"2026-01-01T00:00:%02dZ\", labels: {kueue.x-k8s.io/queue-name: "
+           "lq}}\nspec: {schedulerName: tessera, containers: [{name: c, resources: {requests: "
+           "{nvidia.com/gpu: \"1\"}, limits: {nvidia.com/gpu: \"1\"}}}]}\n",
+           name, name, sec);
+  feed(f, MODEL_ADDED, y);
+}
+
 #define WAIT_REASON                                                                                \
   "couldn't assign flavors to pod set ps-0: insufficient unused quota for nvidia.com/gpu in "      \
   "flavor gpu, 1 more needed"
@@ -1271,11 +1283,7 @@ static void test_live_report_places(void **state) {
   feed(f, MODEL_ADDED, kueue_yaml);
   add_pod(f, MODEL_ADDED, "a", 2, q, "priority: 9, ");
   add_pod(f, MODEL_ADDED, "b", 1, q, "");
-  feed(f, MODEL_ADDED,
-       "apiVersion: v1\nkind: Pod\nmetadata: {name: c, namespace: t, uid: c-uid, "
-       "creationTimestamp: \"2026-01-01T00:00:05Z\", labels: {kueue.x-k8s.io/queue-name: lq}}\n"
-       "spec: {schedulerName: tessera, containers: [{name: c, resources: {requests: "
-       "{nvidia.com/gpu: \"1\"}, limits: {nvidia.com/gpu: \"1\"}}}]}\n");
+  queued_later(f, "c", 5);
   assert_true(cycle_at(f, 100));
   answer(f, "bind t/a -> n1", TS_OK);
   { /* b and c wait for quota in cq: the per-queue gauge counts them, by kind of reason */
@@ -1307,11 +1315,7 @@ static void test_live_report_places(void **state) {
                1);
   /* d arrives 2 s after the places were worked out: reported at once without its place (with
    * the Event), which follows within 5 s (without one). */
-  feed(f, MODEL_ADDED,
-       "apiVersion: v1\nkind: Pod\nmetadata: {name: d, namespace: t, uid: d-uid, "
-       "creationTimestamp: \"2026-01-01T00:00:09Z\", labels: {kueue.x-k8s.io/queue-name: lq}}\n"
-       "spec: {schedulerName: tessera, containers: [{name: c, resources: {requests: "
-       "{nvidia.com/gpu: \"1\"}, limits: {nvidia.com/gpu: \"1\"}}}]}\n");
+  queued_later(f, "d", 9);
   rec_clear(&f->r);
   assert_true(cycle_at(f, 403));
   expect_calls(f, (const char *[]){"unschedulable t/d (WaitingForQuota): " WAIT_REASON}, 1);
