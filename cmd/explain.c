@@ -446,9 +446,13 @@ static void usage(FILE *f) {
       "                       [--certificate-authority FILE | --insecure-skip-tls-verify]\n"
       "       tessera explain (--clusterqueue NAME | --localqueue NAMESPACE/NAME)\n"
       "                       (--snapshot PATH | --server URL ...) [-o text|json|yaml]\n"
+      "       tessera explain --gpus --snapshot PATH [--config FILE] [-o text|json|yaml]\n"
       "  NAMESPACE/NAME  a pending pod\n"
       "  --clusterqueue, --localqueue  the queue's pending workloads in order, as Kueue's\n"
       "                  visibility API lists them (PendingWorkloadsSummary)\n"
+      "  --gpus          per GPU model: free GPUs, the most free in one node and in one\n"
+      "                  domain of each topology level, and those no waiting pod can use\n"
+      "                  (a running tessera exports the same as tessera_gpu_* metrics)\n"
       "  --snapshot      a recorded cluster (tessera snapshot, kubectl JSON/YAML, a directory)\n"
       "  --server        a running tessera's metrics endpoint (https://HOST:PORT): its\n"
       "                  explanation now, for a token allowed to get the pod\n"
@@ -473,6 +477,7 @@ static const cmd_flag explain_flags[] = {{"--snapshot", NULL, "PATH"},
                                          {"--insecure-skip-tls-verify", NULL, NULL},
                                          {"--clusterqueue", NULL, "NAME"},
                                          {"--localqueue", NULL, "NAMESPACE/NAME"},
+                                         {"--gpus", NULL, NULL},
                                          {NULL, NULL, NULL}};
 
 typedef struct explain_args {
@@ -482,6 +487,7 @@ typedef struct explain_args {
   cmd_format fmt;
   int64_t horizon_ms;
   bool no_estimate;
+  bool gpus; /* --gpus: the GPU room instead */
 } explain_args;
 
 static int parse_args(int argc, char **argv, explain_args *a) {
@@ -515,15 +521,21 @@ static int parse_args(int argc, char **argv, explain_args *a) {
       a->cq = x;
     else if (v[i].flag == 10)
       a->lq = x;
+    else if (v[i].flag == 11)
+      a->gpus = strcmp(x, "false") != 0;
     else if (v[i].flag < 0 && a->target)
       return cmd_usage_error("explain", usage, "one pod only (%s, then %s)", a->target, x);
     else if (v[i].flag < 0)
       a->target = x;
   }
-  if ((a->cq != NULL) + (a->lq != NULL) + (a->target != NULL) != 1)
+  if ((a->cq != NULL) + (a->lq != NULL) + (a->target != NULL) + a->gpus != 1)
     return cmd_usage_error("explain", usage,
-                           "a pod (NAMESPACE/NAME), --clusterqueue NAME or --localqueue "
-                           "NAMESPACE/NAME: one of them");
+                           "a pod (NAMESPACE/NAME), --clusterqueue NAME, --localqueue "
+                           "NAMESPACE/NAME or --gpus: one of them");
+  if (a->gpus && a->server)
+    return cmd_usage_error("explain", usage,
+                           "--gpus reads a snapshot (a running tessera exports the same as its "
+                           "tessera_gpu_stranded and tessera_gpu_largest_free metrics)");
   if (a->cq && (!*a->cq || strchr(a->cq, '/')))
     return cmd_usage_error("explain", usage, "--clusterqueue %s: a ClusterQueue's name", a->cq);
   if (a->lq) a->target = a->lq;
@@ -607,9 +619,66 @@ static void summary_print(FILE *f, const explain_args *a, json_t *doc) {
   }
 }
 
+/* --gpus: the GPU room of the snapshot after a dry-run cycle, as JSON. */
+static json_t *gpu_rooms_doc(const model *m, const sched_config *cfg, int64_t now, ts_err *err) {
+  sched_result res;
+  sched_gpu_room *rooms = NULL;
+  const model_pod *shapes[64], **pending;
+  size_t n = 0, nshapes = 0, nrooms = 0;
+  json_t *doc = NULL, *arr;
+  if (sched_cycle((model *)m, cfg, NULL, now, &res, err) != TS_OK) return NULL;
+  if ((pending = ts_malloc((res.ndecisions + 1) * sizeof *pending))) {
+    for (size_t i = 0; i < res.ndecisions; i++)
+      if (res.decisions[i].kind == SCHED_PENDING) pending[n++] = res.decisions[i].pod;
+    nshapes = sched_gpu_shapes(m, pending, n, shapes, sizeof shapes / sizeof *shapes);
+    ts_free(pending);
+  }
+  if (pending && sched_gpu_rooms(m, cfg, now, shapes, nshapes, &rooms, &nrooms) == TS_OK &&
+      (doc = json_pack("{s:I, s:[]}", "pendingGpuShapes", (json_int_t)nshapes, "gpuModels"))) {
+    arr = json_object_get(doc, "gpuModels");
+    for (size_t i = 0; i < nrooms; i++) {
+      json_t *largest = json_pack("{s:I}", "node", (json_int_t)rooms[i].largest[0]);
+      for (int l = 0; l < cfg->ntopology && l < SCHED_MAX_TOPOLOGY; l++)
+        json_object_set_new(largest, cfg->topology[l], json_integer(rooms[i].largest[1 + l]));
+      json_array_append_new(arr, json_pack("{s:s, s:I, s:I, s:I, s:o}", "model", rooms[i].model,
+                                           "gpus", (json_int_t)rooms[i].gpus, "free",
+                                           (json_int_t)rooms[i].free, "stranded",
+                                           (json_int_t)rooms[i].stranded, "largestFree", largest));
+    }
+  } else if (!err->code) {
+    ts_err_set(err, TS_ENOMEM, "out of memory");
+  }
+  ts_free(rooms);
+  sched_result_free(&res);
+  return doc;
+}
+
+/* The GPU room as text: a line per model. */
+static void rooms_print(FILE *f, json_t *doc) {
+  json_t *x;
+  size_t i;
+  fprintf(f, "GPUs per model on schedulable nodes (%lld shapes of waiting GPU pods weighed)\n",
+          json_integer_value(json_object_get(doc, "pendingGpuShapes")));
+  json_array_foreach(json_object_get(doc, "gpuModels"), i, x) {
+    const char *key;
+    json_t *v;
+    fprintf(f, "  %s: %lld GPUs, %lld free, %lld stranded (no waiting pod can use them)\n",
+            *str(x, "model") ? str(x, "model") : "(no nvidia.com/gpu.product)",
+            json_integer_value(json_object_get(x, "gpus")),
+            json_integer_value(json_object_get(x, "free")),
+            json_integer_value(json_object_get(x, "stranded")));
+    fputs("    most free in one", f);
+    json_object_foreach(json_object_get(x, "largestFree"), key, v)
+      fprintf(f, " %s: %lld;", key, json_integer_value(v));
+    fputc('\n', f);
+  }
+}
+
 static void print_doc(const explain_args *a, json_t *doc) {
   if (a->fmt != CMD_FMT_TEXT)
     cmd_write_doc(stdout, a->fmt, json_incref(doc));
+  else if (a->gpus)
+    rooms_print(stdout, doc);
   else if (a->cq || a->lq)
     summary_print(stdout, a, doc);
   else
@@ -656,6 +725,13 @@ int cmd_explain(int argc, char **argv) {
     return 2;
   }
   if (!(cel = dra_cel_new()) || !(m = load(&a, &t, cel, &now, &err))) goto done;
+  if (a.gpus) {
+    if (!(doc = gpu_rooms_doc(m, &t.sched, now, &err)))
+      fprintf(stderr, "tessera explain: %s\n", err.text);
+    else
+      print_doc(&a, doc), status = 0;
+    goto done;
+  }
   if (a.cq || a.lq) { /* Kueue's visibility API, offline */
     if (!(doc = pending_workloads(m, &t.sched, now, "visibility.kueue.x-k8s.io/v1beta2",
                                   a.lq ? ns : NULL, name, 0, 0, &code, &err))) {
