@@ -69,6 +69,7 @@ live *live_new(const sched_config *cfg, const live_writer *writer) {
   ts_map_init(&l->problems);
   ts_map_init(&l->qstatus);
   ts_map_init(&l->history);
+  ts_map_init(&l->starts);
   l->qstatus_ns = -1;
   if (!(l->m = model_new()) || !(l->state = sched_state_new()) || !(l->qm = qmetrics_new())) {
     live_free(l);
@@ -93,6 +94,7 @@ void live_free(live *l) {
   live__oclear(&l->evicted, wl_drop);
   live__oclear(&l->problems, NULL);
   live__oclear(&l->history, ts_free);
+  live__oclear(&l->starts, ts_free);
   live__free_qstatus(l);
   sched_state_free(l->state);
   qmetrics_free(l->qm);

@@ -129,6 +129,9 @@ struct live {
   ts_map history;          /* "queue|shape" (owned key) -> owned run_history: run times of
                               finished pods (reports.c) */
   int64_t rooms_ns;        /* the cycle clock when the GPU room was last measured */
+  ts_map starts;           /* pod uid (owned key) -> owned int64_t: when the last estimate
+                              starts it (reports.c) */
+  int64_t estimate_ns;     /* the cycle clock of that estimate */
   void *estimate_ud;       /* for it */
 };
 

@@ -36,19 +36,21 @@ struct live_places {
   sched_explainer *x;
   ts_map n;
   ts_arena keys;
-  ts_map starts;  /* pod uid (a copy in keys) -> int64_t: when the estimate starts it (keys) */
-  int64_t now_ns; /* the cycle's clock */
+  const ts_map *starts; /* the last estimate's (l->starts) */
+  int64_t now_ns;       /* the cycle's clock */
 };
 
 static void started(void *sud, const model_pod *p, int64_t at_ns) {
-  live_places *c = sud;
+  live *l = sud;
   int64_t *at;
-  const char *k;
-  if (!p->obj.uid || !*p->obj.uid || !(at = ts_arena_alloc(&c->keys, sizeof *at)) ||
-      !(k = ts_arena_strndup(&c->keys, p->obj.uid, strlen(p->obj.uid))))
-    return;
+  if (!p->obj.uid || !*p->obj.uid || !(at = ts_malloc(sizeof *at))) return;
   *at = at_ns;
-  (void)ts_map_put(&c->starts, k, strlen(k), at, NULL);
+  if (live__oput(&l->starts, p->obj.uid, at, NULL) != TS_OK) ts_free(at);
+}
+
+/* When the last estimate starts p, or NULL. */
+static const int64_t *start_of(const live_places *c, const model_pod *p) {
+  return p->obj.uid && *p->obj.uid ? live__oget(c->starts, p->obj.uid) : NULL;
 }
 
 static const char *count_key(char kind, const char *a, const char *b, char *buf, size_t cap) {
@@ -77,7 +79,6 @@ void live__places_free(live_places *c) {
   if (!c) return;
   sched_explainer_free(c->x);
   ts_map_free(&c->n);
-  ts_map_free(&c->starts);
   ts_arena_free(&c->keys);
   ts_free(c);
 }
@@ -162,8 +163,7 @@ static void queue_waits(live *l, const live_places *c) {
   for (it = 0, nw = 0; sched_explainer_next(c->x, &it, &o);) {
     const int64_t *at;
     if (!o.cluster_queue) continue;
-    at = o.first->obj.uid ? ts_map_get(&c->starts, o.first->obj.uid, strlen(o.first->obj.uid))
-                          : NULL;
+    at = start_of(c, o.first);
     all[nw++] = (struct wl){o.cluster_queue, at ? (double)(*at - c->now_ns) / 1e9 : -1};
   }
   for (size_t i = 0; i < nw; i++) { /* each queue once, in the order first met */
@@ -211,9 +211,8 @@ live_places *live__places(live *l, const sched_result *res, int64_t now_ns) {
   }
   if (!(c = ts_calloc(1, sizeof *c))) return NULL;
   ts_map_init(&c->n);
-  ts_map_init(&c->starts);
   ts_arena_init(&c->keys, 16 * 1024);
-  c->now_ns = now_ns;
+  c->now_ns = now_ns, c->starts = &l->starts;
   if (sched_explainer_new(l->m, l->cfg, res, now_ns, &c->x) != TS_OK) ok = false;
   while (ok && sched_explainer_next(c->x, &it, &o)) { /* each waiting workload, per queue */
     if (o.cluster_queue) ok = count_add(c, count_key('c', o.cluster_queue, NULL, key, sizeof key));
@@ -224,10 +223,13 @@ live_places *live__places(live *l, const sched_result *res, int64_t now_ns) {
     live__places_free(c);
     return NULL;
   }
-  /* the estimate runs the model forward and gives it back (bounded by the estimator) */
-  if (l->estimate) {
-    if (l->estimate(l->estimate_ud, l->m, l->cfg, now_ns, started, c) != TS_OK)
-      ts_map_free(&c->starts), ts_map_init(&c->starts); /* no estimate this time */
+  /* the estimate runs the model forward and gives it back (bounded by the estimator), at
+   * most once a minute: the refreshes between, for new pods, keep its starts */
+  if (l->estimate && (!l->estimate_ns || now_ns - l->estimate_ns >= PLACES_EVERY_NS)) {
+    live__oclear(&l->starts, ts_free);
+    if (l->estimate(l->estimate_ud, l->m, l->cfg, now_ns, started, l) != TS_OK)
+      live__oclear(&l->starts, ts_free); /* no estimate this time */
+    l->estimate_ns = now_ns;
     queue_waits(l, c);
   }
   l->places_ns = now_ns, l->places_owed = false;
@@ -254,7 +256,7 @@ static void place_text(const live_places *c, const model_pod *p, bool dot, char 
                   w.local_queue);
   if (n > 0 && (size_t)n + 1 < cap) out[n++] = '.', out[n] = '\0';
   {
-    const int64_t *at = p->obj.uid ? ts_map_get(&c->starts, p->obj.uid, strlen(p->obj.uid)) : NULL;
+    const int64_t *at = start_of(c, p);
     int64_t m = at ? (*at - c->now_ns) / (60 * 1000000000LL) : 0; /* minutes */
     if (!at || n <= 0 || (size_t)n >= cap) return;
     *start_ns = *at;
@@ -317,7 +319,9 @@ void live__report_pending(live *l, const live_places *c, const sched_decision *d
     int64_t moved = start - last->start_ns, ahead = last->start_ns - now_ns;
     bool much = start >= 0 && last->start_ns >= 0 && (moved < 0 ? -moved : moved) > MOVED_NS &&
                 (moved < 0 ? -moved : moved) > ahead / 2;
-    if (!much && last->text[rlen] && now_ns - last->at_ns < PLACES_REFRESH_NS) return;
+    if (!much && last->text[rlen] && !(last->start_ns < 0 && start >= 0) &&
+        now_ns - last->at_ns < PLACES_REFRESH_NS)
+      return; /* (a first estimate is written at once too) */
     event = much;
   } else if (last && reasons_alike(last->text, last->reason_len, d->reason, rlen) &&
              now_ns - last->at_ns < COUNTS_REFRESH_NS) {
