@@ -27,6 +27,7 @@ static bool same_but_counts(const char *a, const char *b) {
 #define COUNTS_REFRESH_NS (60 * 1000000000LL)   /* a message whose counts alone changed */
 #define PLACES_EVERY_NS   (60 * 1000000000LL)   /* places worked out this often, */
 #define PLACES_NEW_NS     (5 * 1000000000LL)    /* or this often when a pod waits unreported */
+#define ESTIMATE_EVERY_NS (15 * 1000000000LL)   /* the forward run at most this often */
 #define PLACES_REFRESH_NS (300 * 1000000000LL)  /* a message whose place alone changed */
 #define MOVED_NS          (1800 * 1000000000LL) /* an estimate that moved at least this much */
 
@@ -224,15 +225,18 @@ live_places *live__places(live *l, const sched_result *res, int64_t now_ns) {
     return NULL;
   }
   /* the estimate runs the model forward and gives it back (bounded by the estimator), at
-   * most once a minute: the refreshes between, for new pods, keep its starts */
-  if (l->estimate && (!l->estimate_ns || now_ns - l->estimate_ns >= PLACES_EVERY_NS)) {
+   * most every 15 s: the refreshes between, for new pods, keep its starts */
+  if (l->estimate && (!l->estimate_ns || now_ns - l->estimate_ns >= ESTIMATE_EVERY_NS)) {
     live__oclear(&l->starts, ts_free);
     if (l->estimate(l->estimate_ud, l->m, l->cfg, now_ns, started, l) != TS_OK)
       live__oclear(&l->starts, ts_free); /* no estimate this time */
     l->estimate_ns = now_ns;
     queue_waits(l, c);
+    l->places_ns = now_ns, l->places_owed = false;
+  } else {
+    /* the new pods' estimates come with the refresh after the next forward run is due */
+    l->places_ns = now_ns, l->places_owed = l->estimate != NULL;
   }
-  l->places_ns = now_ns, l->places_owed = false;
   return c;
 }
 

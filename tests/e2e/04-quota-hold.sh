@@ -46,7 +46,7 @@ YAML
   # ... and its place in line (issue 36): worked out within 5 s of its first report.
   # first's pods are expected to run 2 hours (no kubelet: they have no startTime, so from now)
   placed() { unschedulable_message team-a second-0 | grep -q "Place in queue: 1 of 1 in ClusterQueue cq (1 of 1 in LocalQueue team-a/lq)\. Estimated start: in about 2 hours\.$"; }
-  wait_until 20 placed || fail "second-0's message has no place: $(unschedulable_message team-a second-0)"
+  wait_until 40 placed || fail "second-0's message has no place: $(unschedulable_message team-a second-0)"
   # kubectl get cq,lq shows it as Kueue would (no Kueue controller here: Tessera writes it,
   # and the API server validated it against the CRDs' schemas).
   cq_status() { k get clusterqueue cq -o jsonpath='{.status.admittedWorkloads}/{.status.pendingWorkloads}/{.status.flavorsUsage[0].resources[0].total}/{.status.conditions[0].reason}'; }
