@@ -62,8 +62,13 @@ sync10=$(field "$E10" '^synced after start' 'printf "%s %s", $(NF-1), $NF')
 {
   echo "# Tessera's figures beside upstream's"
   echo
-  echo "Made by scripts/bench-table.sh from the files of this directory (sched, dra, cel, queueing,"
-  echo "kc, replay: \`make bench\`, $(date_of "$S"); e2e-scale: \`make e2e-scale\`, $(date_of "$E"))."
+  # each file's own date, files of one date named together (a section of make bench may be
+  # re-run alone)
+  dates=$(for f in sched dra cel queueing kc replay; do echo "$(date_of "$D/$f.txt") $f"; done |
+    awk '{ if (!($1 in n)) order[++k] = $1; n[$1] = n[$1] (n[$1] ? ", " : "") $2 }
+         END { for (i = 1; i <= k; i++) printf "%s%s: %s", (i > 1 ? "; " : ""), n[order[i]], (order[i] == "" ? "not run" : order[i]) }')
+  echo "Made by scripts/bench-table.sh from the files of this directory (\`make bench\`: $dates;"
+  echo "\`make e2e-scale\`: $(date_of "$E"))."
   echo "Upstream figures: DESIGN.md section 6, measured on this machine kind (2 shared cores,"
   echo "Kubernetes v1.34.9 from source). *Like for like* means both sides do the same work in one"
   echo "process; *not* means the upstream figure includes work Tessera's does not (API writes,"
