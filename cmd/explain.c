@@ -623,17 +623,10 @@ static void summary_print(FILE *f, const explain_args *a, json_t *doc) {
 static json_t *gpu_rooms_doc(const model *m, const sched_config *cfg, int64_t now, ts_err *err) {
   sched_result res;
   sched_gpu_room *rooms = NULL;
-  const model_pod *shapes[64], **pending;
-  size_t n = 0, nshapes = 0, nrooms = 0;
+  size_t nshapes = 0, nrooms = 0;
   json_t *doc = NULL, *arr;
   if (sched_cycle((model *)m, cfg, NULL, now, &res, err) != TS_OK) return NULL;
-  if ((pending = ts_malloc((res.ndecisions + 1) * sizeof *pending))) {
-    for (size_t i = 0; i < res.ndecisions; i++)
-      if (res.decisions[i].kind == SCHED_PENDING) pending[n++] = res.decisions[i].pod;
-    nshapes = sched_gpu_shapes(m, pending, n, shapes, sizeof shapes / sizeof *shapes);
-    ts_free(pending);
-  }
-  if (pending && sched_gpu_rooms(m, cfg, now, shapes, nshapes, &rooms, &nrooms) == TS_OK &&
+  if (sched_gpu_rooms_after(m, cfg, now, &res, &rooms, &nrooms, &nshapes) == TS_OK &&
       (doc = json_pack("{s:I, s:[]}", "pendingGpuShapes", (json_int_t)nshapes, "gpuModels"))) {
     arr = json_object_get(doc, "gpuModels");
     for (size_t i = 0; i < nrooms; i++) {

@@ -584,16 +584,10 @@ static void count_attempts(live *l, const sched_result *res, bool changed, doubl
 /* The GPU room for the metrics (a pass over the nodes, each with free GPUs weighed against
  * the shapes of the GPU pods the cycle left pending), at most once a minute. */
 static void measure_rooms(live *l, const sched_result *res, int64_t now_ns) {
-  const model_pod *shapes[64], **pending;
   sched_gpu_room *rooms;
-  size_t n = 0, nshapes, nrooms;
+  size_t nshapes, nrooms;
   if (l->rooms_ns && now_ns - l->rooms_ns < ROOMS_EVERY_NS) return;
-  if (!(pending = ts_malloc((res->ndecisions + 1) * sizeof *pending))) return;
-  for (size_t i = 0; i < res->ndecisions; i++)
-    if (res->decisions[i].kind == SCHED_PENDING) pending[n++] = res->decisions[i].pod;
-  nshapes = sched_gpu_shapes(l->m, pending, n, shapes, sizeof shapes / sizeof *shapes);
-  ts_free(pending);
-  if (sched_gpu_rooms(l->m, l->cfg, now_ns, shapes, nshapes, &rooms, &nrooms) != TS_OK) return;
+  if (sched_gpu_rooms_after(l->m, l->cfg, now_ns, res, &rooms, &nrooms, &nshapes) != TS_OK) return;
   qmetrics_rooms(l->qm, rooms, nrooms, l->cfg->topology, l->cfg->ntopology);
   ts_free(rooms);
   l->rooms_ns = now_ns;

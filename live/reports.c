@@ -136,15 +136,17 @@ int64_t live_history_duration(const live *l, const model_pod *p) {
   return v[(h->n - 1) / 2]; /* the lower median */
 }
 
-static int dbl_cmp(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return x < y ? -1 : x > y;
-}
+typedef struct wl_wait {
+  const char *cq; /* interned ClusterQueue */
+  double wait;    /* seconds, or -1 without an estimate */
+} wl_wait;
 
-/* Nearest rank: the smallest value with at least pct% of v (sorted, n > 0) at or below it. */
-static double nearest_rank(const double *v, size_t n, double pct) {
-  size_t k = (size_t)ceil(pct / 100 * (double)n);
-  return v[k ? k - 1 : 0];
+/* By ClusterQueue (address), then the estimated ones by wait, the others last. */
+static int wl_wait_cmp(const void *a, const void *b) {
+  const wl_wait *x = a, *y = b;
+  if (x->cq != y->cq) return (uintptr_t)x->cq < (uintptr_t)y->cq ? -1 : 1;
+  if ((x->wait < 0) != (y->wait < 0)) return x->wait < 0 ? 1 : -1;
+  return x->wait < y->wait ? -1 : x->wait > y->wait;
 }
 
 /* Per ClusterQueue, the estimated waits of its waiting workloads (their first pending member's
@@ -153,41 +155,29 @@ static void queue_waits(live *l, const live_places *c) {
   size_t it = 0, nq = 0, nw = 0;
   sched_waiting o;
   qmetrics_wait *q;
-  struct wl {
-    const char *cq;
-    double wait; /* seconds, or -1 */
-  } * all;
+  wl_wait *all;
   while (sched_explainer_next(c->x, &it, &o)) nw++;
   all = ts_calloc(nw + 1, sizeof *all);
   q = ts_calloc(nw + 1, sizeof *q);
   if (!all || !q) goto out;
   for (it = 0, nw = 0; sched_explainer_next(c->x, &it, &o);) {
-    const int64_t *at;
-    if (!o.cluster_queue) continue;
-    at = start_of(c, o.first);
-    all[nw++] = (struct wl){o.cluster_queue, at ? (double)(*at - c->now_ns) / 1e9 : -1};
+    const int64_t *at = start_of(c, o.first);
+    if (o.cluster_queue)
+      all[nw++] = (wl_wait){o.cluster_queue, at ? (double)(*at - c->now_ns) / 1e9 : -1};
   }
-  for (size_t i = 0; i < nw; i++) { /* each queue once, in the order first met */
-    size_t k;
-    for (k = 0; k < nq && q[k].cluster_queue != all[i].cq; k++) {
+  qsort(all, nw, sizeof *all, wl_wait_cmp); /* each queue's waits together, sorted */
+  for (size_t i = 0, end; i < nw; i = end) {
+    qmetrics_wait *w = &q[nq++];
+    size_t n;
+    for (end = i; end < nw && all[end].cq == all[i].cq; end++) {
     }
-    if (k == nq) q[nq++].cluster_queue = all[i].cq;
-  }
-  for (size_t k = 0; k < nq; k++) {
-    size_t n = 0;
-    double *w = ts_malloc((nw + 1) * sizeof *w);
-    if (!w) goto out;
-    for (size_t i = 0; i < nw; i++) {
-      if (all[i].cq != q[k].cluster_queue) continue;
-      q[k].waiting++;
-      if (all[i].wait >= 0) w[n++] = all[i].wait;
+    for (n = 0; i + n < end && all[i + n].wait >= 0; n++) {
     }
-    q[k].estimated = (uint32_t)n;
-    if (n) {
-      qsort(w, n, sizeof *w, dbl_cmp);
-      q[k].p50 = nearest_rank(w, n, 50), q[k].p90 = nearest_rank(w, n, 90);
+    w->cluster_queue = all[i].cq, w->waiting = (uint32_t)(end - i), w->estimated = (uint32_t)n;
+    if (n) { /* nearest rank over the estimated ones, all[i .. i + n) */
+      w->p50 = all[i + (size_t)ceil(0.5 * (double)n) - 1].wait;
+      w->p90 = all[i + (size_t)ceil(0.9 * (double)n) - 1].wait;
     }
-    ts_free(w);
   }
   qmetrics_waits(l->qm, q, nq);
 out:

@@ -143,3 +143,19 @@ ts_rc sched_gpu_rooms(const model *m, const sched_config *cfg, int64_t now_ns,
   *out = rooms, *nout = n;
   return TS_OK;
 }
+
+ts_rc sched_gpu_rooms_after(const model *m, const sched_config *cfg, int64_t now_ns,
+                            const sched_result *res, sched_gpu_room **out, size_t *nout,
+                            size_t *nshapes) {
+  const model_pod *shapes[SCHED_ROOM_SHAPES], **pending;
+  size_t n = 0;
+  ts_rc rc;
+  *out = NULL, *nout = 0, *nshapes = 0;
+  if (!(pending = ts_malloc((res->ndecisions + 1) * sizeof *pending))) return TS_ENOMEM;
+  for (size_t i = 0; i < res->ndecisions; i++)
+    if (res->decisions[i].kind == SCHED_PENDING) pending[n++] = res->decisions[i].pod;
+  *nshapes = sched_gpu_shapes(m, pending, n, shapes, SCHED_ROOM_SHAPES);
+  ts_free(pending);
+  rc = sched_gpu_rooms(m, cfg, now_ns, shapes, *nshapes, out, nout);
+  return rc;
+}

@@ -295,6 +295,12 @@ typedef struct sched_gpu_room {
  * at most cap into out; how many. */
 size_t sched_gpu_shapes(const model *m, const model_pod *const *pods, size_t npods,
                         const model_pod **out, size_t cap);
+/* The room after cycle result res: weighed against the shapes of the pods it left pending
+ * (*nshapes of them, at most SCHED_ROOM_SHAPES). */
+#define SCHED_ROOM_SHAPES 64
+ts_rc sched_gpu_rooms_after(const model *m, const sched_config *cfg, int64_t now_ns,
+                            const sched_result *res, sched_gpu_room **out, size_t *nout,
+                            size_t *nshapes);
 /* The room of every GPU model, sorted by model (*out: ts_free). */
 ts_rc sched_gpu_rooms(const model *m, const sched_config *cfg, int64_t now_ns,
                       const model_pod *const *shapes, size_t nshapes, sched_gpu_room **out,
