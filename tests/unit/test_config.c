@@ -566,6 +566,14 @@ static void test_tessera_defaults_and_example(void **state) {
   assert_int_equal(c.api.event_interval_ms, 0); /* no minimum (0 used to mean the default) */
   assert_false(c.leader.enable);
   cfg_tessera_free(&c);
+  cfg_tessera_default(&c);
+  { /* the FGD paper's GPU clustering, by the name tessera.yaml gives it (test_sched shows what
+       it places where) */
+    const char *y = "scoring: gpu-clustering\n";
+    assert_int_equal(cfg_tessera_parse(y, strlen(y), &c, &e), TS_OK);
+  }
+  assert_int_equal(c.sched.scoring, SCHED_GPU_CLUSTERING);
+  cfg_tessera_free(&c);
 }
 
 /* The effective configuration written out (tessera snapshot) parses back to itself: every
